@@ -1,0 +1,98 @@
+/*
+ * config: the policy configuration, loaded from YAML with libyaml.
+ *
+ * A struct config is immutable once loaded, so one instance can be shared by
+ * every server thread; a reload builds a new one and swaps the pointer.
+ * The embedded default (config_default_yaml()) is loaded by the same parser as
+ * a user file, and a user file is overlaid on it field by field: a file that
+ * sets only `pools:` keeps the default for everything else.
+ */
+#ifndef GPU_ADMISSION_CONFIG_H
+#define GPU_ADMISSION_CONFIG_H
+
+#include <stddef.h>
+
+#include "error.h"
+
+enum config_mode {
+	CONFIG_MODE_ENFORCE = 0, /* mutate GPU pods, reject CPU pods aimed at GPU pools */
+	CONFIG_MODE_WARN,        /* mutate, but a would-be rejection is allowed with a warning */
+	CONFIG_MODE_DRYRUN       /* never patch, never reject: warnings only */
+};
+
+struct config_kv {
+	char *key;
+	char *value;
+};
+
+struct config_strings {
+	char **v;
+	size_t n;
+};
+
+struct config_labels {
+	struct config_kv *v;
+	size_t n;
+};
+
+struct config_pool {
+	char *name;
+	struct config_labels node_selector; /* never empty */
+	struct config_strings resources;    /* globs served; empty = every GPU resource */
+	long long max_gpus_per_pod;         /* 0 = no limit */
+};
+
+struct config_namespace_mode {
+	char *ns;
+	enum config_mode mode;
+};
+
+struct config {
+	enum config_mode mode;
+	struct config_namespace_mode *namespace_modes;
+	size_t n_namespace_modes;
+
+	struct config_strings gpu_resources;   /* globs, e.g. nvidia.com/mig-* */
+	char *taint_key, *taint_value, *taint_effect;
+	struct config_strings gpu_node_labels; /* label keys that select GPU nodes */
+	struct config_strings gpu_node_names;  /* globs over spec.nodeName */
+
+	struct config_pool *pools;             /* in order of preference, cheapest first */
+	size_t n_pools;
+
+	struct config_strings exempt_namespaces;
+	int exempt_daemonsets;
+	struct config_labels *exempt_pod_selectors; /* each: all key=value must match */
+	size_t n_exempt_pod_selectors;
+};
+
+/*
+ * The embedded default policy as commented YAML (what print-default-config
+ * prints). Borrowed, static storage.
+ */
+const char *config_default_yaml(void);
+
+/* New: the embedded default. NULL only on allocation failure. */
+struct config *config_default(struct error *err);
+
+/*
+ * New: the default overlaid with the YAML document in buf. name is used in
+ * error messages ("policy.yaml:12: pools[0].name: ..."). Unknown fields,
+ * wrong types and invalid values are errors (ERROR_CONFIG).
+ */
+struct config *config_load_buffer(const char *buf, size_t len, const char *name,
+				  struct error *err);
+
+/* New: as config_load_buffer, reading path (at most 1 MiB). */
+struct config *config_load_file(const char *path, struct error *err);
+
+/* Frees cfg and everything it owns. Accepts NULL. */
+void config_free(struct config *cfg);
+
+/* The mode in force for namespace ns (an override, or the global mode). */
+enum config_mode config_mode_for(const struct config *cfg, const char *ns);
+
+/* "enforce", "warn" or "dryrun". Borrowed, static storage. */
+const char *config_mode_name(enum config_mode mode);
+
+#endif

@@ -1,0 +1,58 @@
+/*
+ * error: the one error convention of gpu-admission.
+ *
+ * Every fallible function returns 0 / -1 (or a pointer / NULL) and fills a
+ * caller-owned struct error. Reporting an error never allocates, so it works
+ * when memory is exhausted. The kind says which class of failure it was; the
+ * mapping from kind to an HTTP / AdmissionReview status code lives in exactly
+ * one place, error_http_status().
+ */
+#ifndef GPU_ADMISSION_ERROR_H
+#define GPU_ADMISSION_ERROR_H
+
+#include <stddef.h>
+
+enum error_kind {
+	ERROR_NONE = 0,
+	ERROR_INPUT,      /* malformed request, manifest or argument */
+	ERROR_POLICY,     /* the policy rejects the object */
+	ERROR_CONFIG,     /* invalid policy configuration */
+	ERROR_TOO_LARGE,  /* input over a configured limit */
+	ERROR_NOT_FOUND,  /* no such endpoint or file */
+	ERROR_METHOD,     /* wrong HTTP method */
+	ERROR_MEDIA_TYPE, /* wrong Content-Type */
+	ERROR_UNAVAILABLE,/* draining or not ready */
+	ERROR_SYSTEM,     /* an OS call failed (errno text in the message) */
+	ERROR_NOMEM,      /* allocation failed */
+	ERROR_INTERNAL    /* a bug: an invariant did not hold */
+};
+
+#define ERROR_MSG_MAX 512
+
+struct error {
+	enum error_kind kind;
+	char msg[ERROR_MSG_MAX];
+};
+
+/* Sets kind and a printf-formatted message, truncating silently. e may be NULL. */
+void error_set(struct error *e, enum error_kind kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
+ * Prepends context ("file.yaml: ") to the message already in e, keeping its kind.
+ * Used while an error travels up through layers that know more about where it
+ * happened. e may be NULL.
+ */
+void error_prefix(struct error *e, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Resets e to ERROR_NONE with an empty message. e may be NULL. */
+void error_clear(struct error *e);
+
+/* The HTTP status (and AdmissionReview status.code) for a kind: 400, 403, 413, ... */
+int error_http_status(enum error_kind kind);
+
+/* A short stable name for a kind ("input", "policy", ...) for logs and metrics. */
+const char *error_kind_name(enum error_kind kind);
+
+#endif

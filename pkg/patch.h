@@ -1,0 +1,39 @@
+/*
+ * patch: RFC 6901 JSON Pointers and RFC 6902 JSON Patch documents.
+ *
+ * The policy engine emits only "add" operations; patch_apply() exists so the
+ * auditor (--fix) and the tests can apply what the engine produced.
+ */
+#ifndef GPU_ADMISSION_PATCH_H
+#define GPU_ADMISSION_PATCH_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "error.h"
+
+/*
+ * Writes token escaped as one JSON Pointer reference token ("~" -> "~0",
+ * "/" -> "~1") into out, NUL-terminated. Returns the length written, or -1
+ * when out (of size outsz) is too small; out is then an empty string.
+ */
+long patch_escape(const char *token, char *out, size_t outsz);
+
+/*
+ * Appends {"op":"add","path":base[/escaped token],"value":value} to the array
+ * patch. token may be NULL (path is base itself). value is stolen, even on
+ * failure. Returns 0, or -1 (ERROR_NOMEM, or ERROR_INTERNAL if the path would
+ * exceed 1 KiB).
+ */
+int patch_add(json_t *patch, const char *base, const char *token, json_t *value,
+	      struct error *err);
+
+/*
+ * Applies the "add" operations of patch (an array, borrowed) to doc in place.
+ * Any other op, a path that does not resolve, or a malformed operation is
+ * ERROR_INPUT; doc may then be partly modified. Returns 0 or -1.
+ */
+int patch_apply(json_t *doc, const json_t *patch, struct error *err);
+
+#endif

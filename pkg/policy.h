@@ -1,0 +1,103 @@
+/*
+ * policy: the GPU admission policy engine.
+ *
+ * A pure function of (pod, namespace, operation, config): no I/O, no globals,
+ * and nothing allocated outlives the call except what struct policy_result
+ * owns. The same engine serves the webhook (/mutate, /validate), the `review`
+ * CLI and the offline auditor.
+ *
+ * Decisions:
+ *  - a pod that requests a GPU resource (non-zero, in any container or init
+ *    container) gets the GPU taint's toleration and the node selectors of the
+ *    chosen pool (MUTATE), unless it already has them (ALLOW);
+ *  - a pod that requests no GPU but targets GPU nodes (toleration, nodeSelector,
+ *    required node affinity, nodeName) is REJECTed with a message saying how
+ *    to fix it;
+ *  - exempt namespaces, DaemonSet pods and admin-listed pod selectors are
+ *    never rejected.
+ * The namespace's mode (enforce / warn / dryrun) then turns a REJECT into an
+ * ALLOW with a warning (warn, dryrun) and drops the patch (dryrun).
+ */
+#ifndef GPU_ADMISSION_POLICY_H
+#define GPU_ADMISSION_POLICY_H
+
+#include <jansson.h>
+
+#include "config.h"
+#include "error.h"
+
+enum policy_decision {
+	POLICY_ALLOW = 0, /* admit unchanged */
+	POLICY_MUTATE,    /* admit with result.patch applied */
+	POLICY_REJECT     /* deny with result.message */
+};
+
+enum policy_operation {
+	POLICY_OP_CREATE = 0,
+	POLICY_OP_UPDATE,
+	POLICY_OP_DELETE,
+	POLICY_OP_CONNECT
+};
+
+#define POLICY_WARNING_MAX 256  /* bytes per warning, kube-apiserver's own cap */
+#define POLICY_MESSAGE_MAX 1024
+
+struct policy_request {
+	const json_t *pod;          /* borrowed: a Pod, or a pod template {metadata, spec} */
+	const char *ns;             /* borrowed; NULL: metadata.namespace, else "default" */
+	enum policy_operation operation;
+	int validate;               /* validating webhook: never patch; a GPU pod still
+	                               missing toleration or selectors is rejected */
+	int daemonset;              /* the caller knows the pod belongs to a DaemonSet
+	                               (auditing a DaemonSet's template); ownerReferences
+	                               are checked as well */
+};
+
+struct policy_result {
+	enum policy_decision decision; /* what to answer, after the mode */
+	enum policy_decision verdict;  /* what enforce mode would answer */
+	enum config_mode mode;         /* the mode in force for the namespace */
+	int exempt;                    /* an exemption applied */
+	int gpu;                       /* the pod requests a GPU */
+	const char *reason;            /* short stable code, e.g. "cpu-pod-gpu-toleration";
+	                                  static storage */
+	const char *pool;              /* chosen pool's name, or NULL; borrowed from config */
+	char message[POLICY_MESSAGE_MAX]; /* the rejection (or would-be rejection) text */
+	char changes[POLICY_MESSAGE_MAX]; /* what the patch adds, for people:
+	                                     "+toleration sku=gpu:NoSchedule +nodeSelector k=v" */
+	json_t *patch;                 /* owned: JSON Patch enforce mode would apply, or NULL.
+	                                  Send it only when decision == POLICY_MUTATE. */
+	json_t *warnings;              /* owned: array of strings, each <= 256 bytes */
+	json_t *annotations;           /* owned: auditAnnotations (decision, reason, pool, mode) */
+};
+
+/*
+ * Evaluates req against cfg (both borrowed) and fills res, which the caller
+ * must release with policy_result_free() whatever the return value.
+ * Returns 0 with a decision, or -1 when the pod cannot be read at all
+ * (ERROR_INPUT: a field has the wrong JSON type) or memory ran out
+ * (ERROR_NOMEM). A policy rejection is a decision, not an error.
+ */
+int policy_evaluate(const struct config *cfg, const struct policy_request *req,
+		    struct policy_result *res, struct error *err);
+
+/* Releases what res owns and zeroes it. Accepts NULL. */
+void policy_result_free(struct policy_result *res);
+
+/* "allow", "mutate" or "reject". Static storage. */
+const char *policy_decision_name(enum policy_decision d);
+
+/*
+ * Parses an AdmissionReview operation ("CREATE", ...). Returns 0, or -1 with
+ * ERROR_INPUT for anything else.
+ */
+int policy_operation_parse(const char *s, enum policy_operation *op, struct error *err);
+
+/*
+ * Glob match of the patterns used in config: '*' matches any run of
+ * characters (including '/'), '?' any one character; everything else is
+ * literal. Exposed for config validation and tests.
+ */
+int policy_glob_match(const char *pattern, const char *s);
+
+#endif

@@ -1,0 +1,50 @@
+/*
+ * review: AdmissionReview in, AdmissionReview out.
+ *
+ * Decodes an admission.k8s.io/v1 or v1beta1 AdmissionReview, runs the policy
+ * on the Pod it carries, and encodes the answer in the same version with the
+ * request's uid. This is the whole of what /mutate, /validate and the
+ * `review` CLI do; the server adds only transport.
+ */
+#ifndef GPU_ADMISSION_REVIEW_H
+#define GPU_ADMISSION_REVIEW_H
+
+#include <stddef.h>
+
+#include "config.h"
+#include "error.h"
+#include "policy.h"
+
+#define REVIEW_MAX_DEPTH 100 /* JSON nesting accepted; a Pod needs about 20 */
+
+struct review_response {
+	char *body;                   /* owned: the AdmissionReview JSON text */
+	size_t len;
+	int status;                   /* response.status.code: 200, 400 or 403 */
+	enum policy_decision decision;/* what was answered */
+	const char *reason;           /* short code (static storage), for logs/metrics */
+	enum config_mode mode;
+	int patched;                  /* a patch was sent */
+	/* Identifiers for the one log line per decision; empty when absent. */
+	char uid[128];
+	char ns[64];
+	char name[254];
+};
+
+/*
+ * Handles one AdmissionReview in body[0..len) (borrowed) against cfg
+ * (borrowed). validate selects /validate semantics (never a patch).
+ *
+ * Returns 0 with res->body set whenever a request.uid could be read, even for
+ * a malformed request (then allowed=false, status.code 400): kube-apiserver
+ * wants a well-formed AdmissionReview. Returns -1 when no uid could be read
+ * (ERROR_INPUT: the caller answers a plain HTTP 400) or memory ran out.
+ * res must be released with review_response_free() either way.
+ */
+int review_handle(const struct config *cfg, const char *body, size_t len, int validate,
+		  struct review_response *res, struct error *err);
+
+/* Releases what res owns and zeroes it. Accepts NULL. */
+void review_response_free(struct review_response *res);
+
+#endif
