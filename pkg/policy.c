@@ -240,6 +240,7 @@ static int scan_container(const struct config *cfg, struct pod_view *pv, const j
 {
 	const json_t *res, *limits, *requests, *claims, *v;
 	const char *cname, *key;
+	char rpath[96];
 	int restartable;
 
 	if (!json_is_object(c)) {
@@ -248,10 +249,11 @@ static int scan_container(const struct config *cfg, struct pod_view *pv, const j
 	}
 	cname = str_or(c, "name", "(unnamed)");
 	restartable = init && strcmp(str_or(c, "restartPolicy", ""), "Always") == 0;
+	snprintf(rpath, sizeof rpath, "%s.resources", path);
 	if (get_typed(c, "resources", JSON_OBJECT, path, &res, err) != 0 ||
-	    get_typed(res, "limits", JSON_OBJECT, path, &limits, err) != 0 ||
-	    get_typed(res, "requests", JSON_OBJECT, path, &requests, err) != 0 ||
-	    get_typed(res, "claims", JSON_ARRAY, path, &claims, err) != 0)
+	    get_typed(res, "limits", JSON_OBJECT, rpath, &limits, err) != 0 ||
+	    get_typed(res, "requests", JSON_OBJECT, rpath, &requests, err) != 0 ||
+	    get_typed(res, "claims", JSON_ARRAY, rpath, &claims, err) != 0)
 		return -1;
 	if (claims != NULL && json_array_size(claims) > 0)
 		pv->dra = 1;
@@ -737,66 +739,75 @@ static void gpu_affinity(const struct config *cfg, const json_t *spec, int *requ
 			*preferred = 1;
 }
 
+/* Records one route a CPU pod takes to GPU nodes: what it does, and what to remove. */
+static void route(struct policy_result *res, const char *reason, char *fixes, size_t fcap,
+		  const char *fix, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+static void route(struct policy_result *res, const char *reason, char *fixes, size_t fcap,
+		  const char *fix, const char *fmt, ...)
+{
+	char what[POLICY_MESSAGE_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	if (res->reason == NULL)
+		res->reason = reason;
+	appendf(res->message, sizeof res->message, "%s%s", res->message[0] ? "; " : "", what);
+	appendf(fixes, fcap, "%s%s", fixes[0] ? ", " : "", fix);
+}
+
 /*
- * The four routes by which a CPU-only pod reaches GPU nodes. Fills the
- * rejection (message lists every route taken, reason names the first) or
- * leaves res->verdict ALLOW, adding warnings for the soft routes.
+ * The four routes by which a CPU-only pod reaches GPU nodes. A rejection's
+ * message lists every route taken, then one sentence on how to fix it; the
+ * reason code names the first. The soft routes (wildcard toleration,
+ * preferred affinity) only warn.
  */
 static int check_cpu_pod(const struct config *cfg, const struct pod_view *pv,
 			 struct policy_result *res, struct error *err)
 {
-	char taint[128], *msg = res->message;
-	size_t cap = sizeof res->message, i;
-	const json_t *t;
+	char taint[128], fixes[256] = "", what[POLICY_MESSAGE_MAX];
+	const json_t *t, *v;
 	const char *key, *node_name;
-	const json_t *v;
-	int required, preferred, wildcard = 0;
+	size_t i;
+	int required, preferred, wildcard = 0, tolerated = 0;
 
 	describe_taint(cfg, taint, sizeof taint);
-	msg[0] = '\0';
+	res->message[0] = '\0';
 	json_array_foreach(iterable(pv->tolerations), i, t) {
-		const char *tkey = str_or(t, "key", "");
-
-		if (tkey[0] == '\0') {
-			wildcard |= tolerates(t, cfg->taint_key, cfg->taint_value, cfg->taint_effect);
+		if (!tolerates(t, cfg->taint_key, cfg->taint_value, cfg->taint_effect))
 			continue;
-		}
-		if (tolerates(t, cfg->taint_key, cfg->taint_value, cfg->taint_effect) && msg[0] == '\0') {
-			res->reason = R_CPU_TOL;
-			appendf(msg, cap, "tolerates the GPU taint %s (spec.tolerations[%zu]); remove that "
-				"toleration", taint, i);
+		if (str_or(t, "key", "")[0] == '\0') {
+			wildcard = 1;
+		} else if (!tolerated) {
+			tolerated = 1;
+			route(res, R_CPU_TOL, fixes, sizeof fixes, "the toleration",
+			      "it tolerates the GPU taint %s (spec.tolerations[%zu])", taint, i);
 		}
 	}
 	json_object_foreach(iterable(pv->node_selector), key, v) {
 		if (gpu_label(cfg, key, json_string_value(v))) {
-			if (res->reason == NULL)
-				res->reason = R_CPU_SEL;
-			appendf(msg, cap, "%sselects GPU nodes with nodeSelector %s=%s; remove that selector",
-				msg[0] ? "; it also " : "", key, json_string_value(v));
+			route(res, R_CPU_SEL, fixes, sizeof fixes, "the nodeSelector entry",
+			      "it selects GPU nodes with nodeSelector %s=%s", key, json_string_value(v));
 			break;
 		}
 	}
 	gpu_affinity(cfg, pv->spec, &required, &preferred);
-	if (required) {
-		if (res->reason == NULL)
-			res->reason = R_CPU_AFF;
-		appendf(msg, cap, "%srequires GPU nodes through required node affinity; remove that term",
-			msg[0] ? "; it also " : "");
-	}
+	if (required)
+		route(res, R_CPU_AFF, fixes, sizeof fixes, "the required node affinity",
+		      "its required node affinity matches only GPU nodes");
 	node_name = str_or(pv->spec, "nodeName", "");
-	if (node_name[0] != '\0' && match_any(&cfg->gpu_node_names, node_name)) {
-		if (res->reason == NULL)
-			res->reason = R_CPU_NAME;
-		appendf(msg, cap, "%sis bound to GPU node %s by spec.nodeName; pick a CPU node",
-			msg[0] ? "; it also " : "", node_name);
-	}
-	if (res->reason != NULL) {
-		char body[POLICY_MESSAGE_MAX];
+	if (node_name[0] != '\0' && match_any(&cfg->gpu_node_names, node_name))
+		route(res, R_CPU_NAME, fixes, sizeof fixes, "spec.nodeName",
+		      "spec.nodeName binds it to GPU node %s", node_name);
 
-		memcpy(body, msg, sizeof body);
-		snprintf(msg, cap, "pod requests no GPU but %s. GPU nodes are reserved for GPU work: "
-			 "request a GPU (e.g. resources.limits nvidia.com/gpu: 1) or run it on CPU nodes",
-			 body);
+	if (res->reason != NULL) {
+		memcpy(what, res->message, sizeof what);
+		snprintf(res->message, sizeof res->message,
+			 "CPU-only pod aimed at GPU nodes: %s. GPU nodes are for GPU pods: remove %s, or "
+			 "request a GPU (e.g. limits nvidia.com/gpu: 1)",
+			 what, fixes);
 		res->verdict = POLICY_REJECT;
 		return 0;
 	}
@@ -841,14 +852,14 @@ static int apply_mode(struct policy_result *res, struct error *err)
 		if (res->verdict != POLICY_REJECT)
 			return 0;
 		res->decision = POLICY_ALLOW;
-		return warn(res, err, "gpu-admission would reject this pod (warn mode): %s", res->message);
+		return warn(res, err, "would be rejected (warn mode): %s", res->message);
 	case CONFIG_MODE_DRYRUN:
 		if (res->verdict == POLICY_ALLOW)
 			return 0;
 		res->decision = POLICY_ALLOW;
 		if (res->verdict == POLICY_MUTATE)
-			return warn(res, err, "gpu-admission would add (dryrun mode): %s", res->changes);
-		return warn(res, err, "gpu-admission would reject this pod (dryrun mode): %s", res->message);
+			return warn(res, err, "would add (dryrun mode): %s", res->changes);
+		return warn(res, err, "would be rejected (dryrun mode): %s", res->message);
 	}
 	return 0;
 }
@@ -920,8 +931,8 @@ static int decide(const struct config *cfg, const struct policy_request *req,
 			res->verdict = POLICY_REJECT;
 			res->reason = R_NOT_MUTATED;
 			snprintf(res->message, sizeof res->message,
-				 "GPU pod still lacks %s after mutation: is the gpu-admission mutating "
-				 "webhook installed and reachable?", res->changes);
+				 "GPU pod reached validation without what gpu-admission adds (%s): is "
+				 "the mutating webhook installed and reachable?", res->changes);
 			json_decref(res->patch);
 			res->patch = NULL;
 		}
@@ -934,11 +945,11 @@ static int decide(const struct config *cfg, const struct policy_request *req,
 	}
 exempt:
 	if (res->verdict == POLICY_REJECT && pv.daemonset && cfg->exempt_daemonsets) {
+		if (warn(res, err, "admitted only because DaemonSet pods are exempt: %s", res->message) != 0)
+			return -1;
 		res->exempt = 1;
 		res->verdict = POLICY_ALLOW;
 		res->reason = R_EXEMPT_DS;
-		if (warn(res, err, "admitted because DaemonSet pods are exempt; otherwise: %s", res->message) != 0)
-			return -1;
 		res->message[0] = '\0';
 	}
 	return 0;

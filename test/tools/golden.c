@@ -1,0 +1,332 @@
+/*
+ * golden: runs every golden case under a directory (default test/golden).
+ *
+ * A case is a directory holding
+ *   request.json   an AdmissionReview as kube-apiserver sends it
+ *   config.yaml    optional policy file (else the embedded default)
+ *   validate       optional empty file: answer as /validate
+ *   expect.json    the expected answer: the response AdmissionReview with
+ *                  response.patch decoded from base64 into JSON, or
+ *                  {"error": "..."} when no AdmissionReview can be answered
+ *   NOTES          optional: where the case comes from, what it shows
+ *
+ * Beyond the comparison, every case is checked for the invariants that hold
+ * for all answers: the uid and apiVersion are echoed, warnings fit 256 bytes,
+ * and a patched pod re-parses, has well-formed tolerations and node
+ * selectors, and is answered with no patch when reviewed again (idempotence)
+ * and admitted by /validate.
+ *
+ * UPDATE=1 rewrites expect.json from the actual answers: review the diff.
+ */
+#include <dirent.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "config.h"
+#include "patch.h"
+#include "policy.h"
+#include "review.h"
+
+static int passed, failed;
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long n;
+
+	if (f == NULL)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+	    (buf = malloc((size_t)n + 1)) != NULL) {
+		*len = fread(buf, 1, (size_t)n, f);
+		buf[*len] = '\0';
+	}
+	fclose(f);
+	return buf;
+}
+
+static int exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0;
+}
+
+static int b64val(int c)
+{
+	if (c >= 'A' && c <= 'Z') return c - 'A';
+	if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+	if (c >= '0' && c <= '9') return c - '0' + 52;
+	if (c == '+') return 62;
+	if (c == '/') return 63;
+	return -1;
+}
+
+/* New: the JSON a base64 patch decodes to, or NULL. */
+static json_t *decode_patch(const char *b64)
+{
+	size_t len = strlen(b64), i, o = 0;
+	char *out = malloc(len / 4 * 3 + 1);
+	json_t *j;
+
+	if (out == NULL)
+		return NULL;
+	for (i = 0; i + 3 < len; i += 4) {
+		int a = b64val(b64[i]), b = b64val(b64[i + 1]);
+		int c = b64[i + 2] == '=' ? 0 : b64val(b64[i + 2]);
+		int d = b64[i + 3] == '=' ? 0 : b64val(b64[i + 3]);
+		unsigned v;
+
+		if (a < 0 || b < 0 || c < 0 || d < 0)
+			break;
+		v = (unsigned)a << 18 | (unsigned)b << 12 | (unsigned)c << 6 | (unsigned)d;
+		out[o++] = (char)(v >> 16);
+		if (b64[i + 2] != '=')
+			out[o++] = (char)(v >> 8 & 0xff);
+		if (b64[i + 3] != '=')
+			out[o++] = (char)(v & 0xff);
+	}
+	j = json_loadb(out, o, 0, NULL);
+	free(out);
+	return j;
+}
+
+struct answer {
+	int rc;
+	json_t *doc;   /* the AdmissionReview (patch decoded) or {"error": ...} */
+	json_t *patch; /* borrowed from doc, or NULL */
+};
+
+static void answer(const struct config *cfg, const char *body, size_t len, int validate,
+		   struct answer *a)
+{
+	struct review_response res;
+	struct error err = { 0 };
+	json_t *resp;
+	const char *b64;
+
+	a->patch = NULL;
+	a->rc = review_handle(cfg, body, len, validate, &res, &err);
+	if (a->rc != 0) {
+		a->doc = json_pack("{s:s}", "error", err.msg);
+		review_response_free(&res);
+		return;
+	}
+	a->doc = json_loadb(res.body, res.len, JSON_REJECT_DUPLICATES, NULL);
+	review_response_free(&res);
+	resp = json_object_get(a->doc, "response");
+	b64 = json_string_value(json_object_get(resp, "patch"));
+	if (b64 != NULL) {
+		a->patch = decode_patch(b64);
+		json_object_set_new(resp, "patch", a->patch ? a->patch : json_string("(undecodable)"));
+	}
+}
+
+static int fail(const char *name, const char *what)
+{
+	fprintf(stderr, "FAIL %s: %s\n", name, what);
+	return -1;
+}
+
+static int check_tolerations(const json_t *pod)
+{
+	const json_t *tols = json_object_get(json_object_get(pod, "spec"), "tolerations");
+	const json_t *sel = json_object_get(json_object_get(pod, "spec"), "nodeSelector");
+	const json_t *t, *v;
+	const char *k;
+	size_t i;
+
+	if (tols != NULL && !json_is_array(tols))
+		return -1;
+	for (i = 0; i < json_array_size(tols); i++) {
+		t = json_array_get(tols, i);
+		const char *op = json_string_value(json_object_get(t, "operator"));
+		if (!json_is_object(t) || (op && strcmp(op, "Equal") && strcmp(op, "Exists")))
+			return -1;
+	}
+	if (sel != NULL && !json_is_object(sel))
+		return -1;
+	json_object_foreach((json_t *)(uintptr_t)sel, k, v)
+		if (!json_is_string(v) || k[0] == '\0')
+			return -1;
+	return 0;
+}
+
+/* Applies the patch, re-parses, re-reviews: nothing more may be added. */
+static int check_idempotent(const char *name, const struct config *cfg, const json_t *request,
+			    const json_t *patch, int validate)
+{
+	json_t *req = json_deep_copy(request), *obj, *reparsed = NULL;
+	struct error err = { 0 };
+	struct answer again = { 0 };
+	char *text = NULL;
+	int rc = -1;
+
+	obj = json_object_get(json_object_get(req, "request"), "object");
+	if (patch_apply(obj, patch, &err) != 0) {
+		fail(name, err.msg);
+		goto out;
+	}
+	text = json_dumps(req, JSON_COMPACT);
+	reparsed = text ? json_loads(text, JSON_REJECT_DUPLICATES, NULL) : NULL;
+	if (reparsed == NULL) {
+		fail(name, "patched object does not re-parse");
+		goto out;
+	}
+	if (check_tolerations(json_object_get(json_object_get(reparsed, "request"), "object")) != 0) {
+		fail(name, "patched pod has malformed tolerations or nodeSelector");
+		goto out;
+	}
+	answer(cfg, text, strlen(text), validate, &again);
+	if (again.patch != NULL || !json_is_true(json_object_get(json_object_get(again.doc, "response"), "allowed"))) {
+		fail(name, "re-review of the patched pod is not an allow without patch");
+		json_dumpf(again.doc, stderr, JSON_INDENT(2));
+		goto out;
+	}
+	json_decref(again.doc);
+	again.doc = NULL;
+	answer(cfg, text, strlen(text), 1, &again);
+	if (!json_is_true(json_object_get(json_object_get(again.doc, "response"), "allowed"))) {
+		fail(name, "/validate rejects the patched pod");
+		json_dumpf(again.doc, stderr, JSON_INDENT(2));
+		goto out;
+	}
+	rc = 0;
+out:
+	json_decref(again.doc);
+	json_decref(reparsed);
+	free(text);
+	json_decref(req);
+	return rc;
+}
+
+static int check_invariants(const char *name, const json_t *request, const struct answer *a)
+{
+	const json_t *resp = json_object_get(a->doc, "response");
+	const char *ver = json_string_value(json_object_get(request, "apiVersion"));
+	const json_t *w;
+	size_t i;
+
+	if (a->rc != 0)
+		return 0;
+	if (!json_equal(json_object_get(resp, "uid"),
+			json_object_get(json_object_get(request, "request"), "uid")))
+		return fail(name, "response.uid differs from request.uid");
+	if (ver && (strcmp(ver, "admission.k8s.io/v1") == 0 || strcmp(ver, "admission.k8s.io/v1beta1") == 0) &&
+	    strcmp(ver, json_string_value(json_object_get(a->doc, "apiVersion"))) != 0)
+		return fail(name, "answered in another apiVersion");
+	for (i = 0; i < json_array_size(json_object_get(resp, "warnings")); i++) {
+		w = json_array_get(json_object_get(resp, "warnings"), i);
+		if (!json_is_string(w) || json_string_length(w) > POLICY_WARNING_MAX)
+			return fail(name, "a warning is longer than 256 bytes");
+	}
+	if (a->patch != NULL && !json_is_true(json_object_get(resp, "allowed")))
+		return fail(name, "a patch on a rejection");
+	return 0;
+}
+
+static void run_case(const char *dir, const char *name)
+{
+	char path[4096];
+	char *body = NULL;
+	size_t len = 0;
+	struct config *cfg = NULL;
+	struct error err = { 0 };
+	struct answer a = { 0 };
+	json_t *request = NULL, *expect = NULL;
+	int validate, ok = 0;
+
+	snprintf(path, sizeof path, "%s/%s/config.yaml", dir, name);
+	cfg = exists(path) ? config_load_file(path, &err) : config_default(&err);
+	if (cfg == NULL) {
+		fail(name, err.msg);
+		goto out;
+	}
+	snprintf(path, sizeof path, "%s/%s/validate", dir, name);
+	validate = exists(path);
+	snprintf(path, sizeof path, "%s/%s/request.json", dir, name);
+	body = slurp(path, &len);
+	if (body == NULL) {
+		fail(name, "no request.json");
+		goto out;
+	}
+	request = json_loadb(body, len, 0, NULL); /* may be NULL: malformed-input cases */
+	answer(cfg, body, len, validate, &a);
+
+	snprintf(path, sizeof path, "%s/%s/expect.json", dir, name);
+	if (getenv("UPDATE") && strcmp(getenv("UPDATE"), "1") == 0) {
+		json_dump_file(a.doc, path, JSON_INDENT(2));
+		FILE *f = fopen(path, "a");
+		if (f) { fputc('\n', f); fclose(f); }
+	}
+	expect = json_load_file(path, 0, NULL);
+	if (expect == NULL) {
+		fail(name, "no readable expect.json (UPDATE=1 writes it)");
+		goto out;
+	}
+	if (!json_equal(expect, a.doc)) {
+		fail(name, "answer differs from expect.json; got:");
+		json_dumpf(a.doc, stderr, JSON_INDENT(2));
+		fputc('\n', stderr);
+		goto out;
+	}
+	if (request != NULL && check_invariants(name, request, &a) != 0)
+		goto out;
+	if (a.patch != NULL && check_idempotent(name, cfg, request, a.patch, validate) != 0)
+		goto out;
+	ok = 1;
+out:
+	if (ok)
+		passed++;
+	else
+		failed++;
+	json_decref(a.doc);
+	json_decref(expect);
+	json_decref(request);
+	free(body);
+	config_free(cfg);
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int main(int argc, char **argv)
+{
+	const char *dir = argc > 1 ? argv[1] : "test/golden";
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char **names = NULL, **grown;
+	size_t n = 0, i;
+
+	if (d == NULL) {
+		perror(dir);
+		printf("golden: 0 passed, 1 failed\n");
+		return 1;
+	}
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		grown = realloc(names, (n + 1) * sizeof *names);
+		if (grown == NULL || (grown[n] = strdup(e->d_name)) == NULL) {
+			free(grown ? grown : names);
+			closedir(d);
+			return 1;
+		}
+		names = grown;
+		n++;
+	}
+	closedir(d);
+	qsort(names, n, sizeof *names, by_name);
+	for (i = 0; i < n; i++) {
+		run_case(dir, names[i]);
+		free(names[i]);
+	}
+	free(names);
+	printf("golden: %d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}

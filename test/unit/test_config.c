@@ -1,0 +1,143 @@
+/* Policy configuration: defaults, partial overlays, and errors with file:line. */
+#include "check.h"
+#include "config.h"
+
+static struct config *load(const char *yaml, struct error *err)
+{
+	return config_load_buffer(yaml, strlen(yaml), "policy.yaml", err);
+}
+
+static void test_default(void)
+{
+	struct error err = { 0 };
+	struct config *cfg = config_default(&err);
+
+	CHECK(cfg != NULL);
+	CHECK_INT(cfg->mode, CONFIG_MODE_ENFORCE);
+	CHECK_STR(cfg->taint_key, "sku");
+	CHECK_STR(cfg->taint_value, "gpu");
+	CHECK_STR(cfg->taint_effect, "NoSchedule");
+	CHECK_INT(cfg->gpu_resources.n, 5);
+	CHECK_INT(cfg->n_pools, 1);
+	CHECK_STR(cfg->pools[0].name, "gpu");
+	CHECK_STR(cfg->pools[0].node_selector.v[0].key, "kubernetes.azure.com/accelerator");
+	CHECK_INT(cfg->exempt_daemonsets, 1);
+	CHECK_INT(cfg->exempt_namespaces.n, 2);
+	CHECK_INT(cfg->gpu_node_labels.n, 4);
+	config_free(cfg);
+}
+
+static void test_partial_file_keeps_defaults(void)
+{
+	struct error err = { 0 };
+	struct config *cfg = load("mode: warn\nnamespaceModes: {team-a: dryrun}\n", &err);
+
+	CHECK(cfg != NULL);
+	CHECK_INT(cfg->mode, CONFIG_MODE_WARN);
+	CHECK_INT(config_mode_for(cfg, "team-a"), CONFIG_MODE_DRYRUN);
+	CHECK_INT(config_mode_for(cfg, "team-b"), CONFIG_MODE_WARN);
+	CHECK_INT(cfg->n_pools, 1);         /* untouched */
+	CHECK_STR(cfg->taint_key, "sku");   /* untouched */
+	config_free(cfg);
+
+	cfg = load("gpuTaint: {key: nvidia.com/gpu}\nexempt: {daemonSets: false}\n", &err);
+	CHECK(cfg != NULL);
+	CHECK_STR(cfg->taint_key, "nvidia.com/gpu");
+	CHECK_STR(cfg->taint_value, "gpu");  /* sibling field kept */
+	CHECK_INT(cfg->exempt_daemonsets, 0);
+	CHECK_INT(cfg->exempt_namespaces.n, 2);
+	config_free(cfg);
+}
+
+static void test_empty_file_is_default(void)
+{
+	struct error err = { 0 };
+	struct config *cfg = load("", &err);
+
+	CHECK(cfg != NULL);
+	config_free(cfg);
+	cfg = load("# only a comment\n", &err);
+	CHECK(cfg != NULL);
+	config_free(cfg);
+}
+
+static void expect_error(const char *yaml, const char *fragment)
+{
+	struct error err = { 0 };
+	struct config *cfg = load(yaml, &err);
+
+	CHECK(cfg == NULL);
+	CHECK_INT(err.kind, ERROR_CONFIG);
+	if (strstr(err.msg, fragment) == NULL)
+		fprintf(stderr, "  error \"%s\" lacks \"%s\"\n", err.msg, fragment);
+	CHECK(strstr(err.msg, fragment) != NULL);
+	config_free(cfg);
+}
+
+static void test_errors_name_file_line_field(void)
+{
+	expect_error("mode: enforce\nmodee: warn\n", "policy.yaml:2:1: modee: unknown field");
+	expect_error("mode: strict\n", "policy.yaml:1:7: mode: must be one of enforce, warn, dryrun");
+	expect_error("pools:\n  - name: a\n", "pools[0]: nodeSelector is required");
+	expect_error("pools:\n  - nodeSelector: {a: b}\n", "pools[0]: name is required");
+	expect_error("pools: []\n", "pools: must list from 1 to 64 pools");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, maxGPUsPerPod: -1}\n",
+		     "pools[0].maxGPUsPerPod: must be a whole number");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, maxGPUsPerPod: 2.5}\n", "maxGPUsPerPod");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}}\n  - {name: a, nodeSelector: {c: d}}\n",
+		     "two pools are named \"a\"");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, color: red}\n", "pools[0].color: unknown field");
+	expect_error("gpuResources: nvidia.com/gpu\n", "gpuResources: must be a list of strings");
+	expect_error("gpuResources: []\n", "gpuResources: must list at least one resource");
+	expect_error("gpuTaint: {effect: Sometimes}\n", "gpuTaint.effect");
+	expect_error("exempt: {daemonSets: maybe}\n", "exempt.daemonSets: must be true or false");
+	expect_error("exempt:\n  podSelectors:\n    - matchLabels: {}\n", "must not be empty");
+	expect_error("namespaceModes: {a: loud}\n", "namespaceModes.a: must be one of");
+	expect_error("mode: warn\nmode: dryrun\n", "duplicate key \"mode\"");
+	expect_error("- a\n- b\n", "must be a map of fields");
+	expect_error("mode: [unclosed\n", "not valid YAML");
+	expect_error("mode: warn\n---\nmode: dryrun\n", "one YAML document");
+}
+
+static void test_all_errors_listed(void)
+{
+	struct error err = { 0 };
+	struct config *cfg = load("mode: strict\ncolor: red\n", &err);
+
+	CHECK(cfg == NULL);
+	CHECK(strstr(err.msg, "policy.yaml:1:") != NULL);
+	CHECK(strstr(err.msg, "\npolicy.yaml:2:") != NULL);
+}
+
+static void test_default_yaml_round_trips(void)
+{
+	struct error err = { 0 };
+	const char *text = config_default_yaml();
+	struct config *cfg = config_load_buffer(text, strlen(text), "default", &err);
+
+	CHECK(cfg != NULL);
+	CHECK(strstr(text, "# ") != NULL); /* commented */
+	config_free(cfg);
+}
+
+static void test_missing_file(void)
+{
+	struct error err = { 0 };
+
+	CHECK(config_load_file("/nonexistent/policy.yaml", &err) == NULL);
+	CHECK_INT(err.kind, ERROR_NOT_FOUND);
+	CHECK(strstr(err.msg, "/nonexistent/policy.yaml") != NULL);
+	config_free(NULL);
+}
+
+int main(void)
+{
+	RUN(test_default);
+	RUN(test_partial_file_keeps_defaults);
+	RUN(test_empty_file_is_default);
+	RUN(test_errors_name_file_line_field);
+	RUN(test_all_errors_listed);
+	RUN(test_default_yaml_round_trips);
+	RUN(test_missing_file);
+	return check_done("config");
+}

@@ -1,0 +1,187 @@
+/*
+ * Policy engine pieces in isolation: glob matching, the toleration rule and
+ * pool choice, each driven through policy_evaluate() with small pods.
+ */
+#include "check.h"
+#include "policy.h"
+
+static struct config *cfg_default, *cfg_pools;
+
+static const char three_pools[] =
+	"pools:\n"
+	"  - {name: t4, resources: [nvidia.com/gpu], maxGPUsPerPod: 1, nodeSelector: {pool: t4}}\n"
+	"  - {name: a100, resources: [nvidia.com/gpu, nvidia.com/mig-*], maxGPUsPerPod: 8, nodeSelector: {pool: a100}}\n"
+	"  - {name: h100, maxGPUsPerPod: 8, nodeSelector: {pool: h100}}\n";
+
+/* Evaluates pod (JSON text) as a CREATE in namespace "ml". */
+static void eval(const struct config *cfg, const char *pod_json, struct policy_result *res)
+{
+	struct error err = { 0 };
+	json_error_t jerr;
+	json_t *pod = json_loads(pod_json, 0, &jerr);
+	struct policy_request req = { .pod = pod, .ns = "ml", .operation = POLICY_OP_CREATE };
+
+	if (pod == NULL)
+		fprintf(stderr, "bad test JSON: %s\n", jerr.text);
+	CHECK(pod != NULL);
+	CHECK_INT(policy_evaluate(cfg, &req, res, &err), 0);
+	json_decref(pod);
+}
+
+static void test_glob(void)
+{
+	CHECK(policy_glob_match("nvidia.com/mig-*", "nvidia.com/mig-1g.10gb"));
+	CHECK(!policy_glob_match("nvidia.com/mig-*", "nvidia.com/gpu"));
+	CHECK(policy_glob_match("nvidia.com/*", "nvidia.com/gpu.shared"));
+	CHECK(policy_glob_match("*", ""));
+	CHECK(policy_glob_match("a?c", "abc"));
+	CHECK(!policy_glob_match("a?c", "ac"));
+	CHECK(policy_glob_match("aks-gpu*-vmss*", "aks-gpu01-12345-vmss000001"));
+	CHECK(!policy_glob_match("nvidia.com/gpu", "nvidia.com/gpu.shared"));
+	CHECK(policy_glob_match("*a*b*c", "xxaxxbxxc"));
+	CHECK(!policy_glob_match("*a*b*c", "xxaxxbxx"));
+}
+
+/* A GPU pod with one toleration: is the GPU toleration still added? */
+static int adds_toleration(const char *toleration)
+{
+	char pod[1024];
+	struct policy_result res;
+	int added = 0;
+
+	snprintf(pod, sizeof pod, "{\"spec\":{\"tolerations\":[%s],\"nodeSelector\":"
+		 "{\"kubernetes.azure.com/accelerator\":\"nvidia\"},\"containers\":[{\"name\":\"c\","
+		 "\"resources\":{\"limits\":{\"nvidia.com/gpu\":1}}}]}}", toleration);
+	eval(cfg_default, pod, &res);
+	added = res.patch != NULL;
+	policy_result_free(&res);
+	return added;
+}
+
+static void test_toleration_matching(void)
+{
+	static const struct { const char *t; int tolerates; } cases[] = {
+		{ "{\"key\":\"sku\",\"operator\":\"Equal\",\"value\":\"gpu\",\"effect\":\"NoSchedule\"}", 1 },
+		{ "{\"key\":\"sku\",\"value\":\"gpu\"}", 1 },                    /* Equal by default, any effect */
+		{ "{\"key\":\"sku\",\"operator\":\"Exists\"}", 1 },
+		{ "{\"key\":\"sku\",\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}", 1 },
+		{ "{\"operator\":\"Exists\"}", 1 },                              /* wildcard */
+		{ "{\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}", 1 },
+		{ "{\"operator\":\"Exists\",\"effect\":\"NoExecute\"}", 0 },
+		{ "{\"key\":\"sku\",\"operator\":\"Equal\",\"value\":\"cpu\"}", 0 },
+		{ "{\"key\":\"sku\",\"value\":\"gpu\",\"effect\":\"PreferNoSchedule\"}", 0 },
+		{ "{\"key\":\"SKU\",\"operator\":\"Exists\"}", 0 },              /* keys are case-sensitive */
+		{ "{\"key\":\"nvidia.com/gpu\",\"operator\":\"Exists\"}", 0 },
+		{ "{\"key\":\"sku\",\"operator\":\"Bogus\",\"value\":\"gpu\"}", 0 },
+		{ "{\"operator\":\"Equal\"}", 0 },                               /* empty key needs Exists */
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		int added = adds_toleration(cases[i].t);
+		if (added == cases[i].tolerates)
+			fprintf(stderr, "  toleration %s: tolerates=%d expected %d\n", cases[i].t, !added,
+				cases[i].tolerates);
+		CHECK(added != cases[i].tolerates);
+	}
+}
+
+static const char *pool_for(const char *limits, const char *extra_spec, const char *labels)
+{
+	static char chosen[64];
+	char pod[1024];
+	struct policy_result res;
+
+	snprintf(pod, sizeof pod, "{\"metadata\":{\"labels\":{%s}},\"spec\":{%s\"containers\":[{\"name\":\"c\","
+		 "\"resources\":{\"limits\":{%s}}}]}}", labels, extra_spec, limits);
+	eval(cfg_pools, pod, &res);
+	snprintf(chosen, sizeof chosen, "%s", res.decision == POLICY_REJECT ? "REJECT"
+		 : res.pool ? res.pool : "(none)");
+	policy_result_free(&res);
+	return chosen;
+}
+
+static void test_pool_choice(void)
+{
+	CHECK_STR(pool_for("\"nvidia.com/gpu\":1", "", ""), "t4");
+	CHECK_STR(pool_for("\"nvidia.com/gpu\":2", "", ""), "a100");
+	CHECK_STR(pool_for("\"nvidia.com/gpu\":8", "", ""), "a100");
+	CHECK_STR(pool_for("\"nvidia.com/gpu\":9", "", ""), "REJECT");
+	CHECK_STR(pool_for("\"nvidia.com/mig-1g.10gb\":1", "", ""), "a100");
+	CHECK_STR(pool_for("\"nvidia.com/gpu.shared\":1", "", ""), "h100"); /* only h100 serves all */
+	CHECK_STR(pool_for("\"nvidia.com/gpu\":1", "", "\"gpu-admission/pool\":\"h100\""), "h100");
+	CHECK_STR(pool_for("\"nvidia.com/gpu\":1", "", "\"gpu-admission/pool\":\"nope\""), "REJECT");
+	CHECK_STR(pool_for("\"nvidia.com/gpu\":1", "\"nodeSelector\":{\"pool\":\"a100\"},", ""), "a100");
+	CHECK_STR(pool_for("\"nvidia.com/gpu\":4", "\"nodeSelector\":{\"pool\":\"t4\"},", ""), "REJECT");
+	CHECK_STR(pool_for("\"nvidia.com/gpu\":1,\"nvidia.com/mig-1g.10gb\":1", "", ""), "a100");
+}
+
+static void test_no_pool_message_names_largest(void)
+{
+	struct policy_result res;
+
+	eval(cfg_pools, "{\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":"
+		 "{\"nvidia.com/gpu\":16}}}]}}", &res);
+	CHECK_INT(res.decision, POLICY_REJECT);
+	CHECK(strstr(res.message, "\"a100\"") != NULL);
+	CHECK(strstr(res.message, "16") != NULL);
+	CHECK_STR(res.reason, "no-pool-fits");
+	policy_result_free(&res);
+}
+
+static void test_patch_order_is_deterministic(void)
+{
+	struct policy_result a, b;
+	struct error err = { 0 };
+	static const char yaml[] = "pools: [{name: p, nodeSelector: {zeta: '1', alpha: '2', mid: '3'}}]\n";
+	struct config *cfg = config_load_buffer(yaml, strlen(yaml), "t", &err);
+	char *ta, *tb;
+
+	CHECK(cfg != NULL);
+	if (cfg == NULL)
+		return;
+	eval(cfg, "{\"spec\":{\"nodeSelector\":{\"x\":\"y\"},\"containers\":[{\"name\":\"c\","
+		 "\"resources\":{\"limits\":{\"nvidia.com/gpu\":1}}}]}}", &a);
+	eval(cfg, "{\"spec\":{\"nodeSelector\":{\"x\":\"y\"},\"containers\":[{\"name\":\"c\","
+		 "\"resources\":{\"limits\":{\"nvidia.com/gpu\":1}}}]}}", &b);
+	ta = json_dumps(a.patch, JSON_COMPACT);
+	tb = json_dumps(b.patch, JSON_COMPACT);
+	CHECK_STR(ta, tb);
+	CHECK(strstr(ta, "alpha") < strstr(ta, "mid") && strstr(ta, "mid") < strstr(ta, "zeta"));
+	free(ta);
+	free(tb);
+	policy_result_free(&a);
+	policy_result_free(&b);
+	config_free(cfg);
+}
+
+static void test_result_free_accepts_null(void)
+{
+	struct policy_result res;
+
+	memset(&res, 0, sizeof res);
+	policy_result_free(NULL);
+	policy_result_free(&res);
+	CHECK(1);
+}
+
+int main(void)
+{
+	struct error err = { 0 };
+
+	cfg_default = config_default(&err);
+	cfg_pools = config_load_buffer(three_pools, sizeof three_pools - 1, "three-pools", &err);
+	if (cfg_default == NULL || cfg_pools == NULL) {
+		fprintf(stderr, "config: %s\n", err.msg);
+		return 1;
+	}
+	RUN(test_glob);
+	RUN(test_toleration_matching);
+	RUN(test_pool_choice);
+	RUN(test_no_pool_message_names_largest);
+	RUN(test_patch_order_is_deterministic);
+	RUN(test_result_free_accepts_null);
+	config_free(cfg_default);
+	config_free(cfg_pools);
+	return check_done("policy");
+}
