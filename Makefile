@@ -10,7 +10,7 @@
 
 CC       ?= cc
 O        ?= -O2
-PKGS     := libmicrohttpd jansson yaml-0.1 openssl
+PKGS     := libmicrohttpd jansson yaml-0.1 openssl gnutls
 VERSION  := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototypes \

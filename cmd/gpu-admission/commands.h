@@ -16,6 +16,9 @@
 #define EXIT_USAGE 2
 
 int cmd_review(int argc, char **argv);
+int cmd_audit(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
+int cmd_certs(int argc, char **argv);
 int cmd_check_config(int argc, char **argv);
 int cmd_print_default_config(int argc, char **argv);
 

@@ -21,6 +21,9 @@ static const struct command {
 	const char *summary;
 } commands[] = {
 	{ "review", cmd_review, "answer one AdmissionReview (stdin or FILE) on stdout" },
+	{ "audit", cmd_audit, "dry-run the policy over manifests (files, dirs, -): ok/mutate/reject" },
+	{ "serve", cmd_serve, "run the HTTPS admission webhook (/mutate, /validate, /metrics)" },
+	{ "certs", cmd_certs, "write a CA, a serving certificate and the caBundle for a Service" },
 	{ "check-config", cmd_check_config, "validate a policy file: \"configuration OK\" or the errors" },
 	{ "print-default-config", cmd_print_default_config, "print the embedded default policy, commented" },
 	{ "version", cmd_version, "print the version" },

@@ -1,0 +1,197 @@
+#include "log.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LOG_LINE_MAX 4096
+
+static atomic_int log_min_level = LOG_INFO;
+
+static const char *const level_names[] = { "debug", "info", "warn", "error" };
+
+int log_level_parse(const char *s, enum log_level *out)
+{
+	int i;
+
+	for (i = 0; s != NULL && i < (int)(sizeof level_names / sizeof level_names[0]); i++) {
+		if (strcmp(s, level_names[i]) == 0) {
+			*out = (enum log_level)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+void log_set_level(enum log_level level)
+{
+	atomic_store_explicit(&log_min_level, (int)level, memory_order_relaxed);
+}
+
+int log_enabled(enum log_level level)
+{
+	return (int)level >= atomic_load_explicit(&log_min_level, memory_order_relaxed);
+}
+
+/* ==== Line buffer: appends that truncate instead of overflowing ==== */
+
+struct line {
+	char buf[LOG_LINE_MAX];
+	size_t len;
+};
+
+static void put(struct line *l, const char *s, size_t n)
+{
+	/* Two bytes stay free for the closing "}\n". */
+	if (n > sizeof l->buf - 2 - l->len)
+		n = sizeof l->buf - 2 - l->len;
+	memcpy(l->buf + l->len, s, n);
+	l->len += n;
+}
+
+static void puts_raw(struct line *l, const char *s)
+{
+	put(l, s, strlen(s));
+}
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 when it is not one. */
+static size_t utf8_len(const unsigned char *s)
+{
+	size_t n, i;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	for (i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+/* Appends s as a JSON string; invalid UTF-8 becomes U+FFFD so every line parses. */
+static void put_string(struct line *l, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	char esc[8];
+
+	put(l, "\"", 1);
+	while (*p != '\0') {
+		size_t n = utf8_len(p);
+
+		if (*p == '"' || *p == '\\') {
+			esc[0] = '\\';
+			esc[1] = (char)*p;
+			put(l, esc, 2);
+		} else if (*p < 0x20) {
+			snprintf(esc, sizeof esc, "\\u%04x", *p);
+			put(l, esc, 6);
+		} else if (n == 0) {
+			puts_raw(l, "\\ufffd");
+			n = 1;
+		} else {
+			put(l, (const char *)p, n);
+			p += n;
+			continue;
+		}
+		p++;
+	}
+	put(l, "\"", 1);
+}
+
+static void put_field(struct line *l, const char *key, const char *value)
+{
+	if (value == NULL)
+		return;
+	put(l, ",", 1);
+	put_string(l, key);
+	put(l, ":", 1);
+	put_string(l, value);
+}
+
+static void begin(struct line *l, enum log_level level, const char *msg)
+{
+	struct timespec ts;
+	struct tm tm;
+	char t[64];
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	snprintf(t, sizeof t, "{\"time\":\"%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ\",\"level\":\"%s\",\"msg\":",
+		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 ts.tv_nsec / 1000000, level_names[level]);
+	l->len = 0;
+	puts_raw(l, t);
+	put_string(l, msg);
+}
+
+static void finish(struct line *l)
+{
+	size_t off = 0;
+
+	l->buf[l->len++] = '}';
+	l->buf[l->len++] = '\n';
+	while (off < l->len) {
+		ssize_t w = write(STDERR_FILENO, l->buf + off, l->len - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return; /* nowhere left to report it */
+		off += (size_t)w;
+	}
+}
+
+void log_msg(enum log_level level, const char *msg, ...)
+{
+	struct line l;
+	const char *key, *value;
+	va_list ap;
+
+	if (!log_enabled(level))
+		return;
+	begin(&l, level, msg);
+	va_start(ap, msg);
+	while ((key = va_arg(ap, const char *)) != NULL) {
+		value = va_arg(ap, const char *);
+		put_field(&l, key, value);
+	}
+	va_end(ap);
+	finish(&l);
+}
+
+static const char *nonempty(const char *s)
+{
+	return s != NULL && s[0] != '\0' ? s : NULL;
+}
+
+void log_decision(const struct log_decision *d)
+{
+	struct line l;
+	char num[64];
+
+	if (!log_enabled(LOG_INFO))
+		return;
+	begin(&l, LOG_INFO, "admission");
+	put_field(&l, "endpoint", nonempty(d->endpoint));
+	put_field(&l, "uid", nonempty(d->uid));
+	put_field(&l, "namespace", nonempty(d->ns));
+	put_field(&l, "pod", nonempty(d->pod));
+	put_field(&l, "decision", nonempty(d->decision));
+	put_field(&l, "reason", nonempty(d->reason));
+	put_field(&l, "mode", nonempty(d->mode));
+	snprintf(num, sizeof num, ",\"status\":%d,\"latency_us\":%llu", d->status,
+		 (unsigned long long)d->latency_us);
+	puts_raw(&l, num);
+	finish(&l);
+}

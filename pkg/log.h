@@ -1,0 +1,53 @@
+/*
+ * log: structured logs, one JSON object per line on stderr.
+ *
+ * Every line carries "time" (RFC 3339, UTC, milliseconds), "level" and "msg";
+ * a decision line adds uid, namespace, pod, decision, reason and latency_us.
+ * Lines are formatted into a stack buffer and written with one write(2), so
+ * lines from different threads never interleave and logging never allocates.
+ * Only names and identifiers are logged, never pod spec content.
+ */
+#ifndef GPU_ADMISSION_LOG_H
+#define GPU_ADMISSION_LOG_H
+
+#include <stdint.h>
+
+enum log_level {
+	LOG_DEBUG = 0,
+	LOG_INFO,
+	LOG_WARN,
+	LOG_ERROR
+};
+
+/* Parses "debug", "info", "warn" or "error" into *out. 0, or -1 when unknown. */
+int log_level_parse(const char *s, enum log_level *out);
+
+/* Sets the lowest level written (default LOG_INFO). Thread-safe. */
+void log_set_level(enum log_level level);
+
+/* Whether a line at level would be written: test it before formatting costly fields. */
+int log_enabled(enum log_level level);
+
+/*
+ * Writes one line {"time","level","msg", k1: v1, ...}. The variadic part is
+ * pairs of strings (key, value), ended by a NULL key; a NULL value is
+ * skipped. Values are escaped; all arguments are borrowed.
+ */
+void log_msg(enum log_level level, const char *msg, ...);
+
+/* The one line written per admission decision (at LOG_INFO). Borrowed fields; NULL or "" are omitted. */
+struct log_decision {
+	const char *endpoint;   /* "mutate" or "validate" */
+	const char *uid;
+	const char *ns;
+	const char *pod;
+	const char *decision;   /* "allow", "mutate", "reject", "error" */
+	const char *reason;     /* short code */
+	const char *mode;       /* "enforce", "warn", "dryrun" or NULL */
+	int status;             /* HTTP status sent */
+	uint64_t latency_us;
+};
+
+void log_decision(const struct log_decision *d);
+
+#endif

@@ -1,0 +1,1029 @@
+#include "server.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <gnutls/abstract.h>
+#include <gnutls/gnutls.h>
+#include <microhttpd.h>
+
+#include "config.h"
+#include "log.h"
+#include "metrics.h"
+#include "review.h"
+#include "tls.h"
+
+#define CHAIN_MAX 8
+#define TICK_MS 100          /* signal wait / watchdog period */
+#define DRAIN_QUIET_MS 500   /* no TLS connection for this long while draining: done */
+#define PLAIN_MAX_CONNECTIONS 64
+
+/*
+ * TLS 1.3 and 1.2 only; AEAD ciphers only; ECDHE key exchange only (forward
+ * secrecy), with ECDSA or RSA certificates. %SERVER_PRECEDENCE picks our
+ * order (TLS 1.3 first, AES-GCM, then ChaCha20).
+ */
+#define SRV_TLS_PRIORITIES \
+	"SECURE256:+SECURE128:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:" \
+	"-CIPHER-ALL:+AES-256-GCM:+AES-128-GCM:+CHACHA20-POLY1305:" \
+	"-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA:%SERVER_PRECEDENCE"
+
+/* ==== State ==== */
+
+/* A policy configuration in service, shared by the requests using it. */
+struct srv_config {
+	atomic_int refs;
+	struct config *cfg;
+};
+
+/* A certificate in service as GnuTLS wants it, shared by the connections whose handshake used it. */
+struct srv_cert {
+	atomic_int refs;
+	gnutls_pcert_st pcert[CHAIN_MAX];
+	unsigned n;
+	gnutls_privkey_t key;
+	time_t not_after;
+};
+
+struct server;
+
+/* Per connection (libmicrohttpd's socket_context), from accept to close. */
+struct srv_conn {
+	struct srv_conn *prev, *next;  /* server.conns, under server.lock */
+	struct server *srv;
+	MHD_socket fd;
+	int plain;                     /* on the plain-HTTP metrics listener */
+	int cut;                       /* the watchdog shut it down */
+	struct srv_cert *cert;         /* a reference, taken in the handshake */
+	atomic_llong phase_ms;         /* when the connection began waiting for a request */
+	atomic_int arrived;            /* the current request is fully read */
+};
+
+/* Per request (libmicrohttpd's req_cls), from the first callback to NOTIFY_COMPLETED. */
+struct srv_req {
+	struct srv_conn *conn;         /* borrowed; may be NULL */
+	enum metrics_endpoint ep;
+	enum error_kind early;         /* refused from the headers alone; the body is dropped */
+	char *body;
+	size_t len, cap, dropped;
+	uint64_t start_us;
+};
+
+struct file_sig {
+	int exists;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime, ctime;
+};
+
+/* A watched file set: reloaded once its signature changed and then held still for one poll. */
+struct watch {
+	struct file_sig seen[2], loaded[2];
+};
+
+struct listener {
+	struct server *srv;
+	int plain;
+};
+
+struct server {
+	const struct server_options *o;
+	struct metrics *metrics;
+	struct MHD_Daemon *tls_d, *plain_d;
+	struct listener tls_l, plain_l;
+	pthread_mutex_t lock;          /* guards cfg, cert and conns */
+	struct srv_config *cfg;
+	struct srv_cert *cert;
+	struct srv_conn *conns;
+	atomic_int draining;
+	atomic_int tls_conns;          /* open connections on the TLS listener */
+	atomic_int in_flight;
+	atomic_llong not_after;        /* of the certificate in service */
+	struct watch cfg_watch, cert_watch;
+};
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static long long now_ms(void)
+{
+	return (long long)(now_us() / 1000u);
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/* ==== Reference counting: a reload swaps the pointer, users keep theirs alive ==== */
+
+static struct srv_config *config_acquire(struct server *s)
+{
+	struct srv_config *c;
+
+	pthread_mutex_lock(&s->lock);
+	c = s->cfg;
+	atomic_fetch_add(&c->refs, 1);
+	pthread_mutex_unlock(&s->lock);
+	return c;
+}
+
+static void config_release(struct srv_config *c)
+{
+	if (c != NULL && atomic_fetch_sub(&c->refs, 1) == 1) {
+		config_free(c->cfg);
+		free(c);
+	}
+}
+
+static void cert_release(struct srv_cert *c)
+{
+	unsigned i;
+
+	if (c == NULL || atomic_fetch_sub(&c->refs, 1) != 1)
+		return;
+	for (i = 0; i < c->n; i++)
+		gnutls_pcert_deinit(&c->pcert[i]);
+	gnutls_privkey_deinit(c->key);
+	free(c);
+}
+
+/* New (one reference): p's PEM imported into GnuTLS. */
+static struct srv_cert *cert_new(const struct tls_pair *p, struct error *err)
+{
+	struct srv_cert *c = calloc(1, sizeof *c);
+	gnutls_datum_t d;
+	int rc;
+
+	if (c == NULL) {
+		error_set(err, ERROR_NOMEM, "out of memory importing the certificate");
+		return NULL;
+	}
+	atomic_init(&c->refs, 1);
+	c->not_after = p->not_after;
+	c->n = CHAIN_MAX;
+	d.data = (unsigned char *)p->cert_pem;
+	d.size = (unsigned)p->cert_len;
+	rc = gnutls_pcert_list_import_x509_raw(c->pcert, &c->n, &d, GNUTLS_X509_FMT_PEM, 0);
+	if (rc < 0) {
+		c->n = 0;
+		goto fail;
+	}
+	rc = gnutls_privkey_init(&c->key);
+	if (rc < 0)
+		goto fail;
+	d.data = (unsigned char *)p->key_pem;
+	d.size = (unsigned)p->key_len;
+	rc = gnutls_privkey_import_x509_raw(c->key, &d, GNUTLS_X509_FMT_PEM, NULL, 0);
+	if (rc < 0)
+		goto fail;
+	return c;
+fail:
+	error_set(err, ERROR_INPUT, "GnuTLS cannot use the certificate: %s", gnutls_strerror(rc));
+	cert_release(c);
+	return NULL;
+}
+
+/*
+ * GnuTLS asks for the certificate in every handshake. Choosing it here,
+ * instead of handing libmicrohttpd a fixed PEM (MHD_OPTION_HTTPS_MEM_CERT),
+ * is what makes rotation lossless: a reload only swaps server.cert, every new
+ * handshake picks the new pair, and no listener is restarted, so no
+ * connection is refused or cut. GnuTLS keeps pointers to what we return for
+ * the life of the session, so the connection holds a reference until
+ * libmicrohttpd reports it closed. libmicrohttpd stores its connection as
+ * the session's pointer; our per-connection state is its socket_context.
+ */
+static int cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_dn, int nreqs,
+			 const gnutls_pk_algorithm_t *pk_algos, int pk_algos_length,
+			 gnutls_pcert_st **pcert, unsigned int *pcert_length, gnutls_privkey_t *pkey)
+{
+	struct MHD_Connection *c = gnutls_session_get_ptr(session);
+	const union MHD_ConnectionInfo *ci;
+	struct srv_conn *conn;
+
+	(void)req_ca_dn; (void)nreqs; (void)pk_algos; (void)pk_algos_length;
+	ci = c ? MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT) : NULL;
+	conn = ci ? ci->socket_context : NULL;
+	if (conn == NULL)
+		return -1;
+	if (conn->cert == NULL) {
+		pthread_mutex_lock(&conn->srv->lock);
+		conn->cert = conn->srv->cert;
+		atomic_fetch_add(&conn->cert->refs, 1);
+		pthread_mutex_unlock(&conn->srv->lock);
+	}
+	*pcert = conn->cert->pcert;
+	*pcert_length = conn->cert->n;
+	*pkey = conn->cert->key;
+	return 0;
+}
+
+/* ==== Loading and reloading ==== */
+
+static int load_config(struct server *s, int initial, struct error *err)
+{
+	struct srv_config *c = calloc(1, sizeof *c), *old;
+
+	if (c == NULL) {
+		error_set(err, ERROR_NOMEM, "out of memory loading the policy");
+		goto fail;
+	}
+	atomic_init(&c->refs, 1);
+	c->cfg = s->o->config_path ? config_load_file(s->o->config_path, err) : config_default(err);
+	if (c->cfg == NULL)
+		goto fail;
+	pthread_mutex_lock(&s->lock);
+	old = s->cfg;
+	s->cfg = c;
+	pthread_mutex_unlock(&s->lock);
+	config_release(old);
+	if (!initial)
+		metrics_reload(s->metrics, METRICS_RELOAD_CONFIG, 1);
+	log_msg(LOG_INFO, initial ? "policy loaded" : "policy reloaded",
+		"config", s->o->config_path ? s->o->config_path : "(embedded default)",
+		"mode", config_mode_name(c->cfg->mode), NULL);
+	return 0;
+fail:
+	free(c);
+	if (!initial) {
+		metrics_reload(s->metrics, METRICS_RELOAD_CONFIG, 0);
+		log_msg(LOG_ERROR, "policy reload failed; the previous policy stays in service",
+			"error", err->msg, NULL);
+	}
+	return -1;
+}
+
+static int load_cert(struct server *s, int initial, struct error *err)
+{
+	struct tls_pair *p;
+	struct srv_cert *c = NULL, *old;
+	char expiry[32];
+	struct tm tm;
+
+	p = s->o->self_signed ? tls_self_signed(s->o->service_name, 365, err)
+	    : tls_pair_load(s->o->tls_cert, s->o->tls_key, s->o->service_name, err);
+	if (p == NULL || (c = cert_new(p, err)) == NULL)
+		goto fail;
+	if (p->warning[0] != '\0')
+		log_msg(LOG_WARN, "certificate warning", "warning", p->warning, NULL);
+	pthread_mutex_lock(&s->lock);
+	old = s->cert;
+	s->cert = c;
+	pthread_mutex_unlock(&s->lock);
+	cert_release(old);
+	atomic_store(&s->not_after, (long long)c->not_after);
+	metrics_cert_expiry(s->metrics, (int64_t)c->not_after);
+	if (!initial)
+		metrics_reload(s->metrics, METRICS_RELOAD_CERT, 1);
+	gmtime_r(&c->not_after, &tm);
+	strftime(expiry, sizeof expiry, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	log_msg(LOG_INFO, initial ? "certificate loaded" : "certificate reloaded",
+		"cert", s->o->self_signed ? "(self-signed)" : s->o->tls_cert,
+		"key_type", p->key_type, "sans", p->sans, "not_after", expiry, NULL);
+	tls_pair_free(p);
+	return 0;
+fail:
+	tls_pair_free(p);
+	if (!initial) {
+		metrics_reload(s->metrics, METRICS_RELOAD_CERT, 0);
+		log_msg(LOG_ERROR, "certificate reload failed; the previous certificate stays in service",
+			"error", err->msg, NULL);
+	}
+	return -1;
+}
+
+static void file_sig(const char *path, struct file_sig *sig)
+{
+	struct stat st;
+
+	memset(sig, 0, sizeof *sig);
+	if (path == NULL || stat(path, &st) != 0)
+		return;
+	sig->exists = 1;
+	sig->dev = st.st_dev;
+	sig->ino = st.st_ino;
+	sig->size = st.st_size;
+	sig->mtime = st.st_mtim;
+	sig->ctime = st.st_ctim;
+}
+
+static int sig_equal(const struct file_sig *a, const struct file_sig *b)
+{
+	return a->exists == b->exists && a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec &&
+	       a->ctime.tv_sec == b->ctime.tv_sec && a->ctime.tv_nsec == b->ctime.tv_nsec;
+}
+
+/*
+ * Polls paths (kubelet swaps a mounted Secret or ConfigMap through a symlink,
+ * which stat() follows). Returns 1 when they changed since the last load and
+ * have held still since the previous poll: a cert and key written one after
+ * the other are read as a pair, not half-way.
+ */
+static int watch_due(struct watch *w, const char *a, const char *b)
+{
+	struct file_sig now[2];
+	int changed, stable;
+
+	file_sig(a, &now[0]);
+	file_sig(b, &now[1]);
+	changed = !sig_equal(&now[0], &w->loaded[0]) || !sig_equal(&now[1], &w->loaded[1]);
+	stable = sig_equal(&now[0], &w->seen[0]) && sig_equal(&now[1], &w->seen[1]);
+	w->seen[0] = now[0];
+	w->seen[1] = now[1];
+	if (!changed || !stable)
+		return 0;
+	w->loaded[0] = now[0];
+	w->loaded[1] = now[1];
+	return 1;
+}
+
+static void watch_init(struct watch *w, const char *a, const char *b)
+{
+	file_sig(a, &w->loaded[0]);
+	file_sig(b, &w->loaded[1]);
+	w->seen[0] = w->loaded[0];
+	w->seen[1] = w->loaded[1];
+}
+
+static void reload(struct server *s, int config, int cert)
+{
+	struct error err = { 0 };
+
+	if (config)
+		load_config(s, 0, &err);
+	if (cert && !s->o->self_signed)
+		load_cert(s, 0, &err);
+}
+
+/* ==== Connections ==== */
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	struct listener *l = cls;
+	struct server *s = l->srv;
+	struct srv_conn *conn = *socket_context;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+		conn = calloc(1, sizeof *conn);
+		*socket_context = conn;
+		if (conn == NULL)
+			return; /* the handshake fails for want of state; nothing else breaks */
+		conn->srv = s;
+		conn->plain = l->plain;
+		conn->fd = ci ? ci->connect_fd : MHD_INVALID_SOCKET;
+		atomic_init(&conn->phase_ms, now_ms());
+		atomic_init(&conn->arrived, 0);
+		pthread_mutex_lock(&s->lock);
+		conn->next = s->conns;
+		if (s->conns != NULL)
+			s->conns->prev = conn;
+		s->conns = conn;
+		pthread_mutex_unlock(&s->lock);
+		if (!conn->plain)
+			atomic_fetch_add(&s->tls_conns, 1);
+		return;
+	}
+	if (conn == NULL)
+		return;
+	/* libmicrohttpd closes the socket after this returns: unlinked here, the watchdog never touches it again. */
+	pthread_mutex_lock(&s->lock);
+	if (conn->prev != NULL)
+		conn->prev->next = conn->next;
+	else
+		s->conns = conn->next;
+	if (conn->next != NULL)
+		conn->next->prev = conn->prev;
+	pthread_mutex_unlock(&s->lock);
+	if (!conn->plain)
+		atomic_fetch_sub(&s->tls_conns, 1);
+	cert_release(conn->cert);
+	free(conn);
+	*socket_context = NULL;
+}
+
+/*
+ * libmicrohttpd's timeout is an idle timeout: a client sending one byte every
+ * few seconds never trips it. The watchdog gives each request a deadline
+ * instead: from the moment a connection starts waiting for a request, the
+ * whole request (headers and body) must arrive within o->timeout seconds, or
+ * the socket is shut down, which libmicrohttpd then sees and closes in its own
+ * thread. Idle keep-alive connections end the same way.
+ */
+static void watchdog(struct server *s)
+{
+	long long now = now_ms(), limit = (long long)s->o->timeout * 1000;
+	struct srv_conn *conn;
+
+	pthread_mutex_lock(&s->lock);
+	for (conn = s->conns; conn != NULL; conn = conn->next) {
+		if (conn->cut || atomic_load(&conn->arrived) || now - atomic_load(&conn->phase_ms) <= limit)
+			continue;
+		conn->cut = 1;
+		if (conn->fd != MHD_INVALID_SOCKET)
+			shutdown(conn->fd, SHUT_RDWR);
+		log_msg(LOG_DEBUG, "closing a connection whose request did not arrive in time", NULL);
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* ==== Requests ==== */
+
+static enum metrics_endpoint route(const char *url, int plain)
+{
+	if (!plain && strcmp(url, "/mutate") == 0)
+		return METRICS_EP_MUTATE;
+	if (!plain && strcmp(url, "/validate") == 0)
+		return METRICS_EP_VALIDATE;
+	if (strcmp(url, "/healthz") == 0)
+		return METRICS_EP_HEALTHZ;
+	if (strcmp(url, "/readyz") == 0)
+		return METRICS_EP_READYZ;
+	if (strcmp(url, "/metrics") == 0)
+		return METRICS_EP_METRICS;
+	return METRICS_EP_OTHER;
+}
+
+static int is_admission(enum metrics_endpoint ep)
+{
+	return ep == METRICS_EP_MUTATE || ep == METRICS_EP_VALIDATE;
+}
+
+/*
+ * Queues one answer. body is stolen (freed by libmicrohttpd after sending)
+ * when must_free, else static. Counts it in the metrics.
+ */
+static enum MHD_Result answer(struct server *s, struct MHD_Connection *c, struct srv_req *rq,
+			      int status, const char *type, char *body, size_t len, int must_free,
+			      enum metrics_decision dec)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ok;
+
+	r = MHD_create_response_from_buffer(len, body, must_free ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+	if (r == NULL) {
+		if (must_free)
+			free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (status == 405)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, is_admission(rq->ep) ? "POST" : "GET, HEAD");
+	if (atomic_load(&s->draining))
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+	ok = MHD_queue_response(c, (unsigned)status, r);
+	MHD_destroy_response(r);
+	metrics_request(s->metrics, rq->ep, dec, status, now_us() - rq->start_us);
+	return ok;
+}
+
+/* A plain-text error: "message\n" with the status of kind. */
+static enum MHD_Result answer_error(struct server *s, struct MHD_Connection *c, struct srv_req *rq,
+				    enum error_kind kind, const char *msg)
+{
+	size_t n = strlen(msg);
+	char *body = malloc(n + 2);
+
+	if (body == NULL)
+		return MHD_NO;
+	memcpy(body, msg, n);
+	body[n] = '\n';
+	body[n + 1] = '\0';
+	if (is_admission(rq->ep) && log_enabled(LOG_INFO)) {
+		struct log_decision d = { metrics_endpoint_name(rq->ep), NULL, NULL, NULL, "error",
+					  error_kind_name(kind), NULL, error_http_status(kind),
+					  now_us() - rq->start_us };
+		log_decision(&d);
+	}
+	return answer(s, c, rq, error_http_status(kind), "text/plain; charset=utf-8", body, n + 1, 1,
+		      is_admission(rq->ep) ? METRICS_DEC_ERROR : METRICS_DEC_NONE);
+}
+
+static int ready(struct server *s, const char **why)
+{
+	if (atomic_load(&s->draining)) {
+		*why = "draining\n";
+		return 0;
+	}
+	if ((long long)time(NULL) >= atomic_load(&s->not_after)) {
+		*why = "certificate expired\n";
+		return 0;
+	}
+	*why = "ok\n";
+	return 1;
+}
+
+static enum MHD_Result answer_get(struct server *s, struct MHD_Connection *c, struct srv_req *rq)
+{
+	struct error err = { 0 };
+	const char *why;
+	char *text;
+	size_t len;
+
+	switch (rq->ep) {
+	case METRICS_EP_HEALTHZ:
+		return answer(s, c, rq, 200, "text/plain", (char *)(uintptr_t)"ok\n", 3, 0, METRICS_DEC_NONE);
+	case METRICS_EP_READYZ: {
+		int ok = ready(s, &why);
+
+		return answer(s, c, rq, ok ? 200 : error_http_status(ERROR_UNAVAILABLE), "text/plain",
+			      (char *)(uintptr_t)why, strlen(why), 0, METRICS_DEC_NONE);
+	}
+	default:
+		text = metrics_render(s->metrics, &len, &err);
+		if (text == NULL)
+			return answer_error(s, c, rq, err.kind, err.msg);
+		return answer(s, c, rq, 200, "text/plain; version=0.0.4; charset=utf-8", text, len, 1,
+			      METRICS_DEC_NONE);
+	}
+}
+
+static enum metrics_decision decision_of(const struct review_response *res)
+{
+	if (res->status != 200)
+		return METRICS_DEC_ERROR;
+	if (res->decision == POLICY_REJECT)
+		return METRICS_DEC_REJECT;
+	return res->patched ? METRICS_DEC_MUTATE : METRICS_DEC_ALLOW;
+}
+
+static enum MHD_Result answer_review(struct server *s, struct MHD_Connection *c, struct srv_req *rq)
+{
+	static const char *const dec_names[] = { "allow", "mutate", "reject" };
+	struct review_response res;
+	struct srv_config *cfg = config_acquire(s);
+	struct error err = { 0 };
+	enum MHD_Result ok;
+	enum metrics_decision dec;
+	char *body;
+	size_t len;
+	int rc;
+
+	rc = review_handle(cfg->cfg, rq->body ? rq->body : "", rq->len, rq->ep == METRICS_EP_VALIDATE,
+			   &res, &err);
+	config_release(cfg);
+	if (rc != 0) {
+		review_response_free(&res);
+		return answer_error(s, c, rq, err.kind, err.msg);
+	}
+	dec = decision_of(&res);
+	if (log_enabled(LOG_INFO)) {
+		struct log_decision d = { metrics_endpoint_name(rq->ep), res.uid, res.ns, res.name,
+					  dec == METRICS_DEC_ERROR ? "error"
+					  : dec_names[res.decision <= POLICY_REJECT ? res.decision : 0],
+					  res.reason, dec == METRICS_DEC_ERROR ? NULL : config_mode_name(res.mode),
+					  200, now_us() - rq->start_us };
+		log_decision(&d);
+	}
+	body = res.body;
+	len = res.len;
+	res.body = NULL;
+	review_response_free(&res);
+	ok = answer(s, c, rq, 200, "application/json", body, len, 1, dec);
+	return ok;
+}
+
+static int is_json_media_type(const char *v)
+{
+	static const char want[] = "application/json";
+	size_t n = sizeof want - 1;
+
+	if (v == NULL || strncasecmp(v, want, n) != 0)
+		return 0;
+	return v[n] == '\0' || v[n] == ';' || v[n] == ' ' || v[n] == '\t';
+}
+
+/* Decides from the headers alone what can be; reserves the body buffer. */
+static void check_headers(struct server *s, struct MHD_Connection *c, struct srv_req *rq,
+			  const char *method)
+{
+	int post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
+	int get = strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
+	const char *clen;
+	unsigned long long n;
+	char *end;
+
+	if (rq->ep == METRICS_EP_OTHER) {
+		rq->early = ERROR_NOT_FOUND;
+		return;
+	}
+	if (is_admission(rq->ep) ? !post : !get) {
+		rq->early = ERROR_METHOD;
+		return;
+	}
+	if (!is_admission(rq->ep))
+		return;
+	if (!is_json_media_type(MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE))) {
+		rq->early = ERROR_MEDIA_TYPE;
+		return;
+	}
+	clen = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if (clen == NULL)
+		return; /* chunked: capped as it arrives */
+	errno = 0;
+	n = strtoull(clen, &end, 10);
+	if (errno != 0 || end == clen || n > s->o->max_body) {
+		rq->early = ERROR_TOO_LARGE;
+		return;
+	}
+	rq->cap = (size_t)n;
+	rq->body = malloc(rq->cap + 1);
+	if (rq->body == NULL)
+		rq->cap = 0; /* grown on demand, or refused then */
+}
+
+/* Takes a chunk of the body, capping it at max_body: past the cap it is counted and dropped. */
+static void take_body(struct server *s, struct srv_req *rq, const char *data, size_t n)
+{
+	size_t max = s->o->max_body;
+
+	if (rq->early != ERROR_NONE || n > max - rq->len) {
+		if (rq->early == ERROR_NONE) {
+			rq->early = ERROR_TOO_LARGE;
+			rq->dropped = rq->len;
+			free(rq->body);
+			rq->body = NULL;
+			rq->len = rq->cap = 0;
+		}
+		rq->dropped += n;
+		return;
+	}
+	if (rq->len + n > rq->cap) {
+		size_t cap = rq->cap ? rq->cap : 16384;
+		char *p;
+
+		while (cap < rq->len + n)
+			cap = cap > max / 2 ? max : cap * 2;
+		p = realloc(rq->body, cap + 1);
+		if (p == NULL) {
+			rq->early = ERROR_NOMEM;
+			rq->dropped = rq->len + n;
+			return;
+		}
+		rq->body = p;
+		rq->cap = cap;
+	}
+	memcpy(rq->body + rq->len, data, n);
+	rq->len += n;
+}
+
+static const char *early_message(enum error_kind kind, size_t max)
+{
+	static _Thread_local char msg[96];
+
+	switch (kind) {
+	case ERROR_NOT_FOUND:  return "not found: the endpoints are /mutate, /validate, /healthz, /readyz, /metrics";
+	case ERROR_METHOD:     return "method not allowed";
+	case ERROR_MEDIA_TYPE: return "Content-Type must be application/json";
+	case ERROR_NOMEM:      return "out of memory";
+	case ERROR_TOO_LARGE:
+		snprintf(msg, sizeof msg, "request body larger than %zu bytes", max);
+		return msg;
+	default:               return "internal error";
+	}
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *version, const char *upload,
+				  size_t *upload_size, void **req_cls)
+{
+	struct listener *l = cls;
+	struct server *s = l->srv;
+	struct srv_req *rq = *req_cls;
+
+	(void)version;
+	if (rq == NULL) {
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+		rq = calloc(1, sizeof *rq);
+		if (rq == NULL)
+			return MHD_NO;
+		rq->start_us = now_us();
+		rq->conn = ci ? ci->socket_context : NULL;
+		rq->ep = route(url, l->plain);
+		*req_cls = rq;
+		atomic_fetch_add(&s->in_flight, 1);
+		metrics_in_flight(s->metrics, 1);
+		check_headers(s, c, rq, method);
+		/*
+		 * Answer now what needs no body. A body declared too large is
+		 * refused before it is read (libmicrohttpd then closes the
+		 * connection instead of reading it); other refused bodies are
+		 * read and dropped so the connection stays usable.
+		 */
+		if (strcmp(method, MHD_HTTP_METHOD_POST) != 0 || rq->early == ERROR_TOO_LARGE) {
+			if (rq->conn != NULL)
+				atomic_store(&rq->conn->arrived, 1);
+			if (rq->early != ERROR_NONE)
+				return answer_error(s, c, rq, rq->early, early_message(rq->early, s->o->max_body));
+			return answer_get(s, c, rq);
+		}
+		return MHD_YES;
+	}
+	if (*upload_size != 0) {
+		take_body(s, rq, upload, *upload_size);
+		*upload_size = 0;
+		/* A client that keeps sending far past the cap is cut off rather than read forever. */
+		return rq->dropped > s->o->max_body ? MHD_NO : MHD_YES;
+	}
+	if (rq->conn != NULL)
+		atomic_store(&rq->conn->arrived, 1);
+	if (rq->early != ERROR_NONE)
+		return answer_error(s, c, rq, rq->early, early_message(rq->early, s->o->max_body));
+	return answer_review(s, c, rq);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct listener *l = cls;
+	struct srv_req *rq = *req_cls;
+
+	(void)c; (void)toe;
+	if (rq == NULL)
+		return;
+	if (rq->conn != NULL) {
+		atomic_store(&rq->conn->phase_ms, now_ms());
+		atomic_store(&rq->conn->arrived, 0);
+	}
+	atomic_fetch_sub(&l->srv->in_flight, 1);
+	metrics_in_flight(l->srv->metrics, -1);
+	free(rq->body);
+	free(rq);
+	*req_cls = NULL;
+}
+
+/* ==== Listeners ==== */
+
+static void __attribute__((format(printf, 2, 0))) mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char text[512];
+	size_t n;
+
+	(void)cls;
+	if (!log_enabled(LOG_DEBUG))
+		return;
+	vsnprintf(text, sizeof text, fmt, ap);
+	n = strlen(text);
+	while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == '\r'))
+		text[--n] = '\0';
+	log_msg(LOG_DEBUG, "libmicrohttpd", "detail", text, NULL);
+}
+
+/* Resolves "HOST:PORT" or "[V6]:PORT" (numeric port; empty or "*" host: any) into *ss. */
+static int parse_addr(const char *addr, struct sockaddr_storage *ss, struct error *err)
+{
+	struct addrinfo hints, *res = NULL;
+	char host[256];
+	const char *colon = strrchr(addr, ':'), *port;
+	size_t hlen;
+	int rc;
+
+	if (colon == NULL || colon[1] == '\0') {
+		error_set(err, ERROR_INPUT, "address \"%s\" is not HOST:PORT", addr);
+		return -1;
+	}
+	port = colon + 1;
+	hlen = (size_t)(colon - addr);
+	if (hlen >= 2 && addr[0] == '[' && addr[hlen - 1] == ']') {
+		addr++;
+		hlen -= 2;
+	}
+	if (hlen >= sizeof host) {
+		error_set(err, ERROR_INPUT, "address \"%s\": host too long", addr);
+		return -1;
+	}
+	memcpy(host, addr, hlen);
+	host[hlen] = '\0';
+	memset(&hints, 0, sizeof hints);
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	rc = getaddrinfo(hlen == 0 || strcmp(host, "*") == 0 ? NULL : host, port, &hints, &res);
+	if (rc != 0) {
+		error_set(err, ERROR_INPUT, "address \"%s\": %s", addr, gai_strerror(rc));
+		return -1;
+	}
+	memset(ss, 0, sizeof *ss);
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	freeaddrinfo(res);
+	return 0;
+}
+
+static struct MHD_Daemon *start_listener(struct server *s, const char *addr, int plain, struct error *err)
+{
+	struct listener *l = plain ? &s->plain_l : &s->tls_l;
+	struct sockaddr_storage ss;
+	struct MHD_Daemon *d;
+	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC;
+	unsigned threads = plain ? 1 : s->o->threads;
+	const union MHD_DaemonInfo *info;
+	char port[16];
+
+	if (parse_addr(addr, &ss, err) != 0)
+		return NULL;
+	if (ss.ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	if (!plain)
+		flags |= MHD_USE_TLS;
+	l->srv = s;
+	l->plain = plain;
+	d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, l,
+			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+			     MHD_OPTION_THREAD_POOL_SIZE, threads > 1 ? threads : 0u,
+			     MHD_OPTION_CONNECTION_LIMIT, plain ? PLAIN_MAX_CONNECTIONS : s->o->max_connections,
+			     MHD_OPTION_PER_IP_CONNECTION_LIMIT, plain ? 0u : s->o->max_per_ip,
+			     MHD_OPTION_CONNECTION_TIMEOUT, s->o->timeout,
+			     MHD_OPTION_NOTIFY_COMPLETED, on_completed, l,
+			     MHD_OPTION_NOTIFY_CONNECTION, on_connection, l,
+			     MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+			     plain ? MHD_OPTION_END : MHD_OPTION_HTTPS_CERT_CALLBACK, cert_callback,
+			     MHD_OPTION_HTTPS_PRIORITIES, SRV_TLS_PRIORITIES,
+			     MHD_OPTION_END);
+	if (d == NULL) {
+		error_set(err, ERROR_SYSTEM, "cannot listen on %s (address in use, or not permitted)", addr);
+		return NULL;
+	}
+	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+	snprintf(port, sizeof port, "%u", info ? (unsigned)info->port : 0u);
+	log_msg(LOG_INFO, "listening", "addr", addr, "port", port,
+		"scheme", plain ? "http" : "https", NULL);
+	return d;
+}
+
+/* ==== Lifecycle ==== */
+
+void server_options_default(struct server_options *o)
+{
+	memset(o, 0, sizeof *o);
+	o->addr = SERVER_DEFAULT_ADDR;
+	o->max_body = SERVER_DEFAULT_MAX_BODY;
+	o->max_connections = SERVER_DEFAULT_MAX_CONNECTIONS;
+	o->max_per_ip = SERVER_DEFAULT_MAX_PER_IP;
+	o->timeout = SERVER_DEFAULT_TIMEOUT;
+	o->grace = SERVER_DEFAULT_GRACE;
+}
+
+/*
+ * SIGTERM: readiness goes false and every answer says "Connection: close".
+ * New connections are still accepted (kube-apiserver may not have seen the
+ * endpoint go yet) until no TLS connection has been open for DRAIN_QUIET_MS,
+ * or until shortly before the grace period ends. Then the listener stops
+ * accepting, requests in flight get the rest of the grace period, and the
+ * daemons stop.
+ */
+static void drain(struct server *s)
+{
+	long long start = now_ms(), deadline = start + (long long)s->o->grace * 1000;
+	long long margin = (long long)s->o->grace * 250 < 1000 ? (long long)s->o->grace * 250 : 1000;
+	long long quiet = -1, now;
+	MHD_socket fd;
+
+	atomic_store(&s->draining, 1);
+	log_msg(LOG_INFO, "draining", NULL);
+	while ((now = now_ms()) < deadline - margin) {
+		if (atomic_load(&s->tls_conns) > 0)
+			quiet = -1;
+		else if (quiet < 0)
+			quiet = now;
+		else if (now - quiet >= DRAIN_QUIET_MS)
+			break;
+		watchdog(s);
+		sleep_ms(20);
+	}
+	fd = MHD_quiesce_daemon(s->tls_d);
+	while (atomic_load(&s->in_flight) > 0 && now_ms() < deadline - 50)
+		sleep_ms(10);
+	if (atomic_load(&s->in_flight) > 0)
+		log_msg(LOG_WARN, "grace period over with requests in flight", NULL);
+	MHD_stop_daemon(s->tls_d);
+	s->tls_d = NULL;
+	if (fd != MHD_INVALID_SOCKET)
+		close(fd);
+	if (s->plain_d != NULL)
+		MHD_stop_daemon(s->plain_d);
+	s->plain_d = NULL;
+	log_msg(LOG_INFO, "stopped", NULL);
+}
+
+static void serve_loop(struct server *s, const sigset_t *sigs)
+{
+	const struct timespec tick = { 0, TICK_MS * 1000000L };
+	long long last_watch = now_ms();
+	long watch_ms = s->o->watch_ms ? (long)s->o->watch_ms : 1000;
+
+	for (;;) {
+		int sig = sigtimedwait(sigs, NULL, &tick);
+
+		if (sig == SIGTERM || sig == SIGINT) {
+			log_msg(LOG_INFO, sig == SIGTERM ? "SIGTERM received" : "SIGINT received", NULL);
+			return;
+		}
+		if (sig == SIGHUP) {
+			log_msg(LOG_INFO, "SIGHUP received: reloading policy and certificate", NULL);
+			reload(s, 1, 1);
+		}
+		watchdog(s);
+		if (now_ms() - last_watch >= watch_ms) {
+			last_watch = now_ms();
+			reload(s, s->o->config_path != NULL && watch_due(&s->cfg_watch, s->o->config_path, NULL),
+			       !s->o->self_signed && watch_due(&s->cert_watch, s->o->tls_cert, s->o->tls_key));
+		}
+	}
+}
+
+static int check_options(const struct server_options *o, struct error *err)
+{
+	if (o->self_signed ? (o->tls_cert || o->tls_key) : (!o->tls_cert || !o->tls_key)) {
+		error_set(err, ERROR_INPUT, "give --tls-cert and --tls-key, or --self-signed");
+		return -1;
+	}
+	if (o->max_body == 0 || o->timeout == 0 || o->grace == 0 || o->max_connections == 0) {
+		error_set(err, ERROR_INPUT, "--max-body, --timeout, --shutdown-grace and --max-connections must be positive");
+		return -1;
+	}
+	return 0;
+}
+
+int server_run(const struct server_options *opts, struct error *err)
+{
+	struct server_options o = *opts;
+	struct server s;
+	sigset_t sigs, old;
+	int rc = -1, masked = 0;
+
+	memset(&s, 0, sizeof s);
+	if (check_options(&o, err) != 0)
+		return -1;
+	if (o.threads == 0) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		o.threads = n > 0 && n < 256 ? (unsigned)n : 1;
+	}
+	s.o = &o;
+	pthread_mutex_init(&s.lock, NULL);
+	atomic_init(&s.draining, 0);
+	atomic_init(&s.tls_conns, 0);
+	atomic_init(&s.in_flight, 0);
+	atomic_init(&s.not_after, 0);
+	if ((s.metrics = metrics_new(o.version, err)) == NULL)
+		goto out;
+	watch_init(&s.cfg_watch, o.config_path, NULL);
+	watch_init(&s.cert_watch, o.tls_cert, o.tls_key);
+	if (load_config(&s, 1, err) != 0 || load_cert(&s, 1, err) != 0)
+		goto out;
+
+	/* Signals are taken by sigtimedwait() in this thread; the daemons' threads inherit the mask. */
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &sigs, &old);
+	masked = 1;
+	if ((s.tls_d = start_listener(&s, o.addr, 0, err)) == NULL)
+		goto out;
+	if (o.metrics_addr != NULL && (s.plain_d = start_listener(&s, o.metrics_addr, 1, err)) == NULL)
+		goto out;
+	serve_loop(&s, &sigs);
+	drain(&s);
+	rc = 0;
+out:
+	if (s.plain_d != NULL)
+		MHD_stop_daemon(s.plain_d);
+	if (s.tls_d != NULL)
+		MHD_stop_daemon(s.tls_d);
+	if (masked)
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	config_release(s.cfg);
+	cert_release(s.cert);
+	metrics_free(s.metrics);
+	pthread_mutex_destroy(&s.lock);
+	return rc;
+}

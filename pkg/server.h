@@ -1,0 +1,59 @@
+/*
+ * server: the HTTPS admission webhook (libmicrohttpd).
+ *
+ *   POST /mutate, /validate   AdmissionReview in, AdmissionReview out (pkg/review)
+ *   GET  /healthz             the process is alive
+ *   GET  /readyz              config loaded, certificate valid, not draining
+ *   GET  /metrics             Prometheus text (also on the optional plain-HTTP listener)
+ *
+ * server_run() owns the process while it serves: it blocks SIGTERM, SIGINT
+ * and SIGHUP in every thread and waits for them itself. SIGHUP reloads the
+ * policy and the certificate; SIGTERM / SIGINT drain and return. The policy
+ * file and the certificate files are also polled and reloaded when they change
+ * (a bad new file is logged and counted; the old one stays in service).
+ */
+#ifndef GPU_ADMISSION_SERVER_H
+#define GPU_ADMISSION_SERVER_H
+
+#include <stddef.h>
+
+#include "error.h"
+
+#define SERVER_DEFAULT_ADDR "0.0.0.0:8443"
+#define SERVER_DEFAULT_MAX_BODY (3u * 1024 * 1024) /* kube-apiserver's own limit */
+#define SERVER_DEFAULT_MAX_CONNECTIONS 1024
+#define SERVER_DEFAULT_MAX_PER_IP 256
+#define SERVER_DEFAULT_TIMEOUT 30
+#define SERVER_DEFAULT_GRACE 10
+
+struct server_options {
+	const char *addr;           /* "HOST:PORT"; port 0 picks a free one (logged) */
+	const char *metrics_addr;   /* plain-HTTP /metrics, /healthz, /readyz; NULL: none */
+	const char *tls_cert;       /* PEM files, watched; both NULL with self_signed */
+	const char *tls_key;
+	int self_signed;            /* generate an in-memory certificate */
+	const char *config_path;    /* policy file, watched; NULL: the embedded default */
+	const char *service_name;   /* warn when the certificate's SANs miss it; may be NULL */
+	const char *version;        /* for gpu_admission_build_info */
+	size_t max_body;            /* bytes; larger bodies get 413 */
+	unsigned threads;           /* worker threads (0: one per core) */
+	unsigned max_connections;
+	unsigned max_per_ip;        /* 0: no per-IP limit */
+	unsigned timeout;           /* seconds a request may take to arrive, and idle keep-alive */
+	unsigned grace;             /* seconds from SIGTERM to exit */
+	unsigned watch_ms;          /* file poll period (0: 1000) */
+};
+
+/* Fills o with the defaults above (no files, no metrics listener). */
+void server_options_default(struct server_options *o);
+
+/*
+ * Serves until SIGTERM or SIGINT, then drains: /readyz answers 503, every
+ * answer carries "Connection: close", in-flight and queued requests finish,
+ * and the call returns 0 within o->grace seconds. Returns -1 with err when
+ * it cannot start (bad address, port in use, invalid certificate or policy).
+ * o and its strings are borrowed for the duration of the call.
+ */
+int server_run(const struct server_options *o, struct error *err);
+
+#endif

@@ -1,0 +1,75 @@
+/*
+ * tls: certificate work with OpenSSL.
+ *
+ * Loads and validates a serving certificate and key (PEM), and generates the
+ * certificates the webhook needs: a CA plus a serving certificate for
+ * `gpu-admission certs`, or one self-signed certificate for local use.
+ * The TLS protocol itself is spoken by libmicrohttpd (GnuTLS); this module
+ * hands it normalized PEM.
+ */
+#ifndef GPU_ADMISSION_TLS_H
+#define GPU_ADMISSION_TLS_H
+
+#include <stddef.h>
+#include <time.h>
+
+#include "error.h"
+
+#define TLS_MAX_FILE (1024 * 1024) /* a PEM file larger than this is refused */
+
+struct tls_pair {
+	char *cert_pem;     /* owned: the leaf certificate, then any chain, as PEM */
+	size_t cert_len;
+	char *key_pem;      /* owned: the private key as unencrypted PKCS#8 PEM; wiped on free */
+	size_t key_len;
+	time_t not_after;   /* the leaf's expiry */
+	char key_type[16];  /* "ECDSA P-256", "RSA 2048", ... */
+	char sans[256];     /* the leaf's DNS/IP SANs, comma separated (cut when long) */
+	char warning[256];  /* non-empty: worth logging, not fatal (e.g. SANs miss the service) */
+};
+
+/*
+ * New: the pair from PEM text cert[0..cert_len) and key[0..key_len)
+ * (borrowed). Fails (ERROR_INPUT) when either does not parse, the key is
+ * encrypted or does not match the certificate, the certificate has expired
+ * or has no subjectAltName. When service is non-NULL and no DNS SAN is
+ * service or starts with "service.", warning says so.
+ */
+struct tls_pair *tls_pair_from_pem(const char *cert, size_t cert_len, const char *key,
+				   size_t key_len, const char *service, struct error *err);
+
+/* New: as tls_pair_from_pem, reading cert_path and key_path. */
+struct tls_pair *tls_pair_load(const char *cert_path, const char *key_path, const char *service,
+			       struct error *err);
+
+/* Frees p, wiping the key. Accepts NULL. */
+void tls_pair_free(struct tls_pair *p);
+
+/*
+ * New: a self-signed ECDSA P-256 serving certificate valid for days, with
+ * SANs localhost, 127.0.0.1, ::1 and, when service is non-NULL, service.
+ */
+struct tls_pair *tls_self_signed(const char *service, int days, struct error *err);
+
+/* What `gpu-admission certs` writes; every member owned PEM / text. */
+struct tls_bundle {
+	char *ca_cert;
+	char *ca_key;
+	char *cert;
+	char *key;
+	char *ca_bundle;  /* base64 of ca_cert on one line, no newline */
+};
+
+/*
+ * Generates a CA and a serving certificate signed by it, both ECDSA P-256 and
+ * valid for days, with SANs service, service.ns, service.ns.svc and
+ * service.ns.svc.cluster.local. Fills out (zeroed first); on failure out
+ * holds nothing. Release with tls_bundle_free().
+ */
+int tls_bundle_generate(const char *service, const char *ns, int days, struct tls_bundle *out,
+			struct error *err);
+
+/* Frees what b owns, wiping keys, and zeroes it. Accepts NULL. */
+void tls_bundle_free(struct tls_bundle *b);
+
+#endif
