@@ -1,0 +1,1592 @@
+#include "manifest.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <yaml.h>
+
+#include "patch.h"
+
+#define TAG_PREFIX "tag:yaml.org,2002:"
+#define PATH_MAX_LEN 4096     /* template pointers longer than this are not followed */
+#define LIST_DEPTH_MAX 4      /* kind: List nested in kind: List ... */
+#define WRITE_DEPTH_MAX 16    /* values the text inserter writes by hand */
+
+/* Where a collection sits in the document's text (libyaml marks, 1-based lines). */
+struct manifest_pos {
+	const json_t *node;
+	unsigned long line;       /* the line of its key ("template:"), or of itself */
+	unsigned long first_line; /* first key (mapping) or first "-" (block sequence) */
+	unsigned long first_col;
+	unsigned long end_line;   /* sequences: where the next token after the last item starts */
+	unsigned long end_col;
+	unsigned char block;      /* block style (not flow) */
+	unsigned char seq;
+};
+
+/* ==== Growable output buffer; an allocation failure sticks (oom) ==== */
+
+struct mbuf {
+	char *p;
+	size_t len, cap;
+	int oom;
+};
+
+static void mb_add(struct mbuf *b, const char *s, size_t n)
+{
+	char *grown;
+	size_t cap;
+
+	if (b->oom)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		cap = b->cap ? b->cap : 256;
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		grown = realloc(b->p, cap);
+		if (grown == NULL) {
+			b->oom = 1;
+			return;
+		}
+		b->p = grown;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+static void mb_str(struct mbuf *b, const char *s)
+{
+	mb_add(b, s, strlen(s));
+}
+
+static void mb_spaces(struct mbuf *b, size_t n)
+{
+	while (n-- > 0)
+		mb_add(b, " ", 1);
+}
+
+/* ==== Lines and document markers (what libyaml counts as a break) ==== */
+
+static size_t line_break(const char *p, const char *end)
+{
+	if (p >= end)
+		return 0;
+	if (p[0] == '\r')
+		return p + 1 < end && p[1] == '\n' ? 2 : 1;
+	if (p[0] == '\n')
+		return 1;
+	if ((unsigned char)p[0] == 0xC2 && p + 1 < end && (unsigned char)p[1] == 0x85)
+		return 2;
+	if ((unsigned char)p[0] == 0xE2 && p + 2 < end && (unsigned char)p[1] == 0x80 &&
+	    ((unsigned char)p[2] == 0xA8 || (unsigned char)p[2] == 0xA9))
+		return 3;
+	return 0;
+}
+
+/* "---" or "..." at column 0 followed by a blank, a break or the end. */
+static int is_marker(const char *p, const char *end, char c)
+{
+	if (end - p < 3 || p[0] != c || p[1] != c || p[2] != c)
+		return 0;
+	return end - p == 3 || p[3] == ' ' || p[3] == '\t' || line_break(p + 3, end) > 0;
+}
+
+/* Offset just past the line starting at p (its break included). */
+static const char *next_line(const char *p, const char *end)
+{
+	size_t n;
+
+	while (p < end && (n = line_break(p, end)) == 0)
+		p++;
+	return p + (p < end ? line_break(p, end) : 0);
+}
+
+/* Start of 1-based line `line` counted from s (which is line `first`); NULL if past end. */
+static const char *line_start(const char *s, const char *end, unsigned long first, unsigned long line)
+{
+	while (first < line) {
+		if (s >= end)
+			return NULL;
+		s = next_line(s, end);
+		first++;
+	}
+	return s <= end ? s : NULL;
+}
+
+/* ==== Scalars: YAML 1.1 resolution as Kubernetes' decoder does it ==== */
+
+static int in_list(const char *s, size_t len, const char *const *words)
+{
+	for (; *words != NULL; words++)
+		if (strlen(*words) == len && memcmp(*words, s, len) == 0)
+			return 1;
+	return 0;
+}
+
+/* [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)? */
+static int float_syntax(const char *s)
+{
+	size_t digits = 0;
+
+	if (*s == '+' || *s == '-')
+		s++;
+	while (*s >= '0' && *s <= '9') {
+		s++;
+		digits++;
+	}
+	if (*s == '.') {
+		size_t frac = 0;
+
+		s++;
+		while (*s >= '0' && *s <= '9') {
+			s++;
+			frac++;
+		}
+		if (digits == 0 && frac == 0)
+			return 0;
+	} else if (digits == 0) {
+		return 0;
+	}
+	if (*s == 'e' || *s == 'E') {
+		s++;
+		if (*s == '+' || *s == '-')
+			s++;
+		if (!(*s >= '0' && *s <= '9'))
+			return 0;
+		while (*s >= '0' && *s <= '9')
+			s++;
+	}
+	return *s == '\0';
+}
+
+/* Integer per Go's strconv.ParseInt(s, 0, 64): 0x, 0o, 0b, leading-0 octal, decimal. */
+static int int_syntax(const char *s, long long *out, int *overflow)
+{
+	const char *p = s, *digits;
+	int neg = 0, base = 10;
+	unsigned long long v = 0, limit;
+
+	*overflow = 0;
+	if (*p == '+' || *p == '-')
+		neg = *p++ == '-';
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+		base = 16;
+		p += 2;
+	} else if (p[0] == '0' && (p[1] == 'o' || p[1] == 'O')) {
+		base = 8;
+		p += 2;
+	} else if (p[0] == '0' && (p[1] == 'b' || p[1] == 'B')) {
+		base = 2;
+		p += 2;
+	} else if (p[0] == '0' && p[1] != '\0') {
+		base = 8;
+		p++;
+	}
+	digits = p;
+	limit = neg ? (unsigned long long)LLONG_MAX + 1ULL : (unsigned long long)LLONG_MAX;
+	for (; *p != '\0'; p++) {
+		int d;
+
+		if (*p >= '0' && *p <= '9')
+			d = *p - '0';
+		else if (*p >= 'a' && *p <= 'f')
+			d = *p - 'a' + 10;
+		else if (*p >= 'A' && *p <= 'F')
+			d = *p - 'A' + 10;
+		else
+			return 0;
+		if (d >= base)
+			return 0;
+		if (v > (limit - (unsigned long long)d) / (unsigned long long)base)
+			*overflow = 1;
+		else
+			v = v * (unsigned long long)base + (unsigned long long)d;
+	}
+	if (p == digits)
+		return 0;
+	if (!*overflow)
+		*out = neg ? (long long)(0ULL - v) : (long long)v;
+	return 1;
+}
+
+static json_t *resolve_plain(const char *s, size_t len)
+{
+	static const char *const nulls[] = { "", "~", "null", "Null", "NULL", NULL };
+	static const char *const trues[] = { "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE",
+					     "on", "On", "ON", NULL };
+	static const char *const falses[] = { "n", "N", "no", "No", "NO", "false", "False", "FALSE",
+					      "off", "Off", "OFF", NULL };
+	char num[72];
+	size_t i, n = 0;
+	long long iv;
+	int overflow;
+
+	if (in_list(s, len, nulls))
+		return json_null();
+	if (in_list(s, len, trues))
+		return json_true();
+	if (in_list(s, len, falses))
+		return json_false();
+	if (len == 0 || len >= sizeof num || strchr("0123456789+-.", s[0]) == NULL)
+		return NULL;
+	for (i = 0; i < len; i++) {
+		if (s[i] == '_')
+			continue;  /* go-yaml v2 drops underscores in numbers */
+		if (s[i] == '\0')
+			return NULL;
+		num[n++] = s[i];
+	}
+	num[n] = '\0';
+	if (int_syntax(num, &iv, &overflow) && !overflow)
+		return json_integer(iv);
+	if (float_syntax(num) || (overflow && strspn(num, "+-0123456789") == n)) {
+		double d;
+
+		errno = 0;
+		d = strtod(num, NULL);
+		if (errno == 0)
+			return json_real(d);  /* NULL (left a string) for inf */
+	}
+	return NULL;
+}
+
+json_t *manifest_scalar(const char *s, size_t len, int plain, const char *tag)
+{
+	json_t *v = NULL;
+
+	if (tag != NULL && strncmp(tag, TAG_PREFIX, strlen(TAG_PREFIX)) == 0) {
+		const char *t = tag + strlen(TAG_PREFIX);
+
+		if (strcmp(t, "int") == 0 || strcmp(t, "float") == 0 || strcmp(t, "bool") == 0 ||
+		    strcmp(t, "null") == 0)
+			plain = 1;
+		else
+			plain = 0;  /* !!str, !!binary, !!timestamp ...: text */
+	}
+	if (plain)
+		v = resolve_plain(s, len);
+	return v != NULL ? v : json_stringn(s, len);
+}
+
+/* ==== Building jansson values from libyaml events ==== */
+
+struct anchor {
+	char *name;
+	json_t *node;  /* one reference held */
+};
+
+struct frame {
+	json_t *node;         /* owned until handed to the parent */
+	char *anchor;         /* owned; registered when the collection ends */
+	char *key;            /* owned: the pending key of a mapping */
+	size_t key_len;
+	unsigned long key_line;
+	int key_merge;        /* the pending key is "<<" */
+	json_t *merges;       /* owned: values of "<<" keys, merged at the end */
+	size_t pos;           /* index into the position table, or SIZE_MAX */
+};
+
+struct builder {
+	struct frame stack[MANIFEST_DEPTH_MAX];
+	size_t depth;
+	json_t *root;
+	json_t *graveyard;    /* replaced duplicate-key values: kept alive so addresses stay unique */
+	struct anchor *anchors;
+	size_t n_anchors, cap_anchors;
+	size_t budget;
+	int record;
+	struct manifest_pos *pos;
+	size_t n_pos, cap_pos;
+	unsigned long line0;  /* line of the chunk's first byte */
+	int aliases, json, documents;
+	unsigned long content_line;
+	unsigned long error_line;
+	char error[MANIFEST_ERROR_MAX];
+	int nomem;
+};
+
+static int fail(struct builder *b, unsigned long line, const char *msg)
+{
+	if (b->error[0] == '\0') {
+		b->error_line = line;
+		snprintf(b->error, sizeof b->error, "%s", msg);
+	}
+	return -1;
+}
+
+static int oom(struct builder *b)
+{
+	b->nomem = 1;
+	return fail(b, 0, "out of memory");
+}
+
+static unsigned long abs_line(const struct builder *b, const yaml_mark_t *m)
+{
+	return b->line0 + (unsigned long)m->line;
+}
+
+static int anchor_add(struct builder *b, const char *name, json_t *node)
+{
+	struct anchor *grown;
+
+	if (name == NULL)
+		return 0;
+	if (b->n_anchors == b->cap_anchors) {
+		size_t cap = b->cap_anchors ? b->cap_anchors * 2 : 8;
+
+		grown = realloc(b->anchors, cap * sizeof *grown);
+		if (grown == NULL)
+			return oom(b);
+		b->anchors = grown;
+		b->cap_anchors = cap;
+	}
+	b->anchors[b->n_anchors].name = strdup(name);
+	if (b->anchors[b->n_anchors].name == NULL)
+		return oom(b);
+	b->anchors[b->n_anchors++].node = json_incref(node);
+	return 0;
+}
+
+/* Deep copy charged to the alias budget: an alias bomb stops here, early. */
+static json_t *copy_counted(struct builder *b, const json_t *v, int depth)
+{
+	json_t *c = NULL, *child;
+	const char *key;
+	size_t i;
+
+	if (b->budget == 0 || depth > MANIFEST_DEPTH_MAX)
+		return NULL;
+	b->budget--;
+	if (json_is_object(v)) {
+		if ((c = json_object()) == NULL)
+			return NULL;
+		json_object_foreach((json_t *)(uintptr_t)v, key, child)
+			if (json_object_set_new(c, key, copy_counted(b, child, depth + 1)) != 0)
+				goto fail;
+	} else if (json_is_array(v)) {
+		if ((c = json_array()) == NULL)
+			return NULL;
+		json_array_foreach(v, i, child)
+			if (json_array_append_new(c, copy_counted(b, child, depth + 1)) != 0)
+				goto fail;
+	} else {
+		c = json_copy((json_t *)(uintptr_t)v);
+	}
+	return c;
+fail:
+	json_decref(c);
+	return NULL;
+}
+
+/* Hands v (stolen) to the collection on top of the stack, or makes it the root. */
+static int add_value(struct builder *b, json_t *v, unsigned long line)
+{
+	struct frame *f;
+	json_t *old;
+	int rc;
+
+	if (v == NULL)
+		return oom(b);
+	if (b->depth == 0) {
+		if (b->root != NULL) {
+			json_decref(v);
+			return fail(b, line, "more than one document without a --- separator");
+		}
+		b->root = v;
+		return 0;
+	}
+	f = &b->stack[b->depth - 1];
+	if (json_is_array(f->node))
+		return json_array_append_new(f->node, v) == 0 ? 0 : oom(b);
+	if (f->key_merge) {
+		rc = json_array_append_new(f->merges, v);
+	} else {
+		old = json_object_getn(f->node, f->key, f->key_len);
+		if (old != NULL && json_array_append(b->graveyard, old) != 0) {
+			json_decref(v);
+			rc = -1;
+		} else {
+			rc = json_object_setn_new(f->node, f->key, f->key_len, v);
+		}
+		if (rc != 0 && json_stringn(f->key, f->key_len) == NULL) {
+			free(f->key);
+			f->key = NULL;
+			return fail(b, line, "a mapping key is not valid UTF-8");
+		}
+	}
+	free(f->key);
+	f->key = NULL;
+	f->key_merge = 0;
+	return rc == 0 ? 0 : oom(b);
+}
+
+/* The top frame is a mapping waiting for a key. */
+static int wants_key(const struct builder *b)
+{
+	const struct frame *f = b->depth ? &b->stack[b->depth - 1] : NULL;
+
+	return f != NULL && json_is_object(f->node) && f->key == NULL && !f->key_merge;
+}
+
+static int set_key(struct builder *b, const char *s, size_t len, int merge, const yaml_mark_t *mark)
+{
+	struct frame *f = &b->stack[b->depth - 1];
+
+	if (f->pos != SIZE_MAX && b->pos[f->pos].first_line == 0) {
+		b->pos[f->pos].first_line = abs_line(b, mark);
+		b->pos[f->pos].first_col = (unsigned long)mark->column;
+	}
+	f->key_line = abs_line(b, mark);
+	if (merge) {
+		f->key_merge = 1;
+		b->aliases = 1;  /* text positions no longer map one-to-one */
+		if (f->merges == NULL && (f->merges = json_array()) == NULL)
+			return oom(b);
+		return 0;
+	}
+	f->key = malloc(len + 1);
+	if (f->key == NULL)
+		return oom(b);
+	memcpy(f->key, s, len);
+	f->key[len] = '\0';
+	f->key_len = len;
+	return 0;
+}
+
+static int push(struct builder *b, json_t *node, const char *anchor, const yaml_event_t *ev, int seq)
+{
+	struct frame *f;
+	unsigned long line = abs_line(b, &ev->start_mark);
+
+	if (node == NULL)
+		return oom(b);
+	if (b->depth > 0 && wants_key(b)) {
+		json_decref(node);
+		return fail(b, line, "a mapping key is a mapping or sequence (an unrendered template?)");
+	}
+	if (b->depth == MANIFEST_DEPTH_MAX) {
+		json_decref(node);
+		return fail(b, line, "nesting deeper than 256 levels");
+	}
+	if (b->depth == 0 && b->content_line == 0) {
+		b->content_line = line;
+		b->json = !seq ? ev->data.mapping_start.style == YAML_FLOW_MAPPING_STYLE
+			       : ev->data.sequence_start.style == YAML_FLOW_SEQUENCE_STYLE;
+	}
+	f = &b->stack[b->depth];
+	memset(f, 0, sizeof *f);
+	f->node = node;
+	f->pos = SIZE_MAX;
+	b->depth++;
+	if (anchor != NULL && (f->anchor = strdup(anchor)) == NULL)
+		return oom(b);
+	if (b->record) {
+		struct manifest_pos *p;
+
+		if (b->n_pos == b->cap_pos) {
+			size_t cap = b->cap_pos ? b->cap_pos * 2 : 64;
+			struct manifest_pos *grown = realloc(b->pos, cap * sizeof *grown);
+
+			if (grown == NULL)
+				return oom(b);
+			b->pos = grown;
+			b->cap_pos = cap;
+		}
+		p = &b->pos[b->n_pos];
+		memset(p, 0, sizeof *p);
+		p->node = node;
+		p->line = b->depth > 1 && json_is_object(b->stack[b->depth - 2].node)
+			  ? b->stack[b->depth - 2].key_line : line;
+		p->seq = (unsigned char)seq;
+		p->block = seq ? ev->data.sequence_start.style == YAML_BLOCK_SEQUENCE_STYLE
+			       : ev->data.mapping_start.style == YAML_BLOCK_MAPPING_STYLE;
+		if (seq) {
+			p->first_line = line;
+			p->first_col = (unsigned long)ev->start_mark.column;
+		}
+		f->pos = b->n_pos++;
+	}
+	return 0;
+}
+
+/* Merge keys: "<<: *base" or "<<: [*a, *b]"; explicit keys and earlier sources win. */
+static int merge(struct builder *b, struct frame *f, unsigned long line)
+{
+	size_t i, j;
+	json_t *src, *item, *v;
+	const char *key;
+
+	json_array_foreach(f->merges, i, src) {
+		for (j = 0; j < (json_is_array(src) ? json_array_size(src) : 1); j++) {
+			item = json_is_array(src) ? json_array_get(src, j) : src;
+			if (!json_is_object(item))
+				return fail(b, line, "a merge key (<<) value must be a mapping or a list of mappings");
+			json_object_foreach(item, key, v)
+				if (json_object_get(f->node, key) == NULL &&
+				    json_object_set(f->node, key, v) != 0)
+					return oom(b);
+		}
+	}
+	return 0;
+}
+
+static int pop(struct builder *b, const yaml_event_t *ev)
+{
+	struct frame *f = &b->stack[b->depth - 1];
+	unsigned long line = abs_line(b, &ev->start_mark);
+	json_t *node;
+	int rc;
+
+	if (f->pos != SIZE_MAX && json_is_array(f->node)) {
+		b->pos[f->pos].end_line = line;
+		b->pos[f->pos].end_col = (unsigned long)ev->start_mark.column;
+	}
+	if (f->merges != NULL && merge(b, f, line) != 0)
+		return -1;
+	node = f->node;
+	rc = anchor_add(b, f->anchor, node);
+	free(f->anchor);
+	json_decref(f->merges);
+	free(f->key);
+	memset(f, 0, sizeof *f);
+	b->depth--;
+	if (rc != 0) {
+		json_decref(node);
+		return -1;
+	}
+	return add_value(b, node, line);
+}
+
+static int on_scalar(struct builder *b, const yaml_event_t *ev)
+{
+	const char *s = (const char *)ev->data.scalar.value;
+	size_t len = ev->data.scalar.length;
+	int plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+	unsigned long line = abs_line(b, &ev->start_mark);
+	json_t *v;
+
+	if (b->depth == 0 && b->content_line == 0)
+		b->content_line = line;
+	if (wants_key(b)) {
+		if (ev->data.scalar.anchor != NULL) {
+			json_t *k = json_stringn(s, len);
+
+			if (k == NULL)
+				return fail(b, line, "a mapping key is not valid UTF-8");
+			if (anchor_add(b, (const char *)ev->data.scalar.anchor, k) != 0) {
+				json_decref(k);
+				return -1;
+			}
+			json_decref(k);
+		}
+		return set_key(b, s, len, plain && len == 2 && memcmp(s, "<<", 2) == 0, &ev->start_mark);
+	}
+	v = manifest_scalar(s, len, plain, (const char *)ev->data.scalar.tag);
+	if (v == NULL)
+		return fail(b, line, "a string is not valid UTF-8");
+	if (anchor_add(b, (const char *)ev->data.scalar.anchor, v) != 0) {
+		json_decref(v);
+		return -1;
+	}
+	return add_value(b, v, line);
+}
+
+static int on_alias(struct builder *b, const yaml_event_t *ev)
+{
+	const char *name = (const char *)ev->data.alias.anchor;
+	unsigned long line = abs_line(b, &ev->start_mark);
+	const json_t *target = NULL;
+	json_t *v;
+	size_t i;
+
+	b->aliases = 1;
+	for (i = b->n_anchors; i > 0 && target == NULL; i--)
+		if (strcmp(b->anchors[i - 1].name, name) == 0)
+			target = b->anchors[i - 1].node;
+	if (target == NULL)
+		return fail(b, line, "alias to an unknown (or not yet complete) anchor");
+	if (wants_key(b)) {
+		if (!json_is_string(target))
+			return fail(b, line, "a mapping key alias does not name a string");
+		return set_key(b, json_string_value(target), json_string_length(target), 0, &ev->start_mark);
+	}
+	if (b->depth == 0 && b->content_line == 0)
+		b->content_line = line;
+	v = copy_counted(b, target, (int)b->depth);
+	if (v == NULL)
+		return b->budget == 0 ? fail(b, line, "aliases expand to more than 100000 values "
+					     "(an alias bomb?)") : oom(b);
+	return add_value(b, v, line);
+}
+
+static void builder_reset(struct builder *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->depth; i++) {
+		json_decref(b->stack[i].node);
+		json_decref(b->stack[i].merges);
+		free(b->stack[i].anchor);
+		free(b->stack[i].key);
+	}
+	b->depth = 0;
+	for (i = 0; i < b->n_anchors; i++) {
+		free(b->anchors[i].name);
+		json_decref(b->anchors[i].node);
+	}
+	free(b->anchors);
+	b->anchors = NULL;
+	b->n_anchors = b->cap_anchors = 0;
+	json_decref(b->graveyard);
+	b->graveyard = NULL;
+}
+
+static int pos_cmp(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)((const struct manifest_pos *)a)->node;
+	uintptr_t y = (uintptr_t)((const struct manifest_pos *)b)->node;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Parses one chunk (at most one document) into b. Returns 0 (b->root may be
+ * NULL: an empty document), or -1 with b->error / b->nomem.
+ */
+static int parse_chunk(struct builder *b, const char *p, size_t n)
+{
+	yaml_parser_t parser;
+	yaml_event_t ev;
+	int done = 0, rc = 0;
+
+	if (!yaml_parser_initialize(&parser))
+		return oom(b);
+	b->budget = MANIFEST_ALIAS_BUDGET;
+	if ((b->graveyard = json_array()) == NULL) {
+		yaml_parser_delete(&parser);
+		return oom(b);
+	}
+	yaml_parser_set_input_string(&parser, (const unsigned char *)p, n);
+	while (!done && rc == 0) {
+		if (!yaml_parser_parse(&parser, &ev)) {
+			char msg[MANIFEST_ERROR_MAX];
+
+			if (parser.error == YAML_MEMORY_ERROR) {
+				rc = oom(b);
+				break;
+			}
+			snprintf(msg, sizeof msg, "%s%s%s", parser.problem ? parser.problem : "syntax error",
+				 parser.context ? " " : "", parser.context ? parser.context : "");
+			rc = fail(b, b->line0 + (unsigned long)parser.problem_mark.line, msg);
+			break;
+		}
+		switch (ev.type) {
+		case YAML_STREAM_END_EVENT:
+			done = 1;
+			break;
+		case YAML_DOCUMENT_START_EVENT:
+			if (++b->documents > 1)
+				rc = fail(b, abs_line(b, &ev.start_mark), "more than one document in one chunk");
+			break;
+		case YAML_SCALAR_EVENT:
+			rc = on_scalar(b, &ev);
+			break;
+		case YAML_ALIAS_EVENT:
+			rc = on_alias(b, &ev);
+			break;
+		case YAML_SEQUENCE_START_EVENT:
+			rc = push(b, json_array(), (const char *)ev.data.sequence_start.anchor, &ev, 1);
+			break;
+		case YAML_MAPPING_START_EVENT:
+			rc = push(b, json_object(), (const char *)ev.data.mapping_start.anchor, &ev, 0);
+			break;
+		case YAML_SEQUENCE_END_EVENT:
+		case YAML_MAPPING_END_EVENT:
+			rc = pop(b, &ev);
+			break;
+		default:
+			break;
+		}
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&parser);
+	builder_reset(b);
+	if (rc != 0) {
+		json_decref(b->root);
+		b->root = NULL;
+		return -1;
+	}
+	if (b->record && b->n_pos > 1)
+		qsort(b->pos, b->n_pos, sizeof *b->pos, pos_cmp);
+	return 0;
+}
+
+static const struct manifest_pos *pos_find(const struct manifest_doc *d, const json_t *node)
+{
+	struct manifest_pos key;
+
+	if (d->pos == NULL)
+		return NULL;
+	memset(&key, 0, sizeof key);
+	key.node = node;
+	return bsearch(&key, d->pos, d->n_pos, sizeof *d->pos, pos_cmp);
+}
+
+/* New: the value of text p[0..n) (line numbers from line0), or NULL; for re-checks. */
+static json_t *parse_value(const char *p, size_t n, struct error *err)
+{
+	struct builder *b = calloc(1, sizeof *b);
+	json_t *root = NULL;
+
+	if (b == NULL) {
+		error_set(err, ERROR_NOMEM, "out of memory");
+		return NULL;
+	}
+	b->line0 = 1;
+	if (parse_chunk(b, p, n) == 0) {
+		root = b->root;
+	} else {
+		error_set(err, b->nomem ? ERROR_NOMEM : ERROR_INTERNAL, "re-reading the fixed document: "
+			  "line %lu: %s", b->error_line, b->error);
+	}
+	free(b);
+	return root;
+}
+
+/* ==== Pod templates ==== */
+
+struct walk {
+	struct manifest_doc *d;
+	char ptr[PATH_MAX_LEN], path[PATH_MAX_LEN];
+	size_t ptr_len, path_len;
+	const char *kind, *name, *ns;
+	int daemonset;
+	int nomem;
+};
+
+/* Appends "/token" and ".token" (or "[i]") to the walk's paths; 0 when too long. */
+static int walk_push(struct walk *w, const char *key, size_t index, int is_index)
+{
+	char tok[1024], shown[1040];
+	size_t tl, sl;
+
+	if (is_index) {
+		snprintf(tok, sizeof tok, "%zu", index);
+		snprintf(shown, sizeof shown, "[%zu]", index);
+	} else {
+		if (patch_escape(key, tok, sizeof tok) < 0)
+			return 0;
+		snprintf(shown, sizeof shown, "%s%s", w->path_len ? "." : "", key);
+	}
+	tl = strlen(tok);
+	sl = strlen(shown);
+	if (w->ptr_len + tl + 2 > sizeof w->ptr || w->path_len + sl + 1 > sizeof w->path)
+		return 0;
+	w->ptr[w->ptr_len++] = '/';
+	memcpy(w->ptr + w->ptr_len, tok, tl + 1);
+	w->ptr_len += tl;
+	memcpy(w->path + w->path_len, shown, sl + 1);
+	w->path_len += sl;
+	return 1;
+}
+
+static void walk_pop(struct walk *w, size_t ptr_len, size_t path_len)
+{
+	w->ptr_len = ptr_len;
+	w->ptr[ptr_len] = '\0';
+	w->path_len = path_len;
+	w->path[path_len] = '\0';
+}
+
+static int add_template(struct walk *w, const json_t *pod)
+{
+	struct manifest_doc *d = w->d;
+	struct manifest_template *t, *grown;
+	const struct manifest_pos *p = pos_find(d, pod);
+
+	grown = realloc(d->templates, (d->n_templates + 1) * sizeof *grown);
+	if (grown == NULL)
+		goto nomem;
+	d->templates = grown;
+	t = &d->templates[d->n_templates];
+	memset(t, 0, sizeof *t);
+	t->pointer = strdup(w->ptr);
+	t->path = strdup(w->path_len ? w->path : ".");
+	if (t->pointer == NULL || t->path == NULL) {
+		free(t->pointer);
+		free(t->path);
+		goto nomem;
+	}
+	t->pod = pod;
+	t->kind = w->kind;
+	t->name = w->name;
+	t->ns = w->ns;
+	t->daemonset = w->daemonset;
+	t->line = p ? p->line : d->content_line;
+	d->n_templates++;
+	return 0;
+nomem:
+	w->nomem = 1;
+	return -1;
+}
+
+static int is_pod_template(const json_t *v)
+{
+	return json_is_object(v) && json_is_array(json_object_get(json_object_get(v, "spec"), "containers"));
+}
+
+/* "template", or a "...Template" (LeaderWorkerSet's leaderTemplate / workerTemplate). */
+static int template_key(const char *key)
+{
+	size_t n = strlen(key);
+
+	return strcmp(key, "template") == 0 || (n > 8 && strcmp(key + n - 8, "Template") == 0);
+}
+
+/* Custom resources: any "template" whose spec has containers, not descending into one found. */
+static int walk_generic(struct walk *w, const json_t *v, int depth)
+{
+	size_t pl = w->ptr_len, hl = w->path_len, i;
+	const char *key;
+	json_t *child;
+
+	if (depth > MANIFEST_DEPTH_MAX)
+		return 0;
+	if (json_is_object(v)) {
+		json_object_foreach((json_t *)(uintptr_t)v, key, child) {
+			if (!json_is_object(child) && !json_is_array(child))
+				continue;
+			if (!walk_push(w, key, 0, 0))
+				continue;
+			if (template_key(key) && is_pod_template(child)) {
+				if (add_template(w, child) != 0)
+					return -1;
+			} else if (walk_generic(w, child, depth + 1) != 0) {
+				return -1;
+			}
+			walk_pop(w, pl, hl);
+		}
+	} else if (json_is_array(v)) {
+		json_array_foreach(v, i, child) {
+			if (!json_is_object(child) && !json_is_array(child))
+				continue;
+			if (!walk_push(w, NULL, i, 1))
+				continue;
+			if (walk_generic(w, child, depth + 1) != 0)
+				return -1;
+			walk_pop(w, pl, hl);
+		}
+	}
+	return 0;
+}
+
+static const char *meta_str(const json_t *obj, const char *key)
+{
+	const char *s = json_string_value(json_object_get(json_object_get(obj, "metadata"), key));
+
+	return s != NULL && s[0] != '\0' ? s : NULL;
+}
+
+static int discover(struct walk *w, const json_t *obj, int list_depth)
+{
+	static const struct { const char *kind; const char *path[4]; } known[] = {
+		{ "Deployment", { "spec", "template" } },
+		{ "ReplicaSet", { "spec", "template" } },
+		{ "StatefulSet", { "spec", "template" } },
+		{ "DaemonSet", { "spec", "template" } },
+		{ "Job", { "spec", "template" } },
+		{ "ReplicationController", { "spec", "template" } },
+		{ "CronJob", { "spec", "jobTemplate", "spec", "template" } },
+		{ "PodTemplate", { "template" } },
+	};
+	const char *kind = json_string_value(json_object_get(obj, "kind"));
+	const json_t *items = json_object_get(obj, "items"), *item;
+	size_t pl = w->ptr_len, hl = w->path_len, i, k, j;
+
+	if (kind == NULL)
+		return 0;  /* not a Kubernetes object: nothing to audit */
+	if (strlen(kind) >= 4 && strcmp(kind + strlen(kind) - 4, "List") == 0 && json_is_array(items)) {
+		if (list_depth >= LIST_DEPTH_MAX)
+			return 0;
+		json_array_foreach(items, i, item) {
+			if (!json_is_object(item))
+				continue;
+			if (!walk_push(w, "items", 0, 0))
+				continue;
+			if (walk_push(w, NULL, i, 1) && discover(w, item, list_depth + 1) != 0)
+				return -1;
+			walk_pop(w, pl, hl);
+		}
+		return 0;
+	}
+	w->kind = kind;
+	w->name = meta_str(obj, "name");
+	if (w->name == NULL)
+		w->name = meta_str(obj, "generateName");
+	if (w->name == NULL)
+		w->name = "(unnamed)";
+	w->ns = meta_str(obj, "namespace");
+	if (w->ns == NULL)
+		w->ns = "default";
+	w->daemonset = strcmp(kind, "DaemonSet") == 0;
+	if (strcmp(kind, "Pod") == 0)
+		return json_is_object(json_object_get(obj, "spec")) ? add_template(w, obj) : 0;
+	for (k = 0; k < sizeof known / sizeof known[0]; k++) {
+		const json_t *v = obj;
+
+		if (strcmp(kind, known[k].kind) != 0)
+			continue;
+		for (j = 0; j < 4 && known[k].path[j] != NULL && v != NULL; j++) {
+			v = json_object_get(v, known[k].path[j]);
+			if (!walk_push(w, known[k].path[j], 0, 0))
+				v = NULL;
+		}
+		if (json_is_object(v) && add_template(w, v) != 0)
+			return -1;
+		walk_pop(w, pl, hl);
+		if (json_is_object(v))
+			return 0;
+		break;  /* no template where the kind puts it: look everywhere */
+	}
+	return walk_generic(w, obj, 0);
+}
+
+/* ==== Loading a stream ==== */
+
+static int load_doc(struct manifest_doc *d, const char *p, struct error *err)
+{
+	struct builder *b = calloc(1, sizeof *b);
+	struct walk *w = NULL;
+	int rc = -1;
+
+	if (b == NULL)
+		goto nomem;
+	b->line0 = d->line;
+	b->record = 1;
+	if (parse_chunk(b, p + d->off, d->len) != 0) {
+		if (b->nomem)
+			goto nomem;
+		d->failed = 1;
+		d->error_line = b->error_line;
+		snprintf(d->error, sizeof d->error, "%s", b->error);
+		free(b->pos);
+		b->pos = NULL;
+		rc = 0;
+		goto out;
+	}
+	d->root = b->root;
+	d->pos = b->pos;
+	d->n_pos = b->n_pos;
+	d->json = b->json;
+	d->aliases = b->aliases;
+	d->content_line = b->content_line;
+	b->pos = NULL;
+	if (json_is_object(d->root)) {
+		if ((w = calloc(1, sizeof *w)) == NULL)
+			goto nomem;
+		w->d = d;
+		if (discover(w, d->root, 0) != 0)
+			goto nomem;
+	}
+	rc = 0;
+	goto out;
+nomem:
+	error_set(err, ERROR_NOMEM, "out of memory reading manifests");
+out:
+	if (b != NULL)
+		free(b->pos);
+	free(b);
+	free(w);
+	return rc;
+}
+
+static int add_chunk(struct manifest *m, size_t off, size_t end, unsigned long line, struct error *err)
+{
+	struct manifest_doc *grown = realloc(m->docs, (m->n_docs + 1) * sizeof *grown);
+
+	if (grown == NULL) {
+		error_set(err, ERROR_NOMEM, "out of memory reading manifests");
+		return -1;
+	}
+	m->docs = grown;
+	memset(&m->docs[m->n_docs], 0, sizeof m->docs[0]);
+	m->docs[m->n_docs].off = off;
+	m->docs[m->n_docs].len = end - off;
+	m->docs[m->n_docs].line = line;
+	return load_doc(&m->docs[m->n_docs++], m->buf, err);
+}
+
+int manifest_load(const char *buf, size_t len, struct manifest *m, struct error *err)
+{
+	const char *p = buf, *end = buf + len, *start = buf;
+	unsigned long line = 1, start_line = 1;
+
+	memset(m, 0, sizeof *m);
+	m->buf = buf;
+	m->len = len;
+	{
+		const char *cr = memchr(buf, '\r', len);
+
+		m->crlf = cr != NULL && cr + 1 < end && cr[1] == '\n';
+	}
+	while (p < end) {
+		int doc_end = is_marker(p, end, '.');
+
+		if (p != start && is_marker(p, end, '-')) {
+			if (add_chunk(m, (size_t)(start - buf), (size_t)(p - buf), start_line, err) != 0)
+				return -1;
+			start = p;
+			start_line = line;
+		}
+		p = next_line(p, end);
+		line++;
+		if (doc_end && p < end) {
+			if (add_chunk(m, (size_t)(start - buf), (size_t)(p - buf), start_line, err) != 0)
+				return -1;
+			start = p;
+			start_line = line;
+		}
+	}
+	if (start < end || m->n_docs == 0)
+		return add_chunk(m, (size_t)(start - buf), len, start_line, err);
+	return 0;
+}
+
+void manifest_free(struct manifest *m)
+{
+	size_t i, j;
+
+	if (m == NULL)
+		return;
+	for (i = 0; i < m->n_docs; i++) {
+		struct manifest_doc *d = &m->docs[i];
+
+		for (j = 0; j < d->n_templates; j++) {
+			free(d->templates[j].pointer);
+			free(d->templates[j].path);
+		}
+		free(d->templates);
+		free(d->pos);
+		json_decref(d->root);
+	}
+	free(m->docs);
+	memset(m, 0, sizeof *m);
+}
+
+/* ==== --fix: rendering a patched document ==== */
+
+/*
+ * Two ways, tried in order:
+ *
+ * 1. Text insertion. The policy only ever adds: a key to a mapping
+ *    (spec.tolerations, spec.nodeSelector, a nodeSelector entry) or an item
+ *    to a sequence (spec.tolerations/-). For a block-style target we know
+ *    from libyaml's marks where its first key starts (insert the new key
+ *    there, at the same indentation) or where the token after its last item
+ *    starts (append the new item there, at the indentation of the existing
+ *    "-"). Comments, quoting and layout of everything else stay as written.
+ *
+ * 2. Re-emitting the document from the patched value with libyaml's emitter
+ *    (or jansson for a JSON document), keeping the marker line and leading
+ *    comments. Used for flow-style targets, documents with aliases or merge
+ *    keys (one text position may stand for several values), and whenever the
+ *    inserted text does not read back as the patched value.
+ *
+ * Either way the result is parsed again and must equal the patched value; a
+ * text insertion that does not is discarded, so a layout the inserter did not
+ * foresee costs formatting, never correctness.
+ */
+
+static int plain_ok(const char *s)
+{
+	json_t *v;
+	int ok;
+
+	if (s[0] == '\0' || strchr("-?:,[]{}#&*!|>'\"%@`", s[0]) != NULL)
+		return 0;
+	if (strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._/-") != strlen(s))
+		return 0;
+	v = manifest_scalar(s, strlen(s), 1, NULL);
+	ok = json_is_string(v);
+	json_decref(v);
+	return ok;
+}
+
+static void write_scalar(struct mbuf *o, const json_t *v)
+{
+	char *s;
+
+	if (json_is_string(v) && plain_ok(json_string_value(v))) {
+		mb_str(o, json_string_value(v));
+		return;
+	}
+	s = json_dumps(v, JSON_ENCODE_ANY);  /* a JSON string is a YAML double-quoted scalar */
+	if (s == NULL) {
+		o->oom = 1;
+		return;
+	}
+	mb_str(o, s);
+	free(s);
+}
+
+static int write_value(struct mbuf *o, const json_t *v, size_t indent, const char *nl, int depth);
+
+/* Writes the entries of object v, the first one inline (after "- "), the rest at indent. */
+static int write_entries(struct mbuf *o, const json_t *v, size_t indent, int first_inline,
+			 const char *nl, int depth)
+{
+	const char *key;
+	json_t *child;
+	int first = 1;
+
+	json_object_foreach((json_t *)(uintptr_t)v, key, child) {
+		json_t *k;
+
+		if (!(first && first_inline))
+			mb_spaces(o, indent);
+		first = 0;
+		k = json_string(key);
+		if (k == NULL)
+			return -1;
+		write_scalar(o, k);
+		json_decref(k);
+		mb_str(o, ":");
+		if (write_value(o, child, indent + 2, nl, depth + 1) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Writes one sequence item "<indent>- ..." (a mapping's first entry on the dash line). */
+static int write_item(struct mbuf *o, const json_t *item, size_t indent, const char *nl, int depth)
+{
+	mb_spaces(o, indent);
+	mb_str(o, "-");
+	if (json_is_object(item) && json_object_size(item) > 0) {
+		mb_str(o, " ");
+		return write_entries(o, item, indent + 2, 1, nl, depth + 1);
+	}
+	if (json_is_array(item) && json_array_size(item) > 0)
+		return -1;  /* nested block sequences: leave them to the emitter */
+	return write_value(o, item, indent + 2, nl, depth + 1);
+}
+
+/* Writes " scalar\n" or "\n" + block content at indent, after a "key:". */
+static int write_value(struct mbuf *o, const json_t *v, size_t indent, const char *nl, int depth)
+{
+	size_t i;
+	json_t *item;
+
+	if (depth > WRITE_DEPTH_MAX)
+		return -1;
+	if (json_is_object(v) && json_object_size(v) > 0) {
+		mb_str(o, nl);
+		return write_entries(o, v, indent, 0, nl, depth);
+	}
+	if (json_is_array(v) && json_array_size(v) > 0) {
+		mb_str(o, nl);
+		json_array_foreach(v, i, item)
+			if (write_item(o, item, indent, nl, depth + 1) != 0)
+				return -1;
+		return 0;
+	}
+	mb_str(o, " ");
+	if (json_is_object(v))
+		mb_str(o, "{}");
+	else if (json_is_array(v))
+		mb_str(o, "[]");
+	else
+		write_scalar(o, v);
+	mb_str(o, nl);
+	return 0;
+}
+
+/* Resolves a JSON Pointer (RFC 6901) in doc; NULL when it does not. */
+static json_t *pointer_get(json_t *doc, const char *ptr)
+{
+	char tok[1024];
+	size_t n;
+
+	while (doc != NULL && *ptr == '/') {
+		const char *p = ptr + 1;
+
+		n = 0;
+		while (*p != '\0' && *p != '/' && n + 1 < sizeof tok) {
+			if (p[0] == '~' && (p[1] == '0' || p[1] == '1')) {
+				tok[n++] = p[1] == '0' ? '~' : '/';
+				p += 2;
+			} else {
+				tok[n++] = *p++;
+			}
+		}
+		tok[n] = '\0';
+		ptr = p;
+		if (json_is_object(doc)) {
+			doc = json_object_get(doc, tok);
+		} else if (json_is_array(doc)) {
+			char *e;
+			unsigned long idx = strtoul(tok, &e, 10);
+
+			doc = *e == '\0' && tok[0] != '\0' ? json_array_get(doc, idx) : NULL;
+		} else {
+			doc = NULL;
+		}
+	}
+	return *ptr == '\0' ? doc : NULL;
+}
+
+struct insertion {
+	size_t off;     /* in the document's bytes */
+	size_t seq;     /* patch order: equal offsets keep it */
+	char *text;
+};
+
+static int ins_cmp(const void *a, const void *b)
+{
+	const struct insertion *x = a, *y = b;
+
+	if (x->off != y->off)
+		return x->off > y->off ? -1 : 1;  /* from the end backwards */
+	return x->seq > y->seq ? -1 : x->seq < y->seq;
+}
+
+/* Offset of (line, col) in the document when the line holds only spaces before col. */
+static int text_offset(const struct manifest *m, const struct manifest_doc *d, unsigned long line,
+		       unsigned long col, size_t *off)
+{
+	const char *s = m->buf + d->off, *end = s + d->len, *ls = line_start(s, end, d->line, line);
+	unsigned long i;
+
+	if (ls == NULL)
+		return -1;
+	for (i = 0; i < col; i++)
+		if (ls + i >= end || ls[i] != ' ')
+			return -1;
+	*off = (size_t)(ls - s);
+	return 0;
+}
+
+/* Builds the text for one "add" operation, or -1 when this layout is not one it handles. */
+static int plan_insertion(const struct manifest *m, const struct manifest_doc *d, const json_t *op,
+			  struct insertion *ins)
+{
+	const char *path = json_string_value(json_object_get(op, "path"));
+	const json_t *value = json_object_get(op, "value");
+	const char *nl = m->crlf ? "\r\n" : "\n", *slash, *chunk = m->buf + d->off;
+	char parent_ptr[PATH_MAX_LEN], tok[1024];
+	const struct manifest_pos *p;
+	json_t *parent;
+	struct mbuf o = { 0 };
+	size_t n;
+	int rc = -1;
+
+	if (path == NULL || value == NULL || strcmp(json_string_value(json_object_get(op, "op")) ?
+						    json_string_value(json_object_get(op, "op")) : "", "add") != 0)
+		return -1;
+	slash = strrchr(path, '/');
+	if (slash == NULL || (size_t)(slash - path) >= sizeof parent_ptr)
+		return -1;
+	memcpy(parent_ptr, path, (size_t)(slash - path));
+	parent_ptr[slash - path] = '\0';
+	parent = pointer_get(d->root, parent_ptr);
+	p = parent ? pos_find(d, parent) : NULL;
+	if (p == NULL || !p->block || p->first_line == 0)
+		return -1;
+	n = 0;
+	for (const char *s = slash + 1; *s != '\0' && n + 1 < sizeof tok; ) {
+		if (s[0] == '~' && (s[1] == '0' || s[1] == '1')) {
+			tok[n++] = s[1] == '0' ? '~' : '/';
+			s += 2;
+		} else {
+			tok[n++] = *s++;
+		}
+	}
+	tok[n] = '\0';
+	if (json_is_object(parent)) {
+		json_t *k = json_string(tok);
+
+		if (k == NULL || json_object_get(parent, tok) != NULL ||
+		    text_offset(m, d, p->first_line, p->first_col, &ins->off) != 0) {
+			json_decref(k);
+			return -1;
+		}
+		mb_spaces(&o, p->first_col);
+		write_scalar(&o, k);
+		json_decref(k);
+		mb_str(&o, ":");
+		if (write_value(&o, value, p->first_col + 2, nl, 0) != 0)
+			goto out;
+	} else if (json_is_array(parent) && strcmp(tok, "-") == 0) {
+		if (p->end_line == 0)
+			goto out;
+		if (text_offset(m, d, p->end_line, p->end_col, &ins->off) != 0) {
+			/* The sequence ends the document on a last line without a break. */
+			const char *ls = line_start(chunk, chunk + d->len, d->line, p->end_line);
+
+			if (ls == NULL || (size_t)(chunk + d->len - ls) != p->end_col)
+				goto out;
+			ins->off = d->len;
+			mb_str(&o, nl);
+		}
+		if (write_item(&o, value, p->first_col, nl, 0) != 0)
+			goto out;
+	} else {
+		goto out;
+	}
+	if (o.oom)
+		goto out;
+	ins->text = o.p;
+	o.p = NULL;
+	rc = 0;
+out:
+	free(o.p);
+	return rc;
+}
+
+/* The document with the patch inserted as text, or NULL (then the caller re-emits). */
+static char *insert_text(const struct manifest *m, const struct manifest_doc *d, const json_t *patch,
+			 size_t *outlen)
+{
+	struct insertion *ins = NULL;
+	size_t n = json_array_size(patch), i, done = 0;
+	struct mbuf o = { 0 };
+	const char *chunk = m->buf + d->off;
+	size_t cursor;
+
+	if (d->json || d->aliases || n == 0 || (ins = calloc(n, sizeof *ins)) == NULL)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		ins[i].seq = i;
+		if (plan_insertion(m, d, json_array_get(patch, i), &ins[i]) != 0)
+			goto out;
+	}
+	qsort(ins, n, sizeof *ins, ins_cmp);
+	/* Assemble front to back: ins is sorted back to front, so walk it in reverse. */
+	cursor = 0;
+	for (i = n; i > 0; i--) {
+		mb_add(&o, chunk + cursor, ins[i - 1].off - cursor);
+		mb_str(&o, ins[i - 1].text);
+		cursor = ins[i - 1].off;
+	}
+	mb_add(&o, chunk + cursor, d->len - cursor);
+	done = !o.oom;
+out:
+	for (i = 0; i < n; i++)
+		free(ins[i].text);
+	free(ins);
+	if (!done) {
+		free(o.p);
+		return NULL;
+	}
+	*outlen = o.len;
+	return o.p;
+}
+
+static int emit_handler(void *data, unsigned char *buffer, size_t size)
+{
+	struct mbuf *o = data;
+
+	mb_add(o, (const char *)buffer, size);
+	return !o->oom;
+}
+
+static int emit_node(yaml_emitter_t *e, const json_t *v, int depth)
+{
+	yaml_event_t ev;
+	const char *key;
+	json_t *child;
+	size_t i;
+
+	if (depth > MANIFEST_DEPTH_MAX + 8)
+		return -1;
+	if (json_is_object(v)) {
+		if (!yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, json_object_size(v) ?
+							  YAML_BLOCK_MAPPING_STYLE : YAML_FLOW_MAPPING_STYLE) ||
+		    !yaml_emitter_emit(e, &ev))
+			return -1;
+		json_object_foreach((json_t *)(uintptr_t)v, key, child) {
+			json_t *k = json_string(key);
+			int rc = k ? emit_node(e, k, depth + 1) : -1;
+
+			json_decref(k);
+			if (rc != 0 || emit_node(e, child, depth + 1) != 0)
+				return -1;
+		}
+		if (!yaml_mapping_end_event_initialize(&ev) || !yaml_emitter_emit(e, &ev))
+			return -1;
+		return 0;
+	}
+	if (json_is_array(v)) {
+		if (!yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, json_array_size(v) ?
+							   YAML_BLOCK_SEQUENCE_STYLE : YAML_FLOW_SEQUENCE_STYLE) ||
+		    !yaml_emitter_emit(e, &ev))
+			return -1;
+		json_array_foreach(v, i, child)
+			if (emit_node(e, child, depth + 1) != 0)
+				return -1;
+		if (!yaml_sequence_end_event_initialize(&ev) || !yaml_emitter_emit(e, &ev))
+			return -1;
+		return 0;
+	}
+	{
+		char *text;
+		const char *s;
+		size_t len;
+		int plain_implicit, rc;
+
+		if (json_is_string(v)) {
+			json_t *back;
+
+			s = json_string_value(v);
+			len = json_string_length(v);
+			back = manifest_scalar(s, len, 1, NULL);
+			/* A string that would read back as a number, bool or null must be quoted. */
+			plain_implicit = json_is_string(back);
+			json_decref(back);
+			text = NULL;
+		} else {
+			text = json_dumps(v, JSON_ENCODE_ANY);
+			if (text == NULL)
+				return -1;
+			s = text;
+			len = strlen(text);
+			plain_implicit = 1;
+		}
+		rc = yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)(uintptr_t)s, (int)len,
+						  plain_implicit, 1, YAML_ANY_SCALAR_STYLE) &&
+		     yaml_emitter_emit(e, &ev) ? 0 : -1;
+		free(text);
+		return rc;
+	}
+}
+
+static int emit_yaml(const struct manifest *m, const json_t *v, struct mbuf *o)
+{
+	yaml_emitter_t e;
+	yaml_event_t ev;
+	int rc = -1;
+
+	if (!yaml_emitter_initialize(&e))
+		return -1;
+	yaml_emitter_set_output(&e, emit_handler, o);
+	yaml_emitter_set_unicode(&e, 1);
+	yaml_emitter_set_width(&e, -1);
+	yaml_emitter_set_indent(&e, 2);
+	yaml_emitter_set_break(&e, m->crlf ? YAML_CRLN_BREAK : YAML_LN_BREAK);
+	if (!yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) || !yaml_emitter_emit(&e, &ev) ||
+	    !yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1) || !yaml_emitter_emit(&e, &ev) ||
+	    emit_node(&e, v, 0) != 0 ||
+	    !yaml_document_end_event_initialize(&ev, 1) || !yaml_emitter_emit(&e, &ev) ||
+	    !yaml_stream_end_event_initialize(&ev) || !yaml_emitter_emit(&e, &ev))
+		goto out;
+	rc = 0;
+out:
+	yaml_emitter_delete(&e);
+	return rc;
+}
+
+/* The marker line and comments before the document's content, kept verbatim. */
+static size_t leading_text(const struct manifest *m, const struct manifest_doc *d)
+{
+	const char *s = m->buf + d->off, *end = s + d->len;
+	const char *ls = d->content_line > d->line ? line_start(s, end, d->line, d->content_line) : NULL;
+
+	return ls ? (size_t)(ls - s) : 0;
+}
+
+static char *re_emit(const struct manifest *m, const struct manifest_doc *d, const json_t *v, size_t *outlen)
+{
+	struct mbuf o = { 0 };
+	const char *nl = m->crlf ? "\r\n" : "\n";
+	size_t lead = leading_text(m, d);
+
+	mb_add(&o, m->buf + d->off, lead);
+	if (lead == 0 && is_marker(m->buf + d->off, m->buf + d->off + d->len, '-')) {
+		mb_str(&o, "---");
+		mb_str(&o, nl);
+	}
+	if (d->json) {
+		char *s = json_dumps(v, JSON_INDENT(2));
+
+		if (s == NULL) {
+			free(o.p);
+			return NULL;
+		}
+		mb_str(&o, s);
+		mb_str(&o, nl);
+		free(s);
+	} else if (emit_yaml(m, v, &o) != 0) {
+		o.oom = 1;
+	}
+	if (o.oom) {
+		free(o.p);
+		return NULL;
+	}
+	*outlen = o.len;
+	return o.p;
+}
+
+int manifest_render_patched(const struct manifest *m, size_t i, const json_t *patch,
+			    char **out, size_t *outlen, const char **how, struct error *err)
+{
+	const struct manifest_doc *d = &m->docs[i];
+	json_t *patched = NULL, *back = NULL;
+	char *text = NULL;
+	size_t len = 0;
+	int rc = -1;
+
+	*out = NULL;
+	*outlen = 0;
+	if (d->root == NULL) {
+		error_set(err, ERROR_INTERNAL, "document %zu has no value to patch", i);
+		return -1;
+	}
+	patched = json_deep_copy(d->root);
+	if (patched == NULL) {
+		error_set(err, ERROR_NOMEM, "out of memory");
+		goto out;
+	}
+	if (patch_apply(patched, patch, err) != 0)
+		goto out;
+	text = insert_text(m, d, patch, &len);
+	if (text != NULL) {
+		struct error ignored;
+
+		/* The inserted text starts at the chunk's first line; line numbers are not needed here. */
+		back = parse_value(text, len, &ignored);
+		if (back != NULL && json_equal(back, patched)) {
+			*how = "inserted";
+			goto done;
+		}
+		json_decref(back);
+		back = NULL;
+		free(text);
+	}
+	text = re_emit(m, d, patched, &len);
+	if (text == NULL) {
+		error_set(err, ERROR_NOMEM, "out of memory writing the fixed document");
+		goto out;
+	}
+	back = parse_value(text, len, err);
+	if (back == NULL || !json_equal(back, patched)) {
+		if (back != NULL)
+			error_set(err, ERROR_INTERNAL, "the re-emitted document does not read back as written");
+		goto out;
+	}
+	*how = "re-emitted";
+done:
+	*out = text;
+	*outlen = len;
+	text = NULL;
+	rc = 0;
+out:
+	free(text);
+	json_decref(back);
+	json_decref(patched);
+	return rc;
+}

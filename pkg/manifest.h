@@ -1,0 +1,104 @@
+/*
+ * manifest: Kubernetes manifests (YAML or JSON streams) as jansson values,
+ * with line numbers, and the pod templates inside them.
+ *
+ * A stream is split lexically into documents at "---" / "..." marker lines
+ * (column 0, as the YAML spec defines them) and each document is parsed on
+ * its own with libyaml. libyaml gives up at the first syntax error of a
+ * stream; splitting first means one broken document (an unrendered Helm
+ * template, say) is reported with its line and the others are still read.
+ * JSON is parsed by the same code: it is YAML flow style, and this keeps line
+ * numbers for JSON input (kubectl get -o json) too.
+ *
+ * Scalars get JSON types the way Kubernetes' YAML decoder (go-yaml v2 via
+ * sigs.k8s.io/yaml) gives them: plain 1 is an integer, "1" a string, yes/no/
+ * on/off/true/false booleans, ~/null null, 1.5 and 1e3 reals, 0x1f/0777/0b1
+ * integers. Mapping keys keep their text. Anchors and aliases are expanded
+ * by copying, within a budget (MANIFEST_ALIAS_BUDGET nodes per document) so
+ * an alias bomb fails cleanly; nesting is capped at MANIFEST_DEPTH_MAX.
+ * Merge keys (<<) are honoured; explicit keys win.
+ */
+#ifndef GPU_ADMISSION_MANIFEST_H
+#define GPU_ADMISSION_MANIFEST_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "error.h"
+
+#define MANIFEST_DEPTH_MAX 256          /* nested collections per document */
+#define MANIFEST_ALIAS_BUDGET 100000    /* values copied by aliases per document */
+#define MANIFEST_ERROR_MAX 256
+
+/* One pod template found in a document. */
+struct manifest_template {
+	const json_t *pod;    /* borrowed from the document's root: {metadata, spec} or a Pod */
+	char *pointer;        /* owned: JSON Pointer from the document root, "" for a Pod */
+	char *path;           /* owned: the same for people, "spec.template", "." for a Pod */
+	const char *kind;     /* borrowed: the owning object's kind ("Deployment") */
+	const char *name;     /* borrowed: metadata.name (or generateName), or "(unnamed)" */
+	const char *ns;       /* borrowed: metadata.namespace, or "default" */
+	int daemonset;        /* the template belongs to a DaemonSet */
+	unsigned long line;   /* 1-based line of the template ("template:" key, or the object) */
+};
+
+struct manifest_pos;      /* private: where each collection sits in the text */
+
+struct manifest_doc {
+	json_t *root;         /* owned; NULL for an empty or failed document */
+	size_t off, len;      /* the document's bytes in the stream, marker line included */
+	unsigned long line;   /* 1-based first line of the document's bytes */
+	unsigned long content_line; /* first line of the root value (0: none) */
+	int failed;           /* not valid YAML / JSON: error and error_line say why */
+	unsigned long error_line;
+	char error[MANIFEST_ERROR_MAX];
+	int json;             /* the root is written in flow (JSON) style */
+	int aliases;          /* the document uses aliases or merge keys */
+	struct manifest_template *templates; /* owned, n_templates of them */
+	size_t n_templates;
+	struct manifest_pos *pos;            /* owned, n_pos, sorted by node */
+	size_t n_pos;
+};
+
+struct manifest {
+	const char *buf;      /* borrowed: the caller keeps the text alive */
+	size_t len;
+	struct manifest_doc *docs; /* owned */
+	size_t n_docs;
+	int crlf;             /* the stream's line breaks are CRLF */
+};
+
+/*
+ * Splits buf[0..len) (borrowed; must outlive m) into documents, parses each
+ * and finds their pod templates. A document that does not parse is kept with
+ * failed set; that is not an error of the call. Returns 0, or -1 only when
+ * memory runs out (ERROR_NOMEM). m must be released with manifest_free()
+ * whatever the return value.
+ */
+int manifest_load(const char *buf, size_t len, struct manifest *m, struct error *err);
+
+/* Releases what m owns and zeroes it. Accepts NULL. */
+void manifest_free(struct manifest *m);
+
+/*
+ * Renders document i of m with patch (a JSON Patch of "add" operations whose
+ * paths start at the document root; borrowed) applied. The result, a new
+ * malloc'd buffer in *out (length *outlen, NUL-terminated), replaces the
+ * document's bytes: the marker line and leading comments are kept, and where
+ * possible the additions are inserted as text so the rest of the document is
+ * untouched (see manifest.c). *how is set to "inserted" or "re-emitted".
+ * Returns 0, or -1 with ERROR_INPUT (the patch does not apply) or ERROR_NOMEM.
+ */
+int manifest_render_patched(const struct manifest *m, size_t i, const json_t *patch,
+			    char **out, size_t *outlen, const char **how, struct error *err);
+
+/*
+ * New reference: the JSON value of one YAML scalar s[0..len) with the
+ * resolution rules above. plain: the scalar was unquoted; tag: its resolved
+ * tag or NULL. Strings that are not valid UTF-8 are rejected (NULL), as is
+ * memory exhaustion. Exposed for tests.
+ */
+json_t *manifest_scalar(const char *s, size_t len, int plain, const char *tag);
+
+#endif
