@@ -96,4 +96,24 @@ clean:
 	rm -rf build bin
 
 .PHONY: all test test-deps run lint clean
+
+# ---- Packaging: chart, plain manifests, container image ----
+# manifests:  regenerate manifests/gpu-admission.yaml from charts/gpu-admission
+#             (make test fails when they differ)
+# image:      build the image with podman (makes the local debian:bookworm-slim
+#             base from the Debian mirror first if missing; see test/image/)
+# image-test: slow; build the image and run it for real (version, check-config,
+#             serve over TLS through a published port, uid 65532, read-only root)
+manifests:
+	@sh test/helm/manifests.sh >manifests/gpu-admission.yaml.tmp
+	@mv manifests/gpu-admission.yaml.tmp manifests/gpu-admission.yaml
+	@echo "manifests/gpu-admission.yaml regenerated"
+
+image:
+	@sh test/image/build.sh
+
+image-test:
+	@sh test/image/test.sh
+
+.PHONY: manifests image image-test
 -include $(PKG_OBJ:.o=.d) $(CMD_OBJ:.o=.d)

@@ -1,0 +1,193 @@
+#!/bin/sh
+# Chart, plain manifests and install sequence, with the real tools: Helm 4 and
+# kubectl (from the npm package that ships them, via .ci/helm), the Kubernetes
+# OpenAPI validators (test/helm/check.js), openssl, and the built binary.
+#
+# For every configuration in test/helm/cases/: helm lint --strict, render, check
+# every object (schema, strict fields, the chart's contract), check-config on the
+# rendered policy, and in helm cert mode verify the generated certificates. Then:
+# values.schema.json refuses bad values, the chart's default policy is the
+# binary's, the three-pool policy steers pods, manifests/ matches the chart, the
+# README's manifests sequence yields valid objects, and `serve`, started with the
+# chart's own arguments and certificate, answers over TLS on loopback.
+#
+# Run from the repository root; BIN is the binary under test. Last line:
+# "N passed, M failed"; exit status non-zero on any failure.
+set -u
+BIN=${BIN:-bin/gpu-admission}
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok - $1"; }
+notok() { fail=$((fail + 1)); echo "not ok - $1"; }
+t() { if "$@" >"$T/out" 2>&1; then ok "$desc"; else notok "$desc"; sed 's/^/    /' "$T/out" | head -n 20; fi; }
+finish() {
+	[ -n "${SERVE_PID:-}" ] && kill "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null
+	rm -rf "$T"
+	echo "$pass passed, $fail failed"
+	[ "$fail" -eq 0 ]
+	exit $?
+}
+T=$(mktemp -d)
+trap 'finish' EXIT
+trap 'exit 1' INT TERM
+
+TOOLBIN=$(sh .ci/helm 2>"$T/tools.log") || { cat "$T/tools.log"; notok "install helm and validators (.ci/helm)"; exit 1; }
+HELM=$TOOLBIN/helm
+KUBECTL=$TOOLBIN/kubectl
+CHART=charts/gpu-admission
+NS=gpu-admission
+export TOOLS="${TOOLBIN%/bin}"
+
+# ---- every configuration -----------------------------------------------------
+for values in test/helm/cases/*.yaml; do
+	c=$(basename "$values" .yaml)
+	d=$T/$c
+	mkdir -p "$d"
+	desc="$c: helm lint --strict"; t "$HELM" lint --strict "$CHART" -n "$NS" -f "$values"
+	desc="$c: helm template"; t sh -c "'$HELM' template gpu-admission '$CHART' -n '$NS' -f '$values' >'$d/render.yaml'"
+	node test/helm/check.js "$c" "$d/render.yaml" "$d" >"$d/check.log" 2>&1
+	p=$(grep -c '^ok - ' "$d/check.log")
+	f=$(grep -c '^not ok - ' "$d/check.log")
+	grep -v '^ok - ' "$d/check.log" | grep -v 'check.js: .* passed' | sed 's/^/    /'
+	if [ "$p" -eq 0 ]; then notok "$c: check.js ran no check"; fi
+	pass=$((pass + p)); fail=$((fail + f))
+	echo "ok - $c: $p object and contract checks ($f failed)"
+
+	desc="$c: rendered policy accepted by gpu-admission check-config"
+	t sh -c "'$BIN' check-config '$d/policy.yaml' | grep -qx 'configuration OK'"
+
+	if [ -f "$d/ca.crt" ]; then
+		desc="$c: generated serving certificate verifies against the caBundle"
+		t openssl verify -CAfile "$d/ca.crt" "$d/tls.crt"
+		desc="$c: serving certificate names the Service (all four DNS forms)"
+		t sh -c "openssl x509 -in '$d/tls.crt' -noout -ext subjectAltName >'$d/san' &&
+			for n in gpu-admission gpu-admission.$NS gpu-admission.$NS.svc gpu-admission.$NS.svc.cluster.local; do
+				grep -qE \"DNS:\$n(,|\$)\" '$d/san' || { echo \"missing \$n\"; cat '$d/san'; exit 1; }; done"
+		desc="$c: tls.key matches tls.crt"
+		t sh -c "[ \"\$(openssl x509 -in '$d/tls.crt' -noout -pubkey)\" = \"\$(openssl pkey -in '$d/tls.key' -pubout)\" ]"
+	fi
+done
+
+# ---- values.schema.json and template guards refuse bad values ----------------
+refuse() {
+	desc="refused: $1"
+	shift
+	if "$HELM" template gpu-admission "$CHART" -n "$NS" "$@" >"$T/out" 2>&1; then
+		notok "$desc (rendered)"
+	elif grep -qiE "$want" "$T/out"; then
+		ok "$desc"
+	else
+		notok "$desc (wrong error)"; sed 's/^/    /' "$T/out" | head -n 5
+	fi
+}
+want='schema'
+refuse "unknown certs.mode" --set certs.mode=vault
+refuse "unknown policy.mode" --set policy.mode=strict
+refuse "unknown namespaceModes mode" --set policy.namespaceModes.team=audit
+refuse "unknown failurePolicy" --set webhook.mutating.failurePolicy=Retry
+refuse "replicaCount as a string" --set-string replicaCount=two
+refuse "timeoutSeconds above 30" --set webhook.timeoutSeconds=31
+refuse "unknown top-level key" --set replicas=3
+refuse "unknown policy field" --set policy.gpuTaints.key=x
+refuse "pool without a name" --set 'policy.pools[0].maxGPUsPerPod=1' --set 'policy.pools[0].name=null'
+refuse "maxGPUsPerPod negative" --set 'policy.pools[0].maxGPUsPerPod=-1'
+refuse "taint effect misspelt" --set policy.gpuTaint.effect=NoSchedul
+want='caBundle is required'
+refuse "secret mode without caBundle" --set certs.mode=secret
+want='needs metrics.enabled'
+refuse "ServiceMonitor without the metrics port" --set serviceMonitor.enabled=true
+
+# ---- the chart's default policy is the binary's embedded default --------------
+desc="chart default policy equals gpu-admission print-default-config"
+"$BIN" print-default-config >"$T/default-policy.yaml" 2>&1
+t node -e '
+	const Y = require(process.env.TOOLS + "/node_modules/yaml"), fs = require("fs");
+	const a = Y.parse(fs.readFileSync(process.argv[1], "utf8")), b = Y.parse(fs.readFileSync(process.argv[2], "utf8"));
+	const norm = (v) => JSON.stringify(v, (k, x) => x && typeof x === "object" && !Array.isArray(x) ?
+		Object.keys(x).sort().reduce((o, k2) => (o[k2] = x[k2], o), {}) : x);
+	if (norm(a) !== norm(b)) { console.log("chart:  " + norm(a)); console.log("binary: " + norm(b)); process.exit(1); }
+' "$T/defaults/policy.yaml" "$T/default-policy.yaml"
+
+# ---- the three-pool policy steers pods the way the README says ---------------
+review() { # COUNT -> prints the response
+	printf '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u-%s","kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"},"namespace":"ml","operation":"CREATE","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"ml"},"spec":{"containers":[{"name":"c","image":"x","resources":{"limits":{"nvidia.com/gpu":"%s"}}}]}}}}' "$1" "$1" |
+		"$BIN" review --config "$T/three-pools/policy.yaml"
+}
+for pair in 1:t4 8:a100; do
+	n=${pair%%:*}; pool=${pair#*:}
+	desc="three pools: a pod asking $n GPU(s) goes to $pool"
+	out=$(review "$n")
+	if echo "$out" | grep -q "\"pool\":\"$pool\"" && echo "$out" | grep -q '"allowed":true'; then ok "$desc"; else notok "$desc"; echo "    $out"; fi
+done
+desc="three pools: a pod asking 16 GPUs is rejected, naming the largest pool"
+out=$(review 16)
+if echo "$out" | grep -q '"allowed":false' && echo "$out" | grep -qE 'a100|h100'; then ok "$desc"; else notok "$desc"; echo "    $out"; fi
+
+# ---- manifests/ is the chart's render ----------------------------------------
+desc="manifests/gpu-admission.yaml matches the chart (regenerate: make manifests)"
+t sh -c "HELM='$HELM' sh test/helm/manifests.sh >'$T/manifests.yaml' && diff -u manifests/gpu-admission.yaml '$T/manifests.yaml'"
+
+# ---- the README's plain-manifests sequence ------------------------------------
+if "$BIN" certs --help >/dev/null 2>&1 || "$BIN" help 2>&1 | grep -q '^  certs'; then
+	m=$T/manifests
+	mkdir -p "$m"
+	desc="sequence: gpu-admission certs writes ca.crt ca.key tls.crt tls.key caBundle"
+	t sh -c "'$BIN' certs --service gpu-admission --namespace $NS --out '$m/certs' &&
+		for f in ca.crt ca.key tls.crt tls.key caBundle; do [ -s '$m/certs/'\$f ] || { echo missing \$f; exit 1; }; done"
+	desc="sequence: kubectl create secret tls makes the Secret the Deployment mounts"
+	t sh -c "'$KUBECTL' -n $NS create secret tls gpu-admission-tls --cert='$m/certs/tls.crt' --key='$m/certs/tls.key' \
+		--dry-run=client -o yaml >'$m/secret.yaml' && grep -q 'name: gpu-admission-tls' '$m/secret.yaml' &&
+		grep -q 'secretName: gpu-admission-tls' manifests/gpu-admission.yaml"
+	desc="sequence: the documented sed fills caBundle and registry"
+	t sh -c "sed -e \"s|\\\${CA_BUNDLE}|\$(cat '$m/certs/caBundle')|\" -e 's|\${REGISTRY}|myacr.azurecr.io|' \
+		manifests/gpu-admission.yaml >'$m/apply.yaml' && ! grep -n '\\\${' '$m/apply.yaml' &&
+		[ \$(grep -c \"caBundle: \$(cat '$m/certs/caBundle')\$\" '$m/apply.yaml') -eq 2 ] &&
+		grep -q 'image: myacr.azurecr.io/gpu-admission:' '$m/apply.yaml'"
+	desc="sequence: caBundle decodes to the CA that signed tls.crt"
+	t sh -c "base64 -d '$m/certs/caBundle' >'$m/ca-from-bundle.pem' && openssl verify -CAfile '$m/ca-from-bundle.pem' '$m/certs/tls.crt'"
+	node test/helm/check.js --validate "$m/apply.yaml" >"$m/check.log" 2>&1
+	node test/helm/check.js --validate "$m/secret.yaml" >>"$m/check.log" 2>&1
+	p=$(grep -c '^ok - ' "$m/check.log"); f=$(grep -c '^not ok - ' "$m/check.log")
+	grep '^not ok' "$m/check.log" | sed 's/^/    /'
+	pass=$((pass + p)); fail=$((fail + f))
+	echo "ok - sequence: $p objects valid against OpenAPI ($f failed)"
+else
+	notok "sequence: gpu-admission certs not available in $BIN"
+fi
+
+# ---- serve, started with the chart's arguments, answers with the chart's certificate
+if "$BIN" help 2>&1 | grep -q '^  serve'; then
+	d=$T/defaults
+	port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+	# The Deployment's args, with the pod paths mapped onto the rendered files.
+	sed -e "s|^--addr=.*|--addr=127.0.0.1:$port|" \
+	    -e "s|/etc/gpu-admission/tls/|$d/|" -e "s|/etc/gpu-admission/policy/|$d/|" "$d/args" >"$d/args.local"
+	set --
+	while IFS= read -r a; do set -- "$@" "$a"; done <"$d/args.local"
+	"$BIN" serve "$@" >"$T/serve.log" 2>&1 &
+	SERVE_PID=$!
+	host=gpu-admission.$NS.svc
+	curl_() { curl -sS --max-time 5 --cacert "$d/ca.crt" --resolve "$host:$port:127.0.0.1" "$@"; }
+	i=0
+	until curl_ -o /dev/null "https://$host:$port/healthz" 2>/dev/null; do
+		i=$((i + 1)); [ $i -ge 50 ] && break; sleep 0.1
+	done
+	for p in /healthz /readyz; do
+		desc="serve (chart args): GET $p 200 over TLS, certificate trusted via caBundle for $host"
+		t sh -c "[ \"\$(curl -sS --max-time 5 --cacert '$d/ca.crt' --resolve '$host:$port:127.0.0.1' -o /dev/null -w '%{http_code}' https://$host:$port$p)\" = 200 ]"
+	done
+	printf '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"chart-1","kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"},"namespace":"ml","operation":"CREATE","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"ml"},"spec":{"containers":[{"name":"c","image":"x","resources":{"limits":{"nvidia.com/gpu":1}}}]}}}}' >"$T/review.json"
+	for path in /mutate /validate; do
+		desc="serve (chart args): POST $path answers the GPU pod review"
+		curl_ -H 'Content-Type: application/json' --data-binary "@$T/review.json" "https://$host:$port$path" >"$T/resp.json" 2>&1
+		if grep -q '"uid":"chart-1"' "$T/resp.json" &&
+			{ [ "$path" = /validate ] || grep -q '"patch"' "$T/resp.json"; }; then ok "$desc"; else notok "$desc"; head -c 400 "$T/resp.json"; echo; fi
+	done
+	desc="serve (chart args): no errors logged at start"
+	t sh -c "! grep -q '\"level\":\"error\"' '$T/serve.log'"
+	kill "$SERVE_PID" 2>/dev/null
+	wait "$SERVE_PID" 2>/dev/null
+	SERVE_PID=
+else
+	notok "serve (chart args): gpu-admission serve not available in $BIN"
+fi

@@ -1,0 +1,406 @@
+#!/usr/bin/env node
+// Checks one rendering of the chart (a multi-document YAML file).
+//
+//   node test/helm/check.js CASE RENDERED.yaml [OUTDIR]
+//
+// Prints one line per check, "ok - ..." or "not ok - ...", for test/e2e/helm.sh
+// to count. Every object is validated against the Kubernetes OpenAPI schemas
+// (kubernetes-models, plus the cert-manager and prometheus-operator models for
+// their kinds) and in strict mode: a field the schema does not know is an error,
+// as `kubectl apply --validate=strict` would report. Then the chart's contract is
+// asserted: exclusions, certificates, hardening, PDB, probes, and that webhook
+// paths and ports meet what `gpu-admission serve` listens on.
+// With OUTDIR, the policy file and certificates found are written there for the
+// shell to check with the real binary and openssl.
+"use strict";
+const fs = require("fs");
+const path = require("path");
+
+const TOOLS = process.env.TOOLS || path.join(__dirname, "../../build/tools");
+const req = (m) => require(path.join(TOOLS, "node_modules", m));
+const YAML = req("yaml");
+
+let passed = 0;
+let failed = 0;
+function check(name, cond, detail) {
+	if (cond) {
+		passed++;
+		console.log(`ok - ${name}`);
+	} else {
+		failed++;
+		console.log(`not ok - ${name}${detail ? ": " + detail : ""}`);
+	}
+}
+const eq = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
+/* ==== OpenAPI validation ==== */
+
+function modelFor(apiVersion, kind) {
+	if (typeof apiVersion !== "string" || typeof kind !== "string") return null;
+	const [group, version] = apiVersion.includes("/") ? apiVersion.split("/") : ["", apiVersion];
+	let mod;
+	if (group === "cert-manager.io") mod = `@kubernetes-models/cert-manager/cert-manager.io/${version}/${kind}`;
+	else if (group === "monitoring.coreos.com")
+		mod = `@kubernetes-models/prometheus-operator/monitoring.coreos.com/${version}/${kind}`;
+	else if (group === "") mod = `kubernetes-models/v1/${kind}`;
+	else mod = `kubernetes-models/${group}/${version}/${kind}`;
+	try {
+		return req(mod)[kind];
+	} catch (e) {
+		return null;
+	}
+}
+
+function schemaErrors(Model, obj) {
+	try {
+		new Model(obj).validate();
+		return [];
+	} catch (e) {
+		if (!e.errors) throw e;
+		return e.errors;
+	}
+}
+
+// Strict mode: the Kubernetes schemas allow unknown properties, so each key is
+// probed in turn with a value no schema accepts (a Symbol). A key the schema
+// knows yields an error at its own path; an unknown key yields none.
+const PROBE = Symbol("probe");
+function unknownFields(Model, root) {
+	const unknown = [];
+	function walk(node, ptr) {
+		if (Array.isArray(node)) {
+			node.forEach((v, i) => walk(v, `${ptr}/${i}`));
+			return;
+		}
+		if (!node || typeof node !== "object") return;
+		for (const key of Object.keys(node)) {
+			const saved = node[key];
+			const at = `${ptr}/${key.replace(/~/g, "~0").replace(/\//g, "~1")}`;
+			node[key] = PROBE;
+			const errs = schemaErrors(Model, root);
+			node[key] = saved;
+			if (!errs.some((e) => e.instancePath === at || e.instancePath.startsWith(at + "/"))) {
+				unknown.push(at);
+				continue; // nothing below an unknown key can be known
+			}
+			walk(saved, at);
+		}
+	}
+	walk(root, "");
+	return unknown;
+}
+
+function validate(obj) {
+	const Model = modelFor(obj.apiVersion, obj.kind);
+	if (!Model) return [`no OpenAPI schema for ${obj.apiVersion} ${obj.kind}`];
+	const clone = JSON.parse(JSON.stringify(obj));
+	const errs = schemaErrors(Model, clone).map((e) => `${e.instancePath || "/"} ${e.message}`);
+	if (errs.length) return errs;
+	return unknownFields(Model, clone).map((p) => `${p}: unknown field`);
+}
+
+/* ==== the rendering ==== */
+
+function load(file) {
+	const docs = YAML.parseAllDocuments(fs.readFileSync(file, "utf8"));
+	const objs = [];
+	for (const d of docs) {
+		if (d.errors.length) throw new Error(`${file}: ${d.errors[0].message}`);
+		const o = d.toJS();
+		if (o) objs.push(o);
+	}
+	return objs;
+}
+
+function main() {
+	const [caseName, file, outDir] = process.argv.slice(2);
+	if (caseName === "--validate") {
+		// Validate any file of objects, e.g. the plain manifests with caBundle filled in.
+		const objs = load(file);
+		check(`${file}: has objects`, objs.length > 0);
+		for (const o of objs) {
+			const errs = validate(o);
+			check(`${file}: ${o.kind}/${o.metadata && o.metadata.name} valid (OpenAPI, strict)`, !errs.length, errs.join("; "));
+		}
+		return;
+	}
+	const objs = load(file);
+	const all = (kind) => objs.filter((o) => o.kind === kind);
+	const one = (kind) => {
+		const l = all(kind);
+		return l.length === 1 ? l[0] : null;
+	};
+	const NS = "gpu-admission";
+	const FULL = "gpu-admission";
+
+	// Every object: schema-valid, namespaced ones in the release namespace.
+	const names = new Set();
+	for (const o of objs) {
+		const id = `${o.kind}/${o.metadata && o.metadata.name}`;
+		const errs = validate(o);
+		check(`${caseName}: ${id} valid (OpenAPI, strict)`, !errs.length, errs.join("; "));
+		check(`${caseName}: ${id} unique`, !names.has(id));
+		names.add(id);
+	}
+	const clusterScoped = ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "Namespace"];
+	const misplaced = objs.filter((o) => !clusterScoped.includes(o.kind) && o.metadata.namespace !== NS);
+	check(`${caseName}: namespaced objects in the release namespace`, !misplaced.length,
+		misplaced.map((o) => o.kind).join(","));
+
+	const dep = one("Deployment");
+	const svc = one("Service");
+	const cm = one("ConfigMap");
+	const sa = one("ServiceAccount");
+	const mwc = one("MutatingWebhookConfiguration");
+	const vwc = one("ValidatingWebhookConfiguration");
+	check(`${caseName}: one each of Deployment, Service, ServiceAccount, ConfigMap, webhook configurations`,
+		dep && svc && cm && sa && mwc && vwc);
+	if (!(dep && svc && cm && sa && mwc && vwc)) return;
+
+	/* ---- Deployment: HA and hardening ---- */
+	const pod = dep.spec.template.spec;
+	const c = pod.containers[0];
+	const sel = dep.spec.selector.matchLabels;
+	check(`${caseName}: 2 replicas`, dep.spec.replicas === 2);
+	check(`${caseName}: rolling update never lowers capacity`, dep.spec.strategy.rollingUpdate.maxUnavailable === 0);
+	check(`${caseName}: selector matches pod labels`,
+		Object.entries(sel).every(([k, v]) => dep.spec.template.metadata.labels[k] === v));
+	check(`${caseName}: priorityClassName system-cluster-critical`, pod.priorityClassName === "system-cluster-critical");
+	check(`${caseName}: runs on linux nodes`, pod.nodeSelector && pod.nodeSelector["kubernetes.io/os"] === "linux");
+	check(`${caseName}: does not tolerate the GPU taint`,
+		!(pod.tolerations || []).some((t) => t.key === "sku" || (!t.key && t.operator === "Exists")));
+	check(`${caseName}: no GPU requested`, !JSON.stringify(c.resources).match(/gpu/i));
+	const tsc = pod.topologySpreadConstraints || [];
+	for (const key of ["kubernetes.io/hostname", "topology.kubernetes.io/zone"]) {
+		const t = tsc.find((x) => x.topologyKey === key);
+		check(`${caseName}: topology spread over ${key}`, t && t.maxSkew === 1 && t.labelSelector &&
+			eq(t.labelSelector.matchLabels, sel), JSON.stringify(t));
+	}
+	check(`${caseName}: resources 10m/16Mi requests, 64Mi limit`,
+		c.resources.requests.cpu === "10m" && c.resources.requests.memory === "16Mi" &&
+		c.resources.limits.memory === "64Mi");
+	const psc = pod.securityContext;
+	check(`${caseName}: pod runs as 65532, non-root, seccomp RuntimeDefault`,
+		psc.runAsNonRoot === true && psc.runAsUser === 65532 && psc.runAsGroup === 65532 &&
+		psc.seccompProfile.type === "RuntimeDefault");
+	const csc = c.securityContext;
+	check(`${caseName}: container hardened (read-only root, no escalation, caps dropped, seccomp)`,
+		csc.readOnlyRootFilesystem === true && csc.allowPrivilegeEscalation === false &&
+		eq(csc.capabilities.drop, ["ALL"]) && !csc.capabilities.add && csc.runAsNonRoot === true &&
+		csc.runAsUser === 65532 && csc.privileged !== true && csc.seccompProfile.type === "RuntimeDefault");
+	check(`${caseName}: no service account token (pod and ServiceAccount)`,
+		pod.automountServiceAccountToken === false && sa.automountServiceAccountToken === false &&
+		pod.serviceAccountName === sa.metadata.name);
+	check(`${caseName}: no RBAC objects`, !objs.some((o) => /Role/.test(o.kind)));
+	check(`${caseName}: no hostNetwork/hostPath`, !pod.hostNetwork &&
+		!(pod.volumes || []).some((v) => v.hostPath));
+
+	/* ---- serve's flags, ports and probes ---- */
+	const args = c.args || [];
+	const flag = (name) => {
+		const a = args.find((x) => x.startsWith(`--${name}=`));
+		return a ? a.slice(name.length + 3) : undefined;
+	};
+	const known = ["addr", "tls-cert", "tls-key", "self-signed", "config", "metrics-addr", "max-body", "threads",
+		"max-connections", "max-connections-per-ip", "timeout", "shutdown-grace", "service-name", "log-level"];
+	const bad = args.filter((a) => a.startsWith("--") && !known.includes(a.slice(2).split("=")[0]));
+	check(`${caseName}: every flag is one serve knows`, !bad.length, bad.join(" "));
+	check(`${caseName}: no --self-signed in a cluster`, !args.includes("--self-signed"));
+	const addr = flag("addr") || "";
+	const listenPort = Number(addr.split(":").pop());
+	const https = c.ports.find((p) => p.name === "https");
+	check(`${caseName}: --addr port is the https containerPort`, https && https.containerPort === listenPort,
+		`${addr} vs ${JSON.stringify(c.ports)}`);
+	check(`${caseName}: listens on all pod addresses`, addr.startsWith("0.0.0.0:"));
+	const sp = svc.spec.ports.find((p) => p.name === "https");
+	check(`${caseName}: Service targets the https port`, sp && sp.targetPort === "https" && sp.port === 443);
+	check(`${caseName}: Service selects the pods`, eq(svc.spec.selector, sel));
+	check(`${caseName}: --service-name is the Service`, flag("service-name") === svc.metadata.name);
+	const grace = Number(flag("shutdown-grace"));
+	const preStop = (c.lifecycle && c.lifecycle.preStop && c.lifecycle.preStop.sleep) ? c.lifecycle.preStop.sleep.seconds : 0;
+	check(`${caseName}: preStop sleep + --shutdown-grace fit in terminationGracePeriodSeconds`,
+		grace > 0 && preStop + grace < pod.terminationGracePeriodSeconds);
+	for (const [probe, p] of [["livenessProbe", "/healthz"], ["readinessProbe", "/readyz"]]) {
+		const h = c[probe] && c[probe].httpGet;
+		check(`${caseName}: ${probe} GET ${p} over HTTPS on the webhook port`,
+			h && h.path === p && h.scheme === "HTTPS" && (h.port === "https" || h.port === listenPort));
+	}
+	// Mounted files are where the flags point, from the right keys.
+	const mountOf = (file) => (c.volumeMounts || []).find((m) => file.startsWith(m.mountPath + "/"));
+	const volOf = (m) => m && pod.volumes.find((v) => v.name === m.name);
+	for (const f of ["tls-cert", "tls-key", "config"]) {
+		const p = flag(f);
+		const m = mountOf(p || "");
+		const v = volOf(m);
+		const key = p && path.basename(p);
+		let ok = false;
+		if (v && v.secret) ok = !v.secret.items || v.secret.items.some((i) => i.path === key);
+		if (v && v.configMap) ok = v.configMap.name === cm.metadata.name && key in cm.data;
+		check(`${caseName}: --${f}=${p} is mounted from its Secret/ConfigMap`, ok && m.readOnly === true);
+	}
+	const tlsVol = pod.volumes.find((v) => v.secret);
+	const tlsSecretName = tlsVol && tlsVol.secret.secretName;
+
+	/* ---- webhooks ---- */
+	const hooks = [[mwc, "/mutate"], [vwc, "/validate"]];
+	const expectedFailure = {
+		defaults: "Fail", "cert-manager": "Fail", "cert-manager-issuer": "Fail", secret: "Fail", "three-pools": "Fail",
+		full: "Fail", dryrun: "Ignore", "failure-ignore": "Ignore",
+	}[caseName];
+	const exempt = ((YAML.parse(cm.data["policy.yaml"]) || {}).exempt || {}).namespaces || [];
+	const caBundles = [];
+	for (const [cfg, p] of hooks) {
+		const k = cfg.kind.replace("WebhookConfiguration", "");
+		check(`${caseName}: ${k} has exactly one webhook`, cfg.webhooks.length === 1);
+		const w = cfg.webhooks[0];
+		check(`${caseName}: ${k} webhook name is a DNS subdomain with a dot`,
+			/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/.test(w.name) && w.name.length <= 253);
+		check(`${caseName}: ${k} calls ${p} on the Service port`,
+			w.clientConfig.service.path === p && w.clientConfig.service.name === svc.metadata.name &&
+			w.clientConfig.service.namespace === NS && w.clientConfig.service.port === sp.port &&
+			!w.clientConfig.url);
+		check(`${caseName}: ${k} pods CREATE only, v1`,
+			eq(w.rules, [{ operations: ["CREATE"], apiGroups: [""], apiVersions: ["v1"], resources: ["pods"], scope: "Namespaced" }]));
+		check(`${caseName}: ${k} admissionReviewVersions [v1], sideEffects None`,
+			eq(w.admissionReviewVersions, ["v1"]) && w.sideEffects === "None");
+		check(`${caseName}: ${k} timeoutSeconds`, w.timeoutSeconds === (caseName === "full" ? 3 : 5));
+		check(`${caseName}: ${k} failurePolicy ${expectedFailure}`, w.failurePolicy === expectedFailure, w.failurePolicy);
+		check(`${caseName}: ${k} reinvocationPolicy`,
+			k === "Mutating" ? w.reinvocationPolicy === "IfNeeded" : w.reinvocationPolicy === undefined);
+		const me = (w.namespaceSelector && w.namespaceSelector.matchExpressions) || [];
+		const notIn = me.find((e) => e.key === "kubernetes.io/metadata.name" && e.operator === "NotIn");
+		const excluded = (notIn && notIn.values) || [];
+		check(`${caseName}: ${k} excludes kube-system, the release namespace and the exempt ones`,
+			["kube-system", NS, ...exempt].every((n) => excluded.includes(n)), JSON.stringify(excluded));
+		for (const label of ["control-plane", "kubernetes.azure.com/managedby"]) {
+			check(`${caseName}: ${k} excludes namespaces labelled ${label}`,
+				me.some((e) => e.key === label && e.operator === "DoesNotExist"));
+		}
+		check(`${caseName}: ${k} admissions.enforcer/disabled "true"`,
+			cfg.metadata.annotations && cfg.metadata.annotations["admissions.enforcer/disabled"] === "true");
+		const inject = cfg.metadata.annotations && cfg.metadata.annotations["cert-manager.io/inject-ca-from"];
+		if (caseName.startsWith("cert-manager")) {
+			const cert = all("Certificate").find((x) => `${NS}/${x.metadata.name}` === inject);
+			check(`${caseName}: ${k} caBundle injected from the serving Certificate`, cert && !w.clientConfig.caBundle &&
+				cert.spec.secretName === tlsSecretName);
+		} else {
+			check(`${caseName}: ${k} caBundle set`, typeof w.clientConfig.caBundle === "string" &&
+				w.clientConfig.caBundle.length > 0 && !inject);
+			caBundles.push(w.clientConfig.caBundle);
+		}
+		if (caseName === "full") {
+			check(`${caseName}: ${k} extra exclusion, selectors and matchConditions`, excluded.includes("flux-system") &&
+				me.some((e) => e.key === "gpu-admission" && e.operator === "NotIn") &&
+				w.objectSelector && w.objectSelector.matchExpressions[0].key === "gpu-admission/skip" &&
+				w.matchConditions && w.matchConditions[0].name === "not-node-users");
+		} else {
+			check(`${caseName}: ${k} no objectSelector/matchConditions unless asked`, !w.objectSelector && !w.matchConditions);
+		}
+	}
+	check(`${caseName}: webhook names differ`, mwc.webhooks[0].name !== vwc.webhooks[0].name);
+	if (caBundles.length === 2) check(`${caseName}: both webhooks trust the same CA`, caBundles[0] === caBundles[1]);
+
+	/* ---- PDB ---- */
+	const pdb = one("PodDisruptionBudget");
+	check(`${caseName}: PDB minAvailable 1 over the pods`, pdb && pdb.spec.minAvailable === 1 &&
+		eq(pdb.spec.selector.matchLabels, sel));
+
+	/* ---- certificates ---- */
+	const secrets = all("Secret");
+	if (caseName === "defaults" || caseName === "three-pools" || caseName === "dryrun" ||
+		caseName === "failure-ignore" || caseName === "full") {
+		const s = secrets.find((x) => x.metadata.name === tlsSecretName);
+		check(`${caseName}: helm mode renders the TLS Secret the pods mount`, s && s.type === "kubernetes.io/tls" &&
+			s.data["tls.crt"] && s.data["tls.key"] && s.data["ca.crt"]);
+		if (s) {
+			check(`${caseName}: caBundle is the Secret's ca.crt`, caBundles[0] === s.data["ca.crt"]);
+			const pem = Buffer.from(caBundles[0] || "", "base64").toString();
+			check(`${caseName}: caBundle is a PEM certificate`, /^-----BEGIN CERTIFICATE-----\n[\s\S]+-----END CERTIFICATE-----\n?$/.test(pem));
+			check(`${caseName}: pods roll when the certificate changes`,
+				/^[0-9a-f]{64}$/.test(dep.spec.template.metadata.annotations["checksum/tls"] || ""));
+			if (outDir) {
+				fs.writeFileSync(path.join(outDir, "ca.crt"), pem);
+				for (const f of ["tls.crt", "tls.key"]) fs.writeFileSync(path.join(outDir, f), Buffer.from(s.data[f], "base64"));
+			}
+		}
+	} else {
+		check(`${caseName}: no Secret rendered (it comes from elsewhere)`, secrets.length === 0);
+	}
+	if (caseName === "secret") {
+		check(`${caseName}: mounts the named Secret`, tlsSecretName === "my-webhook-tls");
+		check(`${caseName}: caBundle is the given one`, caBundles[0] && caBundles[0].startsWith("LS0tLS1CRUdJTiBDRVJU"));
+	}
+	if (caseName.startsWith("cert-manager")) {
+		const certs = all("Certificate");
+		const serving = certs.find((x) => x.metadata.name === FULL);
+		const dns = serving ? serving.spec.dnsNames : [];
+		check(`${caseName}: serving Certificate covers the Service DNS names`,
+			[FULL, `${FULL}.${NS}`, `${FULL}.${NS}.svc`, `${FULL}.${NS}.svc.cluster.local`].every((n) => dns.includes(n)));
+		check(`${caseName}: serving Certificate writes the mounted Secret`, serving && serving.spec.secretName === tlsSecretName);
+		if (caseName === "cert-manager") {
+			const issuers = all("Issuer");
+			const ca = certs.find((x) => x.spec.isCA);
+			check(`${caseName}: self-signed CA chain (Issuer -> CA Certificate -> CA Issuer -> serving)`,
+				issuers.some((i) => i.spec.selfSigned) && ca &&
+				issuers.some((i) => i.spec.ca && i.spec.ca.secretName === ca.spec.secretName &&
+					serving.spec.issuerRef.name === i.metadata.name));
+		} else {
+			check(`${caseName}: uses the given issuer and makes none`,
+				serving && serving.spec.issuerRef.kind === "ClusterIssuer" && serving.spec.issuerRef.name === "corp-ca" &&
+				all("Issuer").length === 0 && certs.length === 1);
+		}
+	}
+
+	/* ---- policy ---- */
+	const policy = YAML.parse(cm.data["policy.yaml"]);
+	const wantMode = { dryrun: "dryrun" }[caseName] || "enforce";
+	check(`${caseName}: policy mode ${wantMode}`, policy.mode === wantMode);
+	check(`${caseName}: policy reloaded, not restarted, unless asked`,
+		caseName === "full" ? /^[0-9a-f]{64}$/.test(dep.spec.template.metadata.annotations["checksum/policy"] || "")
+			: !(dep.spec.template.metadata.annotations || {})["checksum/policy"]);
+	if (caseName === "three-pools") {
+		check(`${caseName}: three pools t4, a100, h100 by agent pool`,
+			eq(policy.pools.map((p) => [p.name, p.nodeSelector["kubernetes.azure.com/agentpool"], p.maxGPUsPerPod]),
+				[["t4", "gput4", 1], ["a100", "gpua100", 8], ["h100", "gpuh100", 8]]));
+	}
+
+	/* ---- optional objects ---- */
+	const np = one("NetworkPolicy");
+	const sm = one("ServiceMonitor");
+	if (caseName === "full") {
+		const mp = c.ports.find((p) => p.name === "metrics");
+		check(`${caseName}: --metrics-addr port is the metrics containerPort`,
+			mp && flag("metrics-addr") === `0.0.0.0:${mp.containerPort}`);
+		check(`${caseName}: Service exposes metrics`, svc.spec.ports.some((p) => p.name === "metrics" && p.targetPort === "metrics"));
+		check(`${caseName}: NetworkPolicy: webhook port from anywhere, metrics from monitoring only, no egress`,
+			np && eq(np.spec.podSelector.matchLabels, sel) && np.spec.ingress.length === 2 &&
+			!np.spec.ingress[0].from && eq(np.spec.ingress[0].ports.map((p) => p.port), ["https"]) &&
+			np.spec.ingress[1].from.length === 1 && eq(np.spec.ingress[1].ports.map((p) => p.port), ["metrics"]) &&
+			np.spec.policyTypes.includes("Egress") && eq(np.spec.egress, []));
+		check(`${caseName}: ServiceMonitor scrapes the metrics port of the Service`,
+			sm && sm.spec.endpoints[0].port === "metrics" && eq(sm.spec.selector.matchLabels, sel) &&
+			sm.metadata.labels.release === "kube-prometheus-stack");
+		check(`${caseName}: image by digest`, c.image === "myregistry.azurecr.io/gpu-admission@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
+		check(`${caseName}: extra args passed`, args.join(" ").endsWith("--threads 4"));
+		const ns = one("Namespace");
+		check(`${caseName}: Namespace object for the release namespace`, ns && ns.metadata.name === NS);
+	} else {
+		check(`${caseName}: optional objects off by default`, !np && !sm && !one("Namespace") &&
+			!c.ports.some((p) => p.name === "metrics"));
+		check(`${caseName}: image from repository and appVersion`, /^gpu-admission:\d+\.\d+\.\d+/.test(c.image));
+	}
+
+	if (outDir) {
+		fs.writeFileSync(path.join(outDir, "policy.yaml"), cm.data["policy.yaml"]);
+		fs.writeFileSync(path.join(outDir, "args"), args.join("\n") + "\n");
+	}
+}
+
+try {
+	main();
+} catch (e) {
+	failed++;
+	console.log(`not ok - check.js: ${e.stack}`);
+}
+console.log(`check.js: ${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
