@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scan.h"
+
 #define UID_MAX 127
 
 struct review_request {
@@ -16,6 +18,64 @@ struct review_request {
 };
 
 /* ==== Decoding ==== */
+
+/*
+ * Every member of an AdmissionReview that decode() and the policy engine
+ * read, and nothing else: the skip-scan hands only these to jansson. A member
+ * read anywhere but listed here would silently read as absent on the fast
+ * path; the golden driver and the differential fuzz target compare both
+ * paths on every input to catch exactly that.
+ */
+static const struct scan_shape container_shape[] = {
+	{ "name", SCAN_WHOLE, NULL },
+	{ "restartPolicy", SCAN_WHOLE, NULL },
+	{ "resources", SCAN_WHOLE, NULL },
+	{ NULL, SCAN_WHOLE, NULL },
+};
+
+static const struct scan_shape spec_shape[] = {
+	{ "containers", SCAN_ARRAY_OF_OBJECTS, container_shape },
+	{ "initContainers", SCAN_ARRAY_OF_OBJECTS, container_shape },
+	{ "tolerations", SCAN_WHOLE, NULL },
+	{ "nodeSelector", SCAN_WHOLE, NULL },
+	{ "affinity", SCAN_WHOLE, NULL },
+	{ "nodeName", SCAN_WHOLE, NULL },
+	{ "resourceClaims", SCAN_WHOLE, NULL },
+	{ NULL, SCAN_WHOLE, NULL },
+};
+
+static const struct scan_shape metadata_shape[] = {
+	{ "name", SCAN_WHOLE, NULL },
+	{ "generateName", SCAN_WHOLE, NULL },
+	{ "namespace", SCAN_WHOLE, NULL },
+	{ "labels", SCAN_WHOLE, NULL },
+	{ "ownerReferences", SCAN_WHOLE, NULL },
+	{ NULL, SCAN_WHOLE, NULL },
+};
+
+static const struct scan_shape object_shape[] = {
+	{ "metadata", SCAN_OBJECT, metadata_shape },
+	{ "spec", SCAN_OBJECT, spec_shape },
+	{ NULL, SCAN_WHOLE, NULL },
+};
+
+static const struct scan_shape request_shape[] = {
+	{ "uid", SCAN_WHOLE, NULL },
+	{ "kind", SCAN_WHOLE, NULL },
+	{ "resource", SCAN_WHOLE, NULL },
+	{ "subResource", SCAN_WHOLE, NULL },
+	{ "namespace", SCAN_WHOLE, NULL },
+	{ "operation", SCAN_WHOLE, NULL },
+	{ "object", SCAN_OBJECT, object_shape },
+	{ NULL, SCAN_WHOLE, NULL },
+};
+
+static const struct scan_shape review_shape[] = {
+	{ "apiVersion", SCAN_WHOLE, NULL },
+	{ "kind", SCAN_WHOLE, NULL },
+	{ "request", SCAN_OBJECT, request_shape },
+	{ NULL, SCAN_WHOLE, NULL },
+};
 
 /*
  * Rejects nesting deeper than REVIEW_MAX_DEPTH before jansson sees the body:
@@ -207,14 +267,42 @@ static void copy_id(char *dst, size_t cap, const char *src)
 
 /* ==== The handler ==== */
 
+/*
+ * The document to decide on: the skip-scan's pruned tree when it can vouch
+ * for the body, else jansson's full parse, which also words every error.
+ */
+static json_t *parse(const char *body, size_t len, unsigned flags, struct error *err)
+{
+	json_error_t jerr;
+	json_t *root;
+
+	if (!(flags & REVIEW_FULL_PARSE)) {
+		root = scan_extract(body, len, review_shape, REVIEW_MAX_DEPTH);
+		if (root != NULL)
+			return root;
+	}
+	if (check_depth(body, len, err) != 0)
+		return NULL;
+	root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (root == NULL)
+		error_set(err, ERROR_INPUT, "request body is not valid JSON: line %d column %d: %s",
+			  jerr.line, jerr.column, jerr.text);
+	return root;
+}
+
 int review_handle(const struct config *cfg, const char *body, size_t len, int validate,
 		  struct review_response *res, struct error *err)
+{
+	return review_handle_ex(cfg, body, len, validate ? REVIEW_VALIDATE : 0, res, err);
+}
+
+int review_handle_ex(const struct config *cfg, const char *body, size_t len, unsigned flags,
+		     struct review_response *res, struct error *err)
 {
 	struct review_request rq;
 	struct policy_request preq;
 	struct policy_result pr;
 	struct error perr;
-	json_error_t jerr;
 	json_t *root = NULL;
 	int rc = -1;
 
@@ -222,14 +310,9 @@ int review_handle(const struct config *cfg, const char *body, size_t len, int va
 	memset(&pr, 0, sizeof pr);
 	memset(&rq, 0, sizeof rq);
 	res->reason = "malformed";
-	if (check_depth(body, len, err) != 0)
+	root = parse(body, len, flags, err);
+	if (root == NULL)
 		goto out;
-	root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (root == NULL) {
-		error_set(err, ERROR_INPUT, "request body is not valid JSON: line %d column %d: %s",
-			  jerr.line, jerr.column, jerr.text);
-		goto out;
-	}
 	if (!json_is_object(root)) {
 		error_set(err, ERROR_INPUT, "request body must be a JSON object (an AdmissionReview)");
 		goto out;
@@ -266,7 +349,7 @@ int review_handle(const struct config *cfg, const char *body, size_t len, int va
 	preq.pod = rq.object;
 	preq.ns = rq.ns;
 	preq.operation = rq.operation;
-	preq.validate = validate;
+	preq.validate = (flags & REVIEW_VALIDATE) != 0;
 	preq.daemonset = 0;
 	if (policy_evaluate(cfg, &preq, &pr, &perr) != 0) {
 		if (perr.kind == ERROR_NOMEM) {

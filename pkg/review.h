@@ -44,6 +44,18 @@ struct review_response {
 int review_handle(const struct config *cfg, const char *body, size_t len, int validate,
 		  struct review_response *res, struct error *err);
 
+/* Flags for review_handle_ex(). */
+#define REVIEW_VALIDATE   1  /* /validate semantics: never a patch */
+#define REVIEW_FULL_PARSE 2  /* parse the whole body with jansson instead of the skip-scan
+                                (the reference the fast path is tested against) */
+
+/*
+ * As review_handle(), with flags. Both parse paths give byte-identical
+ * answers; REVIEW_FULL_PARSE exists for tests, fuzzing and benchmarks.
+ */
+int review_handle_ex(const struct config *cfg, const char *body, size_t len, unsigned flags,
+		     struct review_response *res, struct error *err);
+
 /* Releases what res owns and zeroes it. Accepts NULL. */
 void review_response_free(struct review_response *res);
 

@@ -14,7 +14,8 @@
  * for all answers: the uid and apiVersion are echoed, warnings fit 256 bytes,
  * and a patched pod re-parses, has well-formed tolerations and node
  * selectors, and is answered with no patch when reviewed again (idempotence)
- * and admitted by /validate.
+ * and admitted by /validate; and the fast skip-scan and jansson's full parse
+ * give byte-identical answers.
  *
  * UPDATE=1 rewrites expect.json from the actual answers: review the diff.
  */
@@ -123,6 +124,28 @@ static void answer(const struct config *cfg, const char *body, size_t len, int v
 		a->patch = decode_patch(b64);
 		json_object_set_new(resp, "patch", a->patch ? a->patch : json_string("(undecodable)"));
 	}
+}
+
+/*
+ * The skip-scan and jansson's full parse must answer byte for byte alike (or
+ * fail alike, with the same message).
+ */
+static int check_paths_agree(const struct config *cfg, const char *body, size_t len, int validate)
+{
+	struct review_response fast, full;
+	struct error efast = { 0 }, efull = { 0 };
+	unsigned flags = validate ? REVIEW_VALIDATE : 0;
+	int rf = review_handle_ex(cfg, body, len, flags, &fast, &efast);
+	int rs = review_handle_ex(cfg, body, len, flags | REVIEW_FULL_PARSE, &full, &efull);
+	int same = rf == rs && (rf != 0 ? strcmp(efast.msg, efull.msg) == 0
+			      : fast.len == full.len && memcmp(fast.body, full.body, fast.len) == 0);
+
+	if (!same)
+		fprintf(stderr, "  fast:  %s\n  full:  %s\n", rf ? efast.msg : fast.body,
+			rs ? efull.msg : full.body);
+	review_response_free(&fast);
+	review_response_free(&full);
+	return same ? 0 : -1;
 }
 
 static int fail(const char *name, const char *what)
@@ -271,6 +294,10 @@ static void run_case(const char *dir, const char *name)
 		fail(name, "answer differs from expect.json; got:");
 		json_dumpf(a.doc, stderr, JSON_INDENT(2));
 		fputc('\n', stderr);
+		goto out;
+	}
+	if (check_paths_agree(cfg, body, len, validate) != 0) {
+		fail(name, "the skip-scan and the full parse answer differently");
 		goto out;
 	}
 	if (request != NULL && check_invariants(name, request, &a) != 0)

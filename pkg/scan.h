@@ -1,0 +1,53 @@
+/*
+ * scan: a strict, validating skip-scan of a JSON document that materialises
+ * only the members a caller names.
+ *
+ * Parsing a whole AdmissionReview into jansson values costs ~20 instructions
+ * a byte, most of it on managedFields, annotations and env the policy never
+ * reads. The scanner walks every byte once with a table-driven lexer,
+ * validating as strictly as jansson does (grammar, UTF-8, escapes, surrogate
+ * pairs, no NUL, no duplicate keys, nesting), and hands jansson only the
+ * slices a shape selects.
+ *
+ * The contract that keeps it safe: scan_extract() never accepts a document
+ * jansson would reject. Wherever it is unsure (a number that might overflow,
+ * anything malformed) it returns NULL and the caller parses the whole body
+ * with jansson, which then produces the exact error it always did. The
+ * differential fuzz target checks that both paths decide alike.
+ */
+#ifndef GPU_ADMISSION_SCAN_H
+#define GPU_ADMISSION_SCAN_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+enum scan_kind {
+	SCAN_WHOLE = 0,        /* keep the member's value as jansson parses it */
+	SCAN_OBJECT,           /* an object: keep only the members of .children */
+	SCAN_ARRAY_OF_OBJECTS  /* an array whose object elements keep only .children */
+};
+
+/*
+ * One member to keep. A shape is an array of these ended by a NULL key. When a
+ * member's value is not of the expected container type it is kept whole, so
+ * the caller sees the same wrong type a full parse would show.
+ */
+struct scan_shape {
+	const char *key;
+	enum scan_kind kind;
+	const struct scan_shape *children;
+};
+
+/*
+ * Validates body[0..len) (borrowed) as one JSON object, nesting at most
+ * max_depth, and returns a new object holding only the members shape
+ * (borrowed) selects. NULL when the document is invalid, deeper than
+ * max_depth, or outside what the scanner decides with certainty; the caller
+ * then falls back to a full parse. Never NULL for a reason other than these
+ * and memory exhaustion.
+ */
+json_t *scan_extract(const char *body, size_t len, const struct scan_shape *shape,
+		     size_t max_depth);
+
+#endif

@@ -1,0 +1,210 @@
+/*
+ * The skip-scan's contract: it never accepts a document jansson rejects, and
+ * what it keeps is what jansson would have parsed.
+ */
+#include <stdlib.h>
+
+#include "check.h"
+#include "scan.h"
+
+static const struct scan_shape inner[] = {
+	{ "keep", SCAN_WHOLE, NULL },
+	{ NULL, SCAN_WHOLE, NULL },
+};
+static const struct scan_shape shape[] = {
+	{ "a", SCAN_WHOLE, NULL },
+	{ "obj", SCAN_OBJECT, inner },
+	{ "list", SCAN_ARRAY_OF_OBJECTS, inner },
+	{ NULL, SCAN_WHOLE, NULL },
+};
+
+static json_t *scan(const char *text)
+{
+	return scan_extract(text, strlen(text), shape, 64);
+}
+
+static int jansson_accepts(const char *text, size_t len)
+{
+	json_t *j = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
+	int ok = json_is_object(j);
+
+	json_decref(j);
+	return ok;
+}
+
+static void test_extracts_only_the_shape(void)
+{
+	json_t *got = scan("{\"a\":[1,{\"x\":2}],\"skip\":{\"deep\":[true,false,null,-1.5e3]},"
+			   "\"obj\":{\"keep\":\"v\",\"drop\":1},\"list\":[{\"keep\":1,\"drop\":2},\"s\",3]}");
+	json_t *want = json_loads("{\"a\":[1,{\"x\":2}],\"obj\":{\"keep\":\"v\"},\"list\":[{\"keep\":1},\"s\",3]}",
+				  0, NULL);
+
+	CHECK(got != NULL);
+	CHECK(json_equal(got, want));
+	json_decref(got);
+	json_decref(want);
+}
+
+static void test_wrong_container_type_kept_whole(void)
+{
+	json_t *got = scan("{\"obj\":[1,2],\"list\":{\"keep\":1}}");
+
+	CHECK(got != NULL);
+	CHECK(json_is_array(json_object_get(got, "obj")));
+	CHECK(json_is_object(json_object_get(got, "list")));
+	json_decref(got);
+}
+
+static void test_refuses_what_jansson_refuses(void)
+{
+	static const char *const bad_docs[] = {
+		"", " ", "[]", "{", "}", "{\"a\":1,}", "{\"a\" 1}", "{'a':1}", "{\"a\":1} x", "{\"a\":1}{}",
+		"{\"a\":1,\"a\":2}", "{\"x\":{\"k\":1,\"k\":2}}", "{\"b\":1,\"\\u0062\":2}",
+		"{\"\\u0000\":1}", "{\"\\ud800\":1}", "{\"\xff\":1}",
+	};
+	/* Each bad value is tried where the shape keeps it and where the scanner skips it. */
+	static const char *const bad_values[] = {
+		"01", "1.", ".5", "-", "1e", "1e+", "tru", "nul", "falsey", "\"x", "\"\\u0000\"", "\"\\ud800\"",
+		"\"\\udc00\"", "\"\\ud800\\u0041\"", "\"\\x\"", "\"\\u12\"", "\"\t\"", "\"\x01\"",
+		"\"\xc0\x80\"", "\"\xed\xa0\x80\"", "\"\xf5\x80\x80\x80\"", "\"\xe2\x82\"", "\"\x80\"",
+		"\"\xf0\x8f\xbf\xbf\"", "99999999999999999999", "-99999999999999999999", "1e400", "[1 2]",
+		"[,]", "[1,]", "{\"k\":}", "{\"k\":1,\"k\":1}", "{1:2}", "+1", "0x10", "NaN", "Infinity", "\"a\"\"b\"",
+	};
+	char doc[256];
+	size_t i;
+	int pos;
+
+	for (i = 0; i < sizeof bad_docs / sizeof bad_docs[0]; i++) {
+		json_t *got = scan(bad_docs[i]);
+		if (got != NULL)
+			fprintf(stderr, "  accepted: %s\n", bad_docs[i]);
+		CHECK(got == NULL);
+		json_decref(got);
+	}
+	for (i = 0; i < sizeof bad_values / sizeof bad_values[0]; i++) {
+		for (pos = 0; pos < 2; pos++) {
+			json_t *got;
+
+			snprintf(doc, sizeof doc, pos ? "{\"skip\":{\"deep\":[%s]}}" : "{\"a\":%s}", bad_values[i]);
+			got = scan(doc);
+			if (got != NULL || jansson_accepts(doc, strlen(doc)))
+				fprintf(stderr, "  accepted (%s): %s\n", pos ? "skipped" : "kept", doc);
+			CHECK(got == NULL);
+			CHECK(!jansson_accepts(doc, strlen(doc))); /* the case itself is invalid */
+			json_decref(got);
+		}
+	}
+}
+
+static void test_accepts_valid(void)
+{
+	static const char *const good[] = {
+		"{}", " {\"a\" : 1 } \n", "{\"a\":\"\\ud83d\\ude00 \\u00e9 \\n\\\"\"}", "{\"a\":\"\xe2\x82\xac\"}",
+		"{\"a\":-0.0e-5}", "{\"a\":123456789012345678}", "{\"\":1}", "{\"x\":{\"a\":1},\"y\":{\"a\":1}}",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof good / sizeof good[0]; i++) {
+		json_t *got = scan(good[i]);
+		CHECK(got != NULL);
+		CHECK(jansson_accepts(good[i], strlen(good[i])));
+		json_decref(got);
+	}
+}
+
+static void test_depth_limit(void)
+{
+	char deep[256];
+	size_t i;
+
+	for (i = 0; i < 70; i++)
+		deep[i] = '[';
+	for (i = 0; i < 70; i++)
+		deep[70 + i] = ']';
+	deep[140] = '\0';
+	memmove(deep + 5, deep, 141);
+	memcpy(deep, "{\"a\":", 5);
+	strcat(deep, "}");
+	CHECK(scan(deep) == NULL); /* 71 levels > 64 */
+}
+
+static void test_many_keys_duplicate_found(void)
+{
+	char *buf = malloc(200000);
+	size_t o = 0;
+	int i;
+
+	o += (size_t)sprintf(buf + o, "{");
+	for (i = 0; i < 5000; i++)
+		o += (size_t)sprintf(buf + o, "\"k%d\":%d,", i, i);
+	o += (size_t)sprintf(buf + o, "\"k1234\":0}");
+	CHECK(scan(buf) == NULL);
+	buf[o - 6] = '9';          /* "k1234" -> "k1239"? still a duplicate */
+	CHECK(scan(buf) == NULL);
+	memcpy(buf + o - 8, "zz", 2); /* a fresh key */
+	{
+		json_t *j = scan(buf);
+		CHECK(j != NULL);
+		CHECK(jansson_accepts(buf, o));
+		json_decref(j);
+	}
+	free(buf);
+}
+
+/*
+ * Deterministic mutation: flip, insert and delete bytes of a realistic body;
+ * whenever the scanner accepts, jansson must accept too.
+ */
+static void test_mutations_never_accepted_wrongly(void)
+{
+	static const char seed[] =
+		"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\","
+		"\"obj\":{\"keep\":[1,2.5,-3e2,\"\\u00e9\\ud83d\\ude00\"],\"drop\":{\"x\":null,\"y\":true}},"
+		"\"list\":[{\"keep\":\"\xc3\xa9\"},{\"keep\":false}],\"a\":\"\\\\\\\"/\\b\\f\\n\\r\\t\"}}";
+	static const char alphabet[] = "{}[]\":,\\u0123456789abcdefABCDEF-+.eE tnrfl\x80\xc3\xa9\xed\xf0\x00\t";
+	char buf[sizeof seed + 8];
+	unsigned long x = 88172645463325252UL;
+	int i, wrong = 0, accepted = 0;
+
+	for (i = 0; i < 200000; i++) {
+		size_t len = sizeof seed - 1, pos;
+		int k;
+
+		memcpy(buf, seed, len);
+		for (k = 0; k < 1 + i % 3; k++) {
+			x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+			pos = x % len;
+			switch ((x >> 32) % 3) {
+			case 0: buf[pos] = alphabet[(x >> 40) % (sizeof alphabet - 1)]; break;
+			case 1: if (len + 1 < sizeof buf) { memmove(buf + pos + 1, buf + pos, len - pos);
+					buf[pos] = alphabet[(x >> 40) % (sizeof alphabet - 1)]; len++; } break;
+			default: memmove(buf + pos, buf + pos + 1, len - pos - 1); len--; break;
+			}
+		}
+		{
+			json_t *j = scan_extract(buf, len, shape, 64);
+			if (j != NULL) {
+				accepted++;
+				if (!jansson_accepts(buf, len)) {
+					if (wrong++ < 3)
+						fprintf(stderr, "  scanner accepted what jansson refuses: %.*s\n", (int)len, buf);
+				}
+			}
+			json_decref(j);
+		}
+	}
+	CHECK_INT(wrong, 0);
+	CHECK(accepted > 1000); /* the mutations do leave many valid documents */
+}
+
+int main(void)
+{
+	RUN(test_extracts_only_the_shape);
+	RUN(test_wrong_container_type_kept_whole);
+	RUN(test_refuses_what_jansson_refuses);
+	RUN(test_accepts_valid);
+	RUN(test_depth_limit);
+	RUN(test_many_keys_duplicate_found);
+	RUN(test_mutations_never_accepted_wrongly);
+	return check_done("scan");
+}
