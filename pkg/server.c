@@ -33,13 +33,14 @@
 
 /*
  * TLS 1.3 and 1.2 only; AEAD ciphers only; ECDHE key exchange only (forward
- * secrecy), with ECDSA or RSA certificates. %SERVER_PRECEDENCE picks our
- * order (TLS 1.3 first, AES-GCM, then ChaCha20).
+ * secrecy, X25519 or NIST curves), with ECDSA or RSA certificates.
+ * %SERVER_PRECEDENCE picks our order (TLS 1.3 first, AES-GCM, then ChaCha20).
  */
 #define SRV_TLS_PRIORITIES \
-	"SECURE256:+SECURE128:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:" \
-	"-CIPHER-ALL:+AES-256-GCM:+AES-128-GCM:+CHACHA20-POLY1305:" \
-	"-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA:%SERVER_PRECEDENCE"
+	"SECURE128:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:" \
+	"-CIPHER-ALL:+AES-128-GCM:+AES-256-GCM:+CHACHA20-POLY1305:" \
+	"-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA:" \
+	"-GROUP-ALL:+GROUP-X25519:+GROUP-SECP256R1:+GROUP-SECP384R1:%SERVER_PRECEDENCE"
 
 /* ==== State ==== */
 
@@ -566,8 +567,8 @@ static enum MHD_Result answer_get(struct server *s, struct MHD_Connection *c, st
 
 static enum metrics_decision decision_of(const struct review_response *res)
 {
-	if (res->status != 200)
-		return METRICS_DEC_ERROR;
+	if (res->status != 200 && res->status != error_http_status(ERROR_POLICY))
+		return METRICS_DEC_ERROR; /* a malformed request answered with its uid */
 	if (res->decision == POLICY_REJECT)
 		return METRICS_DEC_REJECT;
 	return res->patched ? METRICS_DEC_MUTATE : METRICS_DEC_ALLOW;
@@ -732,30 +733,33 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		metrics_in_flight(s->metrics, 1);
 		check_headers(s, c, rq, method);
 		/*
-		 * Answer now what needs no body. A body declared too large is
-		 * refused before it is read (libmicrohttpd then closes the
-		 * connection instead of reading it); other refused bodies are
-		 * read and dropped so the connection stays usable.
+		 * A body declared too large is refused now, before it is read
+		 * (libmicrohttpd then closes the connection rather than read
+		 * it). Everything else is answered on the last call, after any
+		 * body was read (or dropped), so the connection stays usable.
 		 */
-		if (strcmp(method, MHD_HTTP_METHOD_POST) != 0 || rq->early == ERROR_TOO_LARGE) {
+		if (rq->early == ERROR_TOO_LARGE) {
 			if (rq->conn != NULL)
 				atomic_store(&rq->conn->arrived, 1);
-			if (rq->early != ERROR_NONE)
-				return answer_error(s, c, rq, rq->early, early_message(rq->early, s->o->max_body));
-			return answer_get(s, c, rq);
+			return answer_error(s, c, rq, rq->early, early_message(rq->early, s->o->max_body));
 		}
 		return MHD_YES;
 	}
 	if (*upload_size != 0) {
 		take_body(s, rq, upload, *upload_size);
 		*upload_size = 0;
-		/* A client that keeps sending far past the cap is cut off rather than read forever. */
-		return rq->dropped > s->o->max_body ? MHD_NO : MHD_YES;
+		/*
+		 * A refused body is dropped as it arrives (memory stays bounded);
+		 * one that goes on past twice the cap is cut off, not read forever.
+		 */
+		return rq->dropped / 2 > s->o->max_body ? MHD_NO : MHD_YES;
 	}
 	if (rq->conn != NULL)
 		atomic_store(&rq->conn->arrived, 1);
 	if (rq->early != ERROR_NONE)
 		return answer_error(s, c, rq, rq->early, early_message(rq->early, s->o->max_body));
+	if (!is_admission(rq->ep))
+		return answer_get(s, c, rq);
 	return answer_review(s, c, rq);
 }
 
@@ -852,6 +856,8 @@ static struct MHD_Daemon *start_listener(struct server *s, const char *addr, int
 		flags |= MHD_USE_IPv6;
 	if (!plain)
 		flags |= MHD_USE_TLS;
+	if (log_enabled(LOG_DEBUG))
+		flags |= MHD_USE_ERROR_LOG; /* handshake failures and the like, for debugging */
 	l->srv = s;
 	l->plain = plain;
 	d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, l,

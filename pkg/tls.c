@@ -1,5 +1,6 @@
 #include "tls.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -123,10 +124,11 @@ static int check_sans(X509 *leaf, const char *service, struct tls_pair *p)
 		} else if (gn->type == GEN_IPADD) {
 			const unsigned char *ip = ASN1_STRING_get0_data(gn->d.iPAddress);
 
-			if (ASN1_STRING_length(gn->d.iPAddress) == 4)
-				snprintf(text, sizeof text, "%u.%u.%u.%u", ip[0], ip[1], ip[2], ip[3]);
-			else
-				snprintf(text, sizeof text, "IPv6");
+			int len = ASN1_STRING_length(gn->d.iPAddress);
+
+			if (inet_ntop(len == 4 ? AF_INET : AF_INET6, ip, text, sizeof text) == NULL ||
+			    (len != 4 && len != 16))
+				snprintf(text, sizeof text, "(bad IP)");
 		} else {
 			continue;
 		}

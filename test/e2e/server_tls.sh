@@ -1,0 +1,111 @@
+#!/bin/sh
+# Certificates and TLS: `certs` output, protocol and cipher policy (TLS 1.1 and
+# CBC refused, 1.2 and 1.3 served), ECDSA and RSA keys, start-up validation of
+# the pair (mismatch, expiry, no SAN, encrypted key, SAN warning), --self-signed,
+# --log-level, and flag errors.
+. test/e2e/server.lib
+
+# ---- certs ----
+check "certs writes the bundle" "$BIN" certs --service "$SVC" --namespace "$NS" --out "$TMP/c" --days 30
+for f in ca.crt ca.key tls.crt tls.key caBundle; do
+	check "certs wrote $f" test -s "$TMP/c/$f"
+done
+equals "$(stat -c %a "$TMP/c/tls.key")" 600 "tls.key is private"
+equals "$(stat -c %a "$TMP/c/ca.key")" 600 "ca.key is private"
+check "tls.crt chains to ca.crt" openssl verify -CAfile "$TMP/c/ca.crt" "$TMP/c/tls.crt"
+openssl x509 -in "$TMP/c/tls.crt" -noout -text >"$TMP/text"
+has "$TMP/text" "DNS:$SVC, DNS:$SVC.$NS, DNS:$SVC.$NS.svc, DNS:$SVC.$NS.svc.cluster.local" "serving SANs"
+has "$TMP/text" "NIST CURVE: P-256" "ECDSA P-256 key"
+has "$TMP/text" "TLS Web Server Authentication" "serverAuth usage"
+check "ca.crt is a CA" sh -c "openssl x509 -in $TMP/c/ca.crt -noout -text | grep -q 'CA:TRUE'"
+check "--days 30: valid for 29 more days" openssl x509 -in "$TMP/c/tls.crt" -noout -checkend $((29 * 86400))
+check "--days 30: not for 31" sh -c "! openssl x509 -in $TMP/c/tls.crt -noout -checkend $((31 * 86400))"
+equals "$(wc -l <"$TMP/c/caBundle")" 1 "caBundle is one line"
+check "caBundle is base64 of ca.crt" sh -c "base64 -d $TMP/c/caBundle | cmp - $TMP/c/ca.crt"
+check "certs without --out: usage error" sh -c "! $BIN certs --service a --namespace b 2>/dev/null"
+check "certs --days 0: usage error" sh -c "! $BIN certs --service a --namespace b --out $TMP/x --days 0 2>/dev/null"
+check "certs with a service that is not a DNS label: error" sh -c "! $BIN certs --service Bad_Name --namespace b --out $TMP/x 2>/dev/null"
+CA=$TMP/c/ca.crt
+
+# ---- protocol policy ----
+start_server "$TMP/log" --tls-cert "$TMP/c/tls.crt" --tls-key "$TMP/c/tls.key" --service-name "$SVC" \
+	--log-level debug || { bad "server did not start"; finish; }
+check "TLS 1.1 refused" sh -c "! $CLIENT_BIN --port $PORT --cafile $CA --servername $HOST --tls-max 1.1 --body $SAMPLE_GPU"
+check "TLS 1.2 served" client "$CA" --tls-min 1.2 --tls-max 1.2 --body "$SAMPLE_GPU" --count 3
+check "TLS 1.3 served" client "$CA" --tls-min 1.3 --body "$SAMPLE_GPU" --count 3
+check "TLS 1.3 preferred" sh -c "$CLIENT_BIN --port $PORT --cafile $CA --servername $HOST --verbose --body $SAMPLE_GPU 2>&1 | grep -q 'connected with TLSv1.3'"
+sc() { echo | openssl s_client -connect "127.0.0.1:$PORT" -servername "$HOST" -CAfile "$CA" "$@" 2>&1; }
+check "TLS 1.2 CBC cipher refused" sh -c "$(command -v openssl) s_client -connect 127.0.0.1:$PORT -tls1_2 -cipher AES128-SHA256 </dev/null 2>&1 | grep -q 'Cipher is (NONE)'"
+check "TLS 1.2 ECDHE-ECDSA-AES128-GCM served" sh -c "$(command -v openssl) s_client -connect 127.0.0.1:$PORT -tls1_2 -cipher ECDHE-ECDSA-AES128-GCM-SHA256 </dev/null 2>&1 | grep -q 'Cipher is ECDHE-ECDSA-AES128-GCM-SHA256'"
+check "TLS 1.2 static-RSA key exchange refused" sh -c "$(command -v openssl) s_client -connect 127.0.0.1:$PORT -tls1_2 -cipher AES128-GCM-SHA256 </dev/null 2>&1 | grep -q 'Cipher is (NONE)'"
+check "debug level logs libmicrohttpd detail" grep -q '"level":"debug"' "$TMP/log"
+kill "$SERVER_PID"; wait_exit "$SERVER_PID" 10
+
+# ---- RSA ----
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$TMP/rsa.key" -out "$TMP/rsa.crt" -days 2 \
+	-subj "/CN=$HOST" -addext "subjectAltName=DNS:$HOST" 2>/dev/null
+start_server "$TMP/rsa.log" --tls-cert "$TMP/rsa.crt" --tls-key "$TMP/rsa.key" || bad "server with an RSA key did not start"
+has "$TMP/rsa.log" '"key_type":"RSA 2048"' "RSA key recognised"
+CODE=$(hcurl "$TMP/rsa.crt" /mutate -H 'Content-Type: application/json' --data-binary "@$SAMPLE_GPU" -o "$TMP/out" -w '%{http_code}')
+equals "$CODE" 200 "RSA certificate: curl --cacert answered"
+check "RSA certificate over TLS 1.2 (ECDHE-RSA)" client "$TMP/rsa.crt" --tls-max 1.2 --body "$SAMPLE_GPU"
+kill "$SERVER_PID"; wait_exit "$SERVER_PID" 10
+
+# ---- start-up validation ----
+"$BIN" certs --service "$SVC" --namespace "$NS" --out "$TMP/other" >/dev/null
+refuse() { # refuse DESCRIPTION TEXT serve-args...: serve exits 2 and logs TEXT
+	what=$1; text=$2; shift 2
+	"$BIN" serve --addr 127.0.0.1:0 "$@" </dev/null 2>"$TMP/refuse.log" &
+	p=$!; PIDS="$PIDS $p"
+	if wait_exit "$p" 10 && [ "$RC" = 2 ] && grep -qF -- "$text" "$TMP/refuse.log"; then ok
+	else bad "$what (exit $RC)"; cat "$TMP/refuse.log"; kill -9 "$p" 2>/dev/null; fi
+}
+refuse "key of another certificate" "does not match" --tls-cert "$TMP/c/tls.crt" --tls-key "$TMP/other/tls.key"
+refuse "missing certificate file" "No such file" --tls-cert "$TMP/nope.crt" --tls-key "$TMP/c/tls.key"
+refuse "neither files nor --self-signed" "--self-signed" --config /dev/null
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$TMP/nosan.key" \
+	-out "$TMP/nosan.crt" -days 2 -subj "/CN=$HOST" 2>/dev/null
+refuse "certificate without SAN" "subjectAltName" --tls-cert "$TMP/nosan.crt" --tls-key "$TMP/nosan.key"
+openssl pkey -in "$TMP/c/tls.key" -aes256 -passout pass:secret -out "$TMP/enc.key" 2>/dev/null
+refuse "encrypted key (never prompts)" "private key" --tls-cert "$TMP/c/tls.crt" --tls-key "$TMP/enc.key"
+mkdir "$TMP/exp" && (
+	cd "$TMP/exp" &&
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout k.pem -out r.csr -subj "/CN=$HOST" \
+		-addext "subjectAltName=DNS:$HOST" 2>/dev/null &&
+	printf '[ca]\ndefault_ca=d\n[d]\ndatabase=index.txt\nnew_certs_dir=.\nserial=serial\ndefault_md=sha256\npolicy=p\ncopy_extensions=copy\n[p]\ncommonName=supplied\n' >ca.conf &&
+	touch index.txt && echo 01 >serial &&
+	openssl ca -batch -config ca.conf -selfsign -keyfile k.pem -in r.csr -startdate 20200101000000Z \
+		-enddate 20200102000000Z -out exp.pem >/dev/null 2>&1
+)
+refuse "expired certificate" "expired" --tls-cert "$TMP/exp/exp.pem" --tls-key "$TMP/exp/k.pem"
+printf 'mode: strict\n' >"$TMP/bad.yaml"
+refuse "invalid policy" "bad.yaml" --self-signed --config "$TMP/bad.yaml"
+refuse "--threads 0" "--threads" --self-signed --threads 0
+refuse "unknown --log-level" "--log-level" --self-signed --log-level loud
+refuse "bad --addr" "address" --self-signed --addr nonsense
+check "serve --help documents every flag" sh -c "$BIN serve --help | grep -q -- '--max-connections-per-ip' && $BIN serve --help | grep -q -- '--shutdown-grace'"
+
+# ---- SAN warning, --self-signed, --log-level ----
+# At --log-level warn the "listening" line is not written: the test picks the port.
+PORT=$("$CLIENT_BIN" --free-port)
+"$BIN" serve --addr "127.0.0.1:$PORT" --tls-cert "$TMP/c/tls.crt" --tls-key "$TMP/c/tls.key" \
+	--service-name other-svc --log-level warn 2>"$TMP/warn.log" &
+SERVER_PID=$!; PIDS="$PIDS $SERVER_PID"
+i=0
+until client "$CA" --body "$SAMPLE_GPU" --count 5 >/dev/null 2>&1 || [ $i -ge 50 ]; do sleep 0.1; i=$((i + 1)); done
+check "--log-level warn server answers" client "$CA" --body "$SAMPLE_GPU" --count 5
+has "$TMP/warn.log" 'do not cover service \"other-svc\"' "SANs missing --service-name: warned"
+lacks "$TMP/warn.log" '"msg":"admission"' "--log-level warn: no decision lines"
+refuse "port already in use" "cannot listen" --self-signed --addr "127.0.0.1:$PORT"
+kill "$SERVER_PID"; wait_exit "$SERVER_PID" 10
+
+start_server "$TMP/self.log" --self-signed || bad "--self-signed did not start"
+CODE=$(curl -sS -k --max-time 10 "https://127.0.0.1:$PORT/mutate" -H 'Content-Type: application/json' \
+	--data-binary "@$SAMPLE_GPU" -o "$TMP/out" -w '%{http_code}')
+equals "$CODE" 200 "--self-signed answers"
+check "--self-signed answer is a mutation" jq -e '.response.patchType == "JSONPatch"' "$TMP/out"
+check "--self-signed certificate names 127.0.0.1" sh -c \
+	"echo | openssl s_client -connect 127.0.0.1:$PORT 2>/dev/null | openssl x509 -noout -ext subjectAltName | grep -q 127.0.0.1"
+kill "$SERVER_PID"; wait_exit "$SERVER_PID" 10
+equals "$RC" 0 "SIGTERM: exit 0"
+finish
