@@ -219,7 +219,7 @@ int audit_input(struct audit *a, const char *name, const char *buf, size_t len,
 		if (d->failed) {
 			char msg[MANIFEST_ERROR_MAX + 64];
 
-			snprintf(msg, sizeof msg, "not valid YAML: %s", d->error);
+			snprintf(msg, sizeof msg, "unreadable document: %s", d->error);
 			if (audit_add_error(a, name, d->error_line, msg, err) != 0)
 				goto out;
 		}
@@ -316,11 +316,16 @@ static const char *str(const json_t *obj, const char *key)
 	return s ? s : "";
 }
 
+/* "file:line  ERROR  message"; an error about a whole file (line 0) has no line. */
 static void write_error(FILE *out, const json_t *e, int color)
 {
-	fprintf(out, "%s:%lld  %s%s%s  %s\n", str(e, "file"),
-		(long long)json_integer_value(json_object_get(e, "line")),
-		color ? colour_of("error") : "", "ERROR", color ? "\033[0m" : "", str(e, "message"));
+	long long line = (long long)json_integer_value(json_object_get(e, "line"));
+
+	fprintf(out, "%s", str(e, "file"));
+	if (line > 0)
+		fprintf(out, ":%lld", line);
+	fprintf(out, "  %s%s%s  %s\n", color ? colour_of("error") : "", "ERROR", color ? "\033[0m" : "",
+		str(e, "message"));
 }
 
 static void write_finding(FILE *out, const json_t *f, int color)

@@ -106,16 +106,20 @@ static const char *next_line(const char *p, const char *end)
 	return p + (p < end ? line_break(p, end) : 0);
 }
 
-/* Start of 1-based line `line` counted from s (which is line `first`); NULL if past end. */
+/* Start of 1-based line `line` counted from s (which is line `first`); NULL if there is none. */
 static const char *line_start(const char *s, const char *end, unsigned long first, unsigned long line)
 {
 	while (first < line) {
+		size_t n = 0;
+
+		while (s < end && (n = line_break(s, end)) == 0)
+			s++;
 		if (s >= end)
-			return NULL;
-		s = next_line(s, end);
+			return NULL;  /* the last line has no break: no line after it */
+		s += n;
 		first++;
 	}
-	return s <= end ? s : NULL;
+	return s;
 }
 
 /* ==== Scalars: YAML 1.1 resolution as Kubernetes' decoder does it ==== */
@@ -980,6 +984,10 @@ static int load_doc(struct manifest_doc *d, const char *p, struct error *err)
 		goto out;
 	}
 	d->root = b->root;
+	if (json_is_null(d->root)) {
+		json_decref(d->root);  /* "---" and nothing else: an empty document */
+		d->root = NULL;
+	}
 	d->pos = b->pos;
 	d->n_pos = b->n_pos;
 	d->json = b->json;
@@ -1325,10 +1333,13 @@ static int plan_insertion(const struct manifest *m, const struct manifest_doc *d
 		if (p->end_line == 0)
 			goto out;
 		if (text_offset(m, d, p->end_line, p->end_col, &ins->off) != 0) {
-			/* The sequence ends the document on a last line without a break. */
-			const char *ls = line_start(chunk, chunk + d->len, d->line, p->end_line);
-
-			if (ls == NULL || (size_t)(chunk + d->len - ls) != p->end_col)
+			/*
+			 * The sequence ends the document on a last line without a
+			 * break: libyaml puts the end of the stream on the line after.
+			 */
+			if (p->end_col != 0 || p->end_line == 0 ||
+			    line_start(chunk, chunk + d->len, d->line, p->end_line - 1) == NULL ||
+			    line_break(chunk + d->len - 1, chunk + d->len) > 0)
 				goto out;
 			ins->off = d->len;
 			mb_str(&o, nl);

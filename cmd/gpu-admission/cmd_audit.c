@@ -114,7 +114,10 @@ static int audit_file(struct run *r, const char *path, struct error *err)
 	int changed = 0, rc = -1;
 
 	if (in == NULL) {
-		rc = audit_add_error(&r->a, name, 0, strerror(errno), err);
+		char msg[256];
+
+		snprintf(msg, sizeof msg, "cannot open: %s", strerror(errno));
+		rc = audit_add_error(&r->a, name, 0, msg, err);
 		goto out;
 	}
 	buf = cli_read_all(in, AUDIT_INPUT_MAX, &len, &rerr);

@@ -1,0 +1,116 @@
+#!/bin/sh
+# gpu-admission audit: golden cases, one directory each, no C needed to add one.
+#
+# test/audit/cases/<name>/
+#   args          the arguments after "audit" (shell words; paths relative to the case dir)
+#   stdin         optional: fed to the command's stdin (default: /dev/null)
+#   expect.txt    the text report (stdout)
+#   expect.json   optional: the report of the same run with "-o json"
+#   expect.rc     the exit code (of both runs)
+#   expect.err    optional: stderr of the text run
+#   expect.fixed  optional: stdout of the same run with "--fix"
+#   nofix         optional (empty file): skip the --fix round trip
+#   policy.yaml   by convention the case's --config; the re-audit of --fix output uses it too
+#
+# For every case without nofix the --fix output is audited again and must
+# report no mutation; when the case has one input and no mutation, the --fix
+# output must be that input byte for byte.
+#
+# Run from the repository root (test/run does). BIN = binary, relative to it.
+# UPDATE=1 rewrites the expect files from the current output: review the diff.
+set -u
+ROOT=$(pwd)
+BIN=${BIN:-bin/gpu-admission}
+B="$ROOT/$BIN"
+CASES=${CASES:-test/audit/cases}
+pass=0
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+
+# compare NAME EXPECTED-FILE ACTUAL-FILE
+compare() {
+	if [ "${UPDATE:-}" = 1 ]; then
+		cp "$3" "$2"
+		ok
+	elif [ ! -f "$2" ]; then
+		bad "$1: missing $(basename "$2")"
+	elif cmp -s "$2" "$3"; then
+		ok
+	else
+		bad "$1"
+		diff -u "$2" "$3" | head -40
+	fi
+}
+
+for dir in "$CASES"/*/; do
+	name=$(basename "$dir")
+	[ -f "$dir/args" ] || continue
+	in=/dev/null
+	[ -f "$dir/stdin" ] && in=stdin
+	args=$(cat "$dir/args")
+
+	(cd "$dir" && eval "\"\$B\" audit $args" <"$in" >"$tmp/out" 2>"$tmp/err"; echo $? >"$tmp/rc")
+	compare "$name: text" "$dir/expect.txt" "$tmp/out"
+	compare "$name: exit code" "$dir/expect.rc" "$tmp/rc"
+	if [ -f "$dir/expect.err" ]; then
+		compare "$name: stderr" "$dir/expect.err" "$tmp/err"
+	elif [ -s "$tmp/err" ] && [ "$(cat "$tmp/rc")" -ne 2 ]; then
+		bad "$name: unexpected stderr"; cat "$tmp/err"
+	fi
+	if [ -f "$dir/expect.json" ]; then
+		(cd "$dir" && eval "\"\$B\" audit -o json $args" <"$in" >"$tmp/json" 2>/dev/null; echo $? >"$tmp/jrc")
+		compare "$name: json" "$dir/expect.json" "$tmp/json"
+		if cmp -s "$tmp/rc" "$tmp/jrc"; then ok; else bad "$name: json exit code differs"; fi
+	fi
+
+	[ -f "$dir/nofix" ] && continue
+	(cd "$dir" && eval "\"\$B\" audit --fix $args" <"$in" >"$tmp/fixed" 2>"$tmp/fixreport")
+	if [ -f "$dir/expect.fixed" ] || { [ "${UPDATE:-}" = 1 ] && grep -q ' [1-9][0-9]* mutate' "$tmp/out"; }; then
+		compare "$name: --fix output" "$dir/expect.fixed" "$tmp/fixed"
+	fi
+	cfg=""
+	[ -f "$dir/policy.yaml" ] && cfg="--config $dir/policy.yaml"
+	"$B" audit $cfg -o json - <"$tmp/fixed" >"$tmp/again" 2>&1
+	if grep -q '"mutate": 0,' "$tmp/again"; then
+		ok
+	else
+		bad "$name: --fix output re-audited still mutates"; grep -A3 '"summary"' "$tmp/again"
+	fi
+	# One input and nothing to mutate: --fix must give it back unchanged.
+	set -- $args
+	single=""
+	if [ $# -eq 1 ] && [ "$1" = - ]; then single="$dir/stdin"
+	elif [ $# -eq 1 ] && [ -f "$dir/$1" ]; then single="$dir/$1"
+	fi
+	if [ -n "$single" ] && grep -q ' 0 mutate' "$tmp/out"; then
+		if cmp -s "$single" "$tmp/fixed"; then ok; else bad "$name: --fix changed an input with nothing to fix"; fi
+	fi
+done
+
+# --in-place: only files with mutations are rewritten, mode kept; the rest untouched.
+mkdir -p "$tmp/tree/sub" "$tmp/tree/.hidden"
+cp test/audit/corpus/NVIDIA__gpu-operator__tests__gpu-pod.yaml "$tmp/tree/gpu.yaml"
+cp test/audit/corpus/feiskyer__kubernetes-handbook__examples__nginx-ha__nginx-deploy.yaml "$tmp/tree/sub/cpu.yml"
+cp test/audit/corpus/NVIDIA__gpu-operator__tests__gpu-pod.yaml "$tmp/tree/.hidden/skipped.yaml"
+cp test/audit/corpus/NVIDIA__gpu-operator__tests__gpu-pod.yaml "$tmp/tree/notes.txt"
+chmod 640 "$tmp/tree/gpu.yaml"
+cp -p "$tmp/tree/sub/cpu.yml" "$tmp/cpu.orig"
+"$B" audit --fix --in-place "$tmp/tree" >"$tmp/ip.out" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && grep -q '2 pod templates in 2 documents, 2 files' "$tmp/ip.out"; then ok; else bad "in-place: rc $rc"; cat "$tmp/ip.out"; fi
+if grep -q 'key: sku' "$tmp/tree/gpu.yaml" && [ "$(stat -c %a "$tmp/tree/gpu.yaml")" = 640 ]; then ok
+else bad "in-place: gpu.yaml not fixed or mode lost"; fi
+if cmp -s "$tmp/cpu.orig" "$tmp/tree/sub/cpu.yml"; then ok; else bad "in-place: cpu.yml changed"; fi
+if cmp -s test/audit/corpus/NVIDIA__gpu-operator__tests__gpu-pod.yaml "$tmp/tree/.hidden/skipped.yaml" &&
+   cmp -s test/audit/corpus/NVIDIA__gpu-operator__tests__gpu-pod.yaml "$tmp/tree/notes.txt"; then ok
+else bad "in-place: touched a dot-directory or a non-manifest file"; fi
+"$B" audit "$tmp/tree" >"$tmp/ip2.out" 2>&1
+if grep -q ' 0 mutate' "$tmp/ip2.out"; then ok; else bad "in-place: re-audit still mutates"; cat "$tmp/ip2.out"; fi
+if [ -z "$(find "$tmp/tree" -name '*.fix-*')" ]; then ok; else bad "in-place: left a temporary file"; fi
+
+echo "audit: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

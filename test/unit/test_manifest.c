@@ -1,0 +1,339 @@
+/* Manifest reading: YAML -> JSON typing, documents and lines, templates, hostile input, --fix rendering. */
+#include <stdlib.h>
+
+#include "check.h"
+#include "manifest.h"
+
+/* The scalar's JSON text ("1", "\"1\"", "true", "null", "1.5"), or "(null)". */
+static char *scalar(const char *s, int plain)
+{
+	static char buf[128];
+	json_t *v = manifest_scalar(s, strlen(s), plain, NULL);
+	char *text = v ? json_dumps(v, JSON_ENCODE_ANY) : NULL;
+
+	snprintf(buf, sizeof buf, "%s", text ? text : "(null)");
+	free(text);
+	json_decref(v);
+	return buf;
+}
+
+static void test_scalar_typing(void)
+{
+	CHECK_STR(scalar("1", 1), "1");
+	CHECK_STR(scalar("1", 0), "\"1\"");          /* quoted "1" stays a string */
+	CHECK_STR(scalar("0", 1), "0");
+	CHECK_STR(scalar("-3", 1), "-3");
+	CHECK_STR(scalar("+7", 1), "7");
+	CHECK_STR(scalar("0x1F", 1), "31");
+	CHECK_STR(scalar("0777", 1), "511");        /* YAML 1.1 octal, as go-yaml v2 */
+	CHECK_STR(scalar("0o17", 1), "15");
+	CHECK_STR(scalar("0b101", 1), "5");
+	CHECK_STR(scalar("1_000", 1), "1000");
+	CHECK_STR(scalar("1.5", 1), "1.5");
+	CHECK_STR(scalar("1e3", 1), "1000.0");
+	CHECK_STR(scalar(".5", 1), "0.5");
+	CHECK_STR(scalar("08", 1), "8.0");          /* not octal, still a number */
+	CHECK_STR(scalar("99999999999999999999", 1), "1e20");
+	CHECK_STR(scalar("true", 1), "true");
+	CHECK_STR(scalar("yes", 1), "true");
+	CHECK_STR(scalar("On", 1), "true");
+	CHECK_STR(scalar("n", 1), "false");
+	CHECK_STR(scalar("OFF", 1), "false");
+	CHECK_STR(scalar("true", 0), "\"true\"");
+	CHECK_STR(scalar("~", 1), "null");
+	CHECK_STR(scalar("null", 1), "null");
+	CHECK_STR(scalar("", 1), "null");
+	CHECK_STR(scalar("", 0), "\"\"");
+	/* Quantities with suffixes and things that only look numeric are strings. */
+	CHECK_STR(scalar("500m", 1), "\"500m\"");
+	CHECK_STR(scalar("1Gi", 1), "\"1Gi\"");
+	CHECK_STR(scalar("1.2.3", 1), "\"1.2.3\"");
+	CHECK_STR(scalar("0x", 1), "\"0x\"");
+	CHECK_STR(scalar("-", 1), "\"-\"");
+	CHECK_STR(scalar(".inf", 1), "\".inf\"");    /* JSON has no infinity */
+	CHECK_STR(scalar("1e999", 1), "\"1e999\"");
+	CHECK_STR(scalar("nvidia", 1), "\"nvidia\"");
+	CHECK_STR(scalar("\xff", 0), "(null)");      /* not UTF-8 */
+	{
+		json_t *v = manifest_scalar("1", 1, 1, "tag:yaml.org,2002:str");
+
+		CHECK(json_is_string(v));
+		json_decref(v);
+		v = manifest_scalar("5", 1, 0, "tag:yaml.org,2002:int");
+		CHECK_INT(json_integer_value(v), 5);
+		json_decref(v);
+	}
+}
+
+static int load(const char *text, struct manifest *m)
+{
+	struct error err = { 0 };
+
+	return manifest_load(text, strlen(text), m, &err);
+}
+
+static void test_typing_in_documents(void)
+{
+	struct manifest m;
+	const json_t *limits;
+
+	CHECK_INT(load("a:\n  limits:\n    nvidia.com/gpu: 1\n    q: \"1\"\n    b: yes\n    c: 'no'\n"
+		       "    d: ~\n    e: 1.0\n    f: |\n      text\n", &m), 0);
+	CHECK_INT(m.n_docs, 1);
+	limits = json_object_get(json_object_get(m.docs[0].root, "a"), "limits");
+	CHECK(json_is_integer(json_object_get(limits, "nvidia.com/gpu")));
+	CHECK_STR(json_string_value(json_object_get(limits, "q")), "1");
+	CHECK(json_is_true(json_object_get(limits, "b")));
+	CHECK_STR(json_string_value(json_object_get(limits, "c")), "no");
+	CHECK(json_is_null(json_object_get(limits, "d")));
+	CHECK(json_is_real(json_object_get(limits, "e")));
+	CHECK_STR(json_string_value(json_object_get(limits, "f")), "text\n");
+	manifest_free(&m);
+}
+
+static const char *const STREAM =
+	"# leading comment\n"                               /* 1 */
+	"apiVersion: apps/v1\n"                             /* 2 */
+	"kind: Deployment\n"                                /* 3 */
+	"metadata: {name: web, namespace: prod}\n"          /* 4 */
+	"spec:\n"                                           /* 5 */
+	"  template:\n"                                     /* 6 */
+	"    spec:\n"                                       /* 7 */
+	"      containers: [{name: c}]\n"                   /* 8 */
+	"---\n"                                             /* 9 */
+	"---\n"                                             /* 10: empty */
+	"# only a comment\n"                                /* 11 */
+	"---\n"                                             /* 12 */
+	"kind: CronJob\n"                                   /* 13 */
+	"metadata: {name: nightly}\n"                       /* 14 */
+	"spec:\n"                                           /* 15 */
+	"  jobTemplate:\n"                                  /* 16 */
+	"    spec:\n"                                       /* 17 */
+	"      template:\n"                                 /* 18 */
+	"        spec: {containers: []}\n"                  /* 19 */
+	"...\n"                                             /* 20 */
+	"--- \n"                                            /* 21 */
+	"kind: Deployment\n"                                /* 22 */
+	"metadata: {name: broken\n"                         /* 23: unclosed */
+	"spec: {}\n"                                        /* 24 */
+	"---\n"                                             /* 25 */
+	"kind: DaemonSet\n"                                 /* 26 */
+	"metadata: {name: agent}\n"                         /* 27 */
+	"spec:\n"                                           /* 28 */
+	"  template:\n"                                     /* 29 */
+	"    spec:\n"                                       /* 30 */
+	"      containers: []";                             /* 31: no final newline */
+
+static void test_documents_and_lines(void)
+{
+	struct manifest m;
+	size_t i, total = 0;
+
+	CHECK_INT(load(STREAM, &m), 0);
+	CHECK_INT(m.n_docs, 6);
+	for (i = 0; i < m.n_docs; i++)
+		total += m.docs[i].len;
+	CHECK_INT(total, strlen(STREAM));  /* the documents tile the stream */
+	CHECK_INT(m.docs[0].n_templates, 1);
+	CHECK_STR(m.docs[0].templates[0].kind, "Deployment");
+	CHECK_STR(m.docs[0].templates[0].name, "web");
+	CHECK_STR(m.docs[0].templates[0].ns, "prod");
+	CHECK_STR(m.docs[0].templates[0].pointer, "/spec/template");
+	CHECK_STR(m.docs[0].templates[0].path, "spec.template");
+	CHECK_INT(m.docs[0].templates[0].line, 6);
+	CHECK_INT(m.docs[0].content_line, 2);
+	CHECK(m.docs[1].root == NULL && !m.docs[1].failed);
+	CHECK(m.docs[2].root == NULL && !m.docs[2].failed);
+	CHECK_INT(m.docs[3].n_templates, 1);
+	CHECK_STR(m.docs[3].templates[0].ns, "default");
+	CHECK_STR(m.docs[3].templates[0].pointer, "/spec/jobTemplate/spec/template");
+	CHECK_INT(m.docs[3].templates[0].line, 18);
+	CHECK(m.docs[4].failed);
+	CHECK_INT(m.docs[4].error_line, 24);
+	CHECK_INT(m.docs[5].n_templates, 1);
+	CHECK(m.docs[5].templates[0].daemonset);
+	CHECK_INT(m.docs[5].templates[0].line, 29);
+	manifest_free(&m);
+}
+
+static void test_crlf_lines(void)
+{
+	struct manifest m;
+
+	CHECK_INT(load("kind: Pod\r\nmetadata:\r\n  name: p\r\nspec:\r\n  containers: []\r\n---\r\n"
+		       "kind: Pod\r\nspec: {containers: []}", &m), 0);
+	CHECK(m.crlf);
+	CHECK_INT(m.n_docs, 2);
+	CHECK_STR(m.docs[0].templates[0].name, "p");
+	CHECK_STR(m.docs[0].templates[0].path, ".");
+	CHECK_INT(m.docs[1].templates[0].line, 7);
+	CHECK_STR(m.docs[1].templates[0].name, "(unnamed)");
+	manifest_free(&m);
+}
+
+static void test_discovery_generic(void)
+{
+	struct manifest m;
+	const struct manifest_doc *d;
+
+	CHECK_INT(load("apiVersion: v1\nkind: List\nitems:\n"
+		       "- kind: Pod\n  metadata: {name: a, namespace: ns1, ownerReferences: [{kind: DaemonSet}]}\n"
+		       "  spec: {containers: []}\n"
+		       "- kind: Service\n  metadata: {name: s}\n  spec: {ports: []}\n"
+		       "- kind: PodTemplate\n  metadata: {name: pt}\n  template: {spec: {containers: []}}\n"
+		       "- kind: JobSet\n  metadata: {name: js}\n  spec:\n    replicatedJobs:\n"
+		       "    - name: w\n      template:\n        spec:\n          template:\n"
+		       "            spec: {containers: [{name: x}]}\n"
+		       "- kind: LeaderWorkerSet\n  metadata: {name: lws}\n  spec:\n    leaderWorkerTemplate:\n"
+		       "      leaderTemplate: {spec: {containers: []}}\n"
+		       "      workerTemplate: {spec: {containers: []}}\n"
+		       "- kind: ConfigMap\n  data: {template: 'x'}\n", &m), 0);
+	d = &m.docs[0];
+	CHECK_INT(d->n_templates, 5);
+	if (d->n_templates == 5) {
+		CHECK_STR(d->templates[0].pointer, "/items/0");
+		CHECK_STR(d->templates[0].path, "items[0]");
+		CHECK_STR(d->templates[0].ns, "ns1");
+		CHECK_INT(d->templates[0].line, 4);
+		CHECK_STR(d->templates[1].pointer, "/items/2/template");
+		CHECK_STR(d->templates[2].pointer, "/items/3/spec/replicatedJobs/0/template/spec/template");
+		CHECK_STR(d->templates[2].path, "items[3].spec.replicatedJobs[0].template.spec.template");
+		CHECK_STR(d->templates[2].kind, "JobSet");
+		CHECK_STR(d->templates[3].pointer, "/items/4/spec/leaderWorkerTemplate/leaderTemplate");
+		CHECK_STR(d->templates[4].name, "lws");
+	}
+	manifest_free(&m);
+
+	/* JSON input keeps line numbers too. */
+	CHECK_INT(load("{\n  \"kind\": \"List\",\n  \"items\": [\n    {\n      \"kind\": \"Pod\",\n"
+		       "      \"spec\": {\"containers\": []}\n    }\n  ]\n}\n", &m), 0);
+	CHECK(m.docs[0].json);
+	CHECK_INT(m.docs[0].n_templates, 1);
+	CHECK_INT(m.docs[0].templates[0].line, 4);
+	manifest_free(&m);
+}
+
+static void test_anchors_and_merge(void)
+{
+	struct manifest m;
+	const json_t *spec;
+
+	CHECK_INT(load("base: &b {x: 1, y: 2}\nkind: Pod\nmetadata: {name: &n web, labels: {app: *n}}\n"
+		       "spec:\n  <<: *b\n  y: 3\n  containers: []\n", &m), 0);
+	spec = json_object_get(m.docs[0].root, "spec");
+	CHECK_INT(json_integer_value(json_object_get(spec, "x")), 1);
+	CHECK_INT(json_integer_value(json_object_get(spec, "y")), 3);   /* explicit key wins */
+	CHECK(json_object_get(spec, "<<") == NULL);
+	CHECK(m.docs[0].aliases);
+	CHECK_STR(m.docs[0].templates[0].name, "web");
+	manifest_free(&m);
+
+	CHECK_INT(load("a: *nope\n", &m), 0);
+	CHECK(m.docs[0].failed);
+	manifest_free(&m);
+}
+
+static void test_hostile(void)
+{
+	struct manifest m;
+	char *deep = malloc(200003);
+	size_t i;
+
+	CHECK_INT(load("a: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\n"
+		       "c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\n"
+		       "e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\n"
+		       "g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f,*f]\n---\nkind: Pod\nspec: {containers: []}\n", &m), 0);
+	CHECK(m.docs[0].failed);
+	CHECK(strstr(m.docs[0].error, "alias") != NULL);
+	CHECK_INT(m.docs[1].n_templates, 1);   /* the next document is still read */
+	manifest_free(&m);
+
+	if (deep == NULL)
+		return;
+	for (i = 0; i < 100000; i++) {
+		deep[i] = '[';
+		deep[100000 + i] = ']';
+	}
+	deep[200000] = '\0';
+	CHECK_INT(load(deep, &m), 0);
+	CHECK(m.docs[0].failed);
+	CHECK(strstr(m.docs[0].error, "nesting") != NULL);
+	manifest_free(&m);
+	free(deep);
+
+	CHECK_INT(load("{{ .Values.x }}: 1\n", &m), 0);
+	CHECK(m.docs[0].failed);
+	manifest_free(&m);
+	CHECK_INT(load("", &m), 0);
+	CHECK_INT(m.n_docs, 1);
+	CHECK(m.docs[0].root == NULL && !m.docs[0].failed);
+	manifest_free(&m);
+}
+
+static char *render(const char *text, const char *patch_json, const char **how)
+{
+	struct manifest m;
+	struct error err = { 0 };
+	json_t *patch = json_loads(patch_json, 0, NULL);
+	char *out = NULL;
+	size_t len;
+
+	*how = NULL;
+	if (load(text, &m) == 0 && m.docs[0].root != NULL &&
+	    manifest_render_patched(&m, 0, patch, &out, &len, how, &err) != 0)
+		fprintf(stderr, "  render: %s\n", err.msg);
+	manifest_free(&m);
+	json_decref(patch);
+	return out;
+}
+
+static void test_render(void)
+{
+	const char *how;
+	char *out;
+
+	out = render("# keep me\nkind: Pod\nspec:\n  # and me\n  containers: [] # here\n",
+		     "[{\"op\":\"add\",\"path\":\"/spec/tolerations\",\"value\":[{\"key\":\"sku\",\"value\":\"gpu\"}]},"
+		     "{\"op\":\"add\",\"path\":\"/spec/nodeSelector\",\"value\":{\"a/b\":\"true\"}}]", &how);
+	CHECK_STR(out, "# keep me\nkind: Pod\nspec:\n  # and me\n  tolerations:\n    - key: sku\n      value: gpu\n"
+		  "  nodeSelector:\n    a/b: \"true\"\n  containers: [] # here\n");
+	CHECK_STR(how, "inserted");
+	free(out);
+
+	/* Appending to a block sequence that ends the document without a final newline. */
+	out = render("spec:\n  tolerations:\n  - key: a\n    effect: NoSchedule",
+		     "[{\"op\":\"add\",\"path\":\"/spec/tolerations/-\",\"value\":{\"key\":\"sku\"}}]", &how);
+	CHECK_STR(out, "spec:\n  tolerations:\n  - key: a\n    effect: NoSchedule\n  - key: sku\n");
+	CHECK_STR(how, "inserted");
+	free(out);
+
+	/* Flow style cannot take an insertion: the document is re-emitted, marker kept. */
+	out = render("---\nspec: {tolerations: [], x: '1'}\n",
+		     "[{\"op\":\"add\",\"path\":\"/spec/tolerations/-\",\"value\":{\"key\":\"sku\"}}]", &how);
+	CHECK_STR(out, "---\nspec:\n  tolerations:\n  - key: sku\n  x: '1'\n");
+	CHECK_STR(how, "re-emitted");
+	free(out);
+
+	/* CRLF documents get CRLF insertions. */
+	out = render("spec:\r\n  containers: []\r\n",
+		     "[{\"op\":\"add\",\"path\":\"/spec/nodeSelector\",\"value\":{\"k\":\"v\"}}]", &how);
+	CHECK_STR(out, "spec:\r\n  nodeSelector:\r\n    k: v\r\n  containers: []\r\n");
+	free(out);
+
+	/* A patch that does not apply is an error, not a guess. */
+	out = render("spec: 1\n", "[{\"op\":\"add\",\"path\":\"/spec/x/y\",\"value\":1}]", &how);
+	CHECK(out == NULL);
+}
+
+int main(void)
+{
+	RUN(test_scalar_typing);
+	RUN(test_typing_in_documents);
+	RUN(test_documents_and_lines);
+	RUN(test_crlf_lines);
+	RUN(test_discovery_generic);
+	RUN(test_anchors_and_merge);
+	RUN(test_hostile);
+	RUN(test_render);
+	return check_done("manifest");
+}
