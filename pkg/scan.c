@@ -20,9 +20,10 @@ static const unsigned char special[256] = {
 #undef R16
 
 struct key {
-	uint64_t hash;      /* FNV-1a of the decoded key */
 	const char *start;  /* raw bytes between the quotes */
 	size_t len;
+	size_t dlen;        /* decoded length (len when not escaped) */
+	uint64_t hash;      /* of the decoded bytes, computed only in large objects */
 	int escaped;
 };
 
@@ -32,6 +33,7 @@ struct scanner {
 	struct key *keys;   /* a stack: each open object's keys, innermost last */
 	size_t n_keys, cap_keys;
 	int failed;
+	struct key inline_keys[128]; /* enough for real objects: no allocation per review */
 };
 
 static int fail(struct scanner *s)
@@ -40,9 +42,11 @@ static int fail(struct scanner *s)
 	return -1;
 }
 
-static void skip_ws(struct scanner *s)
+static inline void skip_ws(struct scanner *s)
 {
-	while (s->p < s->end && (*s->p == ' ' || *s->p == '\n' || *s->p == '\r' || *s->p == '\t'))
+	/* Bodies from kube-apiserver are compact: one comparison settles most calls. */
+	while (s->p < s->end && *s->p <= ' ' &&
+	       (*s->p == ' ' || *s->p == '\n' || *s->p == '\r' || *s->p == '\t'))
 		s->p++;
 }
 
@@ -93,46 +97,139 @@ static int utf8(struct scanner *s)
 	return 0;
 }
 
-#define FNV_OFFSET 1469598103934665603ULL
-#define FNV_PRIME 1099511628211ULL
+#define ONES  0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+#define MIX   0x9E3779B97F4A7C15ULL
 
-static uint64_t fnv(uint64_t h, unsigned char c)
+/*
+ * The bytes of w that need a look in the string loop ('"', '\\', control
+ * bytes < 0x20, UTF-8 bytes >= 0x80) as their high bits. The has-less and
+ * has-zero tricks can only flag falsely above a real hit, so the lowest
+ * flagged byte is exact: on a little-endian machine, the first special byte.
+ */
+static inline uint64_t word_special(uint64_t w)
 {
-	return (h ^ c) * FNV_PRIME;
+	uint64_t q = w ^ (ONES * '"'), b = w ^ (ONES * '\\');
+
+	return (((q - ONES) & ~q) | ((b - ONES) & ~b) | ((w - ONES * 0x20) & ~w) | w) & HIGHS;
 }
 
-/* Hashes the UTF-8 encoding of code point cp, as jansson would store it. */
-static uint64_t fnv_cp(uint64_t h, unsigned cp)
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && defined(__GNUC__)
+#define FIRST_FLAGGED(m) ((size_t)__builtin_ctzll(m) >> 3)
+#else
+#define FIRST_FLAGGED(m) ((size_t)0)  /* then the byte loop finds it */
+#endif
+
+/* A word-at-a-time hash of bytes; only equal keys must hash alike. */
+static uint64_t hash_bytes(const unsigned char *p, size_t n)
 {
-	if (cp < 0x80)
-		return fnv(h, (unsigned char)cp);
-	if (cp < 0x800)
-		return fnv(fnv(h, (unsigned char)(0xC0 | cp >> 6)), (unsigned char)(0x80 | (cp & 0x3F)));
-	if (cp < 0x10000)
-		return fnv(fnv(fnv(h, (unsigned char)(0xE0 | cp >> 12)), (unsigned char)(0x80 | (cp >> 6 & 0x3F))),
-			   (unsigned char)(0x80 | (cp & 0x3F)));
-	return fnv(fnv(fnv(fnv(h, (unsigned char)(0xF0 | cp >> 18)), (unsigned char)(0x80 | (cp >> 12 & 0x3F))),
-		       (unsigned char)(0x80 | (cp >> 6 & 0x3F))), (unsigned char)(0x80 | (cp & 0x3F)));
+	uint64_t h = n * MIX, w;
+
+	for (; n >= 8; p += 8, n -= 8) {
+		memcpy(&w, p, 8);
+		h = (h ^ w) * MIX;
+		h ^= h >> 29;
+	}
+	w = 0;
+	memcpy(&w, p, n);
+	h = (h ^ w) * MIX;
+	return h ^ (h >> 32);
+}
+
+/* Appends code point cp as UTF-8 (as jansson stores it). */
+static size_t put_utf8(unsigned char *out, unsigned cp)
+{
+	if (cp < 0x80) {
+		out[0] = (unsigned char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		out[0] = (unsigned char)(0xC0 | cp >> 6);
+		out[1] = (unsigned char)(0x80 | (cp & 0x3F));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		out[0] = (unsigned char)(0xE0 | cp >> 12);
+		out[1] = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
+		out[2] = (unsigned char)(0x80 | (cp & 0x3F));
+		return 3;
+	}
+	out[0] = (unsigned char)(0xF0 | cp >> 18);
+	out[1] = (unsigned char)(0x80 | (cp >> 12 & 0x3F));
+	out[2] = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
+	out[3] = (unsigned char)(0x80 | (cp & 0x3F));
+	return 4;
+}
+
+#define KEY_DECODED_MAX 1024
+
+/*
+ * Decodes the escapes of an already validated key into out (KEY_DECODED_MAX
+ * bytes). Returns the decoded length, or -1 when it does not fit.
+ */
+static long decode_key(const unsigned char *p, size_t len, unsigned char *out)
+{
+	const unsigned char *end = p + len;
+	size_t o = 0;
+
+	while (p < end) {
+		unsigned cp, lo, i;
+
+		if (o + 4 > KEY_DECODED_MAX)
+			return -1;
+		if (*p != '\\') {
+			out[o++] = *p++;
+			continue;
+		}
+		switch (p[1]) {
+		case 'b': out[o++] = '\b'; p += 2; continue;
+		case 'f': out[o++] = '\f'; p += 2; continue;
+		case 'n': out[o++] = '\n'; p += 2; continue;
+		case 'r': out[o++] = '\r'; p += 2; continue;
+		case 't': out[o++] = '\t'; p += 2; continue;
+		case 'u': break;
+		default:  out[o++] = p[1]; p += 2; continue;
+		}
+		for (cp = 0, i = 2; i < 6; i++)
+			cp = cp << 4 | (unsigned)hexval(p[i]);
+		p += 6;
+		if (cp >= 0xD800 && cp <= 0xDBFF) {
+			for (lo = 0, i = 2; i < 6; i++)
+				lo = lo << 4 | (unsigned)hexval(p[i]);
+			cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+			p += 6;
+		}
+		o += put_utf8(out + o, cp);
+	}
+	return (long)o;
 }
 
 /*
  * Scans a string (s->p at the opening quote) and leaves s->p after the closing
- * one. With key != NULL the decoded bytes are hashed for the duplicate check.
+ * one, validating escapes and UTF-8. With key != NULL, records the raw span
+ * and a hash of the decoded key for the duplicate check.
  */
 static int scan_string(struct scanner *s, struct key *key)
 {
-	const unsigned char *p = ++s->p, *end = s->end;
-	uint64_t h = FNV_OFFSET;
+	const unsigned char *p = ++s->p, *end = s->end, *start = p;
+	size_t shrink = 0;  /* raw bytes minus decoded bytes, over all escapes */
 	int escaped = 0;
 
 	for (;;) {
-		if (key == NULL) {
-			while (p < end && !special[*p])
-				p++;
-		} else {
-			while (p < end && !special[*p])
-				h = fnv(h, *p++);
+		uint64_t w;
+
+		while (end - p >= 8) {
+			uint64_t m;
+
+			memcpy(&w, p, 8);
+			if ((m = word_special(w)) != 0) {
+				p += FIRST_FLAGGED(m);
+				break;
+			}
+			p += 8;
 		}
+		while (p < end && !special[*p])
+			p++;
 		if (p >= end)
 			return fail(s);
 		if (*p == '"')
@@ -145,10 +242,8 @@ static int scan_string(struct scanner *s, struct key *key)
 				return fail(s);
 			switch (p[1]) {
 			case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
-				if (key)
-					h = fnv(h, p[1] == 'b' ? '\b' : p[1] == 'f' ? '\f' : p[1] == 'n' ? '\n'
-						: p[1] == 'r' ? '\r' : p[1] == 't' ? '\t' : p[1]);
 				p += 2;
+				shrink += 1;
 				continue;
 			case 'u':
 				if (read_u4(s, p + 2, &cp) != 0 || cp == 0)
@@ -160,11 +255,11 @@ static int scan_string(struct scanner *s, struct key *key)
 					if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || read_u4(s, p + 2, &lo) != 0 ||
 					    lo < 0xDC00 || lo > 0xDFFF)
 						return fail(s);
-					cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
 					p += 6;
+					shrink += 12 - 4;
+				} else {
+					shrink += 6 - (cp < 0x80 ? 1 : cp < 0x800 ? 2 : 3);
 				}
-				if (key)
-					h = fnv_cp(h, cp);
 				continue;
 			default:
 				return fail(s);
@@ -172,25 +267,20 @@ static int scan_string(struct scanner *s, struct key *key)
 		}
 		if (*p < 0x20)
 			return fail(s);
-		/* UTF-8 lead byte */
-		{
-			const unsigned char *start = p;
-
-			s->p = p;
-			if (utf8(s) != 0)
-				return fail(s);
-			p = s->p;
-			while (key && start < p)
-				h = fnv(h, *start++);
-		}
-	}
-	if (key) {
-		key->hash = h;
-		key->start = (const char *)s->p;
-		key->len = (size_t)(p - s->p);
-		key->escaped = escaped;
+		s->p = p;
+		if (utf8(s) != 0)
+			return fail(s);
+		p = s->p;
 	}
 	s->p = p + 1;
+	if (key != NULL) {
+		key->start = (const char *)start;
+		key->len = (size_t)(p - start);
+		key->escaped = escaped;
+		key->dlen = key->len - shrink;
+		if (key->dlen > KEY_DECODED_MAX - 4)
+			return fail(s);  /* absurd key: let the full parse judge */
+	}
 	return 0;
 }
 
@@ -256,21 +346,19 @@ static int literal(struct scanner *s, const char *word, size_t n)
 	return 0;
 }
 
-/* Exact comparison of two keys that hash alike: decode both through jansson. */
+/* Exact comparison of two keys that hash alike, on their decoded bytes. */
 static int keys_equal(const struct key *a, const struct key *b)
 {
-	json_t *ja, *jb;
-	int eq;
+	unsigned char da[KEY_DECODED_MAX], db[KEY_DECODED_MAX];
+	long na, nb;
 
+	if (a->dlen != b->dlen)
+		return 0;
 	if (!a->escaped && !b->escaped)
-		return a->len == b->len && memcmp(a->start, b->start, a->len) == 0;
-	/* Rare: escapes in colliding keys. Quote the raw bytes and let jansson decode. */
-	ja = json_loadb(a->start - 1, a->len + 2, JSON_DECODE_ANY, NULL);
-	jb = json_loadb(b->start - 1, b->len + 2, JSON_DECODE_ANY, NULL);
-	eq = ja == NULL || jb == NULL || json_equal(ja, jb); /* unsure counts as equal: fall back */
-	json_decref(ja);
-	json_decref(jb);
-	return eq;
+		return memcmp(a->start, b->start, a->len) == 0;
+	na = decode_key((const unsigned char *)a->start, a->len, da);
+	nb = decode_key((const unsigned char *)b->start, b->len, db);
+	return na < 0 || nb < 0 || (na == nb && memcmp(da, db, (size_t)na) == 0);
 }
 
 static int by_hash(const void *a, const void *b)
@@ -285,12 +373,23 @@ static int check_duplicates(struct scanner *s, size_t from)
 	struct key *k = s->keys + from;
 	size_t n = s->n_keys - from, i, j;
 
-	if (n <= 16) {
+	/* Most objects are small: pairwise, on length first, with no hashing at all. */
+	if (n <= 8) {
 		for (i = 1; i < n; i++)
 			for (j = 0; j < i; j++)
-				if (k[i].hash == k[j].hash && keys_equal(&k[i], &k[j]))
+				if (keys_equal(&k[i], &k[j]))
 					return fail(s);
 	} else {
+		for (i = 0; i < n; i++) {
+			unsigned char buf[KEY_DECODED_MAX];
+
+			if (!k[i].escaped)
+				k[i].hash = hash_bytes((const unsigned char *)k[i].start, k[i].len);
+			else if (decode_key((const unsigned char *)k[i].start, k[i].len, buf) >= 0)
+				k[i].hash = hash_bytes(buf, k[i].dlen);
+			else
+				return fail(s);
+		}
 		qsort(k, n, sizeof *k, by_hash);
 		for (i = 1; i < n; i++)
 			for (j = i; j-- > 0 && k[j].hash == k[i].hash;)
@@ -304,11 +403,14 @@ static int check_duplicates(struct scanner *s, size_t from)
 static struct key *push_key(struct scanner *s)
 {
 	if (s->n_keys == s->cap_keys) {
-		size_t cap = s->cap_keys ? s->cap_keys * 2 : 64;
-		struct key *grown = realloc(s->keys, cap * sizeof *grown);
+		size_t cap = s->cap_keys * 2;
+		struct key *grown = s->keys == s->inline_keys ? malloc(cap * sizeof *grown)
+				  : realloc(s->keys, cap * sizeof *grown);
 
 		if (grown == NULL)
 			return NULL;
+		if (s->keys == s->inline_keys)
+			memcpy(grown, s->inline_keys, sizeof s->inline_keys);
 		s->keys = grown;
 		s->cap_keys = cap;
 	}
@@ -471,11 +573,17 @@ static int scan_value(struct scanner *s, const struct scan_shape *shape, enum sc
 json_t *scan_extract(const char *body, size_t len, const struct scan_shape *shape,
 		     size_t max_depth)
 {
-	struct scanner s = {
-		.p = (const unsigned char *)body, .end = (const unsigned char *)body + len,
-		.max_depth = max_depth,
-	};
+	struct scanner s;
 	json_t *root = NULL;
+
+	s.p = (const unsigned char *)body;
+	s.end = s.p + len;
+	s.depth = 0;
+	s.max_depth = max_depth;
+	s.keys = s.inline_keys;
+	s.n_keys = 0;
+	s.cap_keys = sizeof s.inline_keys / sizeof s.inline_keys[0];
+	s.failed = 0;
 
 	skip_ws(&s);
 	if (s.p >= s.end || *s.p != '{' || scan_object(&s, shape, &root) != 0)
@@ -483,10 +591,12 @@ json_t *scan_extract(const char *body, size_t len, const struct scan_shape *shap
 	skip_ws(&s);
 	if (s.p != s.end)
 		goto bad;
-	free(s.keys);
+	if (s.keys != s.inline_keys)
+		free(s.keys);
 	return root;
 bad:
-	free(s.keys);
+	if (s.keys != s.inline_keys)
+		free(s.keys);
 	json_decref(root);
 	return NULL;
 }
