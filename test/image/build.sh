@@ -1,0 +1,31 @@
+#!/bin/sh
+# make image: builds the gpu-admission image with podman into the project's own
+# store (test/image/env.sh), from a context holding only what the Dockerfile
+# copies. Makes the base image first when missing (test/image/base.sh) and never
+# pulls (no registry is reachable). Also writes build/image/gpu-admission.tar
+# (docker-archive) for `podman load` / `docker load` and pushing to a registry.
+set -eu
+. "$(dirname "$0")/env.sh"
+cd "$ROOT_DIR"
+sh test/image/deps.sh
+sh test/image/base.sh
+
+VERSION=$(git describe --tags --always --dirty 2>/dev/null || echo dev)
+CTX=$ROOT_DIR/build/image/context
+rm -rf "$CTX"
+mkdir -p "$CTX/.ci"
+cp -R Dockerfile Makefile pkg cmd "$CTX/"
+cp .ci/deps "$CTX/.ci/"
+
+echo "image: building $IMAGE (version $VERSION)" >&2
+podman_ build --pull=never --isolation=chroot --layers=true \
+	--build-arg VERSION="$VERSION" -t "$IMAGE" -t "localhost/gpu-admission:$VERSION" \
+	-f "$CTX/Dockerfile" "$CTX" >"$ROOT_DIR/build/image/build.log" 2>&1 || {
+	tail -n 40 "$ROOT_DIR/build/image/build.log" >&2
+	exit 1
+}
+rm -f build/image/gpu-admission.tar
+podman_ save --format docker-archive -o build/image/gpu-admission.tar "$IMAGE" >/dev/null 2>&1
+size=$(podman_ image inspect --format '{{.Size}}' "$IMAGE")
+echo "image: $IMAGE built, $((size / 1024)) KiB uncompressed; archive build/image/gpu-admission.tar" >&2
+echo "image: list it with: podman --root $PODMAN_ROOT --runroot $PODMAN_RUNROOT images" >&2
