@@ -1,0 +1,76 @@
+#!/bin/sh
+# Faults and shutdown: slowloris clients are cut off while others are served; a
+# request that does not arrive within --timeout is dropped; SIGTERM drains —
+# readiness false, in-flight and keep-alive requests finish with
+# "Connection: close", zero failures — and exits 0 within --shutdown-grace even
+# with a connection that never finishes its request.
+. test/e2e/server.lib
+
+certs "$TMP/c"
+CA=$TMP/c/ca.crt
+
+# ---- slow clients ----
+start_server "$TMP/slow.log" --tls-cert "$TMP/c/tls.crt" --tls-key "$TMP/c/tls.key" --threads 2 --timeout 2 \
+	|| { bad "server did not start"; finish; }
+SL=""
+for i in 1 2 3 4 5 6; do
+	"$CLIENT_BIN" --port "$PORT" --cafile "$CA" --servername "$HOST" --slowloris 15 >"$TMP/slow$i.out" 2>&1 &
+	SL="$SL $!"
+done
+PIDS="$PIDS $SL"
+check "served while six slowloris clients (more than the threads) drip" \
+	client "$CA" --body "$SAMPLE_GPU" --count 50 --expect-body '"patchType":"JSONPatch"'
+for p in $SL; do wait "$p"; done
+for i in 1 2 3 4 5 6; do
+	has "$TMP/slow$i.out" "closed by the server" "slowloris client $i cut off before it finished"
+done
+check "a body that stalls past --timeout is dropped" sh -c \
+	"! $CLIENT_BIN --port $PORT --cafile $CA --servername $HOST --body $SAMPLE_GPU --hold 4500"
+check "still serving after the slow clients" client "$CA" --body "$SAMPLE_GPU" --count 5
+kill "$SERVER_PID"; wait_exit "$SERVER_PID" 10
+
+# ---- SIGTERM drain ----
+LOG=$TMP/drain.log
+start_server "$LOG" --tls-cert "$TMP/c/tls.crt" --tls-key "$TMP/c/tls.key" --threads 2 --timeout 20 \
+	--shutdown-grace 4 || { bad "server did not start"; finish; }
+LOADS=""
+for i in 1 2 3; do
+	"$CLIENT_BIN" --port "$PORT" --cafile "$CA" --servername "$HOST" --body "$SAMPLE_GPU" --count 1000000 \
+		--stop-on-close --expect-body '"patchType":"JSONPatch"' >"$TMP/load$i.out" 2>&1 &
+	LOADS="$LOADS $!"
+done
+"$CLIENT_BIN" --port "$PORT" --cafile "$CA" --servername "$HOST" --body "$SAMPLE_GPU" --hold 1500 \
+	--ready-file "$TMP/held" --expect-body '"patchType":"JSONPatch"' >"$TMP/held.out" 2>&1 &
+HELD=$!
+# A connection that never completes a request: the grace period must still end it.
+"$CLIENT_BIN" --port "$PORT" --cafile "$CA" --servername "$HOST" --slowloris 30 --ready-file "$TMP/idle" \
+	>"$TMP/idle.out" 2>&1 &
+IDLE=$!
+PIDS="$PIDS $LOADS $HELD $IDLE"
+i=0
+while { [ ! -e "$TMP/held" ] || [ ! -e "$TMP/idle" ]; } && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+check "a request is half-sent when SIGTERM comes" test -e "$TMP/held"
+kill -TERM "$SERVER_PID"
+CODE=$(hcurl "$CA" /readyz -o "$TMP/ready" -w '%{http_code}')
+equals "$CODE" 503 "/readyz is 503 while draining"
+has "$TMP/ready" "draining" "/readyz says why"
+CODE=$(hcurl "$CA" /mutate -H 'Content-Type: application/json' --data-binary "@$SAMPLE_GPU" -o "$TMP/out" \
+	-D "$TMP/h" -w '%{http_code}')
+equals "$CODE" 200 "a new connection while draining is still served"
+check "... and told to close" grep -qi '^Connection: close' "$TMP/h"
+wait_exit "$SERVER_PID" 15 || kill -9 "$SERVER_PID"
+equals "$RC" 0 "exit 0 after the drain, within the grace period"
+wait_exit "$HELD" 10
+equals "$RC" 0 "the request in flight at SIGTERM was answered"
+for p in $LOADS; do
+	wait_exit "$p" 10
+	equals "$RC" 0 "keep-alive client: no failed request across the drain"
+done
+for i in 1 2 3; do
+	check "keep-alive client $i was told Connection: close" grep -q 'failed=0 closes=1' "$TMP/load$i.out"
+	sed 's/^/    /' "$TMP/load$i.out"
+done
+has "$LOG" '"msg":"draining"' "drain logged"
+has "$LOG" '"msg":"stopped"' "stop logged"
+check "the port is closed after exit" sh -c "! curl -sk --max-time 5 https://127.0.0.1:$PORT/healthz"
+finish

@@ -1,0 +1,107 @@
+#!/bin/sh
+# Hot reload: the certificate rotates (kubelet-style symlink swap of a mounted
+# Secret) under continuous new-connection requests with zero failures; a bad new
+# pair is refused and the old one keeps serving; the policy file reloads, a bad
+# one is refused; SIGHUP reloads both; /metrics counts all of it.
+. test/e2e/server.lib
+
+certs "$TMP/a"
+certs "$TMP/b"
+certs "$TMP/c"
+cat "$TMP/a/ca.crt" "$TMP/b/ca.crt" "$TMP/c/ca.crt" >"$TMP/cas.crt"
+CA=$TMP/cas.crt
+
+# A mounted Secret as kubelet lays it out: tls.crt -> ..data/tls.crt, ..data -> ..v1.
+S=$TMP/secret
+mkdir -p "$S/..v1"
+cp "$TMP/a/tls.crt" "$TMP/a/tls.key" "$S/..v1/"
+ln -s ..v1 "$S/..data"
+ln -s ..data/tls.crt "$S/tls.crt"
+ln -s ..data/tls.key "$S/tls.key"
+swap() { # swap VERSION CERT KEY: the Secret now holds CERT and KEY, switched atomically
+	mkdir "$S/..$1"
+	cp "$2" "$S/..$1/tls.crt"
+	cp "$3" "$S/..$1/tls.key"
+	ln -s "..$1" "$S/..data_tmp"
+	mv -T "$S/..data_tmp" "$S/..data"
+}
+fingerprint() { # fingerprint: SHA-256 of the certificate the server presents now
+	echo | openssl s_client -connect "127.0.0.1:$PORT" -servername "$HOST" 2>/dev/null |
+		openssl x509 -noout -fingerprint -sha256
+}
+want_fp() { openssl x509 -in "$1" -noout -fingerprint -sha256; }
+
+"$BIN" print-default-config >"$TMP/policy.yaml"
+LOG=$TMP/server.log
+start_server "$LOG" --tls-cert "$S/tls.crt" --tls-key "$S/tls.key" --config "$TMP/policy.yaml" \
+	--service-name "$SVC" --threads 2 || { bad "server did not start"; finish; }
+ok
+metric() { # metric NAME: its value on /metrics
+	hcurl "$CA" /metrics | awk -v n="$1" '$1 == n { print $2 }'
+}
+
+# ---- certificate rotation under load ----
+"$CLIENT_BIN" --port "$PORT" --cafile "$CA" --servername "$HOST" --body "$SAMPLE_GPU" --new-conn \
+	--count 100000 --until "$TMP/stop" --expect-body '"patchType":"JSONPatch"' >"$TMP/load.out" 2>&1 &
+LOAD=$!
+PIDS="$PIDS $LOAD"
+"$CLIENT_BIN" --port "$PORT" --cafile "$CA" --servername "$HOST" --body "$SAMPLE_GPU" \
+	--count 100000 --until "$TMP/stop" >"$TMP/keepalive.out" 2>&1 &
+KEEP=$!
+PIDS="$PIDS $KEEP"
+equals "$(fingerprint)" "$(want_fp "$TMP/a/tls.crt")" "serving the first certificate"
+
+swap v2 "$TMP/b/tls.crt" "$TMP/b/tls.key"
+check "rotation noticed without a restart" wait_for "$LOG" '"msg":"certificate reloaded"' 15
+equals "$(fingerprint)" "$(want_fp "$TMP/b/tls.crt")" "new handshakes get the new certificate"
+
+swap v3 "$TMP/c/tls.crt" "$TMP/b/tls.key"
+check "a mismatched new pair is refused" wait_for "$LOG" '"msg":"certificate reload failed' 15
+has "$LOG" "does not match" "the refusal says why"
+equals "$(fingerprint)" "$(want_fp "$TMP/b/tls.crt")" "the old certificate stays in service"
+
+swap v4 "$TMP/c/tls.crt" "$TMP/c/tls.key"
+i=0
+until [ "$(metric gpu_admission_cert_reloads_total)" = 2 ] || [ $i -ge 150 ]; do sleep 0.1; i=$((i + 1)); done
+equals "$(fingerprint)" "$(want_fp "$TMP/c/tls.crt")" "a good pair after a bad one is taken"
+
+touch "$TMP/stop"
+wait_exit "$LOAD" 30
+equals "$RC" 0 "new-connection load across three certificates: no failed request"
+check "the load saw every certificate" grep -q 'failed=0 .*certs=3$' "$TMP/load.out"
+check "the load really ran" sh -c "awk -F'[ =]' '{ if (\$2 < 20) exit 1 }' $TMP/load.out"
+wait_exit "$KEEP" 30
+equals "$RC" 0 "keep-alive load across rotations: no failed request"
+cat "$TMP/load.out" "$TMP/keepalive.out" | sed 's/^/    /'
+equals "$(metric gpu_admission_cert_reloads_total)" 2 "cert reloads counted"
+equals "$(metric gpu_admission_cert_reload_failures_total)" 1 "cert reload failure counted"
+want=$(date -u -d "$(openssl x509 -enddate -noout -in "$TMP/c/tls.crt" | cut -d= -f2)" +%s)
+equals "$(metric gpu_admission_cert_expiry_timestamp_seconds)" "$want" "expiry metric follows the new certificate"
+
+# ---- policy reload ----
+post() { hcurl "$CA" /mutate -H 'Content-Type: application/json' --data-binary "@$SAMPLE_GPU" -o "$TMP/out"; }
+printf 'mode: strict\n' >"$TMP/policy.new" && mv "$TMP/policy.new" "$TMP/policy.yaml"
+check "an invalid policy is refused" wait_for "$LOG" '"msg":"policy reload failed' 15
+post
+check "the old policy stays in service (still patching)" jq -e '.response.patchType == "JSONPatch"' "$TMP/out"
+equals "$(metric gpu_admission_config_reload_failures_total)" 1 "config reload failure counted"
+
+printf 'mode: dryrun\n' >"$TMP/policy.new" && mv "$TMP/policy.new" "$TMP/policy.yaml"
+check "a valid new policy is loaded" wait_for "$LOG" '"msg":"policy reloaded"' 15
+post
+check "the new policy answers (dryrun: warning, no patch)" \
+	jq -e '(.response | has("patch") | not) and (.response.warnings[0] | test("dryrun"))' "$TMP/out"
+equals "$(metric gpu_admission_config_reloads_total)" 1 "config reload counted"
+
+# ---- SIGHUP ----
+kill -HUP "$SERVER_PID"
+check "SIGHUP reloads" wait_for "$LOG" '"msg":"SIGHUP received' 10
+i=0
+until [ "$(metric gpu_admission_config_reloads_total)" = 2 ] || [ $i -ge 100 ]; do sleep 0.1; i=$((i + 1)); done
+equals "$(metric gpu_admission_config_reloads_total)" 2 "SIGHUP reloaded the policy"
+equals "$(metric gpu_admission_cert_reloads_total)" 3 "SIGHUP reloaded the certificate"
+check "still alive" kill -0 "$SERVER_PID"
+kill "$SERVER_PID"
+wait_exit "$SERVER_PID" 15
+equals "$RC" 0 "exit 0 after SIGTERM"
+finish
