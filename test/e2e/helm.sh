@@ -123,6 +123,33 @@ desc="three pools: a pod asking 16 GPUs is rejected, naming the largest pool"
 out=$(review 16)
 if echo "$out" | grep -q '"allowed":false' && echo "$out" | grep -qE 'a100|h100'; then ok "$desc"; else notok "$desc"; echo "    $out"; fi
 
+# ---- NOTES.txt: its check command is runnable and its pod is a GPU pod we patch
+"$HELM" install gpu-admission "$CHART" -n "$NS" --dry-run=client >"$T/install.txt" 2>&1
+sed -n '/^NOTES:/,$p' "$T/install.txt" >"$T/notes.txt"
+desc="NOTES: tells to check with kubectl create --dry-run=server -o yaml"
+t grep -q "^kubectl create --dry-run=server -o yaml -f - <<'POD'" "$T/notes.txt"
+sed -n "/<<'POD'/,/^POD\$/p" "$T/notes.txt" | sed '1d;$d' >"$T/notes-pod.yaml"
+desc="NOTES: its pod, reviewed by the chart's policy, gets the toleration the notes promise"
+t node -e '
+	const Y = require(process.env.TOOLS + "/node_modules/yaml"), fs = require("fs"), cp = require("child_process");
+	const pod = Y.parse(fs.readFileSync(process.argv[1], "utf8"));
+	if (!pod || pod.kind !== "Pod") { console.log("no pod in NOTES"); process.exit(1); }
+	const rev = { apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", request: { uid: "notes",
+		kind: { group: "", version: "v1", kind: "Pod" }, resource: { group: "", version: "v1", resource: "pods" },
+		namespace: pod.metadata.namespace, operation: "CREATE", object: pod } };
+	const out = JSON.parse(cp.execFileSync(process.argv[2], ["review", "--config", process.argv[3]], { input: JSON.stringify(rev) }));
+	const patch = Buffer.from(out.response.patch || "", "base64").toString();
+	if (!/"key":"sku"/.test(patch) || !/"value":"gpu"/.test(patch) || !/"effect":"NoSchedule"/.test(patch)) {
+		console.log(JSON.stringify(out)); process.exit(1); }
+' "$T/notes-pod.yaml" "$BIN" "$T/defaults/policy.yaml"
+desc="NOTES: the pod namespace is one the webhooks cover"
+t sh -c "grep -q 'namespace: default' '$T/notes-pod.yaml' && ! grep -q '\"default\"' '$T/defaults/render.yaml'"
+
+# ---- a single replica gets no PDB (it would block every node drain) -----------
+desc="replicaCount=1 renders no PodDisruptionBudget"
+t sh -c "'$HELM' template gpu-admission '$CHART' -n '$NS' --set replicaCount=1 | grep -q '^kind: Deployment' &&
+	! '$HELM' template gpu-admission '$CHART' -n '$NS' --set replicaCount=1 | grep -q '^kind: PodDisruptionBudget'"
+
 # ---- manifests/ is the chart's render ----------------------------------------
 desc="manifests/gpu-admission.yaml matches the chart (regenerate: make manifests)"
 t sh -c "HELM='$HELM' sh test/helm/manifests.sh >'$T/manifests.yaml' && diff -u manifests/gpu-admission.yaml '$T/manifests.yaml'"
