@@ -207,7 +207,7 @@ int audit_input(struct audit *a, const char *name, const char *buf, size_t len,
 		*fixed_len = 0;
 		*changed = 0;
 	}
-	if (manifest_load(buf, len, &m, err) != 0)
+	if (manifest_split(buf, len, &m, err) != 0)
 		goto out;
 	a->files++;
 	for (i = 0; i < m.n_docs; i++) {
@@ -215,6 +215,11 @@ int audit_input(struct audit *a, const char *name, const char *buf, size_t len,
 		const char *piece = buf + d->off;
 		size_t piece_len = d->len;
 		char *rendered = NULL;
+
+		if (i > 0)
+			manifest_doc_release(&m, i - 1);  /* one document's values at a time */
+		if (manifest_doc_load(&m, i, err) != 0)
+			goto out;
 
 		if (d->failed) {
 			char msg[MANIFEST_ERROR_MAX + 64];

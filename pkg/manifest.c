@@ -1013,40 +1013,44 @@ out:
 	return rc;
 }
 
-static int add_chunk(struct manifest *m, size_t off, size_t end, unsigned long line, struct error *err)
+static int add_chunk(struct manifest *m, size_t *cap, size_t off, size_t end, unsigned long line,
+		     struct error *err)
 {
-	struct manifest_doc *grown = realloc(m->docs, (m->n_docs + 1) * sizeof *grown);
+	if (m->n_docs == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 16;
+		struct manifest_doc *grown = realloc(m->docs, ncap * sizeof *grown);
 
-	if (grown == NULL) {
-		error_set(err, ERROR_NOMEM, "out of memory reading manifests");
-		return -1;
+		if (grown == NULL) {
+			error_set(err, ERROR_NOMEM, "out of memory reading manifests");
+			return -1;
+		}
+		m->docs = grown;
+		*cap = ncap;
 	}
-	m->docs = grown;
 	memset(&m->docs[m->n_docs], 0, sizeof m->docs[0]);
 	m->docs[m->n_docs].off = off;
 	m->docs[m->n_docs].len = end - off;
 	m->docs[m->n_docs].line = line;
-	return load_doc(&m->docs[m->n_docs++], m->buf, err);
+	m->n_docs++;
+	return 0;
 }
 
-int manifest_load(const char *buf, size_t len, struct manifest *m, struct error *err)
+int manifest_split(const char *buf, size_t len, struct manifest *m, struct error *err)
 {
-	const char *p = buf, *end = buf + len, *start = buf;
+	const char *p = buf, *end = buf + len, *start = buf, *cr;
 	unsigned long line = 1, start_line = 1;
+	size_t cap = 0;
 
 	memset(m, 0, sizeof *m);
 	m->buf = buf;
 	m->len = len;
-	{
-		const char *cr = memchr(buf, '\r', len);
-
-		m->crlf = cr != NULL && cr + 1 < end && cr[1] == '\n';
-	}
+	cr = memchr(buf, '\r', len);
+	m->crlf = cr != NULL && cr + 1 < end && cr[1] == '\n';
 	while (p < end) {
 		int doc_end = is_marker(p, end, '.');
 
 		if (p != start && is_marker(p, end, '-')) {
-			if (add_chunk(m, (size_t)(start - buf), (size_t)(p - buf), start_line, err) != 0)
+			if (add_chunk(m, &cap, (size_t)(start - buf), (size_t)(p - buf), start_line, err) != 0)
 				return -1;
 			start = p;
 			start_line = line;
@@ -1054,34 +1058,66 @@ int manifest_load(const char *buf, size_t len, struct manifest *m, struct error 
 		p = next_line(p, end);
 		line++;
 		if (doc_end && p < end) {
-			if (add_chunk(m, (size_t)(start - buf), (size_t)(p - buf), start_line, err) != 0)
+			if (add_chunk(m, &cap, (size_t)(start - buf), (size_t)(p - buf), start_line, err) != 0)
 				return -1;
 			start = p;
 			start_line = line;
 		}
 	}
 	if (start < end || m->n_docs == 0)
-		return add_chunk(m, (size_t)(start - buf), len, start_line, err);
+		return add_chunk(m, &cap, (size_t)(start - buf), len, start_line, err);
+	return 0;
+}
+
+int manifest_doc_load(struct manifest *m, size_t i, struct error *err)
+{
+	struct manifest_doc *d = &m->docs[i];
+
+	if (d->loaded)
+		return 0;
+	d->loaded = 1;
+	return load_doc(d, m->buf, err);
+}
+
+void manifest_doc_release(struct manifest *m, size_t i)
+{
+	struct manifest_doc *d = &m->docs[i];
+	size_t j;
+
+	for (j = 0; j < d->n_templates; j++) {
+		free(d->templates[j].pointer);
+		free(d->templates[j].path);
+	}
+	free(d->templates);
+	free(d->pos);
+	json_decref(d->root);
+	d->templates = NULL;
+	d->n_templates = 0;
+	d->pos = NULL;
+	d->n_pos = 0;
+	d->root = NULL;
+}
+
+int manifest_load(const char *buf, size_t len, struct manifest *m, struct error *err)
+{
+	size_t i;
+
+	if (manifest_split(buf, len, m, err) != 0)
+		return -1;
+	for (i = 0; i < m->n_docs; i++)
+		if (manifest_doc_load(m, i, err) != 0)
+			return -1;
 	return 0;
 }
 
 void manifest_free(struct manifest *m)
 {
-	size_t i, j;
+	size_t i;
 
 	if (m == NULL)
 		return;
-	for (i = 0; i < m->n_docs; i++) {
-		struct manifest_doc *d = &m->docs[i];
-
-		for (j = 0; j < d->n_templates; j++) {
-			free(d->templates[j].pointer);
-			free(d->templates[j].path);
-		}
-		free(d->templates);
-		free(d->pos);
-		json_decref(d->root);
-	}
+	for (i = 0; i < m->n_docs; i++)
+		manifest_doc_release(m, i);
 	free(m->docs);
 	memset(m, 0, sizeof *m);
 }

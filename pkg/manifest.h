@@ -53,6 +53,7 @@ struct manifest_doc {
 	int failed;           /* not valid YAML / JSON: error and error_line say why */
 	unsigned long error_line;
 	char error[MANIFEST_ERROR_MAX];
+	int loaded;           /* manifest_doc_load() has run */
 	int json;             /* the root is written in flow (JSON) style */
 	int aliases;          /* the document uses aliases or merge keys */
 	struct manifest_template *templates; /* owned, n_templates of them */
@@ -77,6 +78,18 @@ struct manifest {
  * whatever the return value.
  */
 int manifest_load(const char *buf, size_t len, struct manifest *m, struct error *err);
+
+/*
+ * The two halves of manifest_load(), for callers that hold one document's
+ * values at a time (the auditor: memory stays flat however long the stream):
+ * manifest_split() only finds the documents (m as above, nothing parsed);
+ * manifest_doc_load() parses document i and finds its templates (once;
+ * failures are recorded in the document, -1 only for ERROR_NOMEM);
+ * manifest_doc_release() frees document i's values, keeping where it is.
+ */
+int manifest_split(const char *buf, size_t len, struct manifest *m, struct error *err);
+int manifest_doc_load(struct manifest *m, size_t i, struct error *err);
+void manifest_doc_release(struct manifest *m, size_t i);
 
 /* Releases what m owns and zeroes it. Accepts NULL. */
 void manifest_free(struct manifest *m);
