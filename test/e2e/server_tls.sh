@@ -108,4 +108,19 @@ check "--self-signed certificate names 127.0.0.1" sh -c \
 	"echo | openssl s_client -connect 127.0.0.1:$PORT 2>/dev/null | openssl x509 -noout -ext subjectAltName | grep -q 127.0.0.1"
 kill "$SERVER_PID"; wait_exit "$SERVER_PID" 10
 equals "$RC" 0 "SIGTERM: exit 0"
+
+# ---- make run: the printed curl command works against the server it starts ----
+RPORT=$("$CLIENT_BIN" --free-port)
+ADDR=127.0.0.1:$RPORT sh test/run-local "$BIN" >"$TMP/run.out" 2>"$TMP/run.log" &
+RUN=$!
+PIDS="$PIDS $RUN"
+check "make run: listening" wait_for "$TMP/run.log" '"msg":"listening"' 10
+cmd=$(grep -m1 '^  curl ' "$TMP/run.out")
+check "make run prints a curl command for the sample" test -n "$cmd"
+sh -c "$cmd" >"$TMP/run.answer" 2>&1
+check "the printed command gets the sample mutated" jq -e \
+	'.response.allowed == true and .response.patchType == "JSONPatch" and .response.uid == "5a1e0001-8d3c-4a52-9a0e-6c1f3e2b7a10"' \
+	"$TMP/run.answer"
+kill -INT "$RUN"; wait_exit "$RUN" 10
+equals "$RC" 0 "make run: Ctrl-C stops it cleanly"
 finish

@@ -1,0 +1,145 @@
+/* log: every line one JSON object, escaped, filtered by level. */
+#include <jansson.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "log.h"
+
+/* Runs fn with stderr sent to a temporary file; returns what it wrote (new). */
+static char *capture(void (*fn)(void))
+{
+	FILE *f = tmpfile();
+	int saved = dup(STDERR_FILENO);
+	char *buf = calloc(1, 65536);
+
+	fflush(stderr);
+	dup2(fileno(f), STDERR_FILENO);
+	fn();
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(f);
+	if (fread(buf, 1, 65535, f) == 0)
+		buf[0] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static void write_hostile(void)
+{
+	log_set_level(LOG_INFO);
+	log_msg(LOG_INFO, "quote \" backslash \\ newline \n tab \t", "field", "bad utf8 \xff\xfe end",
+		"skipped", NULL, "ok", "caf\xc3\xa9", NULL);
+}
+
+static void test_escaping(void)
+{
+	char *out = capture(write_hostile);
+	json_error_t jerr;
+	json_t *line = json_loads(out, JSON_DECODE_ANY, &jerr);
+
+	CHECK(line != NULL);
+	CHECK(strchr(out, '\n') == out + strlen(out) - 1); /* exactly one line */
+	CHECK_STR(json_string_value(json_object_get(line, "msg")), "quote \" backslash \\ newline \n tab \t");
+	CHECK_STR(json_string_value(json_object_get(line, "field")), "bad utf8 \xef\xbf\xbd\xef\xbf\xbd end");
+	CHECK_STR(json_string_value(json_object_get(line, "ok")), "caf\xc3\xa9");
+	CHECK(json_object_get(line, "skipped") == NULL);
+	CHECK_STR(json_string_value(json_object_get(line, "level")), "info");
+	CHECK(json_string_length(json_object_get(line, "time")) == 24);
+	json_decref(line);
+	free(out);
+}
+
+static void write_decision(void)
+{
+	struct log_decision d = { "mutate", "uid-1", "ml", "train-0", "mutate", "gpu-pod-mutated",
+				  "enforce", 200, 1234 };
+
+	log_set_level(LOG_INFO);
+	log_decision(&d);
+	d.ns = "";
+	d.pod = NULL;
+	log_decision(&d);
+}
+
+static void test_decision(void)
+{
+	char *out = capture(write_decision), *second = strchr(out, '\n');
+	json_t *a = json_loads(out, JSON_DISABLE_EOF_CHECK, NULL);
+	json_t *b = second ? json_loads(second + 1, JSON_DISABLE_EOF_CHECK, NULL) : NULL;
+
+	CHECK(a != NULL && b != NULL);
+	CHECK_STR(json_string_value(json_object_get(a, "msg")), "admission");
+	CHECK_STR(json_string_value(json_object_get(a, "uid")), "uid-1");
+	CHECK_STR(json_string_value(json_object_get(a, "namespace")), "ml");
+	CHECK_STR(json_string_value(json_object_get(a, "pod")), "train-0");
+	CHECK_STR(json_string_value(json_object_get(a, "decision")), "mutate");
+	CHECK_STR(json_string_value(json_object_get(a, "reason")), "gpu-pod-mutated");
+	CHECK_INT(json_integer_value(json_object_get(a, "latency_us")), 1234);
+	CHECK_INT(json_integer_value(json_object_get(a, "status")), 200);
+	CHECK(json_object_get(b, "namespace") == NULL); /* empty fields are left out */
+	CHECK(json_object_get(b, "pod") == NULL);
+	json_decref(a);
+	json_decref(b);
+	free(out);
+}
+
+static void write_filtered(void)
+{
+	struct log_decision d = { 0 };
+
+	log_set_level(LOG_WARN);
+	log_msg(LOG_INFO, "hidden", NULL);
+	log_msg(LOG_DEBUG, "hidden", NULL);
+	log_decision(&d);
+	log_msg(LOG_ERROR, "shown", NULL);
+	log_set_level(LOG_INFO);
+}
+
+static void test_levels(void)
+{
+	char *out = capture(write_filtered);
+	enum log_level l = LOG_INFO;
+
+	CHECK(strstr(out, "hidden") == NULL);
+	CHECK(strstr(out, "\"admission\"") == NULL);
+	CHECK(strstr(out, "\"level\":\"error\",\"msg\":\"shown\"") != NULL);
+	CHECK_INT(log_level_parse("debug", &l), 0);
+	CHECK_INT(l, LOG_DEBUG);
+	CHECK_INT(log_level_parse("warn", &l), 0);
+	CHECK_INT(l, LOG_WARN);
+	CHECK_INT(log_level_parse("loud", &l), -1);
+	CHECK_INT(log_level_parse(NULL, &l), -1);
+	log_set_level(LOG_INFO);
+	CHECK(!log_enabled(LOG_DEBUG));
+	CHECK(log_enabled(LOG_WARN));
+	free(out);
+}
+
+static void write_long(void)
+{
+	static char big[10000];
+
+	memset(big, 'x', sizeof big - 1);
+	log_set_level(LOG_INFO);
+	log_msg(LOG_INFO, "long", "value", big, NULL);
+}
+
+static void test_long_value_is_cut_but_line_ends(void)
+{
+	char *out = capture(write_long);
+	size_t n = strlen(out);
+
+	CHECK(n > 0 && n <= 4096);
+	CHECK(n >= 2 && out[n - 1] == '\n' && out[n - 2] == '}');
+	free(out);
+}
+
+int main(void)
+{
+	RUN(test_escaping);
+	RUN(test_decision);
+	RUN(test_levels);
+	RUN(test_long_value_is_cut_but_line_ends);
+	return check_done("log");
+}
