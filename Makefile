@@ -83,6 +83,7 @@ test-deps:
 	@sh .ci/deps test
 
 test: $(BIN) $(UNIT_BIN) $(TOOL_BIN) test-deps
+	@$(MAKE) --no-print-directory fuzz-build >/dev/null
 	@BUILD=$(BUILD) BIN=$(BIN) VALGRIND=$(VALGRIND) sh test/run
 
 run: $(BIN)
@@ -116,6 +117,33 @@ image-test:
 	@sh test/image/test.sh
 
 .PHONY: manifests image image-test
+
+# ---- Fuzzing (libFuzzer, clang) ----
+# fuzz:  build every test/fuzz/fuzz_*.c target and run each for FUZZ_SECONDS,
+#        seeded from test/fuzz/seeds.sh (golden requests, configs, manifests);
+#        crashes land in build/fuzz/crashes/<target>/. make test runs a short
+#        smoke pass (test/e2e/fuzz.sh).
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS   := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -O1 -g -Ipkg \
+                -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_OBJ     := $(PKG_SRC:%.c=build/fuzz/obj/%.o)
+FUZZ_BIN     := $(patsubst test/fuzz/%.c,build/fuzz/%,$(wildcard test/fuzz/fuzz_*.c))
+
+build/fuzz/obj/%.o: %.c | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(pkgcflags) -c $< -o $@
+
+build/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(FUZZ_OBJ)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer $(pkgcflags) -o $@ $< $(FUZZ_OBJ) $(pkglibs)
+
+.SECONDARY: $(FUZZ_OBJ)
+fuzz-build: test-deps $(FUZZ_BIN)
+
+fuzz: fuzz-build
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) sh test/fuzz/run.sh $(FUZZ_BIN)
+
+.PHONY: fuzz fuzz-build
 -include $(PKG_OBJ:.o=.d) $(CMD_OBJ:.o=.d)
 
 # Audit benchmark: `audit` over 10,000 generated pod templates, timed (reported, never asserted).
