@@ -37,6 +37,8 @@ trap finish EXIT
 trap 'exit 1' INT TERM
 start=$(date +%s)
 
+# node, curl, npm (for .ci/helm): the same test tools make test uses.
+sh .ci/deps test
 desc="make image"
 t sh test/image/build.sh
 [ "$fail" -eq 0 ] || exit 1
