@@ -118,6 +118,16 @@ image-test:
 
 .PHONY: manifests image image-test
 
+# ---- Benchmarks: figures, never assertions (test/bench/run.sh) ----
+$(BUILD)/bench/%: test/bench/%.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -D_GNU_SOURCE $(pkgcflags) -o $@ $< $(LIB) $(LDFLAGS) $(pkglibs)
+
+bench: $(BIN) $(BUILD)/bench/bench_review $(BUILD)/bench/loadgen $(BUILD)/test/gen_manifests test-deps
+	@BUILD=$(BUILD) BIN=$(BIN) sh test/bench/run.sh
+
+.PHONY: bench
+
 # ---- Fuzzing (libFuzzer, clang) ----
 # fuzz:  build every test/fuzz/fuzz_*.c target and run each for FUZZ_SECONDS,
 #        seeded from test/fuzz/seeds.sh (golden requests, configs, manifests);
