@@ -1,4 +1,6 @@
 /* Policy configuration: defaults, partial overlays, and errors with file:line. */
+#include <stdlib.h>
+
 #include "check.h"
 #include "config.h"
 
@@ -130,6 +132,54 @@ static void test_missing_file(void)
 	config_free(NULL);
 }
 
+/* Hostile policy files: a clear error (or a valid config), bounded memory, no crash. */
+static void test_hostile_yaml(void)
+{
+	struct error err = { 0 };
+	struct config *cfg;
+	char *buf = malloc(200000);
+	size_t o = 0;
+	int i;
+
+	/* Billion laughs: aliases are references in libyaml's document, never expanded here. */
+	o = (size_t)sprintf(buf, "a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+	for (i = 1; i < 9; i++)
+		o += (size_t)sprintf(buf + o, "%c: &%c [*%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c]\n",
+				     'a' + i, 'a' + i, 'a' + i - 1, 'a' + i - 1, 'a' + i - 1, 'a' + i - 1,
+				     'a' + i - 1, 'a' + i - 1, 'a' + i - 1, 'a' + i - 1, 'a' + i - 1, 'a' + i - 1);
+	cfg = config_load_buffer(buf, o, "laughs.yaml", &err);
+	CHECK(cfg == NULL);
+	CHECK(strstr(err.msg, "unknown field") != NULL);
+	/* The same bomb where a list of strings is expected. */
+	o += (size_t)sprintf(buf + o, "gpuResources: *i\n");
+	cfg = config_load_buffer(buf, o, "laughs.yaml", &err);
+	CHECK(cfg == NULL);
+	/* 10,000-deep flow nesting. */
+	o = (size_t)sprintf(buf, "mode: ");
+	for (i = 0; i < 10000; i++)
+		buf[o++] = '[';
+	for (i = 0; i < 10000; i++)
+		buf[o++] = ']';
+	buf[o++] = '\n';
+	cfg = config_load_buffer(buf, o, "deep.yaml", &err);
+	CHECK(cfg == NULL);
+	CHECK(strstr(err.msg, "deep.yaml:1:") != NULL);
+	/* A 150 KB scalar where a string is expected: refused by length. */
+	o = (size_t)sprintf(buf, "pools:\n  - name: ");
+	memset(buf + o, 'p', 150000);
+	o += 150000;
+	o += (size_t)sprintf(buf + o, "\n    nodeSelector: {a: b}\n");
+	cfg = config_load_buffer(buf, o, "long.yaml", &err);
+	CHECK(cfg == NULL);
+	CHECK(strstr(err.msg, "longer than") != NULL);
+	/* Invalid UTF-8 and a NUL byte. */
+	cfg = config_load_buffer("mode: \xff\xfe\n", 9, "utf8.yaml", &err);
+	CHECK(cfg == NULL);
+	cfg = config_load_buffer("mode: warn\0\n", 12, "nul.yaml", &err);
+	CHECK(cfg == NULL);
+	free(buf);
+}
+
 int main(void)
 {
 	RUN(test_default);
@@ -139,5 +189,6 @@ int main(void)
 	RUN(test_all_errors_listed);
 	RUN(test_default_yaml_round_trips);
 	RUN(test_missing_file);
+	RUN(test_hostile_yaml);
 	return check_done("config");
 }
