@@ -308,6 +308,7 @@ struct builder {
 	size_t n_pos, cap_pos;
 	unsigned long line0;  /* line of the chunk's first byte */
 	int aliases, json, documents;
+	int too_deep;         /* an alias copy would nest deeper than MANIFEST_DEPTH_MAX */
 	unsigned long content_line;
 	unsigned long error_line;
 	char error[MANIFEST_ERROR_MAX];
@@ -363,8 +364,12 @@ static json_t *copy_counted(struct builder *b, const json_t *v, int depth)
 	const char *key;
 	size_t i;
 
-	if (b->budget == 0 || depth > MANIFEST_DEPTH_MAX)
+	if (b->budget == 0)
 		return NULL;
+	if (depth > MANIFEST_DEPTH_MAX) {
+		b->too_deep = 1;
+		return NULL;
+	}
 	b->budget--;
 	if (json_is_object(v)) {
 		if ((c = json_object()) == NULL)
@@ -417,10 +422,15 @@ static int add_value(struct builder *b, json_t *v, unsigned long line)
 		} else {
 			rc = json_object_setn_new(f->node, f->key, f->key_len, v);
 		}
-		if (rc != 0 && json_stringn(f->key, f->key_len) == NULL) {
-			free(f->key);
-			f->key = NULL;
-			return fail(b, line, "a mapping key is not valid UTF-8");
+		if (rc != 0) {
+			json_t *k = json_stringn(f->key, f->key_len);  /* why did it fail? */
+
+			json_decref(k);
+			if (k == NULL) {
+				free(f->key);
+				f->key = NULL;
+				return fail(b, line, "a mapping key is not valid UTF-8");
+			}
 		}
 	}
 	free(f->key);
@@ -622,9 +632,13 @@ static int on_alias(struct builder *b, const yaml_event_t *ev)
 	if (b->depth == 0 && b->content_line == 0)
 		b->content_line = line;
 	v = copy_counted(b, target, (int)b->depth);
-	if (v == NULL)
-		return b->budget == 0 ? fail(b, line, "aliases expand to more than 100000 values "
-					     "(an alias bomb?)") : oom(b);
+	if (v == NULL) {
+		if (b->budget == 0)
+			return fail(b, line, "aliases expand to more than 100000 values (an alias bomb?)");
+		if (b->too_deep)
+			return fail(b, line, "nesting deeper than 256 levels (through aliases)");
+		return oom(b);
+	}
 	return add_value(b, v, line);
 }
 

@@ -261,6 +261,33 @@ static void test_hostile(void)
 	manifest_free(&m);
 	free(deep);
 
+	/* Aliases nesting a deep anchor deeper still: an input error, not "out of memory". */
+	{
+		char *text = malloc(4096);
+		size_t n = 0;
+
+		if (text != NULL) {
+			n += (size_t)sprintf(text + n, "a: &a ");
+			for (i = 0; i < 200; i++)
+				text[n++] = '[';
+			for (i = 0; i < 200; i++)
+				text[n++] = ']';
+			n += (size_t)sprintf(text + n, "\nb: ");
+			for (i = 0; i < 100; i++)
+				text[n++] = '[';
+			text[n++] = '*';
+			text[n++] = 'a';
+			for (i = 0; i < 100; i++)
+				text[n++] = ']';
+			text[n++] = '\n';
+			text[n] = '\0';
+			CHECK_INT(load(text, &m), 0);
+			CHECK(m.docs[0].failed);
+			CHECK(strstr(m.docs[0].error, "nesting") != NULL);
+			manifest_free(&m);
+			free(text);
+		}
+	}
 	CHECK_INT(load("{{ .Values.x }}: 1\n", &m), 0);
 	CHECK(m.docs[0].failed);
 	manifest_free(&m);
