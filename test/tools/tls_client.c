@@ -430,8 +430,12 @@ int main(int argc, char **argv)
 	if (o.port <= 0 || (o.cafile == NULL && !insecure) || o.count < 1)
 		usage();
 	ctx = make_ctx(&o);
-	if (o.slowloris > 0)
-		return slowloris(ctx, &o, &st);
+	if (o.slowloris > 0) {
+		i = slowloris(ctx, &o, &st);
+		SSL_CTX_free(ctx);
+		fflush(stdout);
+		return i;
+	}
 	if (o.body_file != NULL)
 		body = read_file(o.body_file, &len);
 
