@@ -377,7 +377,7 @@ static int check_duplicates(struct scanner *s, size_t from)
 	if (n <= 8) {
 		for (i = 1; i < n; i++)
 			for (j = 0; j < i; j++)
-				if (keys_equal(&k[i], &k[j]))
+				if (k[i].dlen == k[j].dlen && keys_equal(&k[i], &k[j]))
 					return fail(s);
 	} else {
 		for (i = 0; i < n; i++) {
@@ -419,6 +419,97 @@ static struct key *push_key(struct scanner *s)
 
 static int scan_value(struct scanner *s, const struct scan_shape *shape, enum scan_kind kind,
 		      json_t **out);
+static int skip_value(struct scanner *s);
+
+/*
+ * Skipping: the subtrees nothing is kept from (most of a pod: managedFields,
+ * annotations, env, volumes). The same validation as the keeping path, with
+ * none of its bookkeeping per token.
+ */
+static int skip_object(struct scanner *s)
+{
+	size_t from = s->n_keys;
+
+	if (++s->depth > s->max_depth)
+		return fail(s);
+	s->p++;
+	skip_ws(s);
+	if (s->p < s->end && *s->p == '}') {
+		s->p++;
+		s->depth--;
+		return 0;
+	}
+	for (;;) {
+		struct key *k;
+
+		skip_ws(s);
+		if (s->p >= s->end || *s->p != '"' || (k = push_key(s)) == NULL || scan_string(s, k) != 0)
+			return fail(s);
+		skip_ws(s);
+		if (s->p >= s->end || *s->p++ != ':')
+			return fail(s);
+		skip_ws(s);
+		if (skip_value(s) != 0)
+			return -1;
+		skip_ws(s);
+		if (s->p < s->end && *s->p == ',') {
+			s->p++;
+			continue;
+		}
+		if (s->p < s->end && *s->p == '}') {
+			s->p++;
+			break;
+		}
+		return fail(s);
+	}
+	s->depth--;
+	return check_duplicates(s, from);
+}
+
+static int skip_array(struct scanner *s)
+{
+	if (++s->depth > s->max_depth)
+		return fail(s);
+	s->p++;
+	skip_ws(s);
+	if (s->p < s->end && *s->p == ']') {
+		s->p++;
+		s->depth--;
+		return 0;
+	}
+	for (;;) {
+		skip_ws(s);
+		if (skip_value(s) != 0)
+			return -1;
+		skip_ws(s);
+		if (s->p < s->end && *s->p == ',') {
+			s->p++;
+			continue;
+		}
+		if (s->p < s->end && *s->p == ']') {
+			s->p++;
+			break;
+		}
+		return fail(s);
+	}
+	s->depth--;
+	return 0;
+}
+
+static int skip_value(struct scanner *s)
+{
+	if (s->p >= s->end)
+		return fail(s);
+	switch (*s->p) {
+	case '{': return skip_object(s);
+	case '[': return skip_array(s);
+	case '"': return scan_string(s, NULL);
+	case 't': return literal(s, "true", 4);
+	case 'f': return literal(s, "false", 5);
+	case 'n': return literal(s, "null", 4);
+	default:  return scan_number(s);
+	}
+}
 
 static const struct scan_shape *find(const struct scan_shape *shape, const struct key *k)
 {
@@ -554,15 +645,7 @@ static int scan_value(struct scanner *s, const struct scan_shape *shape, enum sc
 		return scan_object(s, shape, out);
 	if (out != NULL && kind == SCAN_ARRAY_OF_OBJECTS && *s->p == '[')
 		return scan_array(s, shape, out);
-	switch (*s->p) {
-	case '{': rc = scan_object(s, NULL, NULL); break;
-	case '[': rc = scan_array(s, NULL, NULL); break;
-	case '"': rc = scan_string(s, NULL); break;
-	case 't': rc = literal(s, "true", 4); break;
-	case 'f': rc = literal(s, "false", 5); break;
-	case 'n': rc = literal(s, "null", 4); break;
-	default:  rc = scan_number(s); break;
-	}
+	rc = skip_value(s);
 	if (rc != 0 || out == NULL)
 		return rc;
 	*out = json_loadb((const char *)start, (size_t)(s->p - start),
