@@ -158,9 +158,20 @@ static int warn(struct policy_result *res, struct error *err, const char *fmt, .
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
 	len = strlen(buf);
-	if (len == POLICY_WARNING_MAX)
-		while (len > 0 && ((unsigned char)buf[len] & 0xC0) == 0x80)
-			buf[--len] = '\0';
+	if (len == POLICY_WARNING_MAX) {
+		/* Drop a UTF-8 sequence the cut left incomplete (its lead byte and continuations). */
+		size_t lead = len;
+
+		while (lead > 0 && ((unsigned char)buf[lead - 1] & 0xC0) == 0x80)
+			lead--;
+		if (lead > 0) {
+			unsigned char c = (unsigned char)buf[lead - 1];
+			size_t need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+
+			if (len - (lead - 1) < need)
+				buf[lead - 1] = '\0';
+		}
+	}
 	if (json_array_append_new(res->warnings, json_string(buf)) != 0) {
 		error_set(err, ERROR_NOMEM, "out of memory");
 		return -1;
