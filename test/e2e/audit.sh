@@ -112,5 +112,19 @@ else bad "in-place: touched a dot-directory or a non-manifest file"; fi
 if grep -q ' 0 mutate' "$tmp/ip2.out"; then ok; else bad "in-place: re-audit still mutates"; cat "$tmp/ip2.out"; fi
 if [ -z "$(find "$tmp/tree" -name '*.fix-*')" ]; then ok; else bad "in-place: left a temporary file"; fi
 
+# Colour only on a terminal (script(1) gives the command a pty), never with --no-color / NO_COLOR.
+esc=$(printf '\033')
+rocm=test/audit/corpus/ROCm__k8s-device-plugin__example__pod__pytorch.yaml
+if command -v script >/dev/null 2>&1; then
+	script -qec "$B audit $rocm" /dev/null >"$tmp/tty" 2>&1
+	if grep -q "${esc}\[1;31mreject${esc}\[0m" "$tmp/tty"; then ok; else bad "tty: no colour"; cat -v "$tmp/tty"; fi
+	script -qec "$B audit --no-color $rocm" /dev/null >"$tmp/tty" 2>&1
+	if grep -q "$esc" "$tmp/tty"; then bad "tty: colour despite --no-color"; else ok; fi
+	script -qec "env NO_COLOR=1 $B audit $rocm" /dev/null >"$tmp/tty" 2>&1
+	if grep -q "$esc" "$tmp/tty"; then bad "tty: colour despite NO_COLOR"; else ok; fi
+fi
+"$B" audit "$rocm" >"$tmp/pipe" 2>&1
+if grep -q "$esc" "$tmp/pipe"; then bad "pipe: colour when not a terminal"; else ok; fi
+
 echo "audit: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
