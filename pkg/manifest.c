@@ -1329,6 +1329,35 @@ static int text_offset(const struct manifest *m, const struct manifest_doc *d, u
 	return 0;
 }
 
+/* The line [ls, end) holds only blanks, or blanks and a comment. */
+static int comment_line(const char *ls, const char *end)
+{
+	while (ls < end && (*ls == ' ' || *ls == '\t'))
+		ls++;
+	return ls == end || *ls == '#' || line_break(ls, end) > 0;
+}
+
+/*
+ * Moves an insertion point (a line start at off) up over the comment and
+ * blank lines just above it, so an addition lands next to the entries it
+ * joins rather than between a comment and what the comment is about.
+ */
+static size_t before_comments(const char *chunk, size_t off)
+{
+	while (off > 0) {
+		size_t ls = off - 1;  /* inside the previous line's break */
+
+		if (ls > 0 && chunk[ls] == '\n' && chunk[ls - 1] == '\r')
+			ls--;
+		while (ls > 0 && chunk[ls - 1] != '\n' && chunk[ls - 1] != '\r')
+			ls--;
+		if (!comment_line(chunk + ls, chunk + off))
+			break;
+		off = ls;
+	}
+	return off;
+}
+
 /* Builds the text for one "add" operation, or -1 when this layout is not one it handles. */
 static int plan_insertion(const struct manifest *m, const struct manifest_doc *d, const json_t *op,
 			  struct insertion *ins)
@@ -1373,6 +1402,7 @@ static int plan_insertion(const struct manifest *m, const struct manifest_doc *d
 			json_decref(k);
 			return -1;
 		}
+		ins->off = before_comments(chunk, ins->off);
 		mb_spaces(&o, p->first_col);
 		write_scalar(&o, k);
 		json_decref(k);
@@ -1394,6 +1424,19 @@ static int plan_insertion(const struct manifest *m, const struct manifest_doc *d
 			ins->off = d->len;
 			mb_str(&o, nl);
 		}
+		if (ins->off == d->len && o.len > 0) {
+			/* No break at the end: a trailing comment line can still be stepped over. */
+			const char *ls = chunk + d->len;
+
+			while (ls > chunk && ls[-1] != '\n' && ls[-1] != '\r')
+				ls--;
+			if (ls > chunk && comment_line(ls, chunk + d->len)) {
+				ins->off = (size_t)(ls - chunk);
+				o.len = 0;
+				o.p[0] = '\0';
+			}
+		}
+		ins->off = before_comments(chunk, ins->off);
 		if (write_item(&o, value, p->first_col, nl, 0) != 0)
 			goto out;
 	} else {

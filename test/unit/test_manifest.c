@@ -322,8 +322,8 @@ static void test_render(void)
 	out = render("# keep me\nkind: Pod\nspec:\n  # and me\n  containers: [] # here\n",
 		     "[{\"op\":\"add\",\"path\":\"/spec/tolerations\",\"value\":[{\"key\":\"sku\",\"value\":\"gpu\"}]},"
 		     "{\"op\":\"add\",\"path\":\"/spec/nodeSelector\",\"value\":{\"a/b\":\"true\"}}]", &how);
-	CHECK_STR(out, "# keep me\nkind: Pod\nspec:\n  # and me\n  tolerations:\n    - key: sku\n      value: gpu\n"
-		  "  nodeSelector:\n    a/b: \"true\"\n  containers: [] # here\n");
+	CHECK_STR(out, "# keep me\nkind: Pod\nspec:\n  tolerations:\n    - key: sku\n      value: gpu\n"
+		  "  nodeSelector:\n    a/b: \"true\"\n  # and me\n  containers: [] # here\n");
 	CHECK_STR(how, "inserted");
 	free(out);
 
@@ -345,6 +345,16 @@ static void test_render(void)
 	out = render("spec:\r\n  containers: []\r\n",
 		     "[{\"op\":\"add\",\"path\":\"/spec/nodeSelector\",\"value\":{\"k\":\"v\"}}]", &how);
 	CHECK_STR(out, "spec:\r\n  nodeSelector:\r\n    k: v\r\n  containers: []\r\n");
+	free(out);
+
+	/* Additions go above a comment about the first key, and before trailing comments of a list. */
+	out = render("spec:\n  nodeSelector:\n    # pinned\n    zone: a\n  tolerations:\n  - key: a\n"
+		     "  # trailing\n\n  containers: []\n# end",
+		     "[{\"op\":\"add\",\"path\":\"/spec/nodeSelector/k\",\"value\":\"v\"},"
+		     "{\"op\":\"add\",\"path\":\"/spec/tolerations/-\",\"value\":{\"key\":\"sku\"}}]", &how);
+	CHECK_STR(out, "spec:\n  nodeSelector:\n    k: v\n    # pinned\n    zone: a\n  tolerations:\n  - key: a\n"
+		  "  - key: sku\n  # trailing\n\n  containers: []\n# end");
+	CHECK_STR(how, "inserted");
 	free(out);
 
 	/* A patch that does not apply is an error, not a guess. */
