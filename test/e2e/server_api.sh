@@ -95,6 +95,25 @@ check "chunked body of 3 MiB + 1: 413 while reading" \
 check "chunked body within the limit: answered" \
 	client "$CA" --body "$SAMPLE_GPU" --chunked --count 3 --expect-body '"patchType":"JSONPatch"'
 
+# ---- hostile input: answered or closed, never a crash ----
+big=$(head -c 40000 /dev/zero | tr '\0' a)
+CODE=$(hcurl "$CA" /mutate -H "X-Big: $big" -H "$J" -d '{}' -o /dev/null -w '%{http_code}')
+equals "$CODE" 431 "40 KB of headers: 431"
+raw() { printf "$1" | openssl s_client -connect "127.0.0.1:$PORT" -quiet 2>/dev/null | head -n 1; }
+has_line() { case "$1" in *"$2"*) ok ;; *) bad "$3: got '$1'" ;; esac; }
+has_line "$(raw 'POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 99999999999999999999999\r\n\r\n')" \
+	" 413 " "Content-Length beyond 64 bits: 413"
+has_line "$(raw 'POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: -1\r\n\r\n')" \
+	" 400 " "negative Content-Length: 400"
+raw 'GARBAGE\r\n\r\n' >/dev/null
+head -c 20000 /dev/urandom >"$TMP/noise"
+curl -sS --max-time 5 "http://127.0.0.1:$PORT/" --data-binary "@$TMP/noise" -o /dev/null 2>/dev/null
+printf '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"deep","object":%s}}' \
+	"$(head -c 5000 /dev/zero | tr '\0' '[')" >"$TMP/deep.json"
+post /mutate "$TMP/deep.json"
+equals "$CODE" 400 "5000-deep JSON nesting: 400"
+check "alive after hostile input" client "$CA" --body "$SAMPLE_GPU" --count 3
+
 # ---- keep-alive survives refusals that had a body ----
 check "415 with a body keeps the connection" sh -c \
 	"$CLIENT_BIN --port $PORT --cafile $CA --servername $HOST --body $SAMPLE_GPU --content-type text/plain --expect 415 --count 5 | grep -q 'closes=0'"

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Faults and shutdown: slowloris clients are cut off while others are served; a
-# request that does not arrive within --timeout is dropped; SIGTERM drains —
+# request that does not arrive within --timeout is dropped; the connection limits
+# (total and per address) hold; SIGTERM drains —
 # readiness false, in-flight and keep-alive requests finish with
 # "Connection: close", zero failures — and exits 0 within --shutdown-grace even
 # with a connection that never finishes its request.
@@ -28,6 +29,43 @@ check "a body that stalls past --timeout is dropped" sh -c \
 	"! $CLIENT_BIN --port $PORT --cafile $CA --servername $HOST --body $SAMPLE_GPU --hold 4500"
 check "still serving after the slow clients" client "$CA" --body "$SAMPLE_GPU" --count 5
 kill "$SERVER_PID"; wait_exit "$SERVER_PID" 10
+
+# ---- connection limits ----
+# hold FLAGS...: a server with --timeout 4 and three connections held open by
+# slowloris clients (ready when this returns).
+hold() {
+	start_server "$TMP/limit.log" --tls-cert "$TMP/c/tls.crt" --tls-key "$TMP/c/tls.key" --timeout 4 \
+		--log-level debug "$@" || { bad "server did not start"; return 1; }
+	HOLD=""
+	for i in 1 2 3; do
+		rm -f "$TMP/hold$i"
+		"$CLIENT_BIN" --port "$PORT" --cafile "$CA" --servername "$HOST" --slowloris 20 \
+			--ready-file "$TMP/hold$i" >/dev/null 2>&1 &
+		HOLD="$HOLD $!"
+	done
+	PIDS="$PIDS $HOLD"
+	i=0
+	while { [ ! -e "$TMP/hold1" ] || [ ! -e "$TMP/hold2" ] || [ ! -e "$TMP/hold3" ]; } && [ $i -lt 100 ]; do
+		sleep 0.1; i=$((i + 1))
+	done
+}
+# Per client address: libmicrohttpd accepts and closes the fourth at once.
+if hold --threads 2 --max-connections-per-ip 3; then
+	check "--max-connections-per-ip 3: a fourth connection from the address is refused" sh -c \
+		"! $CLIENT_BIN --port $PORT --cafile $CA --servername $HOST --body $SAMPLE_GPU"
+	for p in $HOLD; do wait "$p"; done
+	check "--max-connections-per-ip 3: served again once the held ones are cut" client "$CA" --body "$SAMPLE_GPU"
+	kill "$SERVER_PID"; wait_exit "$SERVER_PID" 10
+fi
+# In total: libmicrohttpd stops accepting, so the fourth waits in the listen queue until
+# the watchdog cuts a held one (one worker thread, so the limit is not split across workers).
+if hold --threads 1 --max-connections 3; then
+	lacks "$TMP/limit.log" "did not arrive in time" "--max-connections 3: the held connections are open"
+	check "--max-connections 3: a fourth connection is served" client "$CA" --body "$SAMPLE_GPU"
+	has "$TMP/limit.log" "did not arrive in time" "--max-connections 3: ... only after a held one was cut"
+	for p in $HOLD; do wait "$p"; done
+	kill "$SERVER_PID"; wait_exit "$SERVER_PID" 10
+fi
 
 # ---- SIGTERM drain ----
 LOG=$TMP/drain.log

@@ -109,6 +109,19 @@ check "--self-signed certificate names 127.0.0.1" sh -c \
 kill "$SERVER_PID"; wait_exit "$SERVER_PID" 10
 equals "$RC" 0 "SIGTERM: exit 0"
 
+# ---- --max-body, IPv6 ----
+start_server "$TMP/small.log" --self-signed --max-body 512 || bad "--max-body 512 did not start"
+CODE=$(curl -sS -k --max-time 10 "https://127.0.0.1:$PORT/mutate" -H 'Content-Type: application/json' \
+	--data-binary "@$SAMPLE_GPU" -o /dev/null -w '%{http_code}')
+equals "$CODE" 413 "--max-body 512: a larger review gets 413"
+kill "$SERVER_PID"; wait_exit "$SERVER_PID" 10
+if [ -e /proc/net/if_inet6 ]; then
+	start_server "$TMP/v6.log" --self-signed --addr '[::1]:0' || bad "IPv6 listener did not start"
+	CODE=$(curl -sS -gk --max-time 10 "https://[::1]:$PORT/healthz" -o /dev/null -w '%{http_code}')
+	equals "$CODE" 200 "--addr [::1]:PORT serves over IPv6"
+	kill "$SERVER_PID"; wait_exit "$SERVER_PID" 10
+fi
+
 # ---- make run: the printed curl command works against the server it starts ----
 RPORT=$("$CLIENT_BIN" --free-port)
 ADDR=127.0.0.1:$RPORT sh test/run-local "$BIN" >"$TMP/run.out" 2>"$TMP/run.log" &
