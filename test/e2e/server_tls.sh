@@ -72,12 +72,27 @@ mkdir "$TMP/exp" && (
 	cd "$TMP/exp" &&
 	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout k.pem -out r.csr -subj "/CN=$HOST" \
 		-addext "subjectAltName=DNS:$HOST" 2>/dev/null &&
-	printf '[ca]\ndefault_ca=d\n[d]\ndatabase=index.txt\nnew_certs_dir=.\nserial=serial\ndefault_md=sha256\npolicy=p\ncopy_extensions=copy\n[p]\ncommonName=supplied\n' >ca.conf &&
+	printf '[ca]\ndefault_ca=d\n[d]\ndatabase=index.txt\nunique_subject=no\nnew_certs_dir=.\nserial=serial\ndefault_md=sha256\npolicy=p\ncopy_extensions=copy\n[p]\ncommonName=supplied\n' >ca.conf &&
 	touch index.txt && echo 01 >serial &&
 	openssl ca -batch -config ca.conf -selfsign -keyfile k.pem -in r.csr -startdate 20200101000000Z \
 		-enddate 20200102000000Z -out exp.pem >/dev/null 2>&1
 )
 refuse "expired certificate" "expired" --tls-cert "$TMP/exp/exp.pem" --tls-key "$TMP/exp/k.pem"
+# A certificate that expires while serving: /readyz turns 503.
+(cd "$TMP/exp" && openssl ca -batch -config ca.conf -selfsign -keyfile k.pem -in r.csr \
+	-startdate "$(date -u -d '-1 hour' +%Y%m%d%H%M%SZ)" -enddate "$(date -u -d '+4 seconds' +%Y%m%d%H%M%SZ)" \
+	-out soon.pem >/dev/null 2>&1)
+if start_server "$TMP/soon.log" --tls-cert "$TMP/exp/soon.pem" --tls-key "$TMP/exp/k.pem"; then
+	CODE=$(curl -sS -k --max-time 10 "https://127.0.0.1:$PORT/readyz" -o /dev/null -w '%{http_code}')
+	equals "$CODE" 200 "/readyz: 200 while the certificate is valid"
+	i=0
+	until [ "$(curl -sS -k --max-time 10 "https://127.0.0.1:$PORT/readyz" -o "$TMP/ready" -w '%{http_code}')" = 503 ] ||
+		[ $i -ge 100 ]; do sleep 0.1; i=$((i + 1)); done
+	has "$TMP/ready" "certificate expired" "/readyz: 503 once the certificate has expired"
+	kill "$SERVER_PID"; wait_exit "$SERVER_PID" 10
+else
+	bad "server with a short-lived certificate did not start"
+fi
 printf 'mode: strict\n' >"$TMP/bad.yaml"
 refuse "invalid policy" "bad.yaml" --self-signed --config "$TMP/bad.yaml"
 refuse "--threads 0" "--threads" --self-signed --threads 0
