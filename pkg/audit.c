@@ -7,6 +7,29 @@
 #include "manifest.h"
 #include "policy.h"
 
+/*
+ * A file name for the report: names are bytes, JSON strings are UTF-8. A name
+ * that is not valid UTF-8 is shown with '?' for every byte above 0x7f.
+ * Returns name itself or a new string in *owned (free it); NULL on ENOMEM.
+ */
+static const char *printable_name(const char *name, char **owned)
+{
+	json_t *probe = json_string(name);
+	size_t i;
+
+	*owned = NULL;
+	if (probe != NULL) {
+		json_decref(probe);
+		return name;
+	}
+	if ((*owned = strdup(name)) == NULL)
+		return NULL;
+	for (i = 0; (*owned)[i] != '\0'; i++)
+		if ((unsigned char)(*owned)[i] >= 0x80)
+			(*owned)[i] = '?';
+	return *owned;
+}
+
 const char *audit_verdict_name(enum audit_verdict v)
 {
 	static const char *const names[AUDIT_NVERDICTS] = { "ok", "mutate", "reject", "exempt", "warn" };
@@ -58,13 +81,15 @@ static int note_order(struct audit *a, unsigned char what, struct error *err)
 int audit_add_error(struct audit *a, const char *name, unsigned long line, const char *msg,
 		    struct error *err)
 {
-	json_t *e = json_pack("{s:s, s:I, s:s}", "file", name, "line", (json_int_t)line, "message", msg);
+	char *owned = NULL;
+	const char *file = printable_name(name, &owned);
+	json_t *e = file ? json_pack("{s:s, s:I, s:s}", "file", file, "line", (json_int_t)line,
+				     "message", msg) : NULL;
 
-	if (e == NULL) {
-		/* msg may be invalid UTF-8 (a file name, a libyaml message quoting input) */
-		e = json_pack("{s:s, s:I, s:s}", "file", "(unprintable)", "line", (json_int_t)line,
-			      "message", "(message not valid UTF-8)");
-	}
+	if (e == NULL && file != NULL)  /* msg not valid UTF-8: libyaml quoting the input */
+		e = json_pack("{s:s, s:I, s:s}", "file", file, "line", (json_int_t)line,
+			      "message", "(error message not valid UTF-8)");
+	free(owned);
 	if (e == NULL || json_array_append_new(a->errors, e) != 0) {
 		error_set(err, ERROR_NOMEM, "out of memory");
 		return -1;
@@ -199,6 +224,7 @@ int audit_input(struct audit *a, const char *name, const char *buf, size_t len,
 		size_t len, cap;
 	} out = { 0 };
 	json_t *doc_patch = NULL;
+	char *owned_name = NULL;
 	size_t i, j;
 	int rc = -1;
 
@@ -206,6 +232,11 @@ int audit_input(struct audit *a, const char *name, const char *buf, size_t len,
 		*fixed = NULL;
 		*fixed_len = 0;
 		*changed = 0;
+	}
+	memset(&m, 0, sizeof m);
+	if ((name = printable_name(name, &owned_name)) == NULL) {
+		error_set(err, ERROR_NOMEM, "out of memory");
+		goto out;
 	}
 	if (manifest_split(buf, len, &m, err) != 0)
 		goto out;
@@ -284,6 +315,7 @@ int audit_input(struct audit *a, const char *name, const char *buf, size_t len,
 	rc = 0;
 out:
 	free(out.p);
+	free(owned_name);
 	json_decref(doc_patch);
 	manifest_free(&m);
 	return rc;

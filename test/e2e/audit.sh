@@ -112,6 +112,13 @@ else bad "in-place: touched a dot-directory or a non-manifest file"; fi
 if grep -q ' 0 mutate' "$tmp/ip2.out"; then ok; else bad "in-place: re-audit still mutates"; cat "$tmp/ip2.out"; fi
 if [ -z "$(find "$tmp/tree" -name '*.fix-*')" ]; then ok; else bad "in-place: left a temporary file"; fi
 
+# A file name that is not UTF-8 is reported with '?' (JSON strings are UTF-8), not a failure.
+bad_name="$tmp/$(printf 'x\377.yaml')"
+cp test/audit/corpus/NVIDIA__gpu-operator__tests__gpu-pod.yaml "$bad_name"
+"$B" audit -o json "$bad_name" >"$tmp/badname" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && grep -q '"file": ".*/x?.yaml"' "$tmp/badname"; then ok; else bad "non-UTF-8 file name: rc $rc"; head -5 "$tmp/badname"; fi
+
 # Colour only on a terminal (script(1) gives the command a pty), never with --no-color / NO_COLOR.
 esc=$(printf '\033')
 rocm=test/audit/corpus/ROCm__k8s-device-plugin__example__pod__pytorch.yaml
