@@ -4,16 +4,34 @@
 #include <stdio.h>
 #include <string.h>
 
+void error_trim_utf8(char *buf)
+{
+	size_t len = strlen(buf), lead = len;
+
+	while (lead > 0 && ((unsigned char)buf[lead - 1] & 0xC0) == 0x80)
+		lead--;
+	if (lead > 0) {
+		unsigned char c = (unsigned char)buf[lead - 1];
+		size_t need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+
+		if (len - (lead - 1) < need)
+			buf[lead - 1] = '\0';
+	}
+}
+
 void error_set(struct error *e, enum error_kind kind, const char *fmt, ...)
 {
 	va_list ap;
+	int n;
 
 	if (e == NULL)
 		return;
 	e->kind = kind;
 	va_start(ap, fmt);
-	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+	n = vsnprintf(e->msg, sizeof e->msg, fmt, ap);
 	va_end(ap);
+	if (n >= (int)sizeof e->msg)
+		error_trim_utf8(e->msg);
 }
 
 void error_prefix(struct error *e, const char *fmt, ...)
@@ -28,7 +46,8 @@ void error_prefix(struct error *e, const char *fmt, ...)
 	va_end(ap);
 	memcpy(old, e->msg, sizeof old);
 	old[sizeof old - 1] = '\0';
-	snprintf(e->msg, sizeof e->msg, "%s%s", prefix, old);
+	if (snprintf(e->msg, sizeof e->msg, "%s%s", prefix, old) >= (int)sizeof e->msg)
+		error_trim_utf8(e->msg);
 }
 
 void error_clear(struct error *e)
@@ -56,6 +75,25 @@ int error_http_status(enum error_kind kind)
 	case ERROR_INTERNAL:    return 500;
 	}
 	return 500;
+}
+
+const char *error_status_reason(enum error_kind kind)
+{
+	switch (kind) {
+	case ERROR_INPUT:
+	case ERROR_CONFIG:      return "BadRequest";
+	case ERROR_POLICY:      return "Forbidden";
+	case ERROR_NOT_FOUND:   return "NotFound";
+	case ERROR_METHOD:      return "MethodNotAllowed";
+	case ERROR_TOO_LARGE:   return "RequestEntityTooLarge";
+	case ERROR_MEDIA_TYPE:  return "UnsupportedMediaType";
+	case ERROR_UNAVAILABLE: return "ServiceUnavailable";
+	case ERROR_NONE:
+	case ERROR_SYSTEM:
+	case ERROR_NOMEM:
+	case ERROR_INTERNAL:    return "InternalError";
+	}
+	return "InternalError";
 }
 
 const char *error_kind_name(enum error_kind kind)

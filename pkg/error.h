@@ -49,8 +49,22 @@ void error_prefix(struct error *e, const char *fmt, ...)
 /* Resets e to ERROR_NONE with an empty message. e may be NULL. */
 void error_clear(struct error *e);
 
+/*
+ * Drops a UTF-8 sequence left incomplete at the end of buf (NUL-terminated,
+ * modified in place) by a cut into a fixed buffer. Every message may quote
+ * pod or file text, and a split character would make the JSON that carries
+ * it invalid. error_set() and error_prefix() apply it themselves.
+ */
+void error_trim_utf8(char *buf);
+
 /* The HTTP status (and AdmissionReview status.code) for a kind: 400, 403, 413, ... */
 int error_http_status(enum error_kind kind);
+
+/*
+ * The metav1.Status reason for a kind ("BadRequest", "Forbidden", ...), as
+ * an AdmissionReview refusal carries it next to the code. Static storage.
+ */
+const char *error_status_reason(enum error_kind kind);
 
 /* A short stable name for a kind ("input", "policy", ...) for logs and metrics. */
 const char *error_kind_name(enum error_kind kind);

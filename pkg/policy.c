@@ -141,10 +141,7 @@ static void appendf(char *buf, size_t cap, const char *fmt, ...)
 	va_end(ap);
 }
 
-/*
- * Adds a warning, cut to kube-apiserver's 256-byte cap on a UTF-8 character
- * boundary (a cut inside a sequence would make the response invalid UTF-8).
- */
+/* Adds a warning, cut to kube-apiserver's 256-byte cap on a character boundary. */
 static int warn(struct policy_result *res, struct error *err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -152,26 +149,11 @@ static int warn(struct policy_result *res, struct error *err, const char *fmt, .
 {
 	char buf[POLICY_WARNING_MAX + 1];
 	va_list ap;
-	size_t len;
 
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
-	len = strlen(buf);
-	if (len == POLICY_WARNING_MAX) {
-		/* Drop a UTF-8 sequence the cut left incomplete (its lead byte and continuations). */
-		size_t lead = len;
-
-		while (lead > 0 && ((unsigned char)buf[lead - 1] & 0xC0) == 0x80)
-			lead--;
-		if (lead > 0) {
-			unsigned char c = (unsigned char)buf[lead - 1];
-			size_t need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
-
-			if (len - (lead - 1) < need)
-				buf[lead - 1] = '\0';
-		}
-	}
+	error_trim_utf8(buf);
 	if (json_array_append_new(res->warnings, json_string(buf)) != 0) {
 		error_set(err, ERROR_NOMEM, "out of memory");
 		return -1;
@@ -976,7 +958,12 @@ int policy_evaluate(const struct config *cfg, const struct policy_request *req,
 		error_set(err, ERROR_NOMEM, "out of memory");
 		return -1;
 	}
-	if (decide(cfg, req, res, err) != 0 || apply_mode(res, err) != 0 || annotate(res, err) != 0)
+	if (decide(cfg, req, res, err) != 0)
+		return -1;
+	/* Both are cut to fixed buffers and may quote pod text: end them on a whole character. */
+	error_trim_utf8(res->message);
+	error_trim_utf8(res->changes);
+	if (apply_mode(res, err) != 0 || annotate(res, err) != 0)
 		return -1;
 	return 0;
 }

@@ -203,17 +203,18 @@ static char *base64(const char *in, size_t len)
 }
 
 /*
- * Builds the response AdmissionReview. status 200 answers with the policy
- * result (pr may be NULL for a plain allow); any other status is a refusal
- * with message. Everything passed in is borrowed.
+ * Builds the response AdmissionReview. kind ERROR_NONE answers with the
+ * policy result (pr may be NULL for a plain allow); any other kind is a
+ * refusal with message, its code and reason from pkg/error.c. Everything
+ * passed in is borrowed.
  */
-static int encode(const char *api_version, const char *uid, int status, const char *message,
+static int encode(const char *api_version, const char *uid, enum error_kind kind, const char *message,
 		  const struct policy_result *pr, struct review_response *res, struct error *err)
 {
 	json_t *root = NULL, *resp;
 	char *patch_text = NULL, *patch_b64 = NULL;
-	int allowed = status == 200 && (pr == NULL || pr->decision != POLICY_REJECT);
-	int rc = -1;
+	int allowed = kind == ERROR_NONE && (pr == NULL || pr->decision != POLICY_REJECT);
+	int status, rc = -1;
 
 	resp = json_pack("{s:s, s:b}", "uid", uid, "allowed", allowed);
 	root = json_pack("{s:s, s:s, s:o}", "apiVersion", api_version, "kind", "AdmissionReview",
@@ -230,14 +231,15 @@ static int encode(const char *api_version, const char *uid, int status, const ch
 		res->patched = 1;
 	}
 	if (!allowed) {
-		if (status == 200)
-			status = error_http_status(ERROR_POLICY);
+		if (kind == ERROR_NONE)
+			kind = ERROR_POLICY;
 		if (json_object_set_new(resp, "status",
-					json_pack("{s:i, s:s, s:s, s:s}", "code", status, "status", "Failure",
-						  "reason", status == 403 ? "Forbidden" : status == 400 ? "BadRequest"
-						  : "InternalError", "message", message)) != 0)
+					json_pack("{s:i, s:s, s:s, s:s}", "code", error_http_status(kind),
+						  "status", "Failure", "reason", error_status_reason(kind),
+						  "message", message)) != 0)
 			goto nomem;
 	}
+	status = error_http_status(allowed ? ERROR_NONE : kind);
 	if (pr != NULL && json_array_size(pr->warnings) > 0 &&
 	    json_object_set(resp, "warnings", pr->warnings) != 0)
 		goto nomem;
@@ -330,13 +332,13 @@ int review_handle_ex(const struct config *cfg, const char *body, size_t len, uns
 		const char *version = strcmp(rq.api_version, "admission.k8s.io/v1beta1") == 0
 				      ? rq.api_version : "admission.k8s.io/v1";
 		res->decision = POLICY_REJECT;
-		rc = encode(version, rq.uid, error_http_status(perr.kind), perr.msg, NULL, res, err);
+		rc = encode(version, rq.uid, perr.kind, perr.msg, NULL, res, err);
 		goto out;
 	}
 	if (!rq.is_pod || rq.object == NULL) {
 		res->decision = POLICY_ALLOW;
 		res->reason = rq.is_pod ? "no-object" : "not-a-pod";
-		rc = encode(rq.api_version, rq.uid, 200, NULL, NULL, res, err);
+		rc = encode(rq.api_version, rq.uid, ERROR_NONE, NULL, NULL, res, err);
 		goto out;
 	}
 	{
@@ -357,13 +359,13 @@ int review_handle_ex(const struct config *cfg, const char *body, size_t len, uns
 			goto out;
 		}
 		res->decision = POLICY_REJECT;
-		rc = encode(rq.api_version, rq.uid, error_http_status(perr.kind), perr.msg, NULL, res, err);
+		rc = encode(rq.api_version, rq.uid, perr.kind, perr.msg, NULL, res, err);
 		goto out;
 	}
 	res->decision = pr.decision;
 	res->reason = pr.reason;
 	res->mode = pr.mode;
-	rc = encode(rq.api_version, rq.uid, 200, pr.message, &pr, res, err);
+	rc = encode(rq.api_version, rq.uid, ERROR_NONE, pr.message, &pr, res, err);
 out:
 	policy_result_free(&pr);
 	json_decref(root);
