@@ -1372,8 +1372,9 @@ static int plan_insertion(const struct manifest *m, const struct manifest_doc *d
 	size_t n;
 	int rc = -1;
 
-	if (path == NULL || value == NULL || strcmp(json_string_value(json_object_get(op, "op")) ?
-						    json_string_value(json_object_get(op, "op")) : "", "add") != 0)
+	const char *kind = json_string_value(json_object_get(op, "op"));
+
+	if (path == NULL || value == NULL || kind == NULL || strcmp(kind, "add") != 0)
 		return -1;
 	slash = strrchr(path, '/');
 	if (slash == NULL || (size_t)(slash - path) >= sizeof parent_ptr)
