@@ -28,12 +28,16 @@ void log_set_level(enum log_level level);
 /* Whether a line at level would be written: test it before formatting costly fields. */
 int log_enabled(enum log_level level);
 
+/* Ends log_msg()'s pairs: a null pointer of the type va_arg reads (a bare NULL may be an int). */
+#define LOG_END ((const char *)0)
+
 /*
  * Writes one line {"time","level","msg", k1: v1, ...}. The variadic part is
- * pairs of strings (key, value), ended by a NULL key; a NULL value is
- * skipped. Values are escaped; all arguments are borrowed.
+ * pairs of strings (key, value), ended by LOG_END as the key; a NULL value
+ * (cast to const char *) is skipped. Values are escaped; all arguments are
+ * borrowed.
  */
-void log_msg(enum log_level level, const char *msg, ...);
+void log_msg(enum log_level level, const char *msg, ...) __attribute__((sentinel));
 
 /* The one line written per admission decision (at LOG_INFO). Borrowed fields; NULL or "" are omitted. */
 struct log_decision {

@@ -24,9 +24,9 @@
 #include "log.h"
 #include "metrics.h"
 #include "review.h"
+#include "server_int.h"
 #include "tls.h"
 
-#define CHAIN_MAX 8
 #define TICK_MS 100          /* signal wait / watchdog period */
 #define DRAIN_QUIET_MS 500   /* no TLS connection for this long while draining: done */
 #define PLAIN_MAX_CONNECTIONS 64
@@ -41,81 +41,6 @@
 	"-CIPHER-ALL:+AES-128-GCM:+AES-256-GCM:+CHACHA20-POLY1305:" \
 	"-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA:" \
 	"-GROUP-ALL:+GROUP-X25519:+GROUP-SECP256R1:+GROUP-SECP384R1:%SERVER_PRECEDENCE"
-
-/* ==== State ==== */
-
-/* A policy configuration in service, shared by the requests using it. */
-struct srv_config {
-	atomic_int refs;
-	struct config *cfg;
-};
-
-/* A certificate in service as GnuTLS wants it, shared by the connections whose handshake used it. */
-struct srv_cert {
-	atomic_int refs;
-	gnutls_pcert_st pcert[CHAIN_MAX];
-	unsigned n;
-	gnutls_privkey_t key;
-	time_t not_after;
-};
-
-struct server;
-
-/* Per connection (libmicrohttpd's socket_context), from accept to close. */
-struct srv_conn {
-	struct srv_conn *prev, *next;  /* server.conns, under server.lock */
-	struct server *srv;
-	MHD_socket fd;
-	int plain;                     /* on the plain-HTTP metrics listener */
-	int cut;                       /* the watchdog shut it down */
-	struct srv_cert *cert;         /* a reference, taken in the handshake */
-	atomic_llong phase_ms;         /* when the connection began waiting for a request */
-	atomic_int arrived;            /* the current request is fully read */
-};
-
-/* Per request (libmicrohttpd's req_cls), from the first callback to NOTIFY_COMPLETED. */
-struct srv_req {
-	struct srv_conn *conn;         /* borrowed; may be NULL */
-	enum metrics_endpoint ep;
-	enum error_kind early;         /* refused from the headers alone; the body is dropped */
-	char *body;
-	size_t len, cap, dropped;
-	uint64_t start_us;
-};
-
-struct file_sig {
-	int exists;
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime, ctime;
-};
-
-/* A watched file set: reloaded once its signature changed and then held still for one poll. */
-struct watch {
-	struct file_sig seen[2], loaded[2];
-};
-
-struct listener {
-	struct server *srv;
-	int plain;
-};
-
-struct server {
-	const struct server_options *o;
-	struct metrics *metrics;
-	struct MHD_Daemon *tls_d, *plain_d;
-	struct listener tls_l, plain_l;
-	pthread_mutex_t lock;          /* guards cfg, cert and conns */
-	struct srv_config *cfg;
-	struct srv_cert *cert;
-	struct srv_conn *conns;
-	atomic_int draining;
-	atomic_int tls_conns;          /* open connections on the TLS listener */
-	atomic_int in_flight;
-	atomic_llong not_after;        /* of the certificate in service */
-	struct watch cfg_watch, cert_watch;
-};
 
 static uint64_t now_us(void)
 {
@@ -136,248 +61,6 @@ static void sleep_ms(long ms)
 
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 		;
-}
-
-/* ==== Reference counting: a reload swaps the pointer, users keep theirs alive ==== */
-
-static struct srv_config *config_acquire(struct server *s)
-{
-	struct srv_config *c;
-
-	pthread_mutex_lock(&s->lock);
-	c = s->cfg;
-	atomic_fetch_add(&c->refs, 1);
-	pthread_mutex_unlock(&s->lock);
-	return c;
-}
-
-static void config_release(struct srv_config *c)
-{
-	if (c != NULL && atomic_fetch_sub(&c->refs, 1) == 1) {
-		config_free(c->cfg);
-		free(c);
-	}
-}
-
-static void cert_release(struct srv_cert *c)
-{
-	unsigned i;
-
-	if (c == NULL || atomic_fetch_sub(&c->refs, 1) != 1)
-		return;
-	for (i = 0; i < c->n; i++)
-		gnutls_pcert_deinit(&c->pcert[i]);
-	gnutls_privkey_deinit(c->key);
-	free(c);
-}
-
-/* New (one reference): p's PEM imported into GnuTLS. */
-static struct srv_cert *cert_new(const struct tls_pair *p, struct error *err)
-{
-	struct srv_cert *c = calloc(1, sizeof *c);
-	gnutls_datum_t d;
-	int rc;
-
-	if (c == NULL) {
-		error_set(err, ERROR_NOMEM, "out of memory importing the certificate");
-		return NULL;
-	}
-	atomic_init(&c->refs, 1);
-	c->not_after = p->not_after;
-	c->n = CHAIN_MAX;
-	d.data = (unsigned char *)p->cert_pem;
-	d.size = (unsigned)p->cert_len;
-	rc = gnutls_pcert_list_import_x509_raw(c->pcert, &c->n, &d, GNUTLS_X509_FMT_PEM, 0);
-	if (rc < 0) {
-		c->n = 0;
-		goto fail;
-	}
-	rc = gnutls_privkey_init(&c->key);
-	if (rc < 0)
-		goto fail;
-	d.data = (unsigned char *)p->key_pem;
-	d.size = (unsigned)p->key_len;
-	rc = gnutls_privkey_import_x509_raw(c->key, &d, GNUTLS_X509_FMT_PEM, NULL, 0);
-	if (rc < 0)
-		goto fail;
-	return c;
-fail:
-	error_set(err, ERROR_INPUT, "GnuTLS cannot use the certificate: %s", gnutls_strerror(rc));
-	cert_release(c);
-	return NULL;
-}
-
-/*
- * GnuTLS asks for the certificate in every handshake. Choosing it here,
- * instead of handing libmicrohttpd a fixed PEM (MHD_OPTION_HTTPS_MEM_CERT),
- * is what makes rotation lossless: a reload only swaps server.cert, every new
- * handshake picks the new pair, and no listener is restarted, so no
- * connection is refused or cut. GnuTLS keeps pointers to what we return for
- * the life of the session, so the connection holds a reference until
- * libmicrohttpd reports it closed. libmicrohttpd stores its connection as
- * the session's pointer; our per-connection state is its socket_context.
- */
-static int cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_dn, int nreqs,
-			 const gnutls_pk_algorithm_t *pk_algos, int pk_algos_length,
-			 gnutls_pcert_st **pcert, unsigned int *pcert_length, gnutls_privkey_t *pkey)
-{
-	struct MHD_Connection *c = gnutls_session_get_ptr(session);
-	const union MHD_ConnectionInfo *ci;
-	struct srv_conn *conn;
-
-	(void)req_ca_dn; (void)nreqs; (void)pk_algos; (void)pk_algos_length;
-	ci = c ? MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT) : NULL;
-	conn = ci ? ci->socket_context : NULL;
-	if (conn == NULL)
-		return -1;
-	if (conn->cert == NULL) {
-		pthread_mutex_lock(&conn->srv->lock);
-		conn->cert = conn->srv->cert;
-		atomic_fetch_add(&conn->cert->refs, 1);
-		pthread_mutex_unlock(&conn->srv->lock);
-	}
-	*pcert = conn->cert->pcert;
-	*pcert_length = conn->cert->n;
-	*pkey = conn->cert->key;
-	return 0;
-}
-
-/* ==== Loading and reloading ==== */
-
-static int load_config(struct server *s, int initial, struct error *err)
-{
-	struct srv_config *c = calloc(1, sizeof *c), *old;
-
-	if (c == NULL) {
-		error_set(err, ERROR_NOMEM, "out of memory loading the policy");
-		goto fail;
-	}
-	atomic_init(&c->refs, 1);
-	c->cfg = s->o->config_path ? config_load_file(s->o->config_path, err) : config_default(err);
-	if (c->cfg == NULL)
-		goto fail;
-	pthread_mutex_lock(&s->lock);
-	old = s->cfg;
-	s->cfg = c;
-	pthread_mutex_unlock(&s->lock);
-	config_release(old);
-	if (!initial)
-		metrics_reload(s->metrics, METRICS_RELOAD_CONFIG, 1);
-	log_msg(LOG_INFO, initial ? "policy loaded" : "policy reloaded",
-		"config", s->o->config_path ? s->o->config_path : "(embedded default)",
-		"mode", config_mode_name(c->cfg->mode), NULL);
-	return 0;
-fail:
-	free(c);
-	if (!initial) {
-		metrics_reload(s->metrics, METRICS_RELOAD_CONFIG, 0);
-		log_msg(LOG_ERROR, "policy reload failed; the previous policy stays in service",
-			"error", err->msg, NULL);
-	}
-	return -1;
-}
-
-static int load_cert(struct server *s, int initial, struct error *err)
-{
-	struct tls_pair *p;
-	struct srv_cert *c = NULL, *old;
-	char expiry[32];
-	struct tm tm;
-
-	p = s->o->self_signed ? tls_self_signed(s->o->service_name, 365, err)
-	    : tls_pair_load(s->o->tls_cert, s->o->tls_key, s->o->service_name, err);
-	if (p == NULL || (c = cert_new(p, err)) == NULL)
-		goto fail;
-	if (p->warning[0] != '\0')
-		log_msg(LOG_WARN, "certificate warning", "warning", p->warning, NULL);
-	pthread_mutex_lock(&s->lock);
-	old = s->cert;
-	s->cert = c;
-	pthread_mutex_unlock(&s->lock);
-	cert_release(old);
-	atomic_store(&s->not_after, (long long)c->not_after);
-	metrics_cert_expiry(s->metrics, (int64_t)c->not_after);
-	if (!initial)
-		metrics_reload(s->metrics, METRICS_RELOAD_CERT, 1);
-	gmtime_r(&c->not_after, &tm);
-	strftime(expiry, sizeof expiry, "%Y-%m-%dT%H:%M:%SZ", &tm);
-	log_msg(LOG_INFO, initial ? "certificate loaded" : "certificate reloaded",
-		"cert", s->o->self_signed ? "(self-signed)" : s->o->tls_cert,
-		"key_type", p->key_type, "sans", p->sans, "not_after", expiry, NULL);
-	tls_pair_free(p);
-	return 0;
-fail:
-	tls_pair_free(p);
-	if (!initial) {
-		metrics_reload(s->metrics, METRICS_RELOAD_CERT, 0);
-		log_msg(LOG_ERROR, "certificate reload failed; the previous certificate stays in service",
-			"error", err->msg, NULL);
-	}
-	return -1;
-}
-
-static void file_sig(const char *path, struct file_sig *sig)
-{
-	struct stat st;
-
-	memset(sig, 0, sizeof *sig);
-	if (path == NULL || stat(path, &st) != 0)
-		return;
-	sig->exists = 1;
-	sig->dev = st.st_dev;
-	sig->ino = st.st_ino;
-	sig->size = st.st_size;
-	sig->mtime = st.st_mtim;
-	sig->ctime = st.st_ctim;
-}
-
-static int sig_equal(const struct file_sig *a, const struct file_sig *b)
-{
-	return a->exists == b->exists && a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
-	       a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec &&
-	       a->ctime.tv_sec == b->ctime.tv_sec && a->ctime.tv_nsec == b->ctime.tv_nsec;
-}
-
-/*
- * Polls paths (kubelet swaps a mounted Secret or ConfigMap through a symlink,
- * which stat() follows). Returns 1 when they changed since the last load and
- * have held still since the previous poll: a cert and key written one after
- * the other are read as a pair, not half-way.
- */
-static int watch_due(struct watch *w, const char *a, const char *b)
-{
-	struct file_sig now[2];
-	int changed, stable;
-
-	file_sig(a, &now[0]);
-	file_sig(b, &now[1]);
-	changed = !sig_equal(&now[0], &w->loaded[0]) || !sig_equal(&now[1], &w->loaded[1]);
-	stable = sig_equal(&now[0], &w->seen[0]) && sig_equal(&now[1], &w->seen[1]);
-	w->seen[0] = now[0];
-	w->seen[1] = now[1];
-	if (!changed || !stable)
-		return 0;
-	w->loaded[0] = now[0];
-	w->loaded[1] = now[1];
-	return 1;
-}
-
-static void watch_init(struct watch *w, const char *a, const char *b)
-{
-	file_sig(a, &w->loaded[0]);
-	file_sig(b, &w->loaded[1]);
-	w->seen[0] = w->loaded[0];
-	w->seen[1] = w->loaded[1];
-}
-
-static void reload(struct server *s, int config, int cert)
-{
-	struct error err = { 0 };
-
-	if (config)
-		load_config(s, 0, &err);
-	if (cert && !s->o->self_signed)
-		load_cert(s, 0, &err);
 }
 
 /* ==== Connections ==== */
@@ -424,7 +107,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 	pthread_mutex_unlock(&s->lock);
 	if (!conn->plain)
 		atomic_fetch_sub(&s->tls_conns, 1);
-	cert_release(conn->cert);
+	server_cert_release(conn->cert);
 	free(conn);
 	*socket_context = NULL;
 }
@@ -449,7 +132,7 @@ static void watchdog(struct server *s)
 		conn->cut = 1;
 		if (conn->fd != MHD_INVALID_SOCKET)
 			shutdown(conn->fd, SHUT_RDWR);
-		log_msg(LOG_DEBUG, "closing a connection whose request did not arrive in time", NULL);
+		log_msg(LOG_DEBUG, "closing a connection whose request did not arrive in time", LOG_END);
 	}
 	pthread_mutex_unlock(&s->lock);
 }
@@ -547,6 +230,7 @@ static enum MHD_Result answer_get(struct server *s, struct MHD_Connection *c, st
 	char *text;
 	size_t len;
 
+	/* Static texts go out as MHD_RESPMEM_PERSISTENT, which never writes: the casts only drop const. */
 	switch (rq->ep) {
 	case METRICS_EP_HEALTHZ:
 		return answer(s, c, rq, 200, "text/plain", (char *)(uintptr_t)"ok\n", 3, 0, METRICS_DEC_NONE);
@@ -578,7 +262,7 @@ static enum MHD_Result answer_review(struct server *s, struct MHD_Connection *c,
 {
 	static const char *const dec_names[] = { "allow", "mutate", "reject" };
 	struct review_response res;
-	struct srv_config *cfg = config_acquire(s);
+	struct srv_config *cfg = server_config_acquire(s);
 	struct error err = { 0 };
 	enum MHD_Result ok;
 	enum metrics_decision dec;
@@ -588,7 +272,7 @@ static enum MHD_Result answer_review(struct server *s, struct MHD_Connection *c,
 
 	rc = review_handle(cfg->cfg, rq->body ? rq->body : "", rq->len, rq->ep == METRICS_EP_VALIDATE,
 			   &res, &err);
-	config_release(cfg);
+	server_config_release(cfg);
 	if (rc != 0) {
 		review_response_free(&res);
 		return answer_error(s, c, rq, err.kind, err.msg);
@@ -797,7 +481,7 @@ static void __attribute__((format(printf, 2, 0))) mhd_log(void *cls, const char 
 	n = strlen(text);
 	while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == '\r'))
 		text[--n] = '\0';
-	log_msg(LOG_DEBUG, "libmicrohttpd", "detail", text, NULL);
+	log_msg(LOG_DEBUG, "libmicrohttpd", "detail", text, LOG_END);
 }
 
 /* Resolves "HOST:PORT" or "[V6]:PORT" (numeric port; empty or "*" host: any) into *ss. */
@@ -869,7 +553,7 @@ static struct MHD_Daemon *start_listener(struct server *s, const char *addr, int
 			     MHD_OPTION_NOTIFY_COMPLETED, on_completed, l,
 			     MHD_OPTION_NOTIFY_CONNECTION, on_connection, l,
 			     MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-			     plain ? MHD_OPTION_END : MHD_OPTION_HTTPS_CERT_CALLBACK, cert_callback,
+			     plain ? MHD_OPTION_END : MHD_OPTION_HTTPS_CERT_CALLBACK, server_cert_callback,
 			     MHD_OPTION_HTTPS_PRIORITIES, SRV_TLS_PRIORITIES,
 			     MHD_OPTION_END);
 	if (d == NULL) {
@@ -879,7 +563,7 @@ static struct MHD_Daemon *start_listener(struct server *s, const char *addr, int
 	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
 	snprintf(port, sizeof port, "%u", info ? (unsigned)info->port : 0u);
 	log_msg(LOG_INFO, "listening", "addr", addr, "port", port,
-		"scheme", plain ? "http" : "https", NULL);
+		"scheme", plain ? "http" : "https", LOG_END);
 	return d;
 }
 
@@ -912,7 +596,7 @@ static void drain(struct server *s)
 	MHD_socket fd;
 
 	atomic_store(&s->draining, 1);
-	log_msg(LOG_INFO, "draining", NULL);
+	log_msg(LOG_INFO, "draining", LOG_END);
 	while ((now = now_ms()) < deadline - margin) {
 		if (atomic_load(&s->tls_conns) > 0)
 			quiet = -1;
@@ -927,7 +611,7 @@ static void drain(struct server *s)
 	while (atomic_load(&s->in_flight) > 0 && now_ms() < deadline - 50)
 		sleep_ms(10);
 	if (atomic_load(&s->in_flight) > 0)
-		log_msg(LOG_WARN, "grace period over with requests in flight", NULL);
+		log_msg(LOG_WARN, "grace period over with requests in flight", LOG_END);
 	MHD_stop_daemon(s->tls_d);
 	s->tls_d = NULL;
 	if (fd != MHD_INVALID_SOCKET)
@@ -935,7 +619,7 @@ static void drain(struct server *s)
 	if (s->plain_d != NULL)
 		MHD_stop_daemon(s->plain_d);
 	s->plain_d = NULL;
-	log_msg(LOG_INFO, "stopped", NULL);
+	log_msg(LOG_INFO, "stopped", LOG_END);
 }
 
 static void serve_loop(struct server *s, const sigset_t *sigs)
@@ -948,18 +632,20 @@ static void serve_loop(struct server *s, const sigset_t *sigs)
 		int sig = sigtimedwait(sigs, NULL, &tick);
 
 		if (sig == SIGTERM || sig == SIGINT) {
-			log_msg(LOG_INFO, sig == SIGTERM ? "SIGTERM received" : "SIGINT received", NULL);
+			log_msg(LOG_INFO, sig == SIGTERM ? "SIGTERM received" : "SIGINT received", LOG_END);
 			return;
 		}
 		if (sig == SIGHUP) {
-			log_msg(LOG_INFO, "SIGHUP received: reloading policy and certificate", NULL);
-			reload(s, 1, 1);
+			log_msg(LOG_INFO, "SIGHUP received: reloading policy and certificate", LOG_END);
+			server_reload(s, 1, 1);
 		}
 		watchdog(s);
 		if (now_ms() - last_watch >= watch_ms) {
 			last_watch = now_ms();
-			reload(s, s->o->config_path != NULL && watch_due(&s->cfg_watch, s->o->config_path, NULL),
-			       !s->o->self_signed && watch_due(&s->cert_watch, s->o->tls_cert, s->o->tls_key));
+			server_reload(s, s->o->config_path != NULL &&
+					 server_watch_due(&s->cfg_watch, s->o->config_path, NULL),
+				      !s->o->self_signed &&
+					 server_watch_due(&s->cert_watch, s->o->tls_cert, s->o->tls_key));
 		}
 	}
 }
@@ -992,6 +678,12 @@ int server_run(const struct server_options *opts, struct error *err)
 
 		o.threads = n > 0 && n < 256 ? (unsigned)n : 1;
 	}
+	if (o.max_connections < o.threads) {
+		/* libmicrohttpd splits the limit across its worker threads: each needs one. */
+		error_set(err, ERROR_INPUT, "--max-connections (%u) must be at least --threads (%u)",
+			  o.max_connections, o.threads);
+		return -1;
+	}
 	s.o = &o;
 	pthread_mutex_init(&s.lock, NULL);
 	atomic_init(&s.draining, 0);
@@ -1000,9 +692,9 @@ int server_run(const struct server_options *opts, struct error *err)
 	atomic_init(&s.not_after, 0);
 	if ((s.metrics = metrics_new(o.version, err)) == NULL)
 		goto out;
-	watch_init(&s.cfg_watch, o.config_path, NULL);
-	watch_init(&s.cert_watch, o.tls_cert, o.tls_key);
-	if (load_config(&s, 1, err) != 0 || load_cert(&s, 1, err) != 0)
+	server_watch_init(&s.cfg_watch, o.config_path, NULL);
+	server_watch_init(&s.cert_watch, o.tls_cert, o.tls_key);
+	if (server_load_config(&s, 1, err) != 0 || server_load_cert(&s, 1, err) != 0)
 		goto out;
 
 	/* Signals are taken by sigtimedwait() in this thread; the daemons' threads inherit the mask. */
@@ -1027,8 +719,8 @@ out:
 		MHD_stop_daemon(s.tls_d);
 	if (masked)
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
-	config_release(s.cfg);
-	cert_release(s.cert);
+	server_config_release(s.cfg);
+	server_cert_release(s.cert);
 	metrics_free(s.metrics);
 	pthread_mutex_destroy(&s.lock);
 	return rc;

@@ -21,10 +21,10 @@
 
 #define SERVER_DEFAULT_ADDR "0.0.0.0:8443"
 #define SERVER_DEFAULT_MAX_BODY (3u * 1024 * 1024) /* kube-apiserver's own limit */
-#define SERVER_DEFAULT_MAX_CONNECTIONS 1024
-#define SERVER_DEFAULT_MAX_PER_IP 256
-#define SERVER_DEFAULT_TIMEOUT 30
-#define SERVER_DEFAULT_GRACE 10
+#define SERVER_DEFAULT_MAX_CONNECTIONS 1024u
+#define SERVER_DEFAULT_MAX_PER_IP 256u
+#define SERVER_DEFAULT_TIMEOUT 30u
+#define SERVER_DEFAULT_GRACE 10u
 
 struct server_options {
 	const char *addr;           /* "HOST:PORT"; port 0 picks a free one (logged) */

@@ -143,7 +143,7 @@ int cmd_serve(int argc, char **argv)
 	}
 	log_set_level(level);
 	if (server_run(&o, &err) != 0) {
-		log_msg(LOG_ERROR, "cannot serve", "error", err.msg, NULL);
+		log_msg(LOG_ERROR, "cannot serve", "error", err.msg, LOG_END);
 		return EXIT_USAGE;
 	}
 	return EXIT_OK;

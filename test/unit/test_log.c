@@ -29,7 +29,7 @@ static void write_hostile(void)
 {
 	log_set_level(LOG_INFO);
 	log_msg(LOG_INFO, "quote \" backslash \\ newline \n tab \t", "field", "bad utf8 \xff\xfe end",
-		"skipped", NULL, "ok", "caf\xc3\xa9", NULL);
+		"skipped", (const char *)NULL, "ok", "caf\xc3\xa9", LOG_END);
 }
 
 static void test_escaping(void)
@@ -89,10 +89,10 @@ static void write_filtered(void)
 	struct log_decision d = { 0 };
 
 	log_set_level(LOG_WARN);
-	log_msg(LOG_INFO, "hidden", NULL);
-	log_msg(LOG_DEBUG, "hidden", NULL);
+	log_msg(LOG_INFO, "hidden", LOG_END);
+	log_msg(LOG_DEBUG, "hidden", LOG_END);
 	log_decision(&d);
-	log_msg(LOG_ERROR, "shown", NULL);
+	log_msg(LOG_ERROR, "shown", LOG_END);
 	log_set_level(LOG_INFO);
 }
 
@@ -122,7 +122,7 @@ static void write_long(void)
 
 	memset(big, 'x', sizeof big - 1);
 	log_set_level(LOG_INFO);
-	log_msg(LOG_INFO, "long", "value", big, NULL);
+	log_msg(LOG_INFO, "long", "value", big, LOG_END);
 }
 
 static void test_long_value_is_cut_but_line_ends(void)
