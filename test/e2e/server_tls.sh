@@ -35,9 +35,8 @@ check "TLS 1.2 served" client "$CA" --tls-min 1.2 --tls-max 1.2 --body "$SAMPLE_
 check "TLS 1.3 served" client "$CA" --tls-min 1.3 --body "$SAMPLE_GPU" --count 3
 check "TLS 1.3 preferred" sh -c "$CLIENT_BIN --port $PORT --cafile $CA --servername $HOST --verbose --body $SAMPLE_GPU 2>&1 | grep -q 'connected with TLSv1.3'"
 sc() { echo | openssl s_client -connect "127.0.0.1:$PORT" -servername "$HOST" -CAfile "$CA" "$@" 2>&1; }
-check "TLS 1.2 CBC cipher refused" sh -c "$(command -v openssl) s_client -connect 127.0.0.1:$PORT -tls1_2 -cipher AES128-SHA256 </dev/null 2>&1 | grep -q 'Cipher is (NONE)'"
+check "TLS 1.2 CBC cipher refused" sh -c "$(command -v openssl) s_client -connect 127.0.0.1:$PORT -tls1_2 -cipher ECDHE-ECDSA-AES128-SHA:@SECLEVEL=0 </dev/null 2>&1 | grep -q 'Cipher is (NONE)'"
 check "TLS 1.2 ECDHE-ECDSA-AES128-GCM served" sh -c "$(command -v openssl) s_client -connect 127.0.0.1:$PORT -tls1_2 -cipher ECDHE-ECDSA-AES128-GCM-SHA256 </dev/null 2>&1 | grep -q 'Cipher is ECDHE-ECDSA-AES128-GCM-SHA256'"
-check "TLS 1.2 static-RSA key exchange refused" sh -c "$(command -v openssl) s_client -connect 127.0.0.1:$PORT -tls1_2 -cipher AES128-GCM-SHA256 </dev/null 2>&1 | grep -q 'Cipher is (NONE)'"
 check "debug level logs libmicrohttpd detail" grep -q '"level":"debug"' "$TMP/log"
 kill "$SERVER_PID"; wait_exit "$SERVER_PID" 10
 
@@ -49,6 +48,10 @@ has "$TMP/rsa.log" '"key_type":"RSA 2048"' "RSA key recognised"
 CODE=$(hcurl "$TMP/rsa.crt" /mutate -H 'Content-Type: application/json' --data-binary "@$SAMPLE_GPU" -o "$TMP/out" -w '%{http_code}')
 equals "$CODE" 200 "RSA certificate: curl --cacert answered"
 check "RSA certificate over TLS 1.2 (ECDHE-RSA)" client "$TMP/rsa.crt" --tls-max 1.2 --body "$SAMPLE_GPU"
+check "TLS 1.2 static-RSA key exchange (no forward secrecy) refused" sh -c \
+	"$(command -v openssl) s_client -connect 127.0.0.1:$PORT -tls1_2 -cipher AES128-GCM-SHA256 </dev/null 2>&1 | grep -q 'Cipher is (NONE)'"
+check "TLS 1.2 ECDHE-RSA-AES128-GCM served (control for the refusal above)" sh -c \
+	"$(command -v openssl) s_client -connect 127.0.0.1:$PORT -tls1_2 -cipher ECDHE-RSA-AES128-GCM-SHA256 </dev/null 2>&1 | grep -q 'Cipher is ECDHE-RSA-AES128-GCM-SHA256'"
 kill "$SERVER_PID"; wait_exit "$SERVER_PID" 10
 
 # ---- start-up validation ----
