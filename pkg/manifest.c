@@ -96,6 +96,14 @@ static int is_marker(const char *p, const char *end, char c)
 	return end - p == 3 || p[3] == ' ' || p[3] == '\t' || line_break(p + 3, end) > 0;
 }
 
+/* The line [ls, end) holds only blanks, or blanks and a comment. */
+static int comment_line(const char *ls, const char *end)
+{
+	while (ls < end && (*ls == ' ' || *ls == '\t'))
+		ls++;
+	return ls == end || *ls == '#' || line_break(ls, end) > 0;
+}
+
 /* Offset just past the line starting at p (its break included). */
 static const char *next_line(const char *p, const char *end)
 {
@@ -1051,8 +1059,8 @@ static int add_chunk(struct manifest *m, size_t *cap, size_t off, size_t end, un
 
 int manifest_split(const char *buf, size_t len, struct manifest *m, struct error *err)
 {
-	const char *p = buf, *end = buf + len, *start = buf, *cr;
-	unsigned long line = 1, start_line = 1;
+	const char *p = buf, *end = buf + len, *start = buf, *cr, *dir = NULL;
+	unsigned long line = 1, start_line = 1, dir_line = 0;
 	size_t cap = 0;
 
 	memset(m, 0, sizeof *m);
@@ -1064,10 +1072,24 @@ int manifest_split(const char *buf, size_t len, struct manifest *m, struct error
 		int doc_end = is_marker(p, end, '.');
 
 		if (p != start && is_marker(p, end, '-')) {
-			if (add_chunk(m, &cap, (size_t)(start - buf), (size_t)(p - buf), start_line, err) != 0)
-				return -1;
-			start = p;
-			start_line = line;
+			/* Directives (%YAML, %TAG) right before a marker belong to its document. */
+			const char *cut = dir ? dir : p;
+
+			if (cut != start) {
+				if (add_chunk(m, &cap, (size_t)(start - buf), (size_t)(cut - buf), start_line,
+					      err) != 0)
+					return -1;
+				start = cut;
+				start_line = dir ? dir_line : line;
+			}
+		}
+		if (*p == '%') {
+			if (dir == NULL) {
+				dir = p;
+				dir_line = line;
+			}
+		} else if (!comment_line(p, next_line(p, end))) {
+			dir = NULL;
 		}
 		p = next_line(p, end);
 		line++;
@@ -1327,14 +1349,6 @@ static int text_offset(const struct manifest *m, const struct manifest_doc *d, u
 			return -1;
 	*off = (size_t)(ls - s);
 	return 0;
-}
-
-/* The line [ls, end) holds only blanks, or blanks and a comment. */
-static int comment_line(const char *ls, const char *end)
-{
-	while (ls < end && (*ls == ' ' || *ls == '\t'))
-		ls++;
-	return ls == end || *ls == '#' || line_break(ls, end) > 0;
 }
 
 /*

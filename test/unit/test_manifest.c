@@ -171,6 +171,20 @@ static void test_crlf_lines(void)
 	manifest_free(&m);
 }
 
+static void test_directives(void)
+{
+	struct manifest m;
+
+	/* %YAML / %TAG lines go with the document after them, not the one before. */
+	CHECK_INT(load("%YAML 1.1\n---\nkind: Pod\nspec: {containers: []}\n...\n%YAML 1.1\n"
+		       "# comment\n%TAG ! tag:example.com,2000:\n---\nkind: Pod\nspec: {containers: []}\n", &m), 0);
+	CHECK_INT(m.n_docs, 2);
+	CHECK(!m.docs[0].failed && !m.docs[1].failed);
+	CHECK_INT(m.docs[1].line, 6);
+	CHECK_INT(m.docs[1].templates[0].line, 10);
+	manifest_free(&m);
+}
+
 static void test_discovery_generic(void)
 {
 	struct manifest m;
@@ -368,6 +382,7 @@ int main(void)
 	RUN(test_typing_in_documents);
 	RUN(test_documents_and_lines);
 	RUN(test_crlf_lines);
+	RUN(test_directives);
 	RUN(test_discovery_generic);
 	RUN(test_anchors_and_merge);
 	RUN(test_hostile);
