@@ -55,18 +55,21 @@ check "TLS 1.2 ECDHE-RSA-AES128-GCM served (control for the refusal above)" sh -
 kill "$SERVER_PID"; wait_exit "$SERVER_PID" 10
 
 # ---- a chain: leaf + intermediate in tls.crt, clients trust only the root ----
+# (Its own root: the `certs` CA has pathlen:0 and rightly refuses to vouch for an intermediate.)
 K="-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes"
+openssl req -x509 $K -keyout "$TMP/root.key" -out "$TMP/root.crt" -subj "/CN=root" -days 2 \
+	-addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign" 2>/dev/null
 printf 'basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign\n' >"$TMP/int.ext"
 printf 'basicConstraints=CA:FALSE\nsubjectAltName=DNS:%s\nextendedKeyUsage=serverAuth\n' "$HOST" >"$TMP/leaf.ext"
 openssl req $K -keyout "$TMP/int.key" -out "$TMP/int.csr" -subj "/CN=intermediate" 2>/dev/null
-openssl x509 -req -in "$TMP/int.csr" -CA "$TMP/c/ca.crt" -CAkey "$TMP/c/ca.key" -CAcreateserial -days 2 \
+openssl x509 -req -in "$TMP/int.csr" -CA "$TMP/root.crt" -CAkey "$TMP/root.key" -CAcreateserial -days 2 \
 	-extfile "$TMP/int.ext" -out "$TMP/int.crt" 2>/dev/null
 openssl req $K -keyout "$TMP/leaf.key" -out "$TMP/leaf.csr" -subj "/CN=$HOST" 2>/dev/null
 openssl x509 -req -in "$TMP/leaf.csr" -CA "$TMP/int.crt" -CAkey "$TMP/int.key" -CAcreateserial -days 2 \
 	-extfile "$TMP/leaf.ext" -out "$TMP/leaf.crt" 2>/dev/null
 cat "$TMP/leaf.crt" "$TMP/int.crt" >"$TMP/chain.crt"
 if start_server "$TMP/chain.log" --tls-cert "$TMP/chain.crt" --tls-key "$TMP/leaf.key"; then
-	check "a chained certificate verifies against the root alone" client "$CA" --body "$SAMPLE_GPU" --count 2
+	check "a chained certificate verifies against the root alone" client "$TMP/root.crt" --body "$SAMPLE_GPU" --count 2
 	kill "$SERVER_PID"; wait_exit "$SERVER_PID" 10
 else
 	bad "server with a chained certificate did not start"
