@@ -123,11 +123,11 @@ static int check_sans(X509 *leaf, const char *service, struct tls_pair *p)
 				covered = 1;
 		} else if (gn->type == GEN_IPADD) {
 			const unsigned char *ip = ASN1_STRING_get0_data(gn->d.iPAddress);
-
 			int len = ASN1_STRING_length(gn->d.iPAddress);
 
-			if (inet_ntop(len == 4 ? AF_INET : AF_INET6, ip, text, sizeof text) == NULL ||
-			    (len != 4 && len != 16))
+			/* The length comes from the certificate: check it before inet_ntop reads 4 or 16 bytes. */
+			if ((len != 4 && len != 16) ||
+			    inet_ntop(len == 4 ? AF_INET : AF_INET6, ip, text, sizeof text) == NULL)
 				snprintf(text, sizeof text, "(bad IP)");
 		} else {
 			continue;

@@ -1,5 +1,7 @@
 /* tls: generating, loading and validating certificate pairs with OpenSSL. */
 #include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509v3.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -42,6 +44,75 @@ static void test_service_not_covered_warns(void)
 	p = tls_pair_from_pem(bundle.cert, strlen(bundle.cert), bundle.key, strlen(bundle.key), "web", &err);
 	CHECK(p != NULL && p->warning[0] != '\0');
 	tls_pair_free(p);
+}
+
+/*
+ * A certificate (self-signed with the bundle's key) whose only SAN is an
+ * iPAddress of ip_len bytes: a well-formed name has 4 or 16, a hostile one
+ * anything. Returns it as PEM (new; free()), NULL on failure.
+ */
+static char *cert_with_ip_san(const unsigned char *ip, int ip_len)
+{
+	BIO *kb = BIO_new_mem_buf(bundle.key, -1), *out = BIO_new(BIO_s_mem());
+	EVP_PKEY *key = kb ? PEM_read_bio_PrivateKey(kb, NULL, NULL, NULL) : NULL;
+	X509 *x = X509_new();
+	GENERAL_NAMES *names = sk_GENERAL_NAME_new_null();
+	GENERAL_NAME *gn = GENERAL_NAME_new();
+	ASN1_OCTET_STRING *oct = ASN1_OCTET_STRING_new();
+	char *pem = NULL, *data;
+	long n;
+
+	if (key == NULL || x == NULL || names == NULL || gn == NULL || oct == NULL || out == NULL ||
+	    !ASN1_OCTET_STRING_set(oct, ip, ip_len))
+		goto done;
+	GENERAL_NAME_set0_value(gn, GEN_IPADD, oct);
+	oct = NULL;
+	if (!sk_GENERAL_NAME_push(names, gn))
+		goto done;
+	gn = NULL;
+	X509_set_version(x, 2);
+	ASN1_INTEGER_set(X509_get_serialNumber(x), 7);
+	X509_gmtime_adj(X509_getm_notBefore(x), 0);
+	X509_gmtime_adj(X509_getm_notAfter(x), 86400);
+	X509_NAME_add_entry_by_txt(X509_get_subject_name(x), "CN", MBSTRING_ASC,
+				   (const unsigned char *)"ip-san", -1, -1, 0);
+	X509_set_issuer_name(x, X509_get_subject_name(x));
+	if (!X509_set_pubkey(x, key) || !X509_add1_ext_i2d(x, NID_subject_alt_name, names, 0, 0) ||
+	    !X509_sign(x, key, EVP_sha256()) || !PEM_write_bio_X509(out, x))
+		goto done;
+	n = BIO_get_mem_data(out, &data);
+	if (n > 0 && (pem = malloc((size_t)n + 1)) != NULL) {
+		memcpy(pem, data, (size_t)n);
+		pem[n] = '\0';
+	}
+done:
+	ASN1_OCTET_STRING_free(oct);
+	GENERAL_NAME_free(gn);
+	GENERAL_NAMES_free(names);
+	X509_free(x);
+	EVP_PKEY_free(key);
+	BIO_free(kb);
+	BIO_free(out);
+	return pem;
+}
+
+/* An iPAddress SAN of the wrong length is shown as such, never read past its end. */
+static void test_ip_san_of_odd_length(void)
+{
+	static const unsigned char v4[4] = { 10, 0, 0, 7 }, odd[1] = { 10 };
+	struct error err = { 0 };
+	char *pem = cert_with_ip_san(v4, 4);
+	struct tls_pair *p = pem ? tls_pair_from_pem(pem, strlen(pem), bundle.key, strlen(bundle.key),
+						     NULL, &err) : NULL;
+
+	CHECK(p != NULL && strcmp(p->sans, "10.0.0.7") == 0);
+	tls_pair_free(p);
+	free(pem);
+	pem = cert_with_ip_san(odd, 1);
+	p = pem ? tls_pair_from_pem(pem, strlen(pem), bundle.key, strlen(bundle.key), NULL, &err) : NULL;
+	CHECK(p != NULL && strcmp(p->sans, "(bad IP)") == 0);
+	tls_pair_free(p);
+	free(pem);
 }
 
 static void test_mismatched_key_refused(void)
@@ -122,6 +193,7 @@ int main(void)
 	}
 	RUN(test_bundle_pair_loads);
 	RUN(test_service_not_covered_warns);
+	RUN(test_ip_san_of_odd_length);
 	RUN(test_mismatched_key_refused);
 	RUN(test_garbage_refused);
 	RUN(test_ca_bundle_is_base64_of_ca);
