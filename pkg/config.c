@@ -9,6 +9,8 @@
 
 #include <yaml.h>
 
+#include "file.h"
+
 #define CONFIG_FILE_MAX (1024 * 1024)
 #define CONFIG_LIST_MAX 1024   /* entries in any one list or map */
 #define CONFIG_STRING_MAX 316  /* a label key: 253 prefix + '/' + 63 name, rounded */
@@ -699,34 +701,14 @@ struct config *config_load_buffer(const char *buf, size_t len, const char *name,
 
 struct config *config_load_file(const char *path, struct error *err)
 {
-	struct config *cfg = NULL;
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
+	struct config *cfg;
 	size_t len;
+	char *buf = file_read(path, CONFIG_FILE_MAX, &len, err);
 
-	if (f == NULL) {
-		error_set(err, errno == ENOENT ? ERROR_NOT_FOUND : ERROR_SYSTEM, "%s: %s", path,
-			  strerror(errno));
+	if (buf == NULL)
 		return NULL;
-	}
-	buf = malloc(CONFIG_FILE_MAX + 1);
-	if (buf == NULL) {
-		error_set(err, ERROR_NOMEM, "%s: out of memory", path);
-		goto out;
-	}
-	len = fread(buf, 1, CONFIG_FILE_MAX + 1, f);
-	if (ferror(f)) {
-		error_set(err, ERROR_SYSTEM, "%s: read failed", path);
-		goto out;
-	}
-	if (len > CONFIG_FILE_MAX) {
-		error_set(err, ERROR_CONFIG, "%s: larger than %d bytes", path, CONFIG_FILE_MAX);
-		goto out;
-	}
 	cfg = config_load_buffer(buf, len, path, err);
-out:
 	free(buf);
-	fclose(f);
 	return cfg;
 }
 

@@ -16,6 +16,8 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include "file.h"
+
 #define CHAIN_MAX 8
 
 /* Appends OpenSSL's most recent error to err's message and clears its queue. */
@@ -232,36 +234,6 @@ out:
 	return p;
 }
 
-/* New: the whole of path (at most TLS_MAX_FILE bytes); NULL with err. */
-static char *read_file(const char *path, size_t *len, struct error *err)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t n;
-
-	if (f == NULL) {
-		error_set(err, ERROR_NOT_FOUND, "%s: %s", path, strerror(errno));
-		return NULL;
-	}
-	buf = malloc(TLS_MAX_FILE + 1);
-	if (buf == NULL) {
-		error_set(err, ERROR_NOMEM, "out of memory reading %s", path);
-		goto out;
-	}
-	n = fread(buf, 1, TLS_MAX_FILE + 1, f);
-	if (ferror(f) || n > TLS_MAX_FILE) {
-		error_set(err, n > TLS_MAX_FILE ? ERROR_TOO_LARGE : ERROR_SYSTEM, "%s: %s", path,
-			  n > TLS_MAX_FILE ? "larger than 1 MiB" : strerror(errno));
-		wipe_free(buf, TLS_MAX_FILE + 1);
-		buf = NULL;
-		goto out;
-	}
-	*len = n;
-out:
-	fclose(f);
-	return buf;
-}
-
 struct tls_pair *tls_pair_load(const char *cert_path, const char *key_path, const char *service,
 			       struct error *err)
 {
@@ -269,10 +241,10 @@ struct tls_pair *tls_pair_load(const char *cert_path, const char *key_path, cons
 	size_t cert_len = 0, key_len = 0;
 	struct tls_pair *p = NULL;
 
-	cert = read_file(cert_path, &cert_len, err);
+	cert = file_read(cert_path, TLS_MAX_FILE, &cert_len, err);
 	if (cert == NULL)
 		goto out;
-	key = read_file(key_path, &key_len, err);
+	key = file_read(key_path, TLS_MAX_FILE, &key_len, err);
 	if (key == NULL)
 		goto out;
 	p = tls_pair_from_pem(cert, cert_len, key, key_len, service, err);
@@ -280,7 +252,7 @@ struct tls_pair *tls_pair_load(const char *cert_path, const char *key_path, cons
 		error_prefix(err, "%s, %s: ", cert_path, key_path);
 out:
 	free(cert);
-	wipe_free(key, TLS_MAX_FILE + 1);
+	wipe_free(key, key_len);
 	return p;
 }
 

@@ -10,6 +10,7 @@
 
 #include "audit.h"
 #include "commands.h"
+#include "file.h"
 
 #define AUDIT_INPUT_MAX (256UL * 1024 * 1024)  /* per file */
 #define AUDIT_DIR_DEPTH_MAX 64
@@ -42,48 +43,6 @@ static void usage(FILE *out)
 		"Example: kubectl get pods,deploy,sts,ds,job,cronjob -A -o json | gpu-admission audit -\n\n"
 		"Exit: 0 nothing would be rejected, 1 something would be rejected (or mutated, with\n"
 		"      --fail-on mutate), 2 usage or input errors (unreadable files, invalid YAML).\n");
-}
-
-/* Writes buf to path through a temporary file and rename(2), keeping the file's mode. */
-static int write_in_place(const char *path, const char *buf, size_t len, struct error *err)
-{
-	struct stat st;
-	char *tmp = NULL;
-	size_t n = strlen(path) + 16;
-	FILE *f = NULL;
-	int fd = -1, rc = -1;
-
-	if (stat(path, &st) != 0 || (tmp = malloc(n)) == NULL) {
-		error_set(err, ERROR_SYSTEM, "%s: %s", path, tmp ? strerror(errno) : "out of memory");
-		goto out;
-	}
-	snprintf(tmp, n, "%s.fix-XXXXXX", path);
-	if ((fd = mkstemp(tmp)) < 0 || fchmod(fd, st.st_mode & 07777) != 0 || (f = fdopen(fd, "wb")) == NULL) {
-		error_set(err, ERROR_SYSTEM, "%s: %s", tmp, strerror(errno));
-		goto out;
-	}
-	fd = -1;
-	if (fwrite(buf, 1, len, f) != len || fclose(f) != 0) {
-		f = NULL;
-		error_set(err, ERROR_SYSTEM, "%s: write failed: %s", tmp, strerror(errno));
-		goto out;
-	}
-	f = NULL;
-	if (rename(tmp, path) != 0) {
-		error_set(err, ERROR_SYSTEM, "%s: rename failed: %s", path, strerror(errno));
-		goto out;
-	}
-	free(tmp);
-	return 0;
-out:
-	if (f != NULL)
-		fclose(f);
-	if (fd >= 0)
-		close(fd);
-	if (tmp != NULL && tmp[0] != '\0')
-		unlink(tmp);
-	free(tmp);
-	return rc;
 }
 
 /* --fix to stdout: inputs joined into one stream, "---" between files. */
@@ -120,7 +79,7 @@ static int audit_file(struct run *r, const char *path, struct error *err)
 		rc = audit_add_error(&r->a, name, 0, msg, err);
 		goto out;
 	}
-	buf = cli_read_all(in, AUDIT_INPUT_MAX, &len, &rerr);
+	buf = file_read_stream(in, AUDIT_INPUT_MAX, &len, &rerr);
 	if (buf == NULL) {
 		if (rerr.kind == ERROR_NOMEM) {
 			*err = rerr;
@@ -132,7 +91,7 @@ static int audit_file(struct run *r, const char *path, struct error *err)
 	if (audit_input(&r->a, name, buf, len, r->fix ? &fixed : NULL, &fixed_len, &changed, err) != 0)
 		goto out;
 	if (r->fix && r->in_place) {
-		if (changed && write_in_place(path, fixed, fixed_len, &rerr) != 0) {
+		if (changed && file_write_atomic(path, fixed, fixed_len, FILE_KEEP_MODE, &rerr) != 0) {
 			rc = audit_add_error(&r->a, name, 0, rerr.msg, err);
 			goto out;
 		}

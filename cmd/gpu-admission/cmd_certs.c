@@ -1,14 +1,13 @@
 /* gpu-admission certs: a CA and a serving certificate for the webhook Service. */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "commands.h"
+#include "file.h"
 #include "tls.h"
 
 static void usage(FILE *out)
@@ -27,41 +26,21 @@ static void usage(FILE *out)
 		"  -h, --help         this help\n");
 }
 
-/* Writes text to dir/name with mode (replacing it atomically); -1 with a message on stderr. */
+/* Writes text to dir/name with mode, replacing it atomically; -1 with a message on stderr. */
 static int write_file(const char *dir, const char *name, const char *text, mode_t mode)
 {
-	char path[4096], tmp[4096 + 8];
-	size_t len = strlen(text), off = 0;
-	int fd, rc = -1;
+	struct error err = { 0 };
+	char path[4096];
 
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	snprintf(tmp, sizeof tmp, "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-	if (fd < 0)
-		goto fail;
-	while (off < len) {
-		ssize_t w = write(fd, text + off, len - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			goto fail;
-		off += (size_t)w;
+	if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path) {
+		fprintf(stderr, "gpu-admission certs: %s: path too long\n", dir);
+		return -1;
 	}
-	if (fchmod(fd, mode) != 0 || close(fd) != 0) {
-		fd = -1;
-		goto fail;
+	if (file_write_atomic(path, text, strlen(text), mode, &err) != 0) {
+		fprintf(stderr, "gpu-admission certs: %s\n", err.msg);
+		return -1;
 	}
-	fd = -1;
-	if (rename(tmp, path) != 0)
-		goto fail;
 	return 0;
-fail:
-	fprintf(stderr, "gpu-admission certs: %s: %s\n", path, strerror(errno));
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
-	return rc;
 }
 
 int cmd_certs(int argc, char **argv)

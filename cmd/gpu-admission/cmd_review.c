@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "file.h"
 #include "review.h"
 
 #define REVIEW_INPUT_MAX (3 * 1024 * 1024)
@@ -62,7 +63,7 @@ int cmd_review(int argc, char **argv)
 		error_set(&err, ERROR_NOT_FOUND, "%s: cannot open", input);
 		goto fail;
 	}
-	body = cli_read_all(in, REVIEW_INPUT_MAX, &len, &err);
+	body = file_read_stream(in, REVIEW_INPUT_MAX, &len, &err);
 	if (body == NULL)
 		goto fail;
 	if (review_handle(cfg, body, len, validate, &res, &err) != 0)

@@ -22,12 +22,6 @@ int cmd_certs(int argc, char **argv);
 int cmd_check_config(int argc, char **argv);
 int cmd_print_default_config(int argc, char **argv);
 
-/*
- * Reads all of f (borrowed) into a new NUL-terminated buffer of at most max
- * bytes; *len gets the length. NULL with err (ERROR_TOO_LARGE, ERROR_SYSTEM).
- */
-char *cli_read_all(FILE *f, size_t max, size_t *len, struct error *err);
-
 /* New: the config from path, or the embedded default when path is NULL. */
 struct config *cli_load_config(const char *path, struct error *err);
 

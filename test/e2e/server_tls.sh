@@ -25,6 +25,13 @@ check "caBundle is base64 of ca.crt" sh -c "base64 -d $TMP/c/caBundle | cmp - $T
 check "certs without --out: usage error" sh -c "! $BIN certs --service a --namespace b 2>/dev/null"
 check "certs --days 0: usage error" sh -c "! $BIN certs --service a --namespace b --out $TMP/x --days 0 2>/dev/null"
 check "certs with a service that is not a DNS label: error" sh -c "! $BIN certs --service Bad_Name --namespace b --out $TMP/x 2>/dev/null"
+# A temporary-file name planted as a symlink must not redirect the private key.
+mkdir -p "$TMP/plant" && printf 'victim\n' >"$TMP/victim" && chmod 644 "$TMP/victim"
+for f in ca.key tls.key ca.crt tls.crt caBundle; do ln -s "$TMP/victim" "$TMP/plant/$f.tmp"; done
+check "certs beside planted .tmp symlinks" "$BIN" certs --service "$SVC" --namespace "$NS" --out "$TMP/plant"
+equals "$(cat "$TMP/victim")" victim "a planted symlink's target is left alone"
+equals "$(stat -c %a "$TMP/plant/tls.key")" 600 "tls.key is private beside planted symlinks"
+check "no temporary files left" sh -c "! ls $TMP/plant | grep -v -e '\.tmp\$' | grep -q tmp"
 CA=$TMP/c/ca.crt
 
 # ---- protocol policy ----

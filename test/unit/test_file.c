@@ -1,0 +1,128 @@
+/* file: bounded reads (regular files and pipes) and atomic replacement. */
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "error.h"
+#include "file.h"
+
+static char dir[] = "/tmp/test_file.XXXXXX";
+
+static void put(const char *name, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	f = fopen(path, "wb");
+	if (f != NULL) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+static void test_read_limits(void)
+{
+	struct error err = { 0 };
+	char path[256];
+	size_t len = 99;
+	char *buf;
+
+	put("five", "12345");
+	snprintf(path, sizeof path, "%s/five", dir);
+	buf = file_read(path, 5, &len, &err);
+	CHECK(buf != NULL && len == 5 && strcmp(buf, "12345") == 0);
+	free(buf);
+	CHECK(file_read(path, 4, &len, &err) == NULL);
+	CHECK_INT(err.kind, ERROR_TOO_LARGE);
+	CHECK(strncmp(err.msg, path, strlen(path)) == 0); /* the message names the file */
+
+	put("empty", "");
+	snprintf(path, sizeof path, "%s/empty", dir);
+	buf = file_read(path, 5, &len, &err);
+	CHECK(buf != NULL && len == 0 && buf[0] == '\0');
+	free(buf);
+
+	snprintf(path, sizeof path, "%s/missing", dir);
+	CHECK(file_read(path, 5, &len, &err) == NULL);
+	CHECK_INT(err.kind, ERROR_NOT_FOUND);
+	CHECK(file_read(dir, 5, &len, &err) == NULL); /* a directory reads as an error, not as empty */
+}
+
+/* A pipe has no size up front: the buffer grows, and the limit still holds. */
+static void test_read_pipe(void)
+{
+	struct error err = { 0 };
+	size_t len = 0;
+	FILE *f = popen("head -c 200000 /dev/zero | tr '\\0' x", "r");
+	char *buf = f ? file_read_stream(f, 200000, &len, &err) : NULL;
+
+	CHECK(buf != NULL && len == 200000 && buf[199999] == 'x' && buf[200000] == '\0');
+	free(buf);
+	if (f)
+		pclose(f);
+	f = popen("head -c 200001 /dev/zero", "r");
+	CHECK(f != NULL && file_read_stream(f, 200000, &len, &err) == NULL);
+	CHECK_INT(err.kind, ERROR_TOO_LARGE);
+	if (f)
+		pclose(f);
+}
+
+static void test_write_atomic(void)
+{
+	struct error err = { 0 };
+	char path[256], link[256];
+	struct stat st;
+	size_t len = 0;
+	char *buf;
+
+	snprintf(path, sizeof path, "%s/out", dir);
+	CHECK_INT(file_write_atomic(path, "secret\n", 7, 0600, &err), 0);
+	CHECK(stat(path, &st) == 0 && (st.st_mode & 07777) == 0600);
+	buf = file_read(path, 100, &len, &err);
+	CHECK(buf != NULL && strcmp(buf, "secret\n") == 0);
+	free(buf);
+
+	chmod(path, 0640);
+	CHECK_INT(file_write_atomic(path, "again", 5, FILE_KEEP_MODE, &err), 0);
+	CHECK(stat(path, &st) == 0 && (st.st_mode & 07777) == 0640);
+
+	snprintf(path, sizeof path, "%s/nothere", dir);
+	CHECK_INT(file_write_atomic(path, "x", 1, FILE_KEEP_MODE, &err), -1); /* no mode to keep */
+	CHECK_INT(err.kind, ERROR_SYSTEM);
+
+	/* path is a symlink: the link is replaced, its target is never written through. */
+	put("target", "keep");
+	snprintf(path, sizeof path, "%s/link", dir);
+	snprintf(link, sizeof link, "%s/target", dir);
+	CHECK(symlink(link, path) == 0);
+	CHECK_INT(file_write_atomic(path, "new", 3, 0644, &err), 0);
+	buf = file_read(link, 100, &len, &err);
+	CHECK(buf != NULL && strcmp(buf, "keep") == 0);
+	free(buf);
+
+	snprintf(path, sizeof path, "%s/no/such/dir/file", dir);
+	CHECK_INT(file_write_atomic(path, "x", 1, 0644, &err), -1);
+	CHECK(strstr(err.msg, "No such file") != NULL);
+}
+
+int main(void)
+{
+	char cmd[64];
+	int rc;
+
+	if (mkdtemp(dir) == NULL) {
+		perror("mkdtemp");
+		printf("file: 0 passed, 1 failed\n");
+		return 1;
+	}
+	RUN(test_read_limits);
+	RUN(test_read_pipe);
+	RUN(test_write_atomic);
+	rc = check_done("file");
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", dir);
+	return rc;
+}
