@@ -276,12 +276,24 @@ int audit_input(struct audit *a, const char *name, const char *buf, size_t len,
 		if (json_array_size(doc_patch) > 0) {
 			const char *how = NULL;
 
-			if (manifest_render_patched(&m, i, doc_patch, &rendered, &piece_len, &how, err) != 0) {
-				error_prefix(err, "%s:%lu: --fix: ", name, d->content_line);
-				goto out;
+			struct error ferr = { 0 };
+
+			if (manifest_render_patched(&m, i, doc_patch, &rendered, &piece_len, &how, &ferr) != 0) {
+				/* One document that cannot be written fixed stays as it was; the rest are still fixed. */
+				char msg[ERROR_MSG_MAX + 64];
+
+				if (ferr.kind == ERROR_NOMEM) {
+					*err = ferr;
+					goto out;
+				}
+				snprintf(msg, sizeof msg, "--fix: %s; document left unchanged", ferr.msg);
+				piece_len = d->len;
+				if (audit_add_error(a, name, d->content_line, msg, err) != 0)
+					goto out;
+			} else {
+				piece = rendered;
+				*changed = 1;
 			}
-			piece = rendered;
-			*changed = 1;
 		}
 		if (out.len + piece_len + 1 > out.cap) {
 			size_t cap = out.cap ? out.cap : len + 1024;
@@ -382,8 +394,11 @@ static void write_finding(FILE *out, const json_t *f, int color)
 	fprintf(out, "%s", v == AUDIT_OK || v == AUDIT_EXEMPT ? str(f, "reason") : str(f, "message"));
 	if (v == AUDIT_MUTATE && json_is_string(json_object_get(f, "pool")))
 		fprintf(out, " (pool %s)", str(f, "pool"));
-	if (strcmp(str(f, "mode"), "enforce") != 0 && (v == AUDIT_MUTATE || v == AUDIT_REJECT))
-		fprintf(out, " [mode %s: the webhook would admit it as is, with a warning]", str(f, "mode"));
+	/* Only where the mode changes the outcome: warn mode still mutates, it just never rejects. */
+	if ((v == AUDIT_MUTATE || v == AUDIT_REJECT) && strcmp(str(f, "decision"), verdict) != 0)
+		fprintf(out, " [mode %s: the webhook would %s]", str(f, "mode"),
+			strcmp(str(f, "decision"), "mutate") == 0 ? "mutate it, with a warning"
+			: "admit it as is, with a warning");
 	fputc('\n', out);
 	/* A warn line already shows its first warning; the exempt/dryrun ones explain themselves. */
 	skip = v == AUDIT_WARN ? 1 : 0;

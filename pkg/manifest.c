@@ -1564,8 +1564,11 @@ static int emit_node(yaml_emitter_t *e, const json_t *v, int depth)
 			s = json_string_value(v);
 			len = json_string_length(v);
 			back = manifest_scalar(s, len, 1, NULL);
-			/* A string that would read back as a number, bool or null must be quoted. */
-			plain_implicit = json_is_string(back);
+			/*
+			 * A string that would read back as a number, bool or null must be
+			 * quoted, and so must "<<": plain, it is a merge key.
+			 */
+			plain_implicit = json_is_string(back) && !(len == 2 && memcmp(s, "<<", 2) == 0);
 			json_decref(back);
 			text = NULL;
 		} else {

@@ -110,7 +110,7 @@ if cmp -s test/audit/corpus/NVIDIA__gpu-operator__tests__gpu-pod.yaml "$tmp/tree
 else bad "in-place: touched a dot-directory or a non-manifest file"; fi
 "$B" audit "$tmp/tree" >"$tmp/ip2.out" 2>&1
 if grep -q ' 0 mutate' "$tmp/ip2.out"; then ok; else bad "in-place: re-audit still mutates"; cat "$tmp/ip2.out"; fi
-if [ -z "$(find "$tmp/tree" -name '*.fix-*')" ]; then ok; else bad "in-place: left a temporary file"; fi
+if [ -z "$(find "$tmp/tree" -name '*.tmp-*')" ]; then ok; else bad "in-place: left a temporary file"; fi
 
 # A file name that is not UTF-8 is reported with '?' (JSON strings are UTF-8), not a failure.
 bad_name="$tmp/$(printf 'x\377.yaml')"
