@@ -39,16 +39,27 @@ int log_enabled(enum log_level level)
 
 /* ==== Line buffer: appends that truncate instead of overflowing ==== */
 
+/*
+ * A cut line must still be one JSON object: pieces (an escape, a UTF-8
+ * character, a punctuation mark) go in whole or not at all, a string that is
+ * cut still gets its closing quote, a field that does not fit is left out,
+ * and the line ends with "truncated":true. LOG_TAIL keeps room for all that.
+ */
+#define LOG_TAIL_TEXT ",\"truncated\":true}\n"
+#define LOG_TAIL (1 + sizeof LOG_TAIL_TEXT) /* a closing quote, then the tail */
+
 struct line {
 	char buf[LOG_LINE_MAX];
 	size_t len;
+	int full; /* something did not fit: nothing more is added */
 };
 
 static void put(struct line *l, const char *s, size_t n)
 {
-	/* Two bytes stay free for the closing "}\n". */
-	if (n > sizeof l->buf - 2 - l->len)
-		n = sizeof l->buf - 2 - l->len;
+	if (l->full || n > sizeof l->buf - LOG_TAIL - l->len) {
+		l->full = 1;
+		return;
+	}
 	memcpy(l->buf + l->len, s, n);
 	l->len += n;
 }
@@ -86,7 +97,7 @@ static void put_string(struct line *l, const char *s)
 	char esc[8];
 
 	put(l, "\"", 1);
-	while (*p != '\0') {
+	while (*p != '\0' && !l->full) {
 		size_t n = utf8_len(p);
 
 		if (*p == '"' || *p == '\\') {
@@ -106,16 +117,24 @@ static void put_string(struct line *l, const char *s)
 		}
 		p++;
 	}
-	put(l, "\"", 1);
+	/* The closing quote may use the reserve: a cut string still ends. */
+	l->buf[l->len++] = '"';
 }
 
 static void put_field(struct line *l, const char *key, const char *value)
 {
-	if (value == NULL)
+	size_t start = l->len;
+
+	if (value == NULL || l->full)
 		return;
 	put(l, ",", 1);
 	put_string(l, key);
-	put(l, ":", 1);
+	put(l, ":\"", 2);
+	if (l->full) { /* not even the key fits: leave the field out */
+		l->len = start;
+		return;
+	}
+	l->len--; /* put_string writes the opening quote itself */
 	put_string(l, value);
 }
 
@@ -131,6 +150,7 @@ static void begin(struct line *l, enum log_level level, const char *msg)
 		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
 		 ts.tv_nsec / 1000000, level_names[level]);
 	l->len = 0;
+	l->full = 0;
 	puts_raw(l, t);
 	put_string(l, msg);
 }
@@ -139,8 +159,13 @@ static void finish(struct line *l)
 {
 	size_t off = 0;
 
-	l->buf[l->len++] = '}';
-	l->buf[l->len++] = '\n';
+	if (l->full) {
+		memcpy(l->buf + l->len, LOG_TAIL_TEXT, sizeof LOG_TAIL_TEXT - 1);
+		l->len += sizeof LOG_TAIL_TEXT - 1;
+	} else {
+		l->buf[l->len++] = '}';
+		l->buf[l->len++] = '\n';
+	}
 	while (off < l->len) {
 		ssize_t w = write(STDERR_FILENO, l->buf + off, l->len - off);
 

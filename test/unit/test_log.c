@@ -135,11 +135,55 @@ static void test_long_value_is_cut_but_line_ends(void)
 	free(out);
 }
 
+/* Values that fill the line: an escape, a UTF-8 character, a later field, all at the cut. */
+static void write_cut(void)
+{
+	static char big[5000];
+	size_t i;
+
+	log_set_level(LOG_INFO);
+	for (i = 0; i + 1 < sizeof big; i++)
+		big[i] = "\"\n"[i % 2];
+	big[sizeof big - 1] = '\0';
+	log_msg(LOG_INFO, "escapes", "value", big, "after", "dropped", LOG_END);
+	for (i = 0; i + 2 < sizeof big; i += 2) {
+		big[i] = (char)0xc3;
+		big[i + 1] = (char)0xa9;
+	}
+	big[i] = '\0';
+	for (i = 0; i < 7; i++) /* shift the cut across every byte position */
+		log_msg(LOG_INFO, "utf8", "pad", "xxxxxxx" + i, "value", big, LOG_END);
+	log_msg(LOG_INFO, "key", big, "v", LOG_END);
+}
+
+static void test_cut_lines_stay_json(void)
+{
+	char *out = capture(write_cut), *p = out, *nl;
+	int lines = 0;
+
+	while ((nl = strchr(p, '\n')) != NULL) {
+		json_t *line = json_loadb(p, (size_t)(nl - p), 0, NULL);
+
+		CHECK(line != NULL);
+		CHECK(nl - p < 4096);
+		CHECK(json_is_true(json_object_get(line, "truncated")));
+		CHECK(json_object_get(line, "after") == NULL);
+		if (lines == 0)
+			CHECK(json_string_length(json_object_get(line, "value")) > 900); /* ~4 KB of escapes */
+		json_decref(line);
+		lines++;
+		p = nl + 1;
+	}
+	CHECK_INT(lines, 9);
+	free(out);
+}
+
 int main(void)
 {
 	RUN(test_escaping);
 	RUN(test_decision);
 	RUN(test_levels);
 	RUN(test_long_value_is_cut_but_line_ends);
+	RUN(test_cut_lines_stay_json);
 	return check_done("log");
 }
