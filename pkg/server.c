@@ -717,8 +717,18 @@ out:
 		MHD_stop_daemon(s.plain_d);
 	if (s.tls_d != NULL)
 		MHD_stop_daemon(s.tls_d);
-	if (masked)
+	if (masked) {
+		/*
+		 * A SIGTERM or SIGHUP that came during the drain is still pending:
+		 * unmasked, its default action would end the process with 143 or 129
+		 * after a clean shutdown. Take them first.
+		 */
+		const struct timespec zero = { 0, 0 };
+
+		while (sigtimedwait(&sigs, NULL, &zero) > 0)
+			;
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
 	server_config_release(s.cfg);
 	server_cert_release(s.cert);
 	metrics_free(s.metrics);

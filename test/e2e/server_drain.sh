@@ -89,6 +89,10 @@ i=0
 while { [ ! -e "$TMP/held" ] || [ ! -e "$TMP/idle" ]; } && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 check "a request is half-sent when SIGTERM comes" test -e "$TMP/held"
 kill -TERM "$SERVER_PID"
+sleep 0.2
+# Impatient operators: signals that arrive during the drain must not kill it.
+kill -HUP "$SERVER_PID"
+kill -TERM "$SERVER_PID"
 CODE=$(hcurl "$CA" /readyz -o "$TMP/ready" -w '%{http_code}')
 equals "$CODE" 503 "/readyz is 503 while draining"
 has "$TMP/ready" "draining" "/readyz says why"
