@@ -498,6 +498,11 @@ static int parse_addr(const char *addr, struct sockaddr_storage *ss, struct erro
 		return -1;
 	}
 	port = colon + 1;
+	/* getaddrinfo takes "70000" and wraps it to 4464: check the range here. */
+	if (strspn(port, "0123456789") != strlen(port) || strlen(port) > 5 || atoi(port) > 65535) {
+		error_set(err, ERROR_INPUT, "address \"%s\": port must be a number from 0 to 65535", addr);
+		return -1;
+	}
 	hlen = (size_t)(colon - addr);
 	if (hlen >= 2 && addr[0] == '[' && addr[hlen - 1] == ']') {
 		addr++;

@@ -94,6 +94,8 @@ refuse() { # refuse DESCRIPTION TEXT serve-args...: serve exits 2 and logs TEXT
 refuse "key of another certificate" "does not match" --tls-cert "$TMP/c/tls.crt" --tls-key "$TMP/other/tls.key"
 refuse "missing certificate file" "No such file" --tls-cert "$TMP/nope.crt" --tls-key "$TMP/c/tls.key"
 refuse "neither files nor --self-signed" "--self-signed" --config /dev/null
+refuse "a port above 65535 (it would wrap)" "port must be a number from 0 to 65535" --self-signed --addr 127.0.0.1:70000
+refuse "a port that is not a number" "port must be a number from 0 to 65535" --self-signed --addr 127.0.0.1:https
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$TMP/nosan.key" \
 	-out "$TMP/nosan.crt" -days 2 -subj "/CN=$HOST" 2>/dev/null
 refuse "certificate without SAN" "subjectAltName" --tls-cert "$TMP/nosan.crt" --tls-key "$TMP/nosan.key"
