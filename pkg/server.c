@@ -1,8 +1,10 @@
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "server.h"
 
 #include <errno.h>
 #include <netdb.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -668,6 +670,34 @@ static int check_options(const struct server_options *o, struct error *err)
 	return 0;
 }
 
+unsigned server_default_threads(const char *cpu_max)
+{
+	cpu_set_t set;
+	long n = 0;
+	FILE *f = cpu_max ? fopen(cpu_max, "r") : NULL;
+
+	if (sched_getaffinity(0, sizeof set, &set) == 0)
+		n = CPU_COUNT(&set);
+	if (n <= 0)
+		n = sysconf(_SC_NPROCESSORS_ONLN);
+	if (f != NULL) {
+		char quota[32];
+		long long period = 0;
+
+		/* "max 100000" (no quota) or "150000 100000": 1.5 CPUs, so 2 threads. */
+		if (fscanf(f, "%31s %lld", quota, &period) == 2 && strcmp(quota, "max") != 0 && period > 0) {
+			long long q = atoll(quota), cpus = (q + period - 1) / period;
+
+			if (q > 0 && cpus < n)
+				n = (long)cpus;
+		}
+		fclose(f);
+	}
+	if (n < 1)
+		n = 1;
+	return n > (long)SERVER_THREADS_MAX ? SERVER_THREADS_MAX : (unsigned)n;
+}
+
 int server_run(const struct server_options *opts, struct error *err)
 {
 	struct server_options o = *opts;
@@ -678,11 +708,8 @@ int server_run(const struct server_options *opts, struct error *err)
 	memset(&s, 0, sizeof s);
 	if (check_options(&o, err) != 0)
 		return -1;
-	if (o.threads == 0) {
-		long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-		o.threads = n > 0 && n < 256 ? (unsigned)n : 1;
-	}
+	if (o.threads == 0)
+		o.threads = server_default_threads(SERVER_CGROUP_CPU_MAX);
 	if (o.max_connections < o.threads) {
 		/* libmicrohttpd splits the limit across its worker threads: each needs one. */
 		error_set(err, ERROR_INPUT, "--max-connections (%u) must be at least --threads (%u)",

@@ -44,6 +44,18 @@ struct server_options {
 	unsigned watch_ms;          /* file poll period (0: 1000) */
 };
 
+#define SERVER_THREADS_MAX 64u
+#define SERVER_CGROUP_CPU_MAX "/sys/fs/cgroup/cpu.max"
+
+/*
+ * The default worker thread count, "one per core" as this process sees it:
+ * the CPUs it may run on (its affinity mask), capped by a cgroup v2 CPU
+ * quota (a pod's limits.cpu, rounded up) read from cpu_max (borrowed; NULL
+ * or unreadable: no quota), between 1 and SERVER_THREADS_MAX. A 64-core node
+ * running the pod with limits.cpu 500m gets 1 thread, not 64.
+ */
+unsigned server_default_threads(const char *cpu_max);
+
 /* Fills o with the defaults above (no files, no metrics listener). */
 void server_options_default(struct server_options *o);
 
