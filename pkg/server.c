@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -543,8 +544,12 @@ static struct MHD_Daemon *start_listener(struct server *s, const char *addr, int
 
 	if (parse_addr(addr, &ss, err) != 0)
 		return NULL;
-	if (ss.ss_family == AF_INET6)
-		flags |= MHD_USE_IPv6;
+	if (ss.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)&ss;
+
+		/* "[::]" means every address, IPv4 included, as it does for Go servers. */
+		flags |= IN6_IS_ADDR_UNSPECIFIED(&sin6->sin6_addr) ? MHD_USE_DUAL_STACK : MHD_USE_IPv6;
+	}
 	if (!plain)
 		flags |= MHD_USE_TLS;
 	if (log_enabled(LOG_DEBUG))

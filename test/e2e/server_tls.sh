@@ -168,6 +168,13 @@ if [ -e /proc/net/if_inet6 ]; then
 	CODE=$(curl -sS -gk --max-time 10 "https://[::1]:$PORT/healthz" -o /dev/null -w '%{http_code}')
 	equals "$CODE" 200 "--addr [::1]:PORT serves over IPv6"
 	kill "$SERVER_PID"; wait_exit "$SERVER_PID" 10
+	# "[::]" is every address, IPv4 included (dual stack), as Go servers and kubelet probes expect.
+	start_server "$TMP/any6.log" --self-signed --addr '[::]:0' || bad "[::] listener did not start"
+	CODE=$(curl -sS -gk --max-time 10 "https://[::1]:$PORT/healthz" -o /dev/null -w '%{http_code}')
+	equals "$CODE" 200 "--addr [::]:PORT serves IPv6"
+	CODE=$(curl -sS -k --max-time 10 "https://127.0.0.1:$PORT/healthz" -o /dev/null -w '%{http_code}')
+	equals "$CODE" 200 "--addr [::]:PORT serves IPv4 too"
+	kill "$SERVER_PID"; wait_exit "$SERVER_PID" 10
 fi
 
 # ---- make run: the printed curl command works against the server it starts ----
