@@ -87,12 +87,12 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 		conn->fd = ci ? ci->connect_fd : MHD_INVALID_SOCKET;
 		atomic_init(&conn->phase_ms, now_ms());
 		atomic_init(&conn->arrived, 0);
-		pthread_mutex_lock(&s->lock);
+		pthread_mutex_lock(&s->conns_lock);
 		conn->next = s->conns;
 		if (s->conns != NULL)
 			s->conns->prev = conn;
 		s->conns = conn;
-		pthread_mutex_unlock(&s->lock);
+		pthread_mutex_unlock(&s->conns_lock);
 		if (!conn->plain)
 			atomic_fetch_add(&s->tls_conns, 1);
 		return;
@@ -100,14 +100,14 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 	if (conn == NULL)
 		return;
 	/* libmicrohttpd closes the socket after this returns: unlinked here, the watchdog never touches it again. */
-	pthread_mutex_lock(&s->lock);
+	pthread_mutex_lock(&s->conns_lock);
 	if (conn->prev != NULL)
 		conn->prev->next = conn->next;
 	else
 		s->conns = conn->next;
 	if (conn->next != NULL)
 		conn->next->prev = conn->prev;
-	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_unlock(&s->conns_lock);
 	if (!conn->plain)
 		atomic_fetch_sub(&s->tls_conns, 1);
 	server_cert_release(conn->cert);
@@ -128,7 +128,7 @@ static void watchdog(struct server *s)
 	long long now = now_ms(), limit = (long long)s->o->timeout * 1000;
 	struct srv_conn *conn;
 
-	pthread_mutex_lock(&s->lock);
+	pthread_mutex_lock(&s->conns_lock);
 	for (conn = s->conns; conn != NULL; conn = conn->next) {
 		if (conn->cut || atomic_load(&conn->arrived) || now - atomic_load(&conn->phase_ms) <= limit)
 			continue;
@@ -137,7 +137,7 @@ static void watchdog(struct server *s)
 			shutdown(conn->fd, SHUT_RDWR);
 		log_msg(LOG_DEBUG, "closing a connection whose request did not arrive in time", LOG_END);
 	}
-	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_unlock(&s->conns_lock);
 }
 
 /* ==== Requests ==== */
@@ -723,6 +723,7 @@ int server_run(const struct server_options *opts, struct error *err)
 	}
 	s.o = &o;
 	pthread_mutex_init(&s.lock, NULL);
+	pthread_mutex_init(&s.conns_lock, NULL);
 	atomic_init(&s.draining, 0);
 	atomic_init(&s.tls_conns, 0);
 	atomic_init(&s.in_flight, 0);
@@ -770,5 +771,6 @@ out:
 	server_cert_release(s.cert);
 	metrics_free(s.metrics);
 	pthread_mutex_destroy(&s.lock);
+	pthread_mutex_destroy(&s.conns_lock);
 	return rc;
 }

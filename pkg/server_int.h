@@ -42,7 +42,7 @@ struct server;
 
 /* Per connection (libmicrohttpd's socket_context), from accept to close. */
 struct srv_conn {
-	struct srv_conn *prev, *next;  /* server.conns, under server.lock */
+	struct srv_conn *prev, *next;  /* server.conns, under server.conns_lock */
 	struct server *srv;
 	MHD_socket fd;
 	int plain;                     /* on the plain-HTTP metrics listener */
@@ -85,9 +85,11 @@ struct server {
 	struct metrics *metrics;
 	struct MHD_Daemon *tls_d, *plain_d;
 	struct listener tls_l, plain_l;
-	pthread_mutex_t lock;          /* guards cfg, cert and conns */
+	pthread_mutex_t lock;          /* guards cfg and cert: taken once per request, briefly */
 	struct srv_config *cfg;
 	struct srv_cert *cert;
+	/* The watchdog walks every connection under conns_lock: requests never wait for it. */
+	pthread_mutex_t conns_lock;
 	struct srv_conn *conns;
 	atomic_int draining;
 	atomic_int tls_conns;          /* open connections on the TLS listener */
