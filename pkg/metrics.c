@@ -6,8 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The status codes the server answers; anything else is counted under "other". */
-static const int codes[] = { 200, 400, 404, 405, 413, 415, 500, 503 };
+/*
+ * The status codes the server answers: 200 and every one error_http_status()
+ * maps a failure to (a unit test holds the two in step). Anything else is
+ * counted under "other".
+ */
+static const int codes[] = { 200, 400, 403, 404, 405, 413, 415, 500, 503 };
 #define N_CODES (sizeof codes / sizeof codes[0] + 1)
 
 static const uint64_t bucket_us[METRICS_BUCKETS] = {

@@ -164,11 +164,12 @@ static int is_admission(enum metrics_endpoint ep)
 
 /*
  * Queues one answer. body is stolen (freed by libmicrohttpd after sending)
- * when must_free, else static. Counts it in the metrics.
+ * when must_free, else static. allow: the Allow header's value, or NULL.
+ * Counts it in the metrics.
  */
 static enum MHD_Result answer(struct server *s, struct MHD_Connection *c, struct srv_req *rq,
 			      int status, const char *type, char *body, size_t len, int must_free,
-			      enum metrics_decision dec)
+			      enum metrics_decision dec, const char *allow)
 {
 	struct MHD_Response *r;
 	enum MHD_Result ok;
@@ -180,8 +181,8 @@ static enum MHD_Result answer(struct server *s, struct MHD_Connection *c, struct
 		return MHD_NO;
 	}
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	if (status == 405)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, is_admission(rq->ep) ? "POST" : "GET, HEAD");
+	if (allow != NULL)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
 	if (atomic_load(&s->draining))
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
 	ok = MHD_queue_response(c, (unsigned)status, r);
@@ -209,7 +210,8 @@ static enum MHD_Result answer_error(struct server *s, struct MHD_Connection *c, 
 		log_decision(&d);
 	}
 	return answer(s, c, rq, error_http_status(kind), "text/plain; charset=utf-8", body, n + 1, 1,
-		      is_admission(rq->ep) ? METRICS_DEC_ERROR : METRICS_DEC_NONE);
+		      is_admission(rq->ep) ? METRICS_DEC_ERROR : METRICS_DEC_NONE,
+		      kind != ERROR_METHOD ? NULL : is_admission(rq->ep) ? "POST" : "GET, HEAD");
 }
 
 static int ready(struct server *s, const char **why)
@@ -236,25 +238,26 @@ static enum MHD_Result answer_get(struct server *s, struct MHD_Connection *c, st
 	/* Static texts go out as MHD_RESPMEM_PERSISTENT, which never writes: the casts only drop const. */
 	switch (rq->ep) {
 	case METRICS_EP_HEALTHZ:
-		return answer(s, c, rq, 200, "text/plain", (char *)(uintptr_t)"ok\n", 3, 0, METRICS_DEC_NONE);
+		return answer(s, c, rq, MHD_HTTP_OK, "text/plain", (char *)(uintptr_t)"ok\n", 3, 0,
+			      METRICS_DEC_NONE, NULL);
 	case METRICS_EP_READYZ: {
 		int ok = ready(s, &why);
 
-		return answer(s, c, rq, ok ? 200 : error_http_status(ERROR_UNAVAILABLE), "text/plain",
-			      (char *)(uintptr_t)why, strlen(why), 0, METRICS_DEC_NONE);
+		return answer(s, c, rq, ok ? MHD_HTTP_OK : error_http_status(ERROR_UNAVAILABLE), "text/plain",
+			      (char *)(uintptr_t)why, strlen(why), 0, METRICS_DEC_NONE, NULL);
 	}
 	default:
 		text = metrics_render(s->metrics, &len, &err);
 		if (text == NULL)
 			return answer_error(s, c, rq, err.kind, err.msg);
-		return answer(s, c, rq, 200, "text/plain; version=0.0.4; charset=utf-8", text, len, 1,
-			      METRICS_DEC_NONE);
+		return answer(s, c, rq, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", text, len, 1,
+			      METRICS_DEC_NONE, NULL);
 	}
 }
 
 static enum metrics_decision decision_of(const struct review_response *res)
 {
-	if (res->status != 200 && res->status != error_http_status(ERROR_POLICY))
+	if (res->status != error_http_status(ERROR_NONE) && res->status != error_http_status(ERROR_POLICY))
 		return METRICS_DEC_ERROR; /* a malformed request answered with its uid */
 	if (res->decision == POLICY_REJECT)
 		return METRICS_DEC_REJECT;
@@ -263,7 +266,6 @@ static enum metrics_decision decision_of(const struct review_response *res)
 
 static enum MHD_Result answer_review(struct server *s, struct MHD_Connection *c, struct srv_req *rq)
 {
-	static const char *const dec_names[] = { "allow", "mutate", "reject" };
 	struct review_response res;
 	struct srv_config *cfg = server_config_acquire(s);
 	struct error err = { 0 };
@@ -283,8 +285,7 @@ static enum MHD_Result answer_review(struct server *s, struct MHD_Connection *c,
 	dec = decision_of(&res);
 	if (log_enabled(LOG_INFO)) {
 		struct log_decision d = { metrics_endpoint_name(rq->ep), res.uid, res.ns, res.name,
-					  dec == METRICS_DEC_ERROR ? "error"
-					  : dec_names[res.decision <= POLICY_REJECT ? res.decision : 0],
+					  dec == METRICS_DEC_ERROR ? "error" : policy_decision_name(res.decision),
 					  res.reason, dec == METRICS_DEC_ERROR ? NULL : config_mode_name(res.mode),
 					  200, now_us() - rq->start_us };
 		log_decision(&d);
@@ -293,7 +294,8 @@ static enum MHD_Result answer_review(struct server *s, struct MHD_Connection *c,
 	len = res.len;
 	res.body = NULL;
 	review_response_free(&res);
-	ok = answer(s, c, rq, 200, "application/json", body, len, 1, dec);
+	/* An AdmissionReview always travels with 200: its verdict and code are inside. */
+	ok = answer(s, c, rq, MHD_HTTP_OK, "application/json", body, len, 1, dec, NULL);
 	return ok;
 }
 

@@ -132,6 +132,27 @@ static void test_names(void)
 	metrics_free(NULL);
 }
 
+/* Every status error.c can map a failure to has its own label: none falls into "other". */
+static void test_every_error_status_is_labelled(void)
+{
+	struct metrics *m = metrics_new("v", NULL);
+	enum error_kind k;
+	char *text, want[128];
+
+	for (k = ERROR_NONE; k <= ERROR_INTERNAL; k++)
+		metrics_request(m, METRICS_EP_MUTATE, METRICS_DEC_ERROR, error_http_status(k), 1);
+	metrics_request(m, METRICS_EP_MUTATE, METRICS_DEC_ERROR, 418, 1); /* none of ours */
+	text = render(m);
+	for (k = ERROR_NONE; k <= ERROR_INTERNAL; k++) {
+		snprintf(want, sizeof want, "endpoint=\"mutate\",decision=\"error\",code=\"%d\"}",
+			 error_http_status(k));
+		CHECK(has(text, want));
+	}
+	CHECK(has(text, "code=\"other\"} 1\n"));
+	free(text);
+	metrics_free(m);
+}
+
 int main(void)
 {
 	RUN(test_empty);
@@ -139,5 +160,6 @@ int main(void)
 	RUN(test_gauges_and_reloads);
 	RUN(test_concurrent_updates_are_exact);
 	RUN(test_names);
+	RUN(test_every_error_status_is_labelled);
 	return check_done("metrics");
 }
