@@ -28,7 +28,6 @@ static const char *const bucket_le[METRICS_BUCKETS] = {
 struct histogram {
 	atomic_ullong bucket[METRICS_BUCKETS + 1]; /* non-cumulative; last is +Inf */
 	atomic_ullong sum_us;
-	atomic_ullong count;
 };
 
 struct metrics {
@@ -107,7 +106,6 @@ void metrics_request(struct metrics *m, enum metrics_endpoint ep, enum metrics_d
 		;
 	atomic_fetch_add_explicit(&h->bucket[b], 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&h->sum_us, latency_us, memory_order_relaxed);
-	atomic_fetch_add_explicit(&h->count, 1, memory_order_relaxed);
 }
 
 void metrics_in_flight(struct metrics *m, int delta)

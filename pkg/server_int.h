@@ -20,8 +20,7 @@
 #include "error.h"
 #include "metrics.h"
 #include "server.h"
-
-#define CHAIN_MAX 8
+#include "tls.h"
 
 /* A policy configuration in service, shared by the requests using it. */
 struct srv_config {
@@ -32,7 +31,7 @@ struct srv_config {
 /* A certificate in service as GnuTLS wants it, shared by the connections whose handshake used it. */
 struct srv_cert {
 	atomic_int refs;
-	gnutls_pcert_st pcert[CHAIN_MAX];
+	gnutls_pcert_st pcert[TLS_CHAIN_MAX];
 	unsigned n;
 	gnutls_privkey_t key;
 	time_t not_after;

@@ -59,7 +59,7 @@ static struct srv_cert *cert_new(const struct tls_pair *p, struct error *err)
 	}
 	atomic_init(&c->refs, 1);
 	c->not_after = p->not_after;
-	c->n = CHAIN_MAX;
+	c->n = TLS_CHAIN_MAX;
 	d.data = (unsigned char *)p->cert_pem;
 	d.size = (unsigned)p->cert_len;
 	rc = gnutls_pcert_list_import_x509_raw(c->pcert, &c->n, &d, GNUTLS_X509_FMT_PEM, 0);

@@ -18,8 +18,6 @@
 
 #include "file.h"
 
-#define CHAIN_MAX 8
-
 /* Appends OpenSSL's most recent error to err's message and clears its queue. */
 static void ossl_error(struct error *err, enum error_kind kind, const char *what)
 {
@@ -154,7 +152,7 @@ static int check_sans(X509 *leaf, const char *service, struct tls_pair *p)
 struct tls_pair *tls_pair_from_pem(const char *cert, size_t cert_len, const char *key,
 				   size_t key_len, const char *service, struct error *err)
 {
-	X509 *chain[CHAIN_MAX] = { NULL };
+	X509 *chain[TLS_CHAIN_MAX] = { NULL };
 	EVP_PKEY *pkey = NULL;
 	BIO *in = NULL, *out = NULL;
 	struct tls_pair *p = NULL;
@@ -168,7 +166,7 @@ struct tls_pair *tls_pair_from_pem(const char *cert, size_t cert_len, const char
 	p = calloc(1, sizeof *p);
 	if (p == NULL || (in = BIO_new_mem_buf(cert, (int)cert_len)) == NULL)
 		goto nomem;
-	while (n < CHAIN_MAX && (chain[n] = PEM_read_bio_X509(in, NULL, no_password, NULL)) != NULL)
+	while (n < TLS_CHAIN_MAX && (chain[n] = PEM_read_bio_X509(in, NULL, no_password, NULL)) != NULL)
 		n++;
 	ERR_clear_error(); /* the loop ends on "no start line" */
 	if (n == 0) {

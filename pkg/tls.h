@@ -16,6 +16,7 @@
 #include "error.h"
 
 #define TLS_MAX_FILE (1024 * 1024) /* a PEM file larger than this is refused */
+#define TLS_CHAIN_MAX 8            /* certificates in tls.crt (leaf + intermediates) at most */
 
 struct tls_pair {
 	char *cert_pem;     /* owned: the leaf certificate, then any chain, as PEM */
