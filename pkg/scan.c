@@ -19,6 +19,7 @@ static const unsigned char special[256] = {
 };
 #undef R16
 
+/* A scanned string: an object key, or a string value being kept. */
 struct key {
 	const char *start;  /* raw bytes between the quotes */
 	size_t len;
@@ -161,13 +162,15 @@ static size_t put_utf8(unsigned char *out, unsigned cp)
 	return 4;
 }
 
-#define KEY_DECODED_MAX 1024
+#define KEY_DECODED_MAX 1024  /* longer keys are left to the full parse */
 
 /*
- * Decodes the escapes of an already validated key into out (KEY_DECODED_MAX
- * bytes). Returns the decoded length, or -1 when it does not fit.
+ * Decodes the escapes of a string scan_string() has validated into out,
+ * which holds at least the decoded length it computed (key->dlen): exactly
+ * that many bytes are written. Escapes decode as jansson decodes them,
+ * surrogate pairs to one 4-byte sequence.
  */
-static long decode_key(const unsigned char *p, size_t len, unsigned char *out)
+static void decode_string(const unsigned char *p, size_t len, unsigned char *out)
 {
 	const unsigned char *end = p + len;
 	size_t o = 0;
@@ -175,8 +178,6 @@ static long decode_key(const unsigned char *p, size_t len, unsigned char *out)
 	while (p < end) {
 		unsigned cp, lo, i;
 
-		if (o + 4 > KEY_DECODED_MAX)
-			return -1;
 		if (*p != '\\') {
 			out[o++] = *p++;
 			continue;
@@ -201,13 +202,12 @@ static long decode_key(const unsigned char *p, size_t len, unsigned char *out)
 		}
 		o += put_utf8(out + o, cp);
 	}
-	return (long)o;
 }
 
 /*
  * Scans a string (s->p at the opening quote) and leaves s->p after the closing
- * one, validating escapes and UTF-8. With key != NULL, records the raw span
- * and a hash of the decoded key for the duplicate check.
+ * one, validating escapes and UTF-8. With key != NULL, records its raw span
+ * and decoded length.
  */
 static int scan_string(struct scanner *s, struct key *key)
 {
@@ -278,18 +278,59 @@ static int scan_string(struct scanner *s, struct key *key)
 		key->len = (size_t)(p - start);
 		key->escaped = escaped;
 		key->dlen = key->len - shrink;
-		if (key->dlen > KEY_DECODED_MAX - 4)
-			return fail(s);  /* absurd key: let the full parse judge */
 	}
 	return 0;
+}
+
+/* An object key: a string short enough for the fixed decode buffers. */
+static int scan_key(struct scanner *s, struct key *key)
+{
+	if (scan_string(s, key) != 0)
+		return -1;
+	return key->dlen > KEY_DECODED_MAX ? fail(s) : 0;  /* absurd key: let the full parse judge */
+}
+
+/*
+ * The value jansson gives the number text p[0..n), which scan_number() has
+ * validated and bounded. Without a fraction or exponent it is an integer
+ * (jansson's strtoll: "-0" is 0; at most 18 digits, so v cannot overflow);
+ * else a real, from strtod of the same text, as jansson does it.
+ */
+static json_t *number_value(const unsigned char *p, size_t n, int real)
+{
+	char text[64], *stop;
+	double d;
+
+	if (!real) {
+		int neg = *p == '-';
+		unsigned long long v = 0;
+		size_t i;
+
+		for (i = (size_t)neg; i < n; i++)
+			v = v * 10 + (unsigned)(p[i] - '0');
+		return json_integer(neg ? -(json_int_t)v : (json_int_t)v);
+	}
+	if (n >= sizeof text)
+		return NULL;  /* a long real (many fraction digits): the full parse has it */
+	memcpy(text, p, n);
+	text[n] = '\0';
+	d = strtod(text, &stop);
+	/*
+	 * jansson turns '.' into the locale's decimal point first; under a locale
+	 * where that is not '.', strtod stops short here and the full parse decides.
+	 */
+	if (stop != text + n)
+		return NULL;
+	return json_real(d);
 }
 
 /*
  * Numbers in jansson's grammar. Integers must fit a long long and reals must
  * not overflow a double; rather than reproduce strtod, anything that could
  * come near either limit is refused (the caller's full parse then decides).
+ * With out != NULL the number is kept in *out.
  */
-static int scan_number(struct scanner *s)
+static int scan_number(struct scanner *s, json_t **out)
 {
 	const unsigned char *p = s->p, *end = s->end;
 	size_t int_digits = 0;
@@ -334,6 +375,8 @@ static int scan_number(struct scanner *s)
 		return fail(s);
 	if (real && (long)int_digits + (exp_neg ? -exp : exp) > 300)
 		return fail(s);
+	if (out != NULL && (*out = number_value(s->p, (size_t)(p - s->p), real)) == NULL)
+		return fail(s);
 	s->p = p;
 	return 0;
 }
@@ -350,15 +393,14 @@ static int literal(struct scanner *s, const char *word, size_t n)
 static int keys_equal(const struct key *a, const struct key *b)
 {
 	unsigned char da[KEY_DECODED_MAX], db[KEY_DECODED_MAX];
-	long na, nb;
 
 	if (a->dlen != b->dlen)
 		return 0;
 	if (!a->escaped && !b->escaped)
 		return memcmp(a->start, b->start, a->len) == 0;
-	na = decode_key((const unsigned char *)a->start, a->len, da);
-	nb = decode_key((const unsigned char *)b->start, b->len, db);
-	return na < 0 || nb < 0 || (na == nb && memcmp(da, db, (size_t)na) == 0);
+	decode_string((const unsigned char *)a->start, a->len, da);
+	decode_string((const unsigned char *)b->start, b->len, db);
+	return memcmp(da, db, a->dlen) == 0;
 }
 
 static int by_hash(const void *a, const void *b)
@@ -383,12 +425,12 @@ static int check_duplicates(struct scanner *s, size_t from)
 		for (i = 0; i < n; i++) {
 			unsigned char buf[KEY_DECODED_MAX];
 
-			if (!k[i].escaped)
+			if (!k[i].escaped) {
 				k[i].hash = hash_bytes((const unsigned char *)k[i].start, k[i].len);
-			else if (decode_key((const unsigned char *)k[i].start, k[i].len, buf) >= 0)
+			} else {
+				decode_string((const unsigned char *)k[i].start, k[i].len, buf);
 				k[i].hash = hash_bytes(buf, k[i].dlen);
-			else
-				return fail(s);
+			}
 		}
 		qsort(k, n, sizeof *k, by_hash);
 		for (i = 1; i < n; i++)
@@ -443,7 +485,7 @@ static int skip_object(struct scanner *s)
 		struct key *k;
 
 		skip_ws(s);
-		if (s->p >= s->end || *s->p != '"' || (k = push_key(s)) == NULL || scan_string(s, k) != 0)
+		if (s->p >= s->end || *s->p != '"' || (k = push_key(s)) == NULL || scan_key(s, k) != 0)
 			return fail(s);
 		skip_ws(s);
 		if (s->p >= s->end || *s->p++ != ':')
@@ -507,32 +549,84 @@ static int skip_value(struct scanner *s)
 	case 't': return literal(s, "true", 4);
 	case 'f': return literal(s, "false", 5);
 	case 'n': return literal(s, "null", 4);
-	default:  return scan_number(s);
+	default:  return scan_number(s, NULL);
 	}
 }
 
+/*
+ * Keeping: the members a shape selects, built into jansson values straight
+ * from bytes the scanner has just validated, the same values json_loadb()
+ * would give (it is what the fast path is checked against).
+ */
+
 static const struct scan_shape *find(const struct scan_shape *shape, const struct key *k)
 {
-	for (; shape != NULL && shape->key != NULL; shape++)
-		if (!k->escaped && strlen(shape->key) == k->len && memcmp(shape->key, k->start, k->len) == 0)
+	if (k->escaped)
+		return NULL;
+	/* The first byte settles most comparisons; strncmp stops at the shape key's end. */
+	for (; shape->key != NULL; shape++)
+		if ((k->len == 0 || shape->key[0] == k->start[0]) &&
+		    strncmp(shape->key, k->start, k->len) == 0 && shape->key[k->len] == '\0')
 			return shape;
 	return NULL;
 }
 
+/* A string value at s->p, kept in *out with its escapes decoded. */
+static int keep_string(struct scanner *s, json_t **out)
+{
+	struct key str;
+	unsigned char small[256], *buf;
+
+	if (scan_string(s, &str) != 0)
+		return -1;
+	/* Validated: UTF-8, and no NUL (\u0000 is refused), so no check is needed. */
+	if (!str.escaped) {
+		*out = json_stringn_nocheck(str.start, str.len);
+	} else {
+		buf = str.dlen <= sizeof small ? small : malloc(str.dlen);
+		if (buf == NULL)
+			return fail(s);
+		decode_string((const unsigned char *)str.start, str.len, buf);
+		*out = json_stringn_nocheck((const char *)buf, str.dlen);
+		if (buf != small)
+			free(buf);
+	}
+	return *out != NULL ? 0 : fail(s);
+}
+
+/* A literal at s->p, kept as value (jansson's singletons). */
+static int keep_literal(struct scanner *s, const char *word, size_t n, json_t *value, json_t **out)
+{
+	if (literal(s, word, n) != 0)
+		return -1;
+	*out = value;
+	return 0;
+}
+
+/* Adds child to obj under key k, decoded; the reference to child is taken either way. */
+static int set_member(json_t *obj, const struct key *k, json_t *child)
+{
+	unsigned char buf[KEY_DECODED_MAX];
+
+	if (!k->escaped)
+		return json_object_setn_new_nocheck(obj, k->start, k->len, child);
+	decode_string((const unsigned char *)k->start, k->len, buf);
+	return json_object_setn_new_nocheck(obj, (const char *)buf, k->dlen, child);
+}
+
 /*
- * An object at s->p. With out != NULL, members named in shape are kept in
- * *out (a new object); a member whose key is escaped is never a match, which
- * is safe only because escaped keys the shape names cannot occur in real
+ * An object at s->p, kept in *out (a new object). With a shape, only the
+ * members it names are kept, each as its entry says; with shape NULL, every
+ * member is kept whole. In a shaped object a key spelt with escapes is never
+ * a match, which is safe only because such keys cannot occur in real
  * Kubernetes objects and are refused below.
  */
 static int scan_object(struct scanner *s, const struct scan_shape *shape, json_t **out)
 {
 	size_t from = s->n_keys;
-	json_t *obj = NULL;
+	json_t *obj;
 
-	if (++s->depth > s->max_depth)
-		return fail(s);
-	if (out != NULL && (obj = json_object()) == NULL)
+	if (++s->depth > s->max_depth || (obj = json_object()) == NULL)
 		return fail(s);
 	s->p++;
 	skip_ws(s);
@@ -541,27 +635,36 @@ static int scan_object(struct scanner *s, const struct scan_shape *shape, json_t
 		goto done;
 	}
 	for (;;) {
-		struct key *k;
-		const struct scan_shape *member;
+		struct key k;
+		const struct scan_shape *member = NULL;
 		json_t *child = NULL;
+		struct key *pushed;
 
 		skip_ws(s);
-		if (s->p >= s->end || *s->p != '"' || (k = push_key(s)) == NULL ||
-		    scan_string(s, k) != 0)
+		if (s->p >= s->end || *s->p != '"' || (pushed = push_key(s)) == NULL ||
+		    scan_key(s, pushed) != 0)
 			goto bad;
-		/* A kept member spelt with escapes would be missed: refuse, the full parse decides. */
-		member = out ? find(shape, k) : NULL;
-		if (out && member == NULL && k->escaped && shape != NULL)
-			goto bad;
+		k = *pushed;  /* the key stack may move while the value is scanned */
+		if (shape != NULL) {
+			member = find(shape, &k);
+			/* A kept member spelt with escapes would be missed: refuse, the full parse decides. */
+			if (member == NULL && k.escaped)
+				goto bad;
+		}
 		skip_ws(s);
 		if (s->p >= s->end || *s->p++ != ':')
 			goto bad;
 		skip_ws(s);
-		if (scan_value(s, member ? member->children : NULL, member ? member->kind : SCAN_WHOLE,
-			       member ? &child : NULL) != 0)
+		if (shape == NULL) {
+			if (scan_value(s, NULL, SCAN_WHOLE, &child) != 0 || set_member(obj, &k, child) != 0)
+				goto bad;
+		} else if (member != NULL) {
+			if (scan_value(s, member->children, member->kind, &child) != 0 ||
+			    json_object_set_new_nocheck(obj, member->key, child) != 0)
+				goto bad;
+		} else if (skip_value(s) != 0) {
 			goto bad;
-		if (member != NULL && (child == NULL || json_object_set_new(obj, member->key, child) != 0))
-			goto bad;
+		}
 		skip_ws(s);
 		if (s->p < s->end && *s->p == ',') {
 			s->p++;
@@ -577,21 +680,22 @@ done:
 	if (check_duplicates(s, from) != 0)
 		goto bad;
 	s->depth--;
-	if (out != NULL)
-		*out = obj;
+	*out = obj;
 	return 0;
 bad:
 	json_decref(obj);
 	return fail(s);
 }
 
+/*
+ * An array at s->p, kept in *out (a new array). With elem, object elements
+ * keep only the members elem names; anything else is kept whole.
+ */
 static int scan_array(struct scanner *s, const struct scan_shape *elem, json_t **out)
 {
-	json_t *arr = NULL;
+	json_t *arr;
 
-	if (++s->depth > s->max_depth)
-		return fail(s);
-	if (out != NULL && (arr = json_array()) == NULL)
+	if (++s->depth > s->max_depth || (arr = json_array()) == NULL)
 		return fail(s);
 	s->p++;
 	skip_ws(s);
@@ -603,9 +707,8 @@ static int scan_array(struct scanner *s, const struct scan_shape *elem, json_t *
 		json_t *child = NULL;
 
 		skip_ws(s);
-		if (scan_value(s, elem, elem ? SCAN_OBJECT : SCAN_WHOLE, out ? &child : NULL) != 0)
-			goto bad;
-		if (out != NULL && (child == NULL || json_array_append_new(arr, child) != 0))
+		if (scan_value(s, elem, elem ? SCAN_OBJECT : SCAN_WHOLE, &child) != 0 ||
+		    json_array_append_new(arr, child) != 0)
 			goto bad;
 		skip_ws(s);
 		if (s->p < s->end && *s->p == ',') {
@@ -620,8 +723,7 @@ static int scan_array(struct scanner *s, const struct scan_shape *elem, json_t *
 	}
 done:
 	s->depth--;
-	if (out != NULL)
-		*out = arr;
+	*out = arr;
 	return 0;
 bad:
 	json_decref(arr);
@@ -629,28 +731,26 @@ bad:
 }
 
 /*
- * Any value at s->p. With out != NULL the value is kept: containers the
- * shape describes are walked, anything else is validated and then parsed by
- * jansson from its slice.
+ * Any value at s->p. With out == NULL it is only validated; else it is kept
+ * in *out: the container kind names is walked with shape, and anything else
+ * (a SCAN_WHOLE member, or one of an unexpected type) is kept whole.
  */
 static int scan_value(struct scanner *s, const struct scan_shape *shape, enum scan_kind kind,
 		      json_t **out)
 {
-	const unsigned char *start = s->p;
-	int rc;
-
+	if (out == NULL)
+		return skip_value(s);
 	if (s->p >= s->end)
 		return fail(s);
-	if (out != NULL && kind == SCAN_OBJECT && *s->p == '{')
-		return scan_object(s, shape, out);
-	if (out != NULL && kind == SCAN_ARRAY_OF_OBJECTS && *s->p == '[')
-		return scan_array(s, shape, out);
-	rc = skip_value(s);
-	if (rc != 0 || out == NULL)
-		return rc;
-	*out = json_loadb((const char *)start, (size_t)(s->p - start),
-			  JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, NULL);
-	return *out ? 0 : fail(s);
+	switch (*s->p) {
+	case '{': return scan_object(s, kind == SCAN_OBJECT ? shape : NULL, out);
+	case '[': return scan_array(s, kind == SCAN_ARRAY_OF_OBJECTS ? shape : NULL, out);
+	case '"': return keep_string(s, out);
+	case 't': return keep_literal(s, "true", 4, json_true(), out);
+	case 'f': return keep_literal(s, "false", 5, json_false(), out);
+	case 'n': return keep_literal(s, "null", 4, json_null(), out);
+	default:  return scan_number(s, out);
+	}
 }
 
 json_t *scan_extract(const char *body, size_t len, const struct scan_shape *shape,

@@ -6,14 +6,18 @@
  * a byte, most of it on managedFields, annotations and env the policy never
  * reads. The scanner walks every byte once with a table-driven lexer,
  * validating as strictly as jansson does (grammar, UTF-8, escapes, surrogate
- * pairs, no NUL, no duplicate keys, nesting), and hands jansson only the
- * slices a shape selects.
+ * pairs, no NUL, no duplicate keys, nesting), and builds jansson values only
+ * for the members a shape selects, straight from the bytes it has validated
+ * (jansson's own lexer reads a byte at a time through a stream, and costs a
+ * setup per call).
  *
  * The contract that keeps it safe: scan_extract() never accepts a document
- * jansson would reject. Wherever it is unsure (a number that might overflow,
- * anything malformed) it returns NULL and the caller parses the whole body
- * with jansson, which then produces the exact error it always did. The
- * differential fuzz target checks that both paths decide alike.
+ * jansson would reject, and every value it keeps is the one jansson would
+ * have parsed. Wherever it is unsure (a number that might overflow, a long
+ * real, anything malformed) it returns NULL and the caller parses the whole
+ * body with jansson, which then produces the exact error it always did. The
+ * differential fuzz target checks both: whole documents against json_loadb(),
+ * and both paths' answers to an AdmissionReview.
  */
 #ifndef GPU_ADMISSION_SCAN_H
 #define GPU_ADMISSION_SCAN_H
@@ -42,7 +46,8 @@ struct scan_shape {
 /*
  * Validates body[0..len) (borrowed) as one JSON object, nesting at most
  * max_depth, and returns a new object holding only the members shape
- * (borrowed) selects. NULL when the document is invalid, deeper than
+ * (borrowed) selects; shape NULL keeps every member, i.e. the document as
+ * json_loadb() parses it. NULL when the document is invalid, deeper than
  * max_depth, or outside what the scanner decides with certainty; the caller
  * then falls back to a full parse. Never NULL for a reason other than these
  * and memory exhaustion.

@@ -112,6 +112,70 @@ static void test_accepts_valid(void)
 	}
 }
 
+/*
+ * The whole document kept (shape NULL) against json_loadb(): the same values,
+ * compared through json_dumps() so that integer and real, -0.0 and 0, every
+ * decoded escape and key order all count. NULL when they differ; "" when the
+ * scanner refused (always allowed).
+ */
+static char *kept_vs_parsed(const char *text, size_t len)
+{
+	json_t *kept = scan_extract(text, len, NULL, 64);
+	json_t *parsed = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
+	char *a = kept ? json_dumps(kept, JSON_COMPACT) : NULL;
+	char *b = parsed ? json_dumps(parsed, JSON_COMPACT) : NULL;
+	char *r = NULL;
+
+	if (kept == NULL)
+		r = strdup("");
+	else if (a != NULL && b != NULL && strcmp(a, b) == 0)
+		r = a, a = NULL;
+	else
+		fprintf(stderr, "  kept:   %s\n  parsed: %s\n", a ? a : "(null)", b ? b : "(null)");
+	free(a);
+	free(b);
+	json_decref(kept);
+	json_decref(parsed);
+	return r;
+}
+
+static void test_keeps_what_jansson_parses(void)
+{
+	static const char *const docs[] = {
+		"{\"i\":[0,-0,7,-7,123456789012345678,-123456789012345678,999999999999999999]}",
+		"{\"r\":[-0.0,0.0,1.5,-1.5e3,1E2,1e+2,1e-2,0.1,2.2250738585072011e-308,4.9e-324,1e-400,"
+		"1.7976931348623157e299,123456789.123456789e-5]}",
+		"{\"s\":[\"\",\"plain\",\"\\\"\\\\\\/\\b\\f\\n\\r\\t\",\"\\u0041\\u00e9\\u20ac\\uffff\\ud83d\\ude00\",\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"]}",
+		"{\"l\":[true,false,null,{},[],[[]],{\"a\":{\"b\":[1,{\"c\":null}]}}]}",
+		"{\"\\u0061b\":1,\"a\\n\":2,\"\":3,\"\\ud83d\\ude00\":4,\"z\":5,\"y\":6}",
+		" { \"ws\" : [ 1 , 2 ] , \"o\" : { } } ",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof docs / sizeof docs[0]; i++) {
+		char *r = kept_vs_parsed(docs[i], strlen(docs[i]));
+
+		CHECK(r != NULL && r[0] != '\0');  /* each is kept, and kept alike */
+		free(r);
+	}
+}
+
+static void test_escaped_string_longer_than_the_stack_buffer(void)
+{
+	char doc[8000];
+	size_t o = 0;
+	int i;
+	char *r;
+
+	o += (size_t)sprintf(doc + o, "{\"long\":\"");
+	for (i = 0; i < 1000; i++)
+		o += (size_t)sprintf(doc + o, "\\u00e9");
+	o += (size_t)sprintf(doc + o, "\\n\"}");
+	r = kept_vs_parsed(doc, o);
+	CHECK(r != NULL && strlen(r) > 2000);
+	free(r);
+}
+
 static void test_depth_limit(void)
 {
 	char deep[256];
@@ -153,7 +217,8 @@ static void test_many_keys_duplicate_found(void)
 
 /*
  * Deterministic mutation: flip, insert and delete bytes of a realistic body;
- * whenever the scanner accepts, jansson must accept too.
+ * whenever the scanner accepts, jansson must accept too, and keeping the
+ * whole document must give what jansson parses.
  */
 static void test_mutations_never_accepted_wrongly(void)
 {
@@ -183,6 +248,11 @@ static void test_mutations_never_accepted_wrongly(void)
 		}
 		{
 			json_t *j = scan_extract(buf, len, shape, 64);
+			char *same = kept_vs_parsed(buf, len);
+
+			if (same == NULL)
+				wrong++;
+			free(same);
 			if (j != NULL) {
 				accepted++;
 				if (!jansson_accepts(buf, len)) {
@@ -203,6 +273,8 @@ int main(void)
 	RUN(test_wrong_container_type_kept_whole);
 	RUN(test_refuses_what_jansson_refuses);
 	RUN(test_accepts_valid);
+	RUN(test_keeps_what_jansson_parses);
+	RUN(test_escaped_string_longer_than_the_stack_buffer);
 	RUN(test_depth_limit);
 	RUN(test_many_keys_duplicate_found);
 	RUN(test_mutations_never_accepted_wrongly);
