@@ -59,6 +59,8 @@ swap v3 "$TMP/c/tls.crt" "$TMP/b/tls.key"
 check "a mismatched new pair is refused" wait_for "$LOG" '"msg":"certificate reload failed' 15
 has "$LOG" "does not match" "the refusal says why"
 equals "$(fingerprint)" "$(want_fp "$TMP/b/tls.crt")" "the old certificate stays in service"
+equals "$(hcurl "$CA" /readyz -o /dev/null -w '%{http_code}')" 200 "/readyz stays 200 after the refused rotation"
+equals "$(metric gpu_admission_cert_reload_failures_total)" 1 "the refused rotation is counted at once"
 
 swap v4 "$TMP/c/tls.crt" "$TMP/c/tls.key"
 i=0
@@ -101,7 +103,5 @@ until [ "$(metric gpu_admission_config_reloads_total)" = 2 ] || [ $i -ge 100 ]; 
 equals "$(metric gpu_admission_config_reloads_total)" 2 "SIGHUP reloaded the policy"
 equals "$(metric gpu_admission_cert_reloads_total)" 3 "SIGHUP reloaded the certificate"
 check "still alive" kill -0 "$SERVER_PID"
-kill "$SERVER_PID"
-wait_exit "$SERVER_PID" 15
-equals "$RC" 0 "exit 0 after SIGTERM"
+stop_server "after the reloads"
 finish
