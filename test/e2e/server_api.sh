@@ -182,4 +182,5 @@ check "decision line with uid, namespace, pod, decision, reason, latency" sh -c 
 	 and .level == \"info\" and (.time | test(\"Z\$\")))' <$LOG | grep -q uid"
 lacks "$LOG" "secret-image-name" "no pod spec content in the log"
 check "the server is still alive after all of that" kill -0 "$SERVER_PID"
+stop_server "the API server"
 finish

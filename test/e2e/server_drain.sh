@@ -28,7 +28,7 @@ done
 check "a body that stalls past --timeout is dropped" sh -c \
 	"! $CLIENT_BIN --port $PORT --cafile $CA --servername $HOST --body $SAMPLE_GPU --hold 4500"
 check "still serving after the slow clients" client "$CA" --body "$SAMPLE_GPU" --count 5
-kill "$SERVER_PID"; wait_exit "$SERVER_PID" 10
+stop_server "the slow-client server"
 
 # ---- connection limits ----
 # hold FLAGS...: a server with --timeout 4 and three connections held open by
@@ -45,7 +45,7 @@ hold() {
 	done
 	PIDS="$PIDS $HOLD"
 	i=0
-	while { [ ! -e "$TMP/hold1" ] || [ ! -e "$TMP/hold2" ] || [ ! -e "$TMP/hold3" ]; } && [ $i -lt 100 ]; do
+	while { [ ! -e "$TMP/hold1" ] || [ ! -e "$TMP/hold2" ] || [ ! -e "$TMP/hold3" ]; } && [ $i -lt $((100 * SLOW)) ]; do
 		sleep 0.1; i=$((i + 1))
 	done
 }
@@ -55,7 +55,7 @@ if hold --threads 2 --max-connections-per-ip 3; then
 		"! $CLIENT_BIN --port $PORT --cafile $CA --servername $HOST --body $SAMPLE_GPU"
 	for p in $HOLD; do wait "$p"; done
 	check "--max-connections-per-ip 3: served again once the held ones are cut" client "$CA" --body "$SAMPLE_GPU"
-	kill "$SERVER_PID"; wait_exit "$SERVER_PID" 10
+	stop_server "the server at its connection limit"
 fi
 # In total: libmicrohttpd stops accepting, so the fourth waits in the listen queue until
 # the watchdog cuts a held one (one worker thread, so the limit is not split across workers).
@@ -64,7 +64,7 @@ if hold --threads 1 --max-connections 3; then
 	check "--max-connections 3: a fourth connection is served" client "$CA" --body "$SAMPLE_GPU"
 	has "$TMP/limit.log" "did not arrive in time" "--max-connections 3: ... only after a held one was cut"
 	for p in $HOLD; do wait "$p"; done
-	kill "$SERVER_PID"; wait_exit "$SERVER_PID" 10
+	stop_server "the server at its connection limit"
 fi
 
 # ---- SIGTERM drain ----
@@ -86,7 +86,7 @@ HELD=$!
 IDLE=$!
 PIDS="$PIDS $LOADS $HELD $IDLE"
 i=0
-while { [ ! -e "$TMP/held" ] || [ ! -e "$TMP/idle" ]; } && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+while { [ ! -e "$TMP/held" ] || [ ! -e "$TMP/idle" ]; } && [ $i -lt $((100 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
 check "a request is half-sent when SIGTERM comes" test -e "$TMP/held"
 kill -TERM "$SERVER_PID"
 sleep 0.2
@@ -100,7 +100,7 @@ CODE=$(hcurl "$CA" /mutate -H 'Content-Type: application/json' --data-binary "@$
 	-D "$TMP/h" -w '%{http_code}')
 equals "$CODE" 200 "a new connection while draining is still served"
 check "... and told to close" grep -qi '^Connection: close' "$TMP/h"
-wait_exit "$SERVER_PID" 15 || kill -9 "$SERVER_PID"
+wait_exit "$SERVER_PID" $((15 * SLOW)) || kill -9 "$SERVER_PID"
 equals "$RC" 0 "exit 0 after the drain, within the grace period"
 wait_exit "$HELD" 10
 equals "$RC" 0 "the request in flight at SIGTERM was answered"
