@@ -546,14 +546,19 @@ static struct MHD_Daemon *start_listener(struct server *s, const char *addr, int
 
 	if (parse_addr(addr, &ss, err) != 0)
 		return NULL;
-	if (ss.ss_family == AF_INET6) {
+	if (!plain) {
+		/* The TLS listener's socket is ours: pkg/server_accept.c spreads its connections. */
+		if ((s->listen_fd = server_accept_open(&ss, err)) < 0) {
+			error_prefix(err, "cannot listen on %s: ", addr);
+			return NULL;
+		}
+		flags |= MHD_USE_TLS | MHD_USE_NO_LISTEN_SOCKET;
+	} else if (ss.ss_family == AF_INET6) {
 		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)&ss;
 
 		/* "[::]" means every address, IPv4 included, as it does for Go servers. */
 		flags |= IN6_IS_ADDR_UNSPECIFIED(&sin6->sin6_addr) ? MHD_USE_DUAL_STACK : MHD_USE_IPv6;
 	}
-	if (!plain)
-		flags |= MHD_USE_TLS;
 	if (log_enabled(LOG_DEBUG))
 		flags |= MHD_USE_ERROR_LOG; /* handshake failures and the like, for debugging */
 	l->srv = s;
@@ -574,8 +579,18 @@ static struct MHD_Daemon *start_listener(struct server *s, const char *addr, int
 		error_set(err, ERROR_SYSTEM, "cannot listen on %s (address in use, or not permitted)", addr);
 		return NULL;
 	}
-	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-	snprintf(port, sizeof port, "%u", info ? (unsigned)info->port : 0u);
+	if (!plain) {
+		s->tls_d = d; /* the accept thread hands connections to it from now on */
+		if (server_accept_start(s, err) != 0) {
+			MHD_stop_daemon(d);
+			s->tls_d = NULL;
+			return NULL;
+		}
+		snprintf(port, sizeof port, "%u", server_accept_port(s->listen_fd));
+	} else {
+		info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+		snprintf(port, sizeof port, "%u", info ? (unsigned)info->port : 0u);
+	}
 	log_msg(LOG_INFO, "listening", "addr", addr, "port", port,
 		"scheme", plain ? "http" : "https", LOG_END);
 	return d;
@@ -607,7 +622,6 @@ static void drain(struct server *s)
 	long long start = now_ms(), deadline = start + (long long)s->o->grace * 1000;
 	long long margin = (long long)s->o->grace * 250 < 1000 ? (long long)s->o->grace * 250 : 1000;
 	long long quiet = -1, now;
-	MHD_socket fd;
 
 	atomic_store(&s->draining, 1);
 	log_msg(LOG_INFO, "draining", LOG_END);
@@ -621,15 +635,13 @@ static void drain(struct server *s)
 		watchdog(s);
 		sleep_ms(20);
 	}
-	fd = MHD_quiesce_daemon(s->tls_d);
+	server_accept_stop(s);
 	while (atomic_load(&s->in_flight) > 0 && now_ms() < deadline - 50)
 		sleep_ms(10);
 	if (atomic_load(&s->in_flight) > 0)
 		log_msg(LOG_WARN, "grace period over with requests in flight", LOG_END);
 	MHD_stop_daemon(s->tls_d);
 	s->tls_d = NULL;
-	if (fd != MHD_INVALID_SOCKET)
-		close(fd);
 	if (s->plain_d != NULL)
 		MHD_stop_daemon(s->plain_d);
 	s->plain_d = NULL;
@@ -713,6 +725,7 @@ int server_run(const struct server_options *opts, struct error *err)
 	int rc = -1, masked = 0;
 
 	memset(&s, 0, sizeof s);
+	s.listen_fd = -1;
 	if (check_options(&o, err) != 0)
 		return -1;
 	if (o.threads == 0)
@@ -753,6 +766,7 @@ int server_run(const struct server_options *opts, struct error *err)
 	drain(&s);
 	rc = 0;
 out:
+	server_accept_stop(&s);
 	if (s.plain_d != NULL)
 		MHD_stop_daemon(s.plain_d);
 	if (s.tls_d != NULL)

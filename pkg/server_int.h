@@ -1,6 +1,7 @@
 /*
- * server_int: what pkg/server.c (HTTP, connections, lifecycle) and
- * pkg/server_reload.c (policy and certificate in service, hot reload) share.
+ * server_int: what pkg/server.c (HTTP, connections, lifecycle),
+ * pkg/server_reload.c (policy and certificate in service, hot reload) and
+ * pkg/server_accept.c (the TLS listener's accept loop) share.
  * Private to the server module; nothing outside pkg/server*.c includes it.
  */
 #ifndef GPU_ADMISSION_SERVER_INT_H
@@ -9,6 +10,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -95,7 +97,28 @@ struct server {
 	atomic_int in_flight;
 	atomic_llong not_after;        /* of the certificate in service */
 	struct watch cfg_watch, cert_watch;
+	int listen_fd;                 /* the TLS listener's socket, accepted by pkg/server_accept.c */
+	pthread_t acceptor;
+	int accepting;                 /* acceptor is running */
+	atomic_int stop_accept;
 };
+
+/* ==== pkg/server_accept.c ==== */
+
+/* A new listening socket bound to ss (borrowed); -1 with err. */
+int server_accept_open(const struct sockaddr_storage *ss, struct error *err);
+
+/* The port fd is bound to (0 when unknown): what "port 0" turned into. */
+unsigned server_accept_port(int fd);
+
+/*
+ * Starts the thread that accepts on s->listen_fd and hands each connection
+ * to s->tls_d, holding off while s->o->max_connections are open. -1 with err.
+ */
+int server_accept_start(struct server *s, struct error *err);
+
+/* Stops accepting (waits for the thread) and closes s->listen_fd. Safe to call twice. */
+void server_accept_stop(struct server *s);
 
 /* ==== pkg/server_reload.c ==== */
 
