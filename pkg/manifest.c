@@ -1286,40 +1286,6 @@ static int write_value(struct mbuf *o, const json_t *v, size_t indent, const cha
 	return 0;
 }
 
-/* Resolves a JSON Pointer (RFC 6901) in doc; NULL when it does not. */
-static json_t *pointer_get(json_t *doc, const char *ptr)
-{
-	char tok[1024];
-	size_t n;
-
-	while (doc != NULL && *ptr == '/') {
-		const char *p = ptr + 1;
-
-		n = 0;
-		while (*p != '\0' && *p != '/' && n + 1 < sizeof tok) {
-			if (p[0] == '~' && (p[1] == '0' || p[1] == '1')) {
-				tok[n++] = p[1] == '0' ? '~' : '/';
-				p += 2;
-			} else {
-				tok[n++] = *p++;
-			}
-		}
-		tok[n] = '\0';
-		ptr = p;
-		if (json_is_object(doc)) {
-			doc = json_object_get(doc, tok);
-		} else if (json_is_array(doc)) {
-			char *e;
-			unsigned long idx = strtoul(tok, &e, 10);
-
-			doc = *e == '\0' && tok[0] != '\0' ? json_array_get(doc, idx) : NULL;
-		} else {
-			doc = NULL;
-		}
-	}
-	return *ptr == '\0' ? doc : NULL;
-}
-
 struct insertion {
 	size_t off;     /* in the document's bytes */
 	size_t seq;     /* patch order: equal offsets keep it */
@@ -1395,7 +1361,7 @@ static int plan_insertion(const struct manifest *m, const struct manifest_doc *d
 		return -1;
 	memcpy(parent_ptr, path, (size_t)(slash - path));
 	parent_ptr[slash - path] = '\0';
-	parent = pointer_get(d->root, parent_ptr);
+	parent = patch_pointer_get(d->root, parent_ptr);
 	p = parent ? pos_find(d, parent) : NULL;
 	if (p == NULL || !p->block || p->first_line == 0)
 		return -1;

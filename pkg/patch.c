@@ -122,6 +122,22 @@ static json_t *child(json_t *parent, const char *tok)
 	return NULL;
 }
 
+json_t *patch_pointer_get(json_t *doc, const char *ptr)
+{
+	char tok[PATCH_PATH_MAX];
+
+	while (doc != NULL && *ptr == '/') {
+		const char *start = ptr + 1, *end = strchr(start, '/');
+		size_t len = end ? (size_t)(end - start) : strlen(start);
+
+		if (unescape_token(start, len, tok, sizeof tok) != 0)
+			return NULL;
+		doc = child(doc, tok);
+		ptr = start + len;
+	}
+	return *ptr == '\0' ? doc : NULL;
+}
+
 static int apply_add(json_t *doc, const char *path, json_t *value, struct error *err)
 {
 	char tok[PATCH_PATH_MAX];

@@ -36,4 +36,10 @@ int patch_add(json_t *patch, const char *base, const char *token, json_t *value,
  */
 int patch_apply(json_t *doc, const json_t *patch, struct error *err);
 
+/*
+ * The value a JSON Pointer (RFC 6901, ptr borrowed) names in doc (borrowed),
+ * or NULL when it names nothing or is malformed. Borrowed reference.
+ */
+json_t *patch_pointer_get(json_t *doc, const char *ptr);
+
 #endif

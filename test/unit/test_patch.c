@@ -94,6 +94,24 @@ static void test_apply_errors(void)
 	json_decref(doc);
 }
 
+static void test_pointer_get(void)
+{
+	json_t *doc = json_loads("{\"a/b\": {\"m~n\": [10, {\"x\": true}]}, \"\": 7}", 0, NULL);
+
+	CHECK(patch_pointer_get(doc, "") == doc);
+	CHECK_INT(json_integer_value(patch_pointer_get(doc, "/a~1b/m~0n/0")), 10);
+	CHECK(json_is_true(patch_pointer_get(doc, "/a~1b/m~0n/1/x")));
+	CHECK_INT(json_integer_value(patch_pointer_get(doc, "/")), 7); /* the empty key */
+	CHECK(patch_pointer_get(doc, "/a/b") == NULL);        /* "/" must be escaped */
+	CHECK(patch_pointer_get(doc, "/a~1b/m~0n/2") == NULL); /* past the end */
+	CHECK(patch_pointer_get(doc, "/a~1b/m~0n/-") == NULL); /* "-" names nothing yet */
+	CHECK(patch_pointer_get(doc, "/a~1b/m~0n/01") == NULL); /* leading zero */
+	CHECK(patch_pointer_get(doc, "/a~2b") == NULL);        /* bad escape */
+	CHECK(patch_pointer_get(doc, "a~1b") == NULL);         /* no leading "/" */
+	CHECK(patch_pointer_get(NULL, "/x") == NULL);
+	json_decref(doc);
+}
+
 int main(void)
 {
 	RUN(test_escape);
@@ -101,5 +119,6 @@ int main(void)
 	RUN(test_add_and_apply);
 	RUN(test_add_steals_on_failure);
 	RUN(test_apply_errors);
+	RUN(test_pointer_get);
 	return check_done("patch");
 }
