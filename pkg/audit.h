@@ -80,6 +80,24 @@ int audit_add_error(struct audit *a, const char *name, unsigned long line, const
  */
 int audit_exit_code(const struct audit *a);
 
+/* A walk over paths for audit_path(): where findings go and what --fix does. */
+struct audit_walk {
+	struct audit *a;   /* borrowed: collects findings and input errors */
+	int fix;           /* apply the would-be mutations ... */
+	int in_place;      /* ... rewriting changed files (atomically), or else writing to out */
+	FILE *out;         /* borrowed: --fix output without in_place, inputs joined by "---" */
+	int wrote_any;     /* state: something went to out already */
+	int last_newline;  /* ... and it ended with a line break */
+};
+
+/*
+ * Audits path (borrowed): a file, a directory (its *.yaml, *.yml and *.json,
+ * recursively, in name order; dot-files and symlinked directories skipped) or
+ * "-" for stdin. Unreadable files and directories become input errors in
+ * w->a. Returns 0, or -1 when the run cannot go on (ERROR_NOMEM, ...).
+ */
+int audit_path(struct audit_walk *w, const char *path, struct error *err);
+
 /* Writes the text report (one line per template, then a summary) to out. */
 int audit_write_text(const struct audit *a, FILE *out, int color);
 
