@@ -17,7 +17,7 @@
 #define STDIN_NAME "<stdin>"
 
 /* --fix to a stream: inputs joined into one, "---" between files. */
-static void write_fixed_stdout(struct audit_walk *w, const char *buf, size_t len)
+static void write_fixed(struct audit_walk *w, const char *buf, size_t len)
 {
 	if (w->wrote_any) {
 		if (!w->last_newline)
@@ -67,7 +67,7 @@ static int audit_file(struct audit_walk *w, const char *path, struct error *err)
 			goto out;
 		}
 	} else if (w->fix) {
-		write_fixed_stdout(w, fixed, fixed_len);
+		write_fixed(w, fixed, fixed_len);
 	}
 	rc = 0;
 out:
