@@ -1,0 +1,580 @@
+/*
+ * manifest_fix: writing a document back out with a JSON Patch applied, for
+ * audit --fix. The parsing side is pkg/manifest.c.
+ */
+#include "manifest.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <yaml.h>
+
+#include "manifest_int.h"
+#include "patch.h"
+
+#define WRITE_DEPTH_MAX 16    /* values the text inserter writes by hand */
+
+/* ==== Growable output buffer; an allocation failure sticks (oom) ==== */
+
+struct mbuf {
+	char *p;
+	size_t len, cap;
+	int oom;
+};
+
+static void mb_add(struct mbuf *b, const char *s, size_t n)
+{
+	char *grown;
+	size_t cap;
+
+	if (b->oom)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		cap = b->cap ? b->cap : 256;
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		grown = realloc(b->p, cap);
+		if (grown == NULL) {
+			b->oom = 1;
+			return;
+		}
+		b->p = grown;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+static void mb_str(struct mbuf *b, const char *s)
+{
+	mb_add(b, s, strlen(s));
+}
+
+static void mb_spaces(struct mbuf *b, size_t n)
+{
+	while (n-- > 0)
+		mb_add(b, " ", 1);
+}
+
+/* ==== --fix: rendering a patched document ==== */
+
+/*
+ * Two ways, tried in order:
+ *
+ * 1. Text insertion. The policy only ever adds: a key to a mapping
+ *    (spec.tolerations, spec.nodeSelector, a nodeSelector entry) or an item
+ *    to a sequence (spec.tolerations/-). For a block-style target we know
+ *    from libyaml's marks where its first key starts (insert the new key
+ *    there, at the same indentation) or where the token after its last item
+ *    starts (append the new item there, at the indentation of the existing
+ *    "-"). Comments, quoting and layout of everything else stay as written.
+ *
+ * 2. Re-emitting the document from the patched value with libyaml's emitter
+ *    (or jansson for a JSON document), keeping the marker line and leading
+ *    comments. Used for flow-style targets, documents with aliases or merge
+ *    keys (one text position may stand for several values), and whenever the
+ *    inserted text does not read back as the patched value.
+ *
+ * Either way the result is parsed again and must equal the patched value; a
+ * text insertion that does not is discarded, so a layout the inserter did not
+ * foresee costs formatting, never correctness.
+ */
+
+static int plain_ok(const char *s)
+{
+	json_t *v;
+	int ok;
+
+	if (s[0] == '\0' || strchr("-?:,[]{}#&*!|>'\"%@`", s[0]) != NULL)
+		return 0;
+	if (strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._/-") != strlen(s))
+		return 0;
+	v = manifest_scalar(s, strlen(s), 1, NULL);
+	ok = json_is_string(v);
+	json_decref(v);
+	return ok;
+}
+
+static void write_scalar(struct mbuf *o, const json_t *v)
+{
+	char *s;
+
+	if (json_is_string(v) && plain_ok(json_string_value(v))) {
+		mb_str(o, json_string_value(v));
+		return;
+	}
+	s = json_dumps(v, JSON_ENCODE_ANY);  /* a JSON string is a YAML double-quoted scalar */
+	if (s == NULL) {
+		o->oom = 1;
+		return;
+	}
+	mb_str(o, s);
+	free(s);
+}
+
+static int write_value(struct mbuf *o, const json_t *v, size_t indent, const char *nl, int depth);
+
+/* Writes the entries of object v, the first one inline (after "- "), the rest at indent. */
+static int write_entries(struct mbuf *o, const json_t *v, size_t indent, int first_inline,
+			 const char *nl, int depth)
+{
+	const char *key;
+	json_t *child;
+	int first = 1;
+
+	json_object_foreach((json_t *)(uintptr_t)v, key, child) {
+		json_t *k;
+
+		if (!(first && first_inline))
+			mb_spaces(o, indent);
+		first = 0;
+		k = json_string(key);
+		if (k == NULL)
+			return -1;
+		write_scalar(o, k);
+		json_decref(k);
+		mb_str(o, ":");
+		if (write_value(o, child, indent + 2, nl, depth + 1) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Writes one sequence item "<indent>- ..." (a mapping's first entry on the dash line). */
+static int write_item(struct mbuf *o, const json_t *item, size_t indent, const char *nl, int depth)
+{
+	mb_spaces(o, indent);
+	mb_str(o, "-");
+	if (json_is_object(item) && json_object_size(item) > 0) {
+		mb_str(o, " ");
+		return write_entries(o, item, indent + 2, 1, nl, depth + 1);
+	}
+	if (json_is_array(item) && json_array_size(item) > 0)
+		return -1;  /* nested block sequences: leave them to the emitter */
+	return write_value(o, item, indent + 2, nl, depth + 1);
+}
+
+/* Writes " scalar\n" or "\n" + block content at indent, after a "key:". */
+static int write_value(struct mbuf *o, const json_t *v, size_t indent, const char *nl, int depth)
+{
+	size_t i;
+	json_t *item;
+
+	if (depth > WRITE_DEPTH_MAX)
+		return -1;
+	if (json_is_object(v) && json_object_size(v) > 0) {
+		mb_str(o, nl);
+		return write_entries(o, v, indent, 0, nl, depth);
+	}
+	if (json_is_array(v) && json_array_size(v) > 0) {
+		mb_str(o, nl);
+		json_array_foreach(v, i, item)
+			if (write_item(o, item, indent, nl, depth + 1) != 0)
+				return -1;
+		return 0;
+	}
+	mb_str(o, " ");
+	if (json_is_object(v))
+		mb_str(o, "{}");
+	else if (json_is_array(v))
+		mb_str(o, "[]");
+	else
+		write_scalar(o, v);
+	mb_str(o, nl);
+	return 0;
+}
+
+struct insertion {
+	size_t off;     /* in the document's bytes */
+	size_t seq;     /* patch order: equal offsets keep it */
+	char *text;
+};
+
+static int ins_cmp(const void *a, const void *b)
+{
+	const struct insertion *x = a, *y = b;
+
+	if (x->off != y->off)
+		return x->off > y->off ? -1 : 1;  /* from the end backwards */
+	return x->seq > y->seq ? -1 : x->seq < y->seq;
+}
+
+/* Offset of (line, col) in the document when the line holds only spaces before col. */
+static int text_offset(const struct manifest *m, const struct manifest_doc *d, unsigned long line,
+		       unsigned long col, size_t *off)
+{
+	const char *s = m->buf + d->off, *end = s + d->len, *ls = manifest_line_start(s, end, d->line, line);
+	unsigned long i;
+
+	if (ls == NULL)
+		return -1;
+	for (i = 0; i < col; i++)
+		if (ls + i >= end || ls[i] != ' ')
+			return -1;
+	*off = (size_t)(ls - s);
+	return 0;
+}
+
+/*
+ * Moves an insertion point (a line start at off) up over the comment and
+ * blank lines just above it, so an addition lands next to the entries it
+ * joins rather than between a comment and what the comment is about.
+ */
+static size_t before_comments(const char *chunk, size_t off)
+{
+	while (off > 0) {
+		size_t ls = off - 1;  /* inside the previous line's break */
+
+		if (ls > 0 && chunk[ls] == '\n' && chunk[ls - 1] == '\r')
+			ls--;
+		while (ls > 0 && chunk[ls - 1] != '\n' && chunk[ls - 1] != '\r')
+			ls--;
+		if (!manifest_comment_line(chunk + ls, chunk + off))
+			break;
+		off = ls;
+	}
+	return off;
+}
+
+/* Builds the text for one "add" operation, or -1 when this layout is not one it handles. */
+static int plan_insertion(const struct manifest *m, const struct manifest_doc *d, const json_t *op,
+			  struct insertion *ins)
+{
+	const char *path = json_string_value(json_object_get(op, "path"));
+	const json_t *value = json_object_get(op, "value");
+	const char *nl = m->crlf ? "\r\n" : "\n", *slash, *chunk = m->buf + d->off;
+	char parent_ptr[MANIFEST_POINTER_MAX], tok[1024];
+	const struct manifest_pos *p;
+	json_t *parent;
+	struct mbuf o = { 0 };
+	size_t n;
+	int rc = -1;
+
+	const char *kind = json_string_value(json_object_get(op, "op"));
+
+	if (path == NULL || value == NULL || kind == NULL || strcmp(kind, "add") != 0)
+		return -1;
+	slash = strrchr(path, '/');
+	if (slash == NULL || (size_t)(slash - path) >= sizeof parent_ptr)
+		return -1;
+	memcpy(parent_ptr, path, (size_t)(slash - path));
+	parent_ptr[slash - path] = '\0';
+	parent = patch_pointer_get(d->root, parent_ptr);
+	p = parent ? manifest_pos_find(d, parent) : NULL;
+	if (p == NULL || !p->block || p->first_line == 0)
+		return -1;
+	n = 0;
+	for (const char *s = slash + 1; *s != '\0' && n + 1 < sizeof tok; ) {
+		if (s[0] == '~' && (s[1] == '0' || s[1] == '1')) {
+			tok[n++] = s[1] == '0' ? '~' : '/';
+			s += 2;
+		} else {
+			tok[n++] = *s++;
+		}
+	}
+	tok[n] = '\0';
+	if (json_is_object(parent)) {
+		json_t *k = json_string(tok);
+
+		if (k == NULL || json_object_get(parent, tok) != NULL ||
+		    text_offset(m, d, p->first_line, p->first_col, &ins->off) != 0) {
+			json_decref(k);
+			return -1;
+		}
+		ins->off = before_comments(chunk, ins->off);
+		mb_spaces(&o, p->first_col);
+		write_scalar(&o, k);
+		json_decref(k);
+		mb_str(&o, ":");
+		if (write_value(&o, value, p->first_col + 2, nl, 0) != 0)
+			goto out;
+	} else if (json_is_array(parent) && strcmp(tok, "-") == 0) {
+		if (p->end_line == 0)
+			goto out;
+		if (text_offset(m, d, p->end_line, p->end_col, &ins->off) != 0) {
+			/*
+			 * The sequence ends the document on a last line without a
+			 * break: libyaml puts the end of the stream on the line after.
+			 */
+			if (p->end_col != 0 || p->end_line == 0 ||
+			    manifest_line_start(chunk, chunk + d->len, d->line, p->end_line - 1) == NULL ||
+			    manifest_line_break(chunk + d->len - 1, chunk + d->len) > 0)
+				goto out;
+			ins->off = d->len;
+			mb_str(&o, nl);
+		}
+		if (ins->off == d->len && o.len > 0) {
+			/* No break at the end: a trailing comment line can still be stepped over. */
+			const char *ls = chunk + d->len;
+
+			while (ls > chunk && ls[-1] != '\n' && ls[-1] != '\r')
+				ls--;
+			if (ls > chunk && manifest_comment_line(ls, chunk + d->len)) {
+				ins->off = (size_t)(ls - chunk);
+				o.len = 0;
+				o.p[0] = '\0';
+			}
+		}
+		ins->off = before_comments(chunk, ins->off);
+		if (write_item(&o, value, p->first_col, nl, 0) != 0)
+			goto out;
+	} else {
+		goto out;
+	}
+	if (o.oom)
+		goto out;
+	ins->text = o.p;
+	o.p = NULL;
+	rc = 0;
+out:
+	free(o.p);
+	return rc;
+}
+
+/* The document with the patch inserted as text, or NULL (then the caller re-emits). */
+static char *insert_text(const struct manifest *m, const struct manifest_doc *d, const json_t *patch,
+			 size_t *outlen)
+{
+	struct insertion *ins = NULL;
+	size_t n = json_array_size(patch), i, done = 0;
+	struct mbuf o = { 0 };
+	const char *chunk = m->buf + d->off;
+	size_t cursor;
+
+	if (d->json || d->aliases || n == 0 || (ins = calloc(n, sizeof *ins)) == NULL)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		ins[i].seq = i;
+		if (plan_insertion(m, d, json_array_get(patch, i), &ins[i]) != 0)
+			goto out;
+	}
+	qsort(ins, n, sizeof *ins, ins_cmp);
+	/* Assemble front to back: ins is sorted back to front, so walk it in reverse. */
+	cursor = 0;
+	for (i = n; i > 0; i--) {
+		mb_add(&o, chunk + cursor, ins[i - 1].off - cursor);
+		mb_str(&o, ins[i - 1].text);
+		cursor = ins[i - 1].off;
+	}
+	mb_add(&o, chunk + cursor, d->len - cursor);
+	done = !o.oom;
+out:
+	for (i = 0; i < n; i++)
+		free(ins[i].text);
+	free(ins);
+	if (!done) {
+		free(o.p);
+		return NULL;
+	}
+	*outlen = o.len;
+	return o.p;
+}
+
+static int emit_handler(void *data, unsigned char *buffer, size_t size)
+{
+	struct mbuf *o = data;
+
+	mb_add(o, (const char *)buffer, size);
+	return !o->oom;
+}
+
+static int emit_node(yaml_emitter_t *e, const json_t *v, int depth)
+{
+	yaml_event_t ev;
+	const char *key;
+	json_t *child;
+	size_t i;
+
+	if (depth > MANIFEST_DEPTH_MAX + 8)
+		return -1;
+	if (json_is_object(v)) {
+		if (!yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, json_object_size(v) ?
+							  YAML_BLOCK_MAPPING_STYLE : YAML_FLOW_MAPPING_STYLE) ||
+		    !yaml_emitter_emit(e, &ev))
+			return -1;
+		json_object_foreach((json_t *)(uintptr_t)v, key, child) {
+			json_t *k = json_string(key);
+			int rc = k ? emit_node(e, k, depth + 1) : -1;
+
+			json_decref(k);
+			if (rc != 0 || emit_node(e, child, depth + 1) != 0)
+				return -1;
+		}
+		if (!yaml_mapping_end_event_initialize(&ev) || !yaml_emitter_emit(e, &ev))
+			return -1;
+		return 0;
+	}
+	if (json_is_array(v)) {
+		if (!yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, json_array_size(v) ?
+							   YAML_BLOCK_SEQUENCE_STYLE : YAML_FLOW_SEQUENCE_STYLE) ||
+		    !yaml_emitter_emit(e, &ev))
+			return -1;
+		json_array_foreach(v, i, child)
+			if (emit_node(e, child, depth + 1) != 0)
+				return -1;
+		if (!yaml_sequence_end_event_initialize(&ev) || !yaml_emitter_emit(e, &ev))
+			return -1;
+		return 0;
+	}
+	{
+		char *text;
+		const char *s;
+		size_t len;
+		int plain_implicit, rc;
+
+		if (json_is_string(v)) {
+			json_t *back;
+
+			s = json_string_value(v);
+			len = json_string_length(v);
+			back = manifest_scalar(s, len, 1, NULL);
+			/*
+			 * A string that would read back as a number, bool or null must be
+			 * quoted, and so must "<<": plain, it is a merge key.
+			 */
+			plain_implicit = json_is_string(back) && !(len == 2 && memcmp(s, "<<", 2) == 0);
+			json_decref(back);
+			text = NULL;
+		} else {
+			text = json_dumps(v, JSON_ENCODE_ANY);
+			if (text == NULL)
+				return -1;
+			s = text;
+			len = strlen(text);
+			plain_implicit = 1;
+		}
+		rc = yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)(uintptr_t)s, (int)len,
+						  plain_implicit, 1, YAML_ANY_SCALAR_STYLE) &&
+		     yaml_emitter_emit(e, &ev) ? 0 : -1;
+		free(text);
+		return rc;
+	}
+}
+
+static int emit_yaml(const struct manifest *m, const json_t *v, struct mbuf *o)
+{
+	yaml_emitter_t e;
+	yaml_event_t ev;
+	int rc = -1;
+
+	if (!yaml_emitter_initialize(&e))
+		return -1;
+	yaml_emitter_set_output(&e, emit_handler, o);
+	yaml_emitter_set_unicode(&e, 1);
+	yaml_emitter_set_width(&e, -1);
+	yaml_emitter_set_indent(&e, 2);
+	yaml_emitter_set_break(&e, m->crlf ? YAML_CRLN_BREAK : YAML_LN_BREAK);
+	if (!yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) || !yaml_emitter_emit(&e, &ev) ||
+	    !yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1) || !yaml_emitter_emit(&e, &ev) ||
+	    emit_node(&e, v, 0) != 0 ||
+	    !yaml_document_end_event_initialize(&ev, 1) || !yaml_emitter_emit(&e, &ev) ||
+	    !yaml_stream_end_event_initialize(&ev) || !yaml_emitter_emit(&e, &ev))
+		goto out;
+	rc = 0;
+out:
+	yaml_emitter_delete(&e);
+	return rc;
+}
+
+/* The marker line and comments before the document's content, kept verbatim. */
+static size_t leading_text(const struct manifest *m, const struct manifest_doc *d)
+{
+	const char *s = m->buf + d->off, *end = s + d->len;
+	const char *ls = d->content_line > d->line ? manifest_line_start(s, end, d->line, d->content_line) : NULL;
+
+	return ls ? (size_t)(ls - s) : 0;
+}
+
+static char *re_emit(const struct manifest *m, const struct manifest_doc *d, const json_t *v, size_t *outlen)
+{
+	struct mbuf o = { 0 };
+	const char *nl = m->crlf ? "\r\n" : "\n";
+	size_t lead = leading_text(m, d);
+
+	mb_add(&o, m->buf + d->off, lead);
+	if (lead == 0 && manifest_is_marker(m->buf + d->off, m->buf + d->off + d->len, '-')) {
+		mb_str(&o, "---");
+		mb_str(&o, nl);
+	}
+	if (d->json) {
+		char *s = json_dumps(v, JSON_INDENT(2));
+
+		if (s == NULL) {
+			free(o.p);
+			return NULL;
+		}
+		mb_str(&o, s);
+		mb_str(&o, nl);
+		free(s);
+	} else if (emit_yaml(m, v, &o) != 0) {
+		o.oom = 1;
+	}
+	if (o.oom) {
+		free(o.p);
+		return NULL;
+	}
+	*outlen = o.len;
+	return o.p;
+}
+
+int manifest_render_patched(const struct manifest *m, size_t i, const json_t *patch,
+			    char **out, size_t *outlen, const char **how, struct error *err)
+{
+	const struct manifest_doc *d = &m->docs[i];
+	json_t *patched = NULL, *back = NULL;
+	char *text = NULL;
+	size_t len = 0;
+	int rc = -1;
+
+	*out = NULL;
+	*outlen = 0;
+	if (d->root == NULL) {
+		error_set(err, ERROR_INTERNAL, "document %zu has no value to patch", i);
+		return -1;
+	}
+	patched = json_deep_copy(d->root);
+	if (patched == NULL) {
+		error_set(err, ERROR_NOMEM, "out of memory");
+		goto out;
+	}
+	if (patch_apply(patched, patch, err) != 0)
+		goto out;
+	text = insert_text(m, d, patch, &len);
+	if (text != NULL) {
+		struct error ignored;
+
+		/* The inserted text starts at the chunk's first line; line numbers are not needed here. */
+		back = manifest_parse_value(text, len, &ignored);
+		if (back != NULL && json_equal(back, patched)) {
+			*how = "inserted";
+			goto done;
+		}
+		json_decref(back);
+		back = NULL;
+		free(text);
+	}
+	text = re_emit(m, d, patched, &len);
+	if (text == NULL) {
+		error_set(err, ERROR_NOMEM, "out of memory writing the fixed document");
+		goto out;
+	}
+	back = manifest_parse_value(text, len, err);
+	if (back == NULL || !json_equal(back, patched)) {
+		if (back != NULL)
+			error_set(err, ERROR_INTERNAL, "the re-emitted document does not read back as written");
+		goto out;
+	}
+	*how = "re-emitted";
+done:
+	*out = text;
+	*outlen = len;
+	text = NULL;
+	rc = 0;
+out:
+	free(text);
+	json_decref(back);
+	json_decref(patched);
+	return rc;
+}
