@@ -176,45 +176,308 @@ static int decode(const json_t *root, struct review_request *rq, struct error *e
 
 /* ==== Encoding ==== */
 
-static char *base64(const char *in, size_t len)
-{
-	static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	size_t i, o = 0;
-	char *out = malloc((len + 2) / 3 * 4 + 1);
+static const char b64_table[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-	if (out == NULL)
-		return NULL;
+#define BASE64_LEN(n) (((n) + 2) / 3 * 4)
+
+/* Writes the base64 of in[0..len) to out: BASE64_LEN(len) bytes, no terminator. */
+static void base64_to(const char *in, size_t len, char *out)
+{
+	size_t i, o = 0;
+
 	for (i = 0; i + 2 < len; i += 3) {
 		unsigned v = (unsigned char)in[i] << 16 | (unsigned char)in[i + 1] << 8 | (unsigned char)in[i + 2];
-		out[o++] = tbl[v >> 18 & 63];
-		out[o++] = tbl[v >> 12 & 63];
-		out[o++] = tbl[v >> 6 & 63];
-		out[o++] = tbl[v & 63];
+		out[o++] = b64_table[v >> 18 & 63];
+		out[o++] = b64_table[v >> 12 & 63];
+		out[o++] = b64_table[v >> 6 & 63];
+		out[o++] = b64_table[v & 63];
 	}
 	if (i < len) {
 		unsigned v = (unsigned char)in[i] << 16 | (i + 1 < len ? (unsigned char)in[i + 1] << 8 : 0);
-		out[o++] = tbl[v >> 18 & 63];
-		out[o++] = tbl[v >> 12 & 63];
-		out[o++] = i + 1 < len ? tbl[v >> 6 & 63] : '=';
+		out[o++] = b64_table[v >> 18 & 63];
+		out[o++] = b64_table[v >> 12 & 63];
+		out[o++] = i + 1 < len ? b64_table[v >> 6 & 63] : '=';
 		out[o++] = '=';
 	}
-	out[o] = '\0';
+}
+
+static char *base64(const char *in, size_t len)
+{
+	char *out = malloc(BASE64_LEN(len) + 1);
+
+	if (out == NULL)
+		return NULL;
+	base64_to(in, len, out);
+	out[BASE64_LEN(len)] = '\0';
 	return out;
 }
 
 /*
- * Builds the response AdmissionReview. kind ERROR_NONE answers with the
- * policy result (pr may be NULL for a plain allow); any other kind is a
- * refusal with message, its code and reason from pkg/error.c. Everything
- * passed in is borrowed.
+ * The answer written straight into one buffer. json_dumps() costs more here
+ * than decoding a 6 KB review (a strbuffer grown by a call per run of bytes,
+ * and per container a loop-check hashtable entry keyed by a snprintf'd
+ * pointer), and json_pack() parses its format on every call.
+ *
+ * The writer reproduces json_dumps(JSON_COMPACT) byte for byte for what an
+ * answer holds: objects in insertion order, arrays, strings, integers,
+ * true/false/null. For anything else (a real, a string that is not UTF-8,
+ * a NULL string, nesting deep enough to be a loop) it gives up and the
+ * answer is made by jansson, whose encoding stays the reference:
+ * REVIEW_FULL_PARSE always uses it, so the golden driver and the
+ * differential fuzz target compare the two on every input.
  */
-static int encode(const char *api_version, const char *uid, enum error_kind kind, const char *message,
-		  const struct policy_result *pr, struct review_response *res, struct error *err)
+struct writer {
+	char *buf;   /* owned; NUL-terminated once finished */
+	size_t len, cap;
+	int failed;  /* out of memory, or a value only jansson encodes */
+};
+
+#define WRITER_MAX_DEPTH 32  /* answers nest 4 deep; deeper is left to jansson */
+
+/* Room for n more bytes (and a terminator); 0, or -1 once failed. */
+static int w_room(struct writer *w, size_t n)
+{
+	size_t cap;
+	char *grown;
+
+	if (w->failed)
+		return -1;
+	if (w->cap - w->len > n)
+		return 0;
+	for (cap = w->cap ? w->cap * 2 : 1024; cap - w->len <= n; cap *= 2)
+		;
+	grown = realloc(w->buf, cap);
+	if (grown == NULL) {
+		w->failed = 1;
+		return -1;
+	}
+	w->buf = grown;
+	w->cap = cap;
+	return 0;
+}
+
+static void w_bytes(struct writer *w, const void *p, size_t n)
+{
+	if (w_room(w, n) == 0) {
+		memcpy(w->buf + w->len, p, n);
+		w->len += n;
+	}
+}
+
+#define W_LIT(w, lit) w_bytes((w), (lit), sizeof(lit) - 1)
+
+/* Length of the UTF-8 sequence at p (p < end), as jansson's utf8_iterate() checks it; 0 if invalid. */
+static size_t utf8_seq(const unsigned char *p, const unsigned char *end)
+{
+	unsigned c = p[0], value;
+	size_t n, i;
+
+	if (c >= 0xC2 && c <= 0xDF) { n = 2; value = c & 0x1F; }
+	else if (c >= 0xE0 && c <= 0xEF) { n = 3; value = c & 0x0F; }
+	else if (c >= 0xF0 && c <= 0xF4) { n = 4; value = c & 0x07; }
+	else return 0;
+	if ((size_t)(end - p) < n)
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((p[i] & 0xC0) != 0x80)
+			return 0;
+		value = value << 6 | (p[i] & 0x3F);
+	}
+	if (value > 0x10FFFF || (value >= 0xD800 && value <= 0xDFFF) ||
+	    (n == 3 && value < 0x800) || (n == 4 && value < 0x10000))
+		return 0;
+	return n;
+}
+
+/*
+ * A string as json_dumps() writes it without flags: '"' and '\\' escaped,
+ * control bytes as \b \f \n \r \t or \u00XX (upper-case hex), everything
+ * else as is, '/' and UTF-8 included. jansson refuses to dump a string that
+ * is not UTF-8; so does this.
+ */
+static void w_string(struct writer *w, const char *str, size_t len)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	const unsigned char *p = (const unsigned char *)str, *end = p + len;
+
+	if (str == NULL) {
+		w->failed = 1;
+		return;
+	}
+	W_LIT(w, "\"");
+	while (p < end) {
+		const unsigned char *run = p;
+		char esc[6] = { '\\', 'u', '0', '0', 0, 0 };
+		size_t n;
+
+		while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
+			p++;
+		w_bytes(w, run, (size_t)(p - run));
+		if (p == end)
+			break;
+		if (*p >= 0x80) {
+			if ((n = utf8_seq(p, end)) == 0) {
+				w->failed = 1;
+				return;
+			}
+			w_bytes(w, p, n);
+			p += n;
+			continue;
+		}
+		switch (*p) {
+		case '"':  case '\\': esc[1] = (char)*p; n = 2; break;
+		case '\b': esc[1] = 'b'; n = 2; break;
+		case '\f': esc[1] = 'f'; n = 2; break;
+		case '\n': esc[1] = 'n'; n = 2; break;
+		case '\r': esc[1] = 'r'; n = 2; break;
+		case '\t': esc[1] = 't'; n = 2; break;
+		default:   esc[4] = hex[*p >> 4]; esc[5] = hex[*p & 15]; n = 6; break;
+		}
+		w_bytes(w, esc, n);
+		p++;
+	}
+	W_LIT(w, "\"");
+}
+
+static void w_cstring(struct writer *w, const char *s)
+{
+	w_string(w, s, s ? strlen(s) : 0);
+}
+
+static void w_integer(struct writer *w, json_int_t v)
+{
+	char digits[24], *p = digits + sizeof digits;
+	unsigned long long u = v < 0 ? 0 - (unsigned long long)v : (unsigned long long)v;
+
+	do
+		*--p = (char)('0' + u % 10);
+	while ((u /= 10) != 0);
+	if (v < 0)
+		*--p = '-';
+	w_bytes(w, p, (size_t)(digits + sizeof digits - p));
+}
+
+static void w_value(struct writer *w, json_t *v, int depth)
+{
+	size_t i;
+	void *it;
+
+	if (depth > WRITER_MAX_DEPTH) {
+		w->failed = 1;
+		return;
+	}
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		W_LIT(w, "{");
+		for (i = 0, it = json_object_iter(v); it != NULL && !w->failed;
+		     i++, it = json_object_iter_next(v, it)) {
+			if (i > 0)
+				W_LIT(w, ",");
+			w_string(w, json_object_iter_key(it), json_object_iter_key_len(it));
+			W_LIT(w, ":");
+			w_value(w, json_object_iter_value(it), depth + 1);
+		}
+		W_LIT(w, "}");
+		break;
+	case JSON_ARRAY:
+		W_LIT(w, "[");
+		for (i = 0; i < json_array_size(v) && !w->failed; i++) {
+			if (i > 0)
+				W_LIT(w, ",");
+			w_value(w, json_array_get(v, i), depth + 1);
+		}
+		W_LIT(w, "]");
+		break;
+	case JSON_STRING:  w_string(w, json_string_value(v), json_string_length(v)); break;
+	case JSON_INTEGER: w_integer(w, json_integer_value(v)); break;
+	case JSON_TRUE:    W_LIT(w, "true"); break;
+	case JSON_FALSE:   W_LIT(w, "false"); break;
+	case JSON_NULL:    W_LIT(w, "null"); break;
+	default:           w->failed = 1; break;  /* a real: jansson's %.17g and its tidying */
+	}
+}
+
+/* The patch as json_dumps() text, base64-encoded into w. */
+static void w_patch(struct writer *w, json_t *patch)
+{
+	struct writer text = { NULL, 0, 0, 0 };
+
+	if (!json_is_array(patch) && !json_is_object(patch)) {
+		w->failed = 1;  /* json_dumps() refuses other roots without JSON_ENCODE_ANY */
+		return;
+	}
+	w_value(&text, patch, 1);
+	if (text.failed)
+		w->failed = 1;
+	else if (w_room(w, BASE64_LEN(text.len)) == 0) {
+		base64_to(text.buf, text.len, w->buf + w->len);
+		w->len += BASE64_LEN(text.len);
+	}
+	free(text.buf);
+}
+
+/*
+ * The answer (see encode()) from the writer: 0 with res filled, or -1 when
+ * the writer gave up (nothing in res is touched).
+ */
+static int write_answer(const char *api_version, const char *uid, int allowed, enum error_kind kind,
+			const char *message, const struct policy_result *pr, struct review_response *res)
+{
+	struct writer w = { NULL, 0, 0, 0 };
+	int patched = allowed && pr != NULL && pr->decision == POLICY_MUTATE && pr->patch != NULL;
+
+	W_LIT(&w, "{\"apiVersion\":");
+	w_cstring(&w, api_version);
+	W_LIT(&w, ",\"kind\":\"AdmissionReview\",\"response\":{\"uid\":");
+	w_cstring(&w, uid);
+	if (allowed)
+		W_LIT(&w, ",\"allowed\":true");
+	else
+		W_LIT(&w, ",\"allowed\":false");
+	if (patched) {
+		W_LIT(&w, ",\"patchType\":\"JSONPatch\",\"patch\":\"");
+		w_patch(&w, pr->patch);
+		W_LIT(&w, "\"");
+	}
+	if (!allowed) {
+		W_LIT(&w, ",\"status\":{\"code\":");
+		w_integer(&w, error_http_status(kind));
+		W_LIT(&w, ",\"status\":\"Failure\",\"reason\":");
+		w_cstring(&w, error_status_reason(kind));
+		W_LIT(&w, ",\"message\":");
+		w_cstring(&w, message);
+		W_LIT(&w, "}");
+	}
+	if (pr != NULL && json_array_size(pr->warnings) > 0) {
+		W_LIT(&w, ",\"warnings\":");
+		w_value(&w, pr->warnings, 2);
+	}
+	if (pr != NULL && json_object_size(pr->annotations) > 0) {
+		W_LIT(&w, ",\"auditAnnotations\":");
+		w_value(&w, pr->annotations, 2);
+	}
+	W_LIT(&w, "}}");
+	if (w.failed) {
+		free(w.buf);
+		return -1;
+	}
+	w.buf[w.len] = '\0';  /* w_room() always keeps a byte for it */
+	res->body = w.buf;
+	res->len = w.len;
+	res->status = error_http_status(allowed ? ERROR_NONE : kind);
+	if (patched)
+		res->patched = 1;
+	return 0;
+}
+
+/* The answer (see encode()) from jansson: json_pack() and json_dumps(). */
+static int pack_answer(const char *api_version, const char *uid, int allowed, enum error_kind kind,
+		       const char *message, const struct policy_result *pr, struct review_response *res,
+		       struct error *err)
 {
 	json_t *root = NULL, *resp;
 	char *patch_text = NULL, *patch_b64 = NULL;
-	int allowed = kind == ERROR_NONE && (pr == NULL || pr->decision != POLICY_REJECT);
-	int status, rc = -1;
+	int rc = -1;
 
 	resp = json_pack("{s:s, s:b}", "uid", uid, "allowed", allowed);
 	root = json_pack("{s:s, s:s, s:o}", "apiVersion", api_version, "kind", "AdmissionReview",
@@ -230,16 +493,12 @@ static int encode(const char *api_version, const char *uid, enum error_kind kind
 			goto nomem;
 		res->patched = 1;
 	}
-	if (!allowed) {
-		if (kind == ERROR_NONE)
-			kind = ERROR_POLICY;
-		if (json_object_set_new(resp, "status",
-					json_pack("{s:i, s:s, s:s, s:s}", "code", error_http_status(kind),
-						  "status", "Failure", "reason", error_status_reason(kind),
-						  "message", message)) != 0)
-			goto nomem;
-	}
-	status = error_http_status(allowed ? ERROR_NONE : kind);
+	if (!allowed &&
+	    json_object_set_new(resp, "status",
+				json_pack("{s:i, s:s, s:s, s:s}", "code", error_http_status(kind),
+					  "status", "Failure", "reason", error_status_reason(kind),
+					  "message", message)) != 0)
+		goto nomem;
 	if (pr != NULL && json_array_size(pr->warnings) > 0 &&
 	    json_object_set(resp, "warnings", pr->warnings) != 0)
 		goto nomem;
@@ -250,7 +509,7 @@ static int encode(const char *api_version, const char *uid, enum error_kind kind
 	if (res->body == NULL)
 		goto nomem;
 	res->len = strlen(res->body);
-	res->status = status;
+	res->status = error_http_status(allowed ? ERROR_NONE : kind);
 	rc = 0;
 	goto out;
 nomem:
@@ -262,9 +521,35 @@ out:
 	return rc;
 }
 
+/*
+ * Builds the response AdmissionReview. kind ERROR_NONE answers with the
+ * policy result (pr may be NULL for a plain allow); any other kind is a
+ * refusal with message, its code and reason from pkg/error.c. Everything
+ * passed in is borrowed. The writer makes it unless flags hold
+ * REVIEW_FULL_PARSE (the reference path) or it gives up; jansson then does.
+ */
+static int encode(const char *api_version, const char *uid, enum error_kind kind, const char *message,
+		  const struct policy_result *pr, unsigned flags, struct review_response *res,
+		  struct error *err)
+{
+	int allowed = kind == ERROR_NONE && (pr == NULL || pr->decision != POLICY_REJECT);
+
+	if (!allowed && kind == ERROR_NONE)
+		kind = ERROR_POLICY;
+	if (!(flags & REVIEW_FULL_PARSE) &&
+	    write_answer(api_version, uid, allowed, kind, message, pr, res) == 0)
+		return 0;
+	return pack_answer(api_version, uid, allowed, kind, message, pr, res, err);
+}
+
+/* Copies src (NULL: "") into dst[cap], cut to fit, as snprintf("%s") would. */
 static void copy_id(char *dst, size_t cap, const char *src)
 {
-	snprintf(dst, cap, "%s", src ? src : "");
+	size_t n = src != NULL ? strnlen(src, cap - 1) : 0;
+
+	if (n > 0)
+		memcpy(dst, src, n);
+	dst[n] = '\0';
 }
 
 /* ==== The handler ==== */
@@ -332,13 +617,13 @@ int review_handle_ex(const struct config *cfg, const char *body, size_t len, uns
 		const char *version = strcmp(rq.api_version, "admission.k8s.io/v1beta1") == 0
 				      ? rq.api_version : "admission.k8s.io/v1";
 		res->decision = POLICY_REJECT;
-		rc = encode(version, rq.uid, perr.kind, perr.msg, NULL, res, err);
+		rc = encode(version, rq.uid, perr.kind, perr.msg, NULL, flags, res, err);
 		goto out;
 	}
 	if (!rq.is_pod || rq.object == NULL) {
 		res->decision = POLICY_ALLOW;
 		res->reason = rq.is_pod ? "no-object" : "not-a-pod";
-		rc = encode(rq.api_version, rq.uid, ERROR_NONE, NULL, NULL, res, err);
+		rc = encode(rq.api_version, rq.uid, ERROR_NONE, NULL, NULL, flags, res, err);
 		goto out;
 	}
 	{
@@ -359,13 +644,13 @@ int review_handle_ex(const struct config *cfg, const char *body, size_t len, uns
 			goto out;
 		}
 		res->decision = POLICY_REJECT;
-		rc = encode(rq.api_version, rq.uid, perr.kind, perr.msg, NULL, res, err);
+		rc = encode(rq.api_version, rq.uid, perr.kind, perr.msg, NULL, flags, res, err);
 		goto out;
 	}
 	res->decision = pr.decision;
 	res->reason = pr.reason;
 	res->mode = pr.mode;
-	rc = encode(rq.api_version, rq.uid, ERROR_NONE, pr.message, &pr, res, err);
+	rc = encode(rq.api_version, rq.uid, ERROR_NONE, pr.message, &pr, flags, res, err);
 out:
 	policy_result_free(&pr);
 	json_decref(root);
