@@ -78,6 +78,9 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
 		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 
+		if (!l->plain)
+			server_accept_started(s);
+
 		conn = calloc(1, sizeof *conn);
 		*socket_context = conn;
 		if (conn == NULL)

@@ -11,7 +11,10 @@
  * connections opened one after another evenly.
  *
  * The connection limit keeps its meaning: at the limit nothing is accepted,
- * so the next client waits in the listen queue instead of being closed.
+ * so the next client waits in the listen queue instead of being closed. A
+ * worker starts a handed-over connection a moment later, so until then it is
+ * counted in s->handed; without that a burst would be accepted past the
+ * limit and libmicrohttpd would close the excess.
  */
 #define _GNU_SOURCE /* accept4 */
 #include <errno.h>
@@ -28,6 +31,7 @@
 #define ACCEPT_BACKLOG 511   /* the kernel caps it at net.core.somaxconn */
 #define ACCEPT_POLL_MS 50    /* how soon a stop request is noticed */
 #define ACCEPT_BACKOFF_MS 10 /* at the connection limit, or out of descriptors */
+#define ACCEPT_STALE_MS 1000 /* handed over and never started: libmicrohttpd dropped it */
 
 int server_accept_open(const struct sockaddr_storage *ss, struct error *err)
 {
@@ -73,20 +77,40 @@ static void pause_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
+void server_accept_started(struct server *s)
+{
+	int n = atomic_load(&s->handed);
+
+	/* Never below zero: a connection dropped as stale may still start. */
+	while (n > 0 && !atomic_compare_exchange_weak(&s->handed, &n, n - 1))
+		;
+}
+
 static void *accept_loop(void *arg)
 {
 	struct server *s = arg;
 	struct pollfd p = { .fd = s->listen_fd, .events = POLLIN };
+	int waited_ms = 0;
 
 	while (!atomic_load(&s->stop_accept)) {
 		struct sockaddr_storage peer;
 		socklen_t len = sizeof peer;
 		int fd, one = 1;
 
-		if (atomic_load(&s->tls_conns) >= (int)s->o->max_connections) {
-			pause_ms(ACCEPT_BACKOFF_MS); /* the next client waits in the listen queue */
+		if (atomic_load(&s->tls_conns) + atomic_load(&s->handed) >= (int)s->o->max_connections) {
+			/*
+			 * The next client waits in the listen queue. A handed-over
+			 * connection starts within microseconds; one that has not
+			 * after a second was dropped by libmicrohttpd before it began
+			 * (out of memory) and must not hold a slot forever.
+			 */
+			pause_ms(ACCEPT_BACKOFF_MS);
+			waited_ms += ACCEPT_BACKOFF_MS;
+			if (waited_ms >= ACCEPT_STALE_MS && atomic_load(&s->handed) > 0)
+				atomic_store(&s->handed, 0);
 			continue;
 		}
+		waited_ms = 0;
 		if (poll(&p, 1, ACCEPT_POLL_MS) <= 0)
 			continue;
 		fd = accept4(s->listen_fd, (struct sockaddr *)&peer, &len, SOCK_CLOEXEC);
@@ -100,8 +124,11 @@ static void *accept_loop(void *arg)
 		/* Answers are small and come in one write: send them now, not after Nagle's delay. */
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 		/* libmicrohttpd owns fd from here, closing it itself if it cannot take it. */
-		if (MHD_add_connection(s->tls_d, fd, (struct sockaddr *)&peer, len) != MHD_YES)
+		atomic_fetch_add(&s->handed, 1);
+		if (MHD_add_connection(s->tls_d, fd, (struct sockaddr *)&peer, len) != MHD_YES) {
+			server_accept_started(s); /* not coming: give the slot back */
 			log_msg(LOG_DEBUG, "connection refused by libmicrohttpd", "error", strerror(errno), LOG_END);
+		}
 	}
 	return NULL;
 }

@@ -101,6 +101,7 @@ struct server {
 	pthread_t acceptor;
 	int accepting;                 /* acceptor is running */
 	atomic_int stop_accept;
+	atomic_int handed;             /* given to libmicrohttpd, not yet started (counted as open) */
 };
 
 /* ==== pkg/server_accept.c ==== */
@@ -116,6 +117,9 @@ unsigned server_accept_port(int fd);
  * to s->tls_d, holding off while s->o->max_connections are open. -1 with err.
  */
 int server_accept_start(struct server *s, struct error *err);
+
+/* libmicrohttpd started a connection the accept thread handed over: it now counts in tls_conns. */
+void server_accept_started(struct server *s);
 
 /* Stops accepting (waits for the thread) and closes s->listen_fd. Safe to call twice. */
 void server_accept_stop(struct server *s);
