@@ -203,7 +203,7 @@ equals "$(in_flight)" "$IN0" "in-flight gauge back to idle"
 check "open descriptors back to the baseline of $FDS0 (now $(fds))" sh -c "[ $(fds) -le $FDS0 ]"
 sleep 1
 RSS1=$(rss_kb)
-echo "    RSS: ${RSS0} kB after warm-up, ${RSS1} kB after the barrage ($((RSS1 - RSS0)) kB more)"
+echo "    RSS: ${RSS0} kB after warm-up, ${RSS1} kB after the barrage (change: $((RSS1 - RSS0)) kB)"
 # Margin: 8 MB. The warm-up already took two 3 MiB bodies at once, so the allocator's
 # arenas (one per worker thread) and glibc's raised mmap/trim thresholds are part
 # of the baseline; what may legitimately stay is free memory glibc keeps in those
