@@ -10,7 +10,7 @@
 
 #define LOG_LINE_MAX 4096
 
-static atomic_int log_min_level = LOG_INFO;
+static atomic_int log_min_level = LOG_LEVEL_INFO;
 
 static const char *const level_names[] = { "debug", "info", "warn", "error" };
 
@@ -205,9 +205,9 @@ void log_decision(const struct log_decision *d)
 	struct line l;
 	char num[64];
 
-	if (!log_enabled(LOG_INFO))
+	if (!log_enabled(LOG_LEVEL_INFO))
 		return;
-	begin(&l, LOG_INFO, "admission");
+	begin(&l, LOG_LEVEL_INFO, "admission");
 	put_field(&l, "endpoint", nonempty(d->endpoint));
 	put_field(&l, "uid", nonempty(d->uid));
 	put_field(&l, "namespace", nonempty(d->ns));

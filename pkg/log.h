@@ -13,16 +13,16 @@
 #include <stdint.h>
 
 enum log_level {
-	LOG_DEBUG = 0,
-	LOG_INFO,
-	LOG_WARN,
-	LOG_ERROR
+	LOG_LEVEL_DEBUG = 0,
+	LOG_LEVEL_INFO,
+	LOG_LEVEL_WARN,
+	LOG_LEVEL_ERROR
 };
 
 /* Parses "debug", "info", "warn" or "error" into *out. 0, or -1 when unknown. */
 int log_level_parse(const char *s, enum log_level *out);
 
-/* Sets the lowest level written (default LOG_INFO). Thread-safe. */
+/* Sets the lowest level written (default LOG_LEVEL_INFO). Thread-safe. */
 void log_set_level(enum log_level level);
 
 /* Whether a line at level would be written: test it before formatting costly fields. */
@@ -39,7 +39,7 @@ int log_enabled(enum log_level level);
  */
 void log_msg(enum log_level level, const char *msg, ...) __attribute__((sentinel));
 
-/* The one line written per admission decision (at LOG_INFO). Borrowed fields; NULL or "" are omitted. */
+/* The one line written per admission decision (at LOG_LEVEL_INFO). Borrowed fields; NULL or "" are omitted. */
 struct log_decision {
 	const char *endpoint;   /* "mutate" or "validate" */
 	const char *uid;

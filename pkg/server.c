@@ -138,7 +138,7 @@ static void watchdog(struct server *s)
 		conn->cut = 1;
 		if (conn->fd != MHD_INVALID_SOCKET)
 			shutdown(conn->fd, SHUT_RDWR);
-		log_msg(LOG_DEBUG, "closing a connection whose request did not arrive in time", LOG_END);
+		log_msg(LOG_LEVEL_DEBUG, "closing a connection whose request did not arrive in time", LOG_END);
 	}
 	pthread_mutex_unlock(&s->conns_lock);
 }
@@ -206,7 +206,7 @@ static enum MHD_Result answer_error(struct server *s, struct MHD_Connection *c, 
 	memcpy(body, msg, n);
 	body[n] = '\n';
 	body[n + 1] = '\0';
-	if (is_admission(rq->ep) && log_enabled(LOG_INFO)) {
+	if (is_admission(rq->ep) && log_enabled(LOG_LEVEL_INFO)) {
 		struct log_decision d = { metrics_endpoint_name(rq->ep), NULL, NULL, NULL, "error",
 					  error_kind_name(kind), NULL, error_http_status(kind),
 					  now_us() - rq->start_us };
@@ -286,7 +286,7 @@ static enum MHD_Result answer_review(struct server *s, struct MHD_Connection *c,
 		return answer_error(s, c, rq, err.kind, err.msg);
 	}
 	dec = decision_of(&res);
-	if (log_enabled(LOG_INFO)) {
+	if (log_enabled(LOG_LEVEL_INFO)) {
 		struct log_decision d = { metrics_endpoint_name(rq->ep), res.uid, res.ns, res.name,
 					  dec == METRICS_DEC_ERROR ? "error" : policy_decision_name(res.decision),
 					  res.reason, dec == METRICS_DEC_ERROR ? NULL : config_mode_name(res.mode),
@@ -483,13 +483,13 @@ static void __attribute__((format(printf, 2, 0))) mhd_log(void *cls, const char 
 	size_t n;
 
 	(void)cls;
-	if (!log_enabled(LOG_DEBUG))
+	if (!log_enabled(LOG_LEVEL_DEBUG))
 		return;
 	vsnprintf(text, sizeof text, fmt, ap);
 	n = strlen(text);
 	while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == '\r'))
 		text[--n] = '\0';
-	log_msg(LOG_DEBUG, "libmicrohttpd", "detail", text, LOG_END);
+	log_msg(LOG_LEVEL_DEBUG, "libmicrohttpd", "detail", text, LOG_END);
 }
 
 /* Resolves "HOST:PORT" or "[V6]:PORT" (numeric port; empty or "*" host: any) into *ss. */
@@ -562,7 +562,7 @@ static struct MHD_Daemon *start_listener(struct server *s, const char *addr, int
 		/* "[::]" means every address, IPv4 included, as it does for Go servers. */
 		flags |= IN6_IS_ADDR_UNSPECIFIED(&sin6->sin6_addr) ? MHD_USE_DUAL_STACK : MHD_USE_IPv6;
 	}
-	if (log_enabled(LOG_DEBUG))
+	if (log_enabled(LOG_LEVEL_DEBUG))
 		flags |= MHD_USE_ERROR_LOG; /* handshake failures and the like, for debugging */
 	l->srv = s;
 	l->plain = plain;
@@ -594,7 +594,7 @@ static struct MHD_Daemon *start_listener(struct server *s, const char *addr, int
 		info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
 		snprintf(port, sizeof port, "%u", info ? (unsigned)info->port : 0u);
 	}
-	log_msg(LOG_INFO, "listening", "addr", addr, "port", port,
+	log_msg(LOG_LEVEL_INFO, "listening", "addr", addr, "port", port,
 		"scheme", plain ? "http" : "https", LOG_END);
 	return d;
 }
@@ -627,7 +627,7 @@ static void drain(struct server *s)
 	long long quiet = -1, now;
 
 	atomic_store(&s->draining, 1);
-	log_msg(LOG_INFO, "draining", LOG_END);
+	log_msg(LOG_LEVEL_INFO, "draining", LOG_END);
 	while ((now = now_ms()) < deadline - margin) {
 		if (atomic_load(&s->tls_conns) > 0)
 			quiet = -1;
@@ -642,13 +642,13 @@ static void drain(struct server *s)
 	while (atomic_load(&s->in_flight) > 0 && now_ms() < deadline - 50)
 		sleep_ms(10);
 	if (atomic_load(&s->in_flight) > 0)
-		log_msg(LOG_WARN, "grace period over with requests in flight", LOG_END);
+		log_msg(LOG_LEVEL_WARN, "grace period over with requests in flight", LOG_END);
 	MHD_stop_daemon(s->tls_d);
 	s->tls_d = NULL;
 	if (s->plain_d != NULL)
 		MHD_stop_daemon(s->plain_d);
 	s->plain_d = NULL;
-	log_msg(LOG_INFO, "stopped", LOG_END);
+	log_msg(LOG_LEVEL_INFO, "stopped", LOG_END);
 }
 
 static void serve_loop(struct server *s, const sigset_t *sigs)
@@ -661,11 +661,11 @@ static void serve_loop(struct server *s, const sigset_t *sigs)
 		int sig = sigtimedwait(sigs, NULL, &tick);
 
 		if (sig == SIGTERM || sig == SIGINT) {
-			log_msg(LOG_INFO, sig == SIGTERM ? "SIGTERM received" : "SIGINT received", LOG_END);
+			log_msg(LOG_LEVEL_INFO, sig == SIGTERM ? "SIGTERM received" : "SIGINT received", LOG_END);
 			return;
 		}
 		if (sig == SIGHUP) {
-			log_msg(LOG_INFO, "SIGHUP received: reloading policy and certificate", LOG_END);
+			log_msg(LOG_LEVEL_INFO, "SIGHUP received: reloading policy and certificate", LOG_END);
 			server_reload(s, 1, 1);
 		}
 		watchdog(s);

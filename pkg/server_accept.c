@@ -116,7 +116,7 @@ static void *accept_loop(void *arg)
 		fd = accept4(s->listen_fd, (struct sockaddr *)&peer, &len, SOCK_CLOEXEC);
 		if (fd < 0) {
 			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-				log_msg(LOG_WARN, "accept failed", "error", strerror(errno), LOG_END);
+				log_msg(LOG_LEVEL_WARN, "accept failed", "error", strerror(errno), LOG_END);
 				pause_ms(ACCEPT_BACKOFF_MS);
 			}
 			continue; /* EINTR, ECONNABORTED, EAGAIN: the client went away first */
@@ -127,7 +127,7 @@ static void *accept_loop(void *arg)
 		atomic_fetch_add(&s->handed, 1);
 		if (MHD_add_connection(s->tls_d, fd, (struct sockaddr *)&peer, len) != MHD_YES) {
 			server_accept_started(s); /* not coming: give the slot back */
-			log_msg(LOG_DEBUG, "connection refused by libmicrohttpd", "error", strerror(errno), LOG_END);
+			log_msg(LOG_LEVEL_DEBUG, "connection refused by libmicrohttpd", "error", strerror(errno), LOG_END);
 		}
 	}
 	return NULL;

@@ -138,7 +138,7 @@ int server_load_config(struct server *s, int initial, struct error *err)
 	server_config_release(old);
 	if (!initial)
 		metrics_reload(s->metrics, METRICS_RELOAD_CONFIG, 1);
-	log_msg(LOG_INFO, initial ? "policy loaded" : "policy reloaded",
+	log_msg(LOG_LEVEL_INFO, initial ? "policy loaded" : "policy reloaded",
 		"config", s->o->config_path ? s->o->config_path : "(embedded default)",
 		"mode", config_mode_name(c->cfg->mode), LOG_END);
 	return 0;
@@ -146,7 +146,7 @@ fail:
 	free(c);
 	if (!initial) {
 		metrics_reload(s->metrics, METRICS_RELOAD_CONFIG, 0);
-		log_msg(LOG_ERROR, "policy reload failed; the previous policy stays in service",
+		log_msg(LOG_LEVEL_ERROR, "policy reload failed; the previous policy stays in service",
 			"error", err->msg, LOG_END);
 	}
 	return -1;
@@ -164,7 +164,7 @@ int server_load_cert(struct server *s, int initial, struct error *err)
 	if (p == NULL || (c = cert_new(p, err)) == NULL)
 		goto fail;
 	if (p->warning[0] != '\0')
-		log_msg(LOG_WARN, "certificate warning", "warning", p->warning, LOG_END);
+		log_msg(LOG_LEVEL_WARN, "certificate warning", "warning", p->warning, LOG_END);
 	pthread_mutex_lock(&s->lock);
 	old = s->cert;
 	s->cert = c;
@@ -176,7 +176,7 @@ int server_load_cert(struct server *s, int initial, struct error *err)
 		metrics_reload(s->metrics, METRICS_RELOAD_CERT, 1);
 	gmtime_r(&c->not_after, &tm);
 	strftime(expiry, sizeof expiry, "%Y-%m-%dT%H:%M:%SZ", &tm);
-	log_msg(LOG_INFO, initial ? "certificate loaded" : "certificate reloaded",
+	log_msg(LOG_LEVEL_INFO, initial ? "certificate loaded" : "certificate reloaded",
 		"cert", s->o->self_signed ? "(self-signed)" : s->o->tls_cert,
 		"key_type", p->key_type, "sans", p->sans, "not_after", expiry, LOG_END);
 	tls_pair_free(p);
@@ -185,7 +185,7 @@ fail:
 	tls_pair_free(p);
 	if (!initial) {
 		metrics_reload(s->metrics, METRICS_RELOAD_CERT, 0);
-		log_msg(LOG_ERROR, "certificate reload failed; the previous certificate stays in service",
+		log_msg(LOG_LEVEL_ERROR, "certificate reload failed; the previous certificate stays in service",
 			"error", err->msg, LOG_END);
 	}
 	return -1;

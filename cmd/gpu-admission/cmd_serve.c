@@ -87,7 +87,7 @@ int cmd_serve(int argc, char **argv)
 	};
 	struct server_options o;
 	struct error err = { 0 };
-	enum log_level level = LOG_INFO;
+	enum log_level level = LOG_LEVEL_INFO;
 	unsigned long long n;
 	int c, bad = 0;
 
@@ -145,7 +145,7 @@ int cmd_serve(int argc, char **argv)
 	}
 	log_set_level(level);
 	if (server_run(&o, &err) != 0) {
-		log_msg(LOG_ERROR, "cannot serve", "error", err.msg, LOG_END);
+		log_msg(LOG_LEVEL_ERROR, "cannot serve", "error", err.msg, LOG_END);
 		return EXIT_USAGE;
 	}
 	return EXIT_OK;

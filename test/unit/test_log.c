@@ -27,8 +27,8 @@ static char *capture(void (*fn)(void))
 
 static void write_hostile(void)
 {
-	log_set_level(LOG_INFO);
-	log_msg(LOG_INFO, "quote \" backslash \\ newline \n tab \t", "field", "bad utf8 \xff\xfe end",
+	log_set_level(LOG_LEVEL_INFO);
+	log_msg(LOG_LEVEL_INFO, "quote \" backslash \\ newline \n tab \t", "field", "bad utf8 \xff\xfe end",
 		"skipped", (const char *)NULL, "ok", "caf\xc3\xa9", LOG_END);
 }
 
@@ -55,7 +55,7 @@ static void write_decision(void)
 	struct log_decision d = { "mutate", "uid-1", "ml", "train-0", "mutate", "gpu-pod-mutated",
 				  "enforce", 200, 1234 };
 
-	log_set_level(LOG_INFO);
+	log_set_level(LOG_LEVEL_INFO);
 	log_decision(&d);
 	d.ns = "";
 	d.pod = NULL;
@@ -88,31 +88,31 @@ static void write_filtered(void)
 {
 	struct log_decision d = { 0 };
 
-	log_set_level(LOG_WARN);
-	log_msg(LOG_INFO, "hidden", LOG_END);
-	log_msg(LOG_DEBUG, "hidden", LOG_END);
+	log_set_level(LOG_LEVEL_WARN);
+	log_msg(LOG_LEVEL_INFO, "hidden", LOG_END);
+	log_msg(LOG_LEVEL_DEBUG, "hidden", LOG_END);
 	log_decision(&d);
-	log_msg(LOG_ERROR, "shown", LOG_END);
-	log_set_level(LOG_INFO);
+	log_msg(LOG_LEVEL_ERROR, "shown", LOG_END);
+	log_set_level(LOG_LEVEL_INFO);
 }
 
 static void test_levels(void)
 {
 	char *out = capture(write_filtered);
-	enum log_level l = LOG_INFO;
+	enum log_level l = LOG_LEVEL_INFO;
 
 	CHECK(strstr(out, "hidden") == NULL);
 	CHECK(strstr(out, "\"admission\"") == NULL);
 	CHECK(strstr(out, "\"level\":\"error\",\"msg\":\"shown\"") != NULL);
 	CHECK_INT(log_level_parse("debug", &l), 0);
-	CHECK_INT(l, LOG_DEBUG);
+	CHECK_INT(l, LOG_LEVEL_DEBUG);
 	CHECK_INT(log_level_parse("warn", &l), 0);
-	CHECK_INT(l, LOG_WARN);
+	CHECK_INT(l, LOG_LEVEL_WARN);
 	CHECK_INT(log_level_parse("loud", &l), -1);
 	CHECK_INT(log_level_parse(NULL, &l), -1);
-	log_set_level(LOG_INFO);
-	CHECK(!log_enabled(LOG_DEBUG));
-	CHECK(log_enabled(LOG_WARN));
+	log_set_level(LOG_LEVEL_INFO);
+	CHECK(!log_enabled(LOG_LEVEL_DEBUG));
+	CHECK(log_enabled(LOG_LEVEL_WARN));
 	free(out);
 }
 
@@ -121,8 +121,8 @@ static void write_long(void)
 	static char big[10000];
 
 	memset(big, 'x', sizeof big - 1);
-	log_set_level(LOG_INFO);
-	log_msg(LOG_INFO, "long", "value", big, LOG_END);
+	log_set_level(LOG_LEVEL_INFO);
+	log_msg(LOG_LEVEL_INFO, "long", "value", big, LOG_END);
 }
 
 static void test_long_value_is_cut_but_line_ends(void)
@@ -141,19 +141,19 @@ static void write_cut(void)
 	static char big[5000];
 	size_t i;
 
-	log_set_level(LOG_INFO);
+	log_set_level(LOG_LEVEL_INFO);
 	for (i = 0; i + 1 < sizeof big; i++)
 		big[i] = "\"\n"[i % 2];
 	big[sizeof big - 1] = '\0';
-	log_msg(LOG_INFO, "escapes", "value", big, "after", "dropped", LOG_END);
+	log_msg(LOG_LEVEL_INFO, "escapes", "value", big, "after", "dropped", LOG_END);
 	for (i = 0; i + 2 < sizeof big; i += 2) {
 		big[i] = (char)0xc3;
 		big[i + 1] = (char)0xa9;
 	}
 	big[i] = '\0';
 	for (i = 0; i < 7; i++) /* shift the cut across every byte position */
-		log_msg(LOG_INFO, "utf8", "pad", "xxxxxxx" + i, "value", big, LOG_END);
-	log_msg(LOG_INFO, "key", big, "v", LOG_END);
+		log_msg(LOG_LEVEL_INFO, "utf8", "pad", "xxxxxxx" + i, "value", big, LOG_END);
+	log_msg(LOG_LEVEL_INFO, "key", big, "v", LOG_END);
 }
 
 static void test_cut_lines_stay_json(void)
