@@ -63,6 +63,16 @@ $(BUILD)/%.o: %.c | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(pkgcflags) -MMD -MP -c $< -o $@
 
+# The version is compiled into main.o and cmd_serve.o; the stamp changes only when
+# `git describe` does, so a commit rebuilds those two and nothing else.
+VERSION_STAMP := $(BUILD)/version.stamp
+$(VERSION_STAMP): FORCE
+	@mkdir -p $(@D)
+	@echo '$(VERSION)' | cmp -s - $@ 2>/dev/null || echo '$(VERSION)' >$@
+$(BUILD)/cmd/gpu-admission/main.o $(BUILD)/cmd/gpu-admission/cmd_serve.o: $(VERSION_STAMP)
+.PHONY: FORCE
+FORCE:
+
 $(LIB): $(PKG_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
