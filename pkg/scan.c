@@ -205,21 +205,19 @@ static void decode_string(const unsigned char *p, size_t len, unsigned char *out
 }
 
 /*
- * Scans a string (s->p at the opening quote) and leaves s->p after the closing
- * one, validating escapes and UTF-8. With key != NULL, records its raw span
- * and decoded length.
+ * The rest of a string from p, its first byte that needs a look (see
+ * scan_string()): escapes and UTF-8 are validated here.
  */
-static int scan_string(struct scanner *s, struct key *key)
+static int scan_string_rest(struct scanner *s, struct key *key, const unsigned char *start,
+			    const unsigned char *p)
 {
-	const unsigned char *p = ++s->p, *end = s->end, *start = p;
+	const unsigned char *end = s->end;
 	size_t shrink = 0;  /* raw bytes minus decoded bytes, over all escapes */
 	int escaped = 0;
 
 	for (;;) {
-		uint64_t w;
-
 		while (end - p >= 8) {
-			uint64_t m;
+			uint64_t w, m;
 
 			memcpy(&w, p, 8);
 			if ((m = word_special(w)) != 0) {
@@ -278,6 +276,40 @@ static int scan_string(struct scanner *s, struct key *key)
 		key->len = (size_t)(p - start);
 		key->escaped = escaped;
 		key->dlen = key->len - shrink;
+	}
+	return 0;
+}
+
+/*
+ * Scans a string (s->p at the opening quote) and leaves s->p after the closing
+ * one, validating escapes and UTF-8. With key != NULL, records its raw span
+ * and decoded length. Most strings are short, plain ASCII: they are settled
+ * here, inline, eight bytes at a time; the first byte that needs a look and
+ * is not the closing quote hands over to scan_string_rest().
+ */
+static inline int scan_string(struct scanner *s, struct key *key)
+{
+	const unsigned char *start = s->p + 1, *p = start, *end = s->end;
+
+	for (;; p += 8) {
+		uint64_t w, m;
+
+		if (end - p < 8)
+			return scan_string_rest(s, key, start, p);
+		memcpy(&w, p, 8);
+		if ((m = word_special(w)) != 0) {
+			p += FIRST_FLAGGED(m);
+			break;
+		}
+	}
+	if (*p != '"')
+		return scan_string_rest(s, key, start, p);
+	s->p = p + 1;
+	if (key != NULL) {
+		key->start = (const char *)start;
+		key->len = (size_t)(p - start);
+		key->escaped = 0;
+		key->dlen = key->len;
 	}
 	return 0;
 }
@@ -389,18 +421,36 @@ static int literal(struct scanner *s, const char *word, size_t n)
 	return 0;
 }
 
-/* Exact comparison of two keys that hash alike, on their decoded bytes. */
-static int keys_equal(const struct key *a, const struct key *b)
+/* keys_equal() for keys spelt with escapes: compares what they decode to. */
+static int keys_equal_decoded(const struct key *a, const struct key *b)
 {
 	unsigned char da[KEY_DECODED_MAX], db[KEY_DECODED_MAX];
 
+	decode_string((const unsigned char *)a->start, a->len, da);
+	decode_string((const unsigned char *)b->start, b->len, db);
+	return memcmp(da, db, a->dlen) == 0;
+}
+
+/* Exact comparison of two keys, on their decoded bytes. */
+static inline int keys_equal(const struct key *a, const struct key *b)
+{
 	if (a->dlen != b->dlen)
 		return 0;
 	if (!a->escaped && !b->escaped)
 		return memcmp(a->start, b->start, a->len) == 0;
-	decode_string((const unsigned char *)a->start, a->len, da);
-	decode_string((const unsigned char *)b->start, b->len, db);
-	return memcmp(da, db, a->dlen) == 0;
+	return keys_equal_decoded(a, b);
+}
+
+static void hash_key(struct key *k)
+{
+	unsigned char buf[KEY_DECODED_MAX];
+
+	if (!k->escaped) {
+		k->hash = hash_bytes((const unsigned char *)k->start, k->len);
+	} else {
+		decode_string((const unsigned char *)k->start, k->len, buf);
+		k->hash = hash_bytes(buf, k->dlen);
+	}
 }
 
 static int by_hash(const void *a, const void *b)
@@ -409,59 +459,95 @@ static int by_hash(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Checks the keys of the object that just closed (keys[from..n)) for duplicates. */
-static int check_duplicates(struct scanner *s, size_t from)
+#define SET_KEYS_MAX 64  /* objects up to this size are checked with a small hash set */
+
+/*
+ * Finds duplicates among the n > 8 keys k[] of an object (see
+ * check_duplicates()); 0, or -1 when two decode alike. The cost stays linear
+ * in the keys whatever they are: the hash is public, so an input can make
+ * keys collide at will, and a hash set is used only where n bounds its worst
+ * case; beyond that, a sort by the full 64-bit hash.
+ */
+static int find_duplicates_hashed(struct key *k, size_t n)
+{
+	unsigned char set[2 * SET_KEYS_MAX];  /* key index + 1 by hash slot; 0: empty */
+	size_t i, j, slot;
+
+	for (i = 0; i < n; i++)
+		hash_key(&k[i]);
+	if (n <= SET_KEYS_MAX) {
+		memset(set, 0, sizeof set);
+		for (i = 0; i < n; i++) {
+			for (slot = k[i].hash % sizeof set; set[slot] != 0; slot = (slot + 1) % sizeof set) {
+				j = set[slot] - 1u;
+				if (k[j].hash == k[i].hash && keys_equal(&k[i], &k[j]))
+					return -1;
+			}
+			set[slot] = (unsigned char)(i + 1);
+		}
+		return 0;
+	}
+	qsort(k, n, sizeof *k, by_hash);
+	for (i = 1; i < n; i++)
+		for (j = i; j-- > 0 && k[j].hash == k[i].hash;)
+			if (keys_equal(&k[i], &k[j]))
+				return -1;
+	return 0;
+}
+
+/* Checks the keys of the object that just closed (keys[from..n)) for duplicates, and pops them. */
+static inline int check_duplicates(struct scanner *s, size_t from)
 {
 	struct key *k = s->keys + from;
 	size_t n = s->n_keys - from, i, j;
 
-	/* Most objects are small: pairwise, on length first, with no hashing at all. */
+	/* Most objects are small (half of a pod's hold one key or none): pairwise, no hashing. */
 	if (n <= 8) {
 		for (i = 1; i < n; i++)
 			for (j = 0; j < i; j++)
-				if (k[i].dlen == k[j].dlen && keys_equal(&k[i], &k[j]))
-					return fail(s);
-	} else {
-		for (i = 0; i < n; i++) {
-			unsigned char buf[KEY_DECODED_MAX];
-
-			if (!k[i].escaped) {
-				k[i].hash = hash_bytes((const unsigned char *)k[i].start, k[i].len);
-			} else {
-				decode_string((const unsigned char *)k[i].start, k[i].len, buf);
-				k[i].hash = hash_bytes(buf, k[i].dlen);
-			}
-		}
-		qsort(k, n, sizeof *k, by_hash);
-		for (i = 1; i < n; i++)
-			for (j = i; j-- > 0 && k[j].hash == k[i].hash;)
 				if (keys_equal(&k[i], &k[j]))
 					return fail(s);
+	} else if (find_duplicates_hashed(k, n) != 0) {
+		return fail(s);
 	}
 	s->n_keys = from;
 	return 0;
 }
 
-static struct key *push_key(struct scanner *s)
+/* Grows the key stack (push_key()'s rare case); -1 when memory runs out. */
+static int grow_keys(struct scanner *s)
 {
-	if (s->n_keys == s->cap_keys) {
-		size_t cap = s->cap_keys * 2;
-		struct key *grown = s->keys == s->inline_keys ? malloc(cap * sizeof *grown)
-				  : realloc(s->keys, cap * sizeof *grown);
+	size_t cap = s->cap_keys * 2;
+	struct key *grown = s->keys == s->inline_keys ? malloc(cap * sizeof *grown)
+			  : realloc(s->keys, cap * sizeof *grown);
 
-		if (grown == NULL)
-			return NULL;
-		if (s->keys == s->inline_keys)
-			memcpy(grown, s->inline_keys, sizeof s->inline_keys);
-		s->keys = grown;
-		s->cap_keys = cap;
-	}
+	if (grown == NULL)
+		return -1;
+	if (s->keys == s->inline_keys)
+		memcpy(grown, s->inline_keys, sizeof s->inline_keys);
+	s->keys = grown;
+	s->cap_keys = cap;
+	return 0;
+}
+
+static inline struct key *push_key(struct scanner *s)
+{
+	if (s->n_keys == s->cap_keys && grow_keys(s) != 0)
+		return NULL;
 	return &s->keys[s->n_keys++];
 }
 
 static int scan_value(struct scanner *s, const struct scan_shape *shape, enum scan_kind kind,
 		      json_t **out);
 static int skip_value(struct scanner *s);
+
+/* A member or element value: a string, the usual case, without the call. */
+static inline int skip_member_value(struct scanner *s)
+{
+	if (s->p < s->end && *s->p == '"')
+		return scan_string(s, NULL);
+	return skip_value(s);
+}
 
 /*
  * Skipping: the subtrees nothing is kept from (most of a pod: managedFields,
@@ -491,7 +577,7 @@ static int skip_object(struct scanner *s)
 		if (s->p >= s->end || *s->p++ != ':')
 			return fail(s);
 		skip_ws(s);
-		if (skip_value(s) != 0)
+		if (skip_member_value(s) != 0)
 			return -1;
 		skip_ws(s);
 		if (s->p < s->end && *s->p == ',') {
@@ -521,7 +607,7 @@ static int skip_array(struct scanner *s)
 	}
 	for (;;) {
 		skip_ws(s);
-		if (skip_value(s) != 0)
+		if (skip_member_value(s) != 0)
 			return -1;
 		skip_ws(s);
 		if (s->p < s->end && *s->p == ',') {
