@@ -59,10 +59,22 @@ static const struct scan_shape object_shape[] = {
 	{ NULL, SCAN_WHOLE, NULL },
 };
 
+/* request.kind and request.resource: only what decode() compares. */
+static const struct scan_shape group_kind_shape[] = {
+	{ "group", SCAN_WHOLE, NULL },
+	{ "kind", SCAN_WHOLE, NULL },
+	{ NULL, SCAN_WHOLE, NULL },
+};
+
+static const struct scan_shape resource_shape[] = {
+	{ "resource", SCAN_WHOLE, NULL },
+	{ NULL, SCAN_WHOLE, NULL },
+};
+
 static const struct scan_shape request_shape[] = {
 	{ "uid", SCAN_WHOLE, NULL },
-	{ "kind", SCAN_WHOLE, NULL },
-	{ "resource", SCAN_WHOLE, NULL },
+	{ "kind", SCAN_OBJECT, group_kind_shape },
+	{ "resource", SCAN_OBJECT, resource_shape },
 	{ "subResource", SCAN_WHOLE, NULL },
 	{ "namespace", SCAN_WHOLE, NULL },
 	{ "operation", SCAN_WHOLE, NULL },
@@ -298,45 +310,59 @@ static size_t utf8_seq(const unsigned char *p, const unsigned char *end)
 static void w_string(struct writer *w, const char *str, size_t len)
 {
 	static const char hex[] = "0123456789ABCDEF";
-	const unsigned char *p = (const unsigned char *)str, *end = p + len;
+	const unsigned char *p = (const unsigned char *)str, *end;
+	char *out;
 
 	if (str == NULL) {
 		w->failed = 1;
 		return;
 	}
-	W_LIT(w, "\"");
+	end = p + len;
+	/* Room for the string as is and its quotes; each escape asks for more. */
+	if (w_room(w, len + 2) != 0)
+		return;
+	out = w->buf + w->len;
+	*out++ = '"';
 	while (p < end) {
-		const unsigned char *run = p;
-		char esc[6] = { '\\', 'u', '0', '0', 0, 0 };
 		size_t n;
 
-		while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
-			p++;
-		w_bytes(w, run, (size_t)(p - run));
-		if (p == end)
-			break;
+		if (*p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\') {
+			*out++ = (char)*p++;
+			continue;
+		}
 		if (*p >= 0x80) {
 			if ((n = utf8_seq(p, end)) == 0) {
 				w->failed = 1;
 				return;
 			}
-			w_bytes(w, p, n);
+			memcpy(out, p, n);
+			out += n;
 			p += n;
 			continue;
 		}
+		w->len = (size_t)(out - w->buf);
+		if (w_room(w, 6 + (size_t)(end - p) + 1) != 0)
+			return;
+		out = w->buf + w->len;
+		*out++ = '\\';
 		switch (*p) {
-		case '"':  case '\\': esc[1] = (char)*p; n = 2; break;
-		case '\b': esc[1] = 'b'; n = 2; break;
-		case '\f': esc[1] = 'f'; n = 2; break;
-		case '\n': esc[1] = 'n'; n = 2; break;
-		case '\r': esc[1] = 'r'; n = 2; break;
-		case '\t': esc[1] = 't'; n = 2; break;
-		default:   esc[4] = hex[*p >> 4]; esc[5] = hex[*p & 15]; n = 6; break;
+		case '"':  case '\\': *out++ = (char)*p; break;
+		case '\b': *out++ = 'b'; break;
+		case '\f': *out++ = 'f'; break;
+		case '\n': *out++ = 'n'; break;
+		case '\r': *out++ = 'r'; break;
+		case '\t': *out++ = 't'; break;
+		default:
+			memcpy(out, "u00", 3);
+			out[3] = hex[*p >> 4];
+			out[4] = hex[*p & 15];
+			out += 5;
+			break;
 		}
-		w_bytes(w, esc, n);
 		p++;
 	}
-	W_LIT(w, "\"");
+	*out++ = '"';
+	w->len = (size_t)(out - w->buf);
 }
 
 static void w_cstring(struct writer *w, const char *s)
