@@ -33,6 +33,7 @@ struct histogram {
 struct metrics {
 	atomic_ullong requests[METRICS_EP_COUNT][METRICS_DEC_COUNT][N_CODES];
 	struct histogram latency[N_HIST];
+	atomic_ullong verdicts[N_HIST][3][3]; /* [endpoint][config_mode][policy_decision] */
 	atomic_llong in_flight;
 	atomic_ullong reloads[METRICS_RELOAD_COUNT][2]; /* [kind][ok] */
 	atomic_llong cert_expiry;
@@ -106,6 +107,13 @@ void metrics_request(struct metrics *m, enum metrics_endpoint ep, enum metrics_d
 		;
 	atomic_fetch_add_explicit(&h->bucket[b], 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&h->sum_us, latency_us, memory_order_relaxed);
+}
+
+void metrics_verdict(struct metrics *m, enum metrics_endpoint ep, enum config_mode mode,
+		     enum policy_decision verdict)
+{
+	if ((unsigned)ep < N_HIST && (unsigned)mode < 3 && (unsigned)verdict < 3)
+		atomic_fetch_add_explicit(&m->verdicts[ep][mode][verdict], 1, memory_order_relaxed);
 }
 
 void metrics_in_flight(struct metrics *m, int delta)
@@ -193,6 +201,26 @@ static void render_requests(struct buf *b, const struct metrics *m)
 			}
 }
 
+static void render_verdicts(struct buf *b, const struct metrics *m)
+{
+	size_t ep, mode, v;
+
+	emit(b, "# HELP gpu_admission_policy_verdicts_total Reviews the policy evaluated, by what enforce mode answers "
+		"and the mode in force (in dryrun and warn: what enforcing would change).\n"
+		"# TYPE gpu_admission_policy_verdicts_total counter\n");
+	for (ep = 0; ep < N_HIST; ep++)
+		for (mode = 0; mode < 3; mode++)
+			for (v = 0; v < 3; v++) {
+				unsigned long long n = load(&m->verdicts[ep][mode][v]);
+
+				if (n > 0)
+					emit(b, "gpu_admission_policy_verdicts_total{endpoint=\"%s\",mode=\"%s\","
+					     "verdict=\"%s\"} %llu\n", ep_names[ep],
+					     config_mode_name((enum config_mode)mode),
+					     policy_decision_name((enum policy_decision)v), n);
+			}
+}
+
 static void render_latency(struct buf *b, const struct metrics *m)
 {
 	size_t ep, i;
@@ -230,6 +258,7 @@ char *metrics_render(const struct metrics *m, size_t *len, struct error *err)
 		goto nomem;
 	b.p[0] = '\0';
 	render_requests(&b, m);
+	render_verdicts(&b, m);
 	render_latency(&b, m);
 	emit(&b, "# HELP gpu_admission_in_flight_requests Requests being read or answered.\n"
 		 "# TYPE gpu_admission_in_flight_requests gauge\n"

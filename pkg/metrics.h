@@ -13,7 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config.h"
 #include "error.h"
+#include "policy.h"
 
 enum metrics_endpoint {
 	METRICS_EP_MUTATE = 0,
@@ -57,6 +59,14 @@ void metrics_free(struct metrics *m);
  */
 void metrics_request(struct metrics *m, enum metrics_endpoint ep, enum metrics_decision dec,
 		     int code, uint64_t latency_us);
+
+/*
+ * Counts one admission review the policy evaluated on ep (mutate or
+ * validate): verdict is what enforce mode answers, mode the mode in force.
+ * In dryrun and warn this is what enforcing would change.
+ */
+void metrics_verdict(struct metrics *m, enum metrics_endpoint ep, enum config_mode mode,
+		     enum policy_decision verdict);
 
 /* Adds delta (+1 / -1) to the in-flight gauge. */
 void metrics_in_flight(struct metrics *m, int delta);

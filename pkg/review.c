@@ -676,6 +676,8 @@ int review_handle_ex(const struct config *cfg, const char *body, size_t len, uns
 	res->decision = pr.decision;
 	res->reason = pr.reason;
 	res->mode = pr.mode;
+	res->evaluated = 1;
+	res->verdict = pr.verdict;
 	rc = encode(rq.api_version, rq.uid, ERROR_NONE, pr.message, &pr, flags, res, err);
 out:
 	policy_result_free(&pr);

@@ -24,6 +24,8 @@ struct review_response {
 	enum policy_decision decision;/* what was answered */
 	const char *reason;           /* short code (static storage), for logs/metrics */
 	enum config_mode mode;
+	int evaluated;                /* the policy ran: verdict and mode are set */
+	enum policy_decision verdict; /* what enforce mode answers (differs from decision in warn/dryrun) */
 	int patched;                  /* a patch was sent */
 	/* Identifiers for the one log line per decision; empty when absent. */
 	char uid[128];
@@ -46,8 +48,9 @@ int review_handle(const struct config *cfg, const char *body, size_t len, int va
 
 /* Flags for review_handle_ex(). */
 #define REVIEW_VALIDATE   1  /* /validate semantics: never a patch */
-#define REVIEW_FULL_PARSE 2  /* parse the whole body with jansson instead of the skip-scan
-                                (the reference the fast path is tested against) */
+#define REVIEW_FULL_PARSE 2  /* parse the whole body with jansson instead of the skip-scan,
+                                and encode the answer with jansson instead of the direct
+                                writer (the reference both fast paths are tested against) */
 
 /*
  * As review_handle(), with flags. Both parse paths give byte-identical

@@ -286,6 +286,8 @@ static enum MHD_Result answer_review(struct server *s, struct MHD_Connection *c,
 		return answer_error(s, c, rq, err.kind, err.msg);
 	}
 	dec = decision_of(&res);
+	if (res.evaluated)
+		metrics_verdict(s->metrics, rq->ep, res.mode, res.verdict);
 	if (log_enabled(LOG_LEVEL_INFO)) {
 		struct log_decision d = { metrics_endpoint_name(rq->ep), res.uid, res.ns, res.name,
 					  dec == METRICS_DEC_ERROR ? "error" : policy_decision_name(res.decision),

@@ -153,6 +153,28 @@ static void test_every_error_status_is_labelled(void)
 	metrics_free(m);
 }
 
+/* What enforce mode would answer, by the mode in force: what a dryrun rollout watches. */
+static void test_verdicts(void)
+{
+	struct metrics *m = metrics_new("v", NULL);
+	char *text = render(m);
+
+	CHECK(has(text, "# TYPE gpu_admission_policy_verdicts_total counter\n"));
+	CHECK(!has(text, "gpu_admission_policy_verdicts_total{"));
+	free(text);
+	metrics_verdict(m, METRICS_EP_MUTATE, CONFIG_MODE_DRYRUN, POLICY_REJECT);
+	metrics_verdict(m, METRICS_EP_MUTATE, CONFIG_MODE_DRYRUN, POLICY_REJECT);
+	metrics_verdict(m, METRICS_EP_VALIDATE, CONFIG_MODE_ENFORCE, POLICY_MUTATE);
+	metrics_verdict(m, METRICS_EP_HEALTHZ, CONFIG_MODE_ENFORCE, POLICY_ALLOW);  /* not a review: ignored */
+	metrics_verdict(m, METRICS_EP_MUTATE, (enum config_mode)7, POLICY_ALLOW);   /* out of range: ignored */
+	text = render(m);
+	CHECK(has(text, "gpu_admission_policy_verdicts_total{endpoint=\"mutate\",mode=\"dryrun\",verdict=\"reject\"} 2\n"));
+	CHECK(has(text, "gpu_admission_policy_verdicts_total{endpoint=\"validate\",mode=\"enforce\",verdict=\"mutate\"} 1\n"));
+	CHECK(!has(text, "verdict=\"allow\""));
+	free(text);
+	metrics_free(m);
+}
+
 int main(void)
 {
 	RUN(test_empty);
@@ -161,5 +183,6 @@ int main(void)
 	RUN(test_concurrent_updates_are_exact);
 	RUN(test_names);
 	RUN(test_every_error_status_is_labelled);
+	RUN(test_verdicts);
 	return check_done("metrics");
 }
