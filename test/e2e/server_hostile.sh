@@ -6,8 +6,9 @@
 # while other clients are served. kill -9 and a restart on the same port; a
 # stalled ClientHello is cut at --timeout; every server exits 0 on SIGTERM (so a
 # valgrind or ASan finding fails the suite).
-# (Not here yet: a flood of 200 connections against --max-connections 8. Since
-# the accept thread, connections past the limit are dropped and the server wedges.)
+# (Not here yet: a flood of 200 connections against --max-connections 8. With the
+# accept thread, a connection handed to a worker already at its share of the limit
+# is refused, and that worker can then hang: clients fail, SIGTERM never finishes.)
 . test/e2e/server.lib
 
 certs "$TMP/c"
