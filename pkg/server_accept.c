@@ -36,7 +36,8 @@
 int server_accept_open(const struct sockaddr_storage *ss, struct error *err)
 {
 	socklen_t len = ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
-	int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+	/* Non-blocking: a client that resets between poll() and accept() must not stall the loop. */
+	int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), one = 1;
 
 	if (fd < 0) {
 		error_set(err, ERROR_SYSTEM, "socket: %s", strerror(errno));
@@ -113,7 +114,7 @@ static void *accept_loop(void *arg)
 		waited_ms = 0;
 		if (poll(&p, 1, ACCEPT_POLL_MS) <= 0)
 			continue;
-		fd = accept4(s->listen_fd, (struct sockaddr *)&peer, &len, SOCK_CLOEXEC);
+		fd = accept4(s->listen_fd, (struct sockaddr *)&peer, &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (fd < 0) {
 			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
 				log_msg(LOG_LEVEL_WARN, "accept failed", "error", strerror(errno), LOG_END);
