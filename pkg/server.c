@@ -546,6 +546,14 @@ static struct MHD_Daemon *start_listener(struct server *s, const char *addr, int
 	struct MHD_Daemon *d;
 	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC;
 	unsigned threads = plain ? 1 : s->o->threads;
+	/*
+	 * libmicrohttpd splits its limit evenly across workers and refuses a
+	 * handed-over connection whose worker (fd % workers) is at its share, and
+	 * that refusal path can wedge the worker. The accept thread enforces
+	 * --max-connections over all workers, so each worker's share is made the
+	 * whole limit: libmicrohttpd's own check can then never trip.
+	 */
+	unsigned tls_limit = s->o->max_connections * threads;
 	const union MHD_DaemonInfo *info;
 	char port[16];
 
@@ -571,7 +579,7 @@ static struct MHD_Daemon *start_listener(struct server *s, const char *addr, int
 	d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, l,
 			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 			     MHD_OPTION_THREAD_POOL_SIZE, threads > 1 ? threads : 0u,
-			     MHD_OPTION_CONNECTION_LIMIT, plain ? PLAIN_MAX_CONNECTIONS : s->o->max_connections,
+			     MHD_OPTION_CONNECTION_LIMIT, plain ? PLAIN_MAX_CONNECTIONS : tls_limit,
 			     MHD_OPTION_PER_IP_CONNECTION_LIMIT, plain ? 0u : s->o->max_per_ip,
 			     MHD_OPTION_CONNECTION_TIMEOUT, s->o->timeout,
 			     MHD_OPTION_NOTIFY_COMPLETED, on_completed, l,
@@ -735,12 +743,6 @@ int server_run(const struct server_options *opts, struct error *err)
 		return -1;
 	if (o.threads == 0)
 		o.threads = server_default_threads(SERVER_CGROUP_CPU_MAX);
-	if (o.max_connections < o.threads) {
-		/* libmicrohttpd splits the limit across its worker threads: each needs one. */
-		error_set(err, ERROR_INPUT, "--max-connections (%u) must be at least --threads (%u)",
-			  o.max_connections, o.threads);
-		return -1;
-	}
 	s.o = &o;
 	pthread_mutex_init(&s.lock, NULL);
 	pthread_mutex_init(&s.conns_lock, NULL);
