@@ -576,7 +576,9 @@ static struct MHD_Daemon *start_listener(struct server *s, const char *addr, int
 		flags |= MHD_USE_ERROR_LOG; /* handshake failures and the like, for debugging */
 	l->srv = s;
 	l->plain = plain;
+	/* The logger goes first: libmicrohttpd reports on the options that follow as it reads them. */
 	d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, l,
+			     MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 			     MHD_OPTION_THREAD_POOL_SIZE, threads > 1 ? threads : 0u,
 			     MHD_OPTION_CONNECTION_LIMIT, plain ? PLAIN_MAX_CONNECTIONS : tls_limit,
@@ -584,7 +586,6 @@ static struct MHD_Daemon *start_listener(struct server *s, const char *addr, int
 			     MHD_OPTION_CONNECTION_TIMEOUT, s->o->timeout,
 			     MHD_OPTION_NOTIFY_COMPLETED, on_completed, l,
 			     MHD_OPTION_NOTIFY_CONNECTION, on_connection, l,
-			     MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 			     plain ? MHD_OPTION_END : MHD_OPTION_HTTPS_CERT_CALLBACK, server_cert_callback,
 			     MHD_OPTION_HTTPS_PRIORITIES, SRV_TLS_PRIORITIES,
 			     MHD_OPTION_END);

@@ -36,7 +36,7 @@ CA=$TMP/c/ca.crt
 
 # ---- protocol policy ----
 start_server "$TMP/log" --tls-cert "$TMP/c/tls.crt" --tls-key "$TMP/c/tls.key" --service-name "$SVC" \
-	--log-level debug || { bad "server did not start"; finish; }
+	--log-level debug --metrics-addr 127.0.0.1:0 || { bad "server did not start"; finish; }
 check "TLS 1.1 refused" sh -c "! $CLIENT_BIN --port $PORT --cafile $CA --servername $HOST --tls-max 1.1 --body $SAMPLE_GPU"
 check "TLS 1.2 served" client "$CA" --tls-min 1.2 --tls-max 1.2 --body "$SAMPLE_GPU" --count 3
 check "TLS 1.3 served" client "$CA" --tls-min 1.3 --body "$SAMPLE_GPU" --count 3
@@ -45,6 +45,7 @@ sc() { echo | openssl s_client -connect "127.0.0.1:$PORT" -servername "$HOST" -C
 check "TLS 1.2 CBC cipher refused" sh -c "$(command -v openssl) s_client -connect 127.0.0.1:$PORT -tls1_2 -cipher ECDHE-ECDSA-AES128-SHA:@SECLEVEL=0 </dev/null 2>&1 | grep -q 'Cipher is (NONE)'"
 check "TLS 1.2 ECDHE-ECDSA-AES128-GCM served" sh -c "$(command -v openssl) s_client -connect 127.0.0.1:$PORT -tls1_2 -cipher ECDHE-ECDSA-AES128-GCM-SHA256 </dev/null 2>&1 | grep -q 'Cipher is ECDHE-ECDSA-AES128-GCM-SHA256'"
 check "debug level logs libmicrohttpd detail" grep -q '"level":"debug"' "$TMP/log"
+check "at debug level too, every log line is one JSON object" sh -c "jq -c . <$TMP/log >/dev/null"
 stop_server "the protocol-policy server"
 
 # ---- RSA ----
