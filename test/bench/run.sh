@@ -1,6 +1,7 @@
 #!/bin/sh
 # make bench: figures, never assertions. Prints a table and writes the same
-# figures as JSON to $BENCH_OUT (default build/bench/results.json).
+# figures as JSON to the path given as the first argument, or $BENCH_OUT
+# (make bench BENCH_OUT=...), default build/bench/results.json.
 #
 # Load generator and server share this machine's cores, as they would in a
 # quick check anywhere; the server runs with its defaults (threads = cores,
@@ -8,7 +9,7 @@
 set -u
 BIN=${BIN:-bin/gpu-admission}
 B=${BUILD:-build}/bench
-OUT=${BENCH_OUT:-$B/results.json}
+OUT=${1:-${BENCH_OUT:-$B/results.json}}
 SECS=${BENCH_SECONDS:-10}
 mkdir -p "$B" "$(dirname "$OUT")"
 tmp=$(mktemp -d)
