@@ -8,6 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "utf8.h"
+
 #define LOG_LINE_MAX 4096
 
 static atomic_int log_min_level = LOG_LEVEL_INFO;
@@ -69,27 +71,6 @@ static void puts_raw(struct line *l, const char *s)
 	put(l, s, strlen(s));
 }
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 when it is not one. */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t n, i;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	for (i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
-}
-
 /* Appends s as a JSON string; invalid UTF-8 becomes U+FFFD so every line parses. */
 static void put_string(struct line *l, const char *s)
 {
@@ -98,7 +79,8 @@ static void put_string(struct line *l, const char *s)
 
 	put(l, "\"", 1);
 	while (*p != '\0' && !l->full) {
-		size_t n = utf8_len(p);
+		/* NUL-terminated: a sequence cut short fails on the NUL, never reads past it. */
+		size_t n = *p < 0x80 ? 1 : utf8_sequence(p, p + 4);
 
 		if (*p == '"' || *p == '\\') {
 			esc[0] = '\\';

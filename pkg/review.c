@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "scan.h"
+#include "utf8.h"
 
 #define UID_MAX 127
 
@@ -278,29 +279,6 @@ static void w_bytes(struct writer *w, const void *p, size_t n)
 
 #define W_LIT(w, lit) w_bytes((w), (lit), sizeof(lit) - 1)
 
-/* Length of the UTF-8 sequence at p (p < end), as jansson's utf8_iterate() checks it; 0 if invalid. */
-static size_t utf8_seq(const unsigned char *p, const unsigned char *end)
-{
-	unsigned c = p[0], value;
-	size_t n, i;
-
-	if (c >= 0xC2 && c <= 0xDF) { n = 2; value = c & 0x1F; }
-	else if (c >= 0xE0 && c <= 0xEF) { n = 3; value = c & 0x0F; }
-	else if (c >= 0xF0 && c <= 0xF4) { n = 4; value = c & 0x07; }
-	else return 0;
-	if ((size_t)(end - p) < n)
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((p[i] & 0xC0) != 0x80)
-			return 0;
-		value = value << 6 | (p[i] & 0x3F);
-	}
-	if (value > 0x10FFFF || (value >= 0xD800 && value <= 0xDFFF) ||
-	    (n == 3 && value < 0x800) || (n == 4 && value < 0x10000))
-		return 0;
-	return n;
-}
-
 /*
  * A string as json_dumps() writes it without flags: '"' and '\\' escaped,
  * control bytes as \b \f \n \r \t or \u00XX (upper-case hex), everything
@@ -331,7 +309,7 @@ static void w_string(struct writer *w, const char *str, size_t len)
 			continue;
 		}
 		if (*p >= 0x80) {
-			if ((n = utf8_seq(p, end)) == 0) {
+			if ((n = utf8_sequence(p, end)) == 0) {
 				w->failed = 1;
 				return;
 			}

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "utf8.h"
+
 /*
  * Byte classes for the string loop: 0 = plain (copy on), anything else needs
  * a look: '"' ends, '\\' escapes, < 0x20 is invalid, >= 0x80 starts UTF-8.
@@ -77,22 +79,9 @@ static int read_u4(struct scanner *s, const unsigned char *at, unsigned *out)
 /* Validates one UTF-8 sequence at s->p the way jansson does; advances past it. */
 static int utf8(struct scanner *s)
 {
-	const unsigned char *p = s->p;
-	unsigned c = p[0], value, n, i;
+	size_t n = utf8_sequence(s->p, s->end);
 
-	if (c >= 0xC2 && c <= 0xDF) { n = 2; value = c & 0x1F; }
-	else if (c >= 0xE0 && c <= 0xEF) { n = 3; value = c & 0x0F; }
-	else if (c >= 0xF0 && c <= 0xF4) { n = 4; value = c & 0x07; }
-	else return -1;
-	if ((size_t)(s->end - p) < n)
-		return -1;
-	for (i = 1; i < n; i++) {
-		if ((p[i] & 0xC0) != 0x80)
-			return -1;
-		value = value << 6 | (p[i] & 0x3F);
-	}
-	if (value > 0x10FFFF || (value >= 0xD800 && value <= 0xDFFF) ||
-	    (n == 3 && value < 0x800) || (n == 4 && value < 0x10000))
+	if (n == 0)
 		return -1;
 	s->p += n;
 	return 0;

@@ -29,7 +29,8 @@ static void write_hostile(void)
 {
 	log_set_level(LOG_LEVEL_INFO);
 	log_msg(LOG_LEVEL_INFO, "quote \" backslash \\ newline \n tab \t", "field", "bad utf8 \xff\xfe end",
-		"skipped", (const char *)NULL, "ok", "caf\xc3\xa9", LOG_END);
+		"skipped", (const char *)NULL, "ok", "caf\xc3\xa9", "surrogate", "<\xed\xa0\x80>",
+		"overlong", "<\xe0\x80\xaf>", LOG_END);
 }
 
 static void test_escaping(void)
@@ -43,6 +44,9 @@ static void test_escaping(void)
 	CHECK_STR(json_string_value(json_object_get(line, "msg")), "quote \" backslash \\ newline \n tab \t");
 	CHECK_STR(json_string_value(json_object_get(line, "field")), "bad utf8 \xef\xbf\xbd\xef\xbf\xbd end");
 	CHECK_STR(json_string_value(json_object_get(line, "ok")), "caf\xc3\xa9");
+	/* Encoded surrogates and overlong forms are not UTF-8 either: each byte becomes U+FFFD. */
+	CHECK_STR(json_string_value(json_object_get(line, "surrogate")), "<\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd>");
+	CHECK_STR(json_string_value(json_object_get(line, "overlong")), "<\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd>");
 	CHECK(json_object_get(line, "skipped") == NULL);
 	CHECK_STR(json_string_value(json_object_get(line, "level")), "info");
 	CHECK(json_string_length(json_object_get(line, "time")) == 24);
