@@ -31,7 +31,13 @@
 #define ACCEPT_BACKLOG 511   /* the kernel caps it at net.core.somaxconn */
 #define ACCEPT_POLL_MS 50    /* how soon a stop request is noticed */
 #define ACCEPT_BACKOFF_MS 10 /* at the connection limit, or out of descriptors */
-#define ACCEPT_STALE_MS 1000 /* handed over and never started: libmicrohttpd dropped it */
+/*
+ * Handed over and not started after this long: libmicrohttpd dropped it before
+ * it began (out of memory). Generous, because a busy worker starts new
+ * connections only between the handshakes it is already doing (under valgrind
+ * that took over a second and let a 9th connection in past a limit of 8).
+ */
+#define ACCEPT_STALE_MS 30000
 
 int server_accept_open(const struct sockaddr_storage *ss, struct error *err)
 {
@@ -101,9 +107,9 @@ static void *accept_loop(void *arg)
 		if (atomic_load(&s->tls_conns) + atomic_load(&s->handed) >= (int)s->o->max_connections) {
 			/*
 			 * The next client waits in the listen queue. A handed-over
-			 * connection starts within microseconds; one that has not
-			 * after a second was dropped by libmicrohttpd before it began
-			 * (out of memory) and must not hold a slot forever.
+			 * connection starts within milliseconds; one that has not
+			 * after ACCEPT_STALE_MS was dropped by libmicrohttpd before it
+			 * began (out of memory) and must not hold a slot forever.
 			 */
 			pause_ms(ACCEPT_BACKOFF_MS);
 			waited_ms += ACCEPT_BACKOFF_MS;
