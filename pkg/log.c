@@ -58,7 +58,8 @@ struct line {
 
 static void put(struct line *l, const char *s, size_t n)
 {
-	if (l->full || n > sizeof l->buf - LOG_TAIL - l->len) {
+	/* Written so that it cannot wrap: l->len may already use the reserve (see put_string). */
+	if (l->full || l->len + n > sizeof l->buf - LOG_TAIL) {
 		l->full = 1;
 		return;
 	}
@@ -99,8 +100,10 @@ static void put_string(struct line *l, const char *s)
 		}
 		p++;
 	}
-	/* The closing quote may use the reserve: a cut string still ends. */
-	l->buf[l->len++] = '"';
+	/* A string that fits ends like any piece; a cut one may use the reserve for its quote. */
+	put(l, "\"", 1);
+	if (l->full)
+		l->buf[l->len++] = '"';
 }
 
 static void put_field(struct line *l, const char *key, const char *value)

@@ -25,6 +25,26 @@ static char *capture(void (*fn)(void))
 	return buf;
 }
 
+/* As capture(), for up to 2 MB of output. */
+static char *capture_big(void (*fn)(void))
+{
+	FILE *f = tmpfile();
+	int saved = dup(STDERR_FILENO);
+	size_t cap = 2 << 20, n;
+	char *buf = calloc(1, cap);
+
+	fflush(stderr);
+	dup2(fileno(f), STDERR_FILENO);
+	fn();
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(f);
+	n = fread(buf, 1, cap - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
 static void write_hostile(void)
 {
 	log_set_level(LOG_LEVEL_INFO);
@@ -182,6 +202,42 @@ static void test_cut_lines_stay_json(void)
 	free(out);
 }
 
+/*
+ * Every message length around the line's limit, then more fields: a string
+ * that ends exactly where the reserve begins must not push the line past it.
+ */
+static void write_every_length(void)
+{
+	static char msg[4200];
+	size_t n;
+
+	log_set_level(LOG_LEVEL_INFO);
+	for (n = 3900; n < sizeof msg; n++) {
+		memset(msg, 'm', n);
+		msg[n] = '\0';
+		log_msg(LOG_LEVEL_INFO, msg, "a", "1", "b", "22", "c", "333", LOG_END);
+	}
+}
+
+static void test_every_length_near_the_limit(void)
+{
+	char *out = capture_big(write_every_length), *p = out, *nl;
+	int lines = 0, bad = 0;
+
+	while ((nl = strchr(p, '\n')) != NULL) {
+		json_t *line = json_loadb(p, (size_t)(nl - p), 0, NULL);
+
+		if (line == NULL || nl - p >= 4096)
+			bad++;
+		json_decref(line);
+		lines++;
+		p = nl + 1;
+	}
+	CHECK_INT(bad, 0);
+	CHECK_INT(lines, 4200 - 3900);
+	free(out);
+}
+
 int main(void)
 {
 	RUN(test_escaping);
@@ -189,5 +245,6 @@ int main(void)
 	RUN(test_levels);
 	RUN(test_long_value_is_cut_but_line_ends);
 	RUN(test_cut_lines_stay_json);
+	RUN(test_every_length_near_the_limit);
 	return check_done("log");
 }
