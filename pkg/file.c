@@ -12,6 +12,15 @@
 
 #define FILE_CHUNK (64 * 1024) /* first allocation when the size is not known up front */
 
+/* Frees the first n bytes of buf (may be NULL) after zeroing them: what was read may be secret. */
+static void wipe_free(char *buf, size_t n)
+{
+	if (buf == NULL)
+		return;
+	explicit_bzero(buf, n);
+	free(buf);
+}
+
 char *file_read_stream(FILE *f, size_t max, size_t *len, struct error *err)
 {
 	struct stat st;
@@ -43,8 +52,11 @@ char *file_read_stream(FILE *f, size_t max, size_t *len, struct error *err)
 			continue;
 		}
 		cap = cap > (max + 1) / 2 ? max + 1 : cap * 2;
-		if ((grown = realloc(buf, cap + 1)) == NULL)
+		/* Not realloc: the old block may hold a private key, and must be wiped, not left behind. */
+		if ((grown = malloc(cap + 1)) == NULL)
 			goto nomem;
+		memcpy(grown, buf, n);
+		wipe_free(buf, n);
 		buf = grown;
 	}
 	buf[n] = '\0';
@@ -53,7 +65,7 @@ char *file_read_stream(FILE *f, size_t max, size_t *len, struct error *err)
 nomem:
 	error_set(err, ERROR_NOMEM, "out of memory reading input");
 fail:
-	free(buf);
+	wipe_free(buf, n);
 	return NULL;
 }
 
@@ -118,12 +130,19 @@ int file_write_atomic(const char *path, const void *buf, size_t len, mode_t mode
 		off += (size_t)w;
 	}
 	/* Without fsync a crash after rename can leave an empty file under the old name. */
-	if (fsync(fd) != 0 || close(fd) != 0) {
+	{
+		int synced = fsync(fd), e = errno;
+
+		if (close(fd) != 0 && synced == 0) {
+			synced = -1;
+			e = errno;
+		}
 		fd = -1;
-		error_set(err, ERROR_SYSTEM, "%s: %s", tmp, strerror(errno));
-		goto out;
+		if (synced != 0) {
+			error_set(err, ERROR_SYSTEM, "%s: %s", tmp, strerror(e));
+			goto out;
+		}
 	}
-	fd = -1;
 	if (rename(tmp, path) != 0) {
 		error_set(err, ERROR_SYSTEM, "%s: rename failed: %s", path, strerror(errno));
 		goto out;

@@ -19,8 +19,9 @@ struct error;
  * New: all of f (borrowed; read to EOF, not closed), at most max bytes, as a
  * NUL-terminated buffer; *len gets the length without the NUL. NULL with err:
  * ERROR_TOO_LARGE over max, ERROR_SYSTEM on a read error, ERROR_NOMEM.
- * A regular file is read into one allocation of its size, so a secret read
- * this way leaves no stray copies behind when the caller wipes the result.
+ * A regular file is read into one allocation of its size; any buffer given
+ * up on the way (growth, an error) is wiped first, so a secret read this way
+ * leaves no stray copies behind when the caller wipes the result.
  */
 char *file_read_stream(FILE *f, size_t max, size_t *len, struct error *err);
 
