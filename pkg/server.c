@@ -78,9 +78,11 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
 		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 
-		if (!l->plain)
+		/* Counted as open before it stops counting as handed, so the accept thread never sees a gap. */
+		if (!l->plain) {
+			atomic_fetch_add(&s->tls_conns, 1);
 			server_accept_started(s);
-
+		}
 		conn = calloc(1, sizeof *conn);
 		*socket_context = conn;
 		if (conn == NULL)
@@ -96,10 +98,10 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 			s->conns->prev = conn;
 		s->conns = conn;
 		pthread_mutex_unlock(&s->conns_lock);
-		if (!conn->plain)
-			atomic_fetch_add(&s->tls_conns, 1);
 		return;
 	}
+	if (!l->plain)
+		atomic_fetch_sub(&s->tls_conns, 1);
 	if (conn == NULL)
 		return;
 	/* libmicrohttpd closes the socket after this returns: unlinked here, the watchdog never touches it again. */
@@ -111,8 +113,6 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 	if (conn->next != NULL)
 		conn->next->prev = conn->prev;
 	pthread_mutex_unlock(&s->conns_lock);
-	if (!conn->plain)
-		atomic_fetch_sub(&s->tls_conns, 1);
 	server_cert_release(conn->cert);
 	free(conn);
 	*socket_context = NULL;
@@ -539,7 +539,8 @@ static int parse_addr(const char *addr, struct sockaddr_storage *ss, struct erro
 	return 0;
 }
 
-static struct MHD_Daemon *start_listener(struct server *s, const char *addr, int plain, struct error *err)
+/* Starts the TLS listener (s->tls_d) or the plain one (s->plain_d) on addr. 0, or -1 with err. */
+static int start_listener(struct server *s, const char *addr, int plain, struct error *err)
 {
 	struct listener *l = plain ? &s->plain_l : &s->tls_l;
 	struct sockaddr_storage ss;
@@ -558,12 +559,12 @@ static struct MHD_Daemon *start_listener(struct server *s, const char *addr, int
 	char port[16];
 
 	if (parse_addr(addr, &ss, err) != 0)
-		return NULL;
+		return -1;
 	if (!plain) {
 		/* The TLS listener's socket is ours: pkg/server_accept.c spreads its connections. */
 		if ((s->listen_fd = server_accept_open(&ss, err)) < 0) {
 			error_prefix(err, "cannot listen on %s: ", addr);
-			return NULL;
+			return -1;
 		}
 		flags |= MHD_USE_TLS | MHD_USE_NO_LISTEN_SOCKET;
 	} else if (ss.ss_family == AF_INET6) {
@@ -591,23 +592,24 @@ static struct MHD_Daemon *start_listener(struct server *s, const char *addr, int
 			     MHD_OPTION_END);
 	if (d == NULL) {
 		error_set(err, ERROR_SYSTEM, "cannot listen on %s (address in use, or not permitted)", addr);
-		return NULL;
+		return -1;
 	}
 	if (!plain) {
 		s->tls_d = d; /* the accept thread hands connections to it from now on */
 		if (server_accept_start(s, err) != 0) {
 			MHD_stop_daemon(d);
 			s->tls_d = NULL;
-			return NULL;
+			return -1;
 		}
 		snprintf(port, sizeof port, "%u", server_accept_port(s->listen_fd));
 	} else {
+		s->plain_d = d;
 		info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
 		snprintf(port, sizeof port, "%u", info ? (unsigned)info->port : 0u);
 	}
 	log_msg(LOG_LEVEL_INFO, "listening", "addr", addr, "port", port,
 		"scheme", plain ? "http" : "https", LOG_END);
-	return d;
+	return 0;
 }
 
 /* ==== Lifecycle ==== */
@@ -640,7 +642,7 @@ static void drain(struct server *s)
 	atomic_store(&s->draining, 1);
 	log_msg(LOG_LEVEL_INFO, "draining", LOG_END);
 	while ((now = now_ms()) < deadline - margin) {
-		if (atomic_load(&s->tls_conns) > 0)
+		if (atomic_load(&s->tls_conns) + atomic_load(&s->handed) > 0)
 			quiet = -1;
 		else if (quiet < 0)
 			quiet = now;
@@ -766,9 +768,9 @@ int server_run(const struct server_options *opts, struct error *err)
 	sigaddset(&sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sigs, &old);
 	masked = 1;
-	if ((s.tls_d = start_listener(&s, o.addr, 0, err)) == NULL)
+	if (start_listener(&s, o.addr, 0, err) != 0)
 		goto out;
-	if (o.metrics_addr != NULL && (s.plain_d = start_listener(&s, o.metrics_addr, 1, err)) == NULL)
+	if (o.metrics_addr != NULL && start_listener(&s, o.metrics_addr, 1, err) != 0)
 		goto out;
 	serve_loop(&s, &sigs);
 	drain(&s);

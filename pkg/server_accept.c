@@ -31,6 +31,7 @@
 #define ACCEPT_BACKLOG 511   /* the kernel caps it at net.core.somaxconn */
 #define ACCEPT_POLL_MS 50    /* how soon a stop request is noticed */
 #define ACCEPT_BACKOFF_MS 10 /* at the connection limit, or out of descriptors */
+#define ACCEPT_WARN_EVERY_MS 10000 /* out of descriptors: at most one warning this often */
 /*
  * Handed over and not started after this long: libmicrohttpd dropped it before
  * it began (out of memory). Generous, because a busy worker starts new
@@ -97,7 +98,7 @@ static void *accept_loop(void *arg)
 {
 	struct server *s = arg;
 	struct pollfd p = { .fd = s->listen_fd, .events = POLLIN };
-	int waited_ms = 0;
+	int waited_ms = 0, quiet_ms = 0;
 
 	while (!atomic_load(&s->stop_accept)) {
 		struct sockaddr_storage peer;
@@ -123,11 +124,17 @@ static void *accept_loop(void *arg)
 		fd = accept4(s->listen_fd, (struct sockaddr *)&peer, &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (fd < 0) {
 			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-				log_msg(LOG_LEVEL_WARN, "accept failed", "error", strerror(errno), LOG_END);
+				/* The client stays queued and poll() wakes at once: one warning a while, not a flood. */
+				if (quiet_ms <= 0) {
+					log_msg(LOG_LEVEL_WARN, "accept failed", "error", strerror(errno), LOG_END);
+					quiet_ms = ACCEPT_WARN_EVERY_MS;
+				}
 				pause_ms(ACCEPT_BACKOFF_MS);
+				quiet_ms -= ACCEPT_BACKOFF_MS;
 			}
 			continue; /* EINTR, ECONNABORTED, EAGAIN: the client went away first */
 		}
+		quiet_ms = 0;
 		/* Answers are small and come in one write: send them now, not after Nagle's delay. */
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 		/* libmicrohttpd owns fd from here, closing it itself if it cannot take it. */
