@@ -24,6 +24,8 @@ static const char *const bucket_le[METRICS_BUCKETS] = {
 
 /* Histograms exist for the admission endpoints only. */
 #define N_HIST 2
+#define N_MODES 3     /* enum config_mode: enforce, warn, dryrun */
+#define N_VERDICTS 3  /* enum policy_decision: allow, mutate, reject */
 
 struct histogram {
 	atomic_ullong bucket[METRICS_BUCKETS + 1]; /* non-cumulative; last is +Inf */
@@ -33,7 +35,7 @@ struct histogram {
 struct metrics {
 	atomic_ullong requests[METRICS_EP_COUNT][METRICS_DEC_COUNT][N_CODES];
 	struct histogram latency[N_HIST];
-	atomic_ullong verdicts[N_HIST][3][3]; /* [endpoint][config_mode][policy_decision] */
+	atomic_ullong verdicts[N_HIST][N_MODES][N_VERDICTS]; /* [endpoint][config_mode][policy_decision] */
 	atomic_llong in_flight;
 	atomic_ullong reloads[METRICS_RELOAD_COUNT][2]; /* [kind][ok] */
 	atomic_llong cert_expiry;
@@ -112,7 +114,7 @@ void metrics_request(struct metrics *m, enum metrics_endpoint ep, enum metrics_d
 void metrics_verdict(struct metrics *m, enum metrics_endpoint ep, enum config_mode mode,
 		     enum policy_decision verdict)
 {
-	if ((unsigned)ep < N_HIST && (unsigned)mode < 3 && (unsigned)verdict < 3)
+	if ((unsigned)ep < N_HIST && (unsigned)mode < N_MODES && (unsigned)verdict < N_VERDICTS)
 		atomic_fetch_add_explicit(&m->verdicts[ep][mode][verdict], 1, memory_order_relaxed);
 }
 
@@ -209,8 +211,8 @@ static void render_verdicts(struct buf *b, const struct metrics *m)
 		"and the mode in force (in dryrun and warn: what enforcing would change).\n"
 		"# TYPE gpu_admission_policy_verdicts_total counter\n");
 	for (ep = 0; ep < N_HIST; ep++)
-		for (mode = 0; mode < 3; mode++)
-			for (v = 0; v < 3; v++) {
+		for (mode = 0; mode < N_MODES; mode++)
+			for (v = 0; v < N_VERDICTS; v++) {
 				unsigned long long n = load(&m->verdicts[ep][mode][v]);
 
 				if (n > 0)
