@@ -568,10 +568,7 @@ static int start_listener(struct server *s, const char *addr, int plain, struct 
 		}
 		flags |= MHD_USE_TLS | MHD_USE_NO_LISTEN_SOCKET;
 	} else if (ss.ss_family == AF_INET6) {
-		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)&ss;
-
-		/* "[::]" means every address, IPv4 included, as it does for Go servers. */
-		flags |= IN6_IS_ADDR_UNSPECIFIED(&sin6->sin6_addr) ? MHD_USE_DUAL_STACK : MHD_USE_IPv6;
+		flags |= server_addr_dual_stack(&ss) ? MHD_USE_DUAL_STACK : MHD_USE_IPv6;
 	}
 	if (log_enabled(LOG_LEVEL_DEBUG))
 		flags |= MHD_USE_ERROR_LOG; /* handshake failures and the like, for debugging */

@@ -52,9 +52,7 @@ int server_accept_open(const struct sockaddr_storage *ss, struct error *err)
 	}
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
 	if (ss->ss_family == AF_INET6) {
-		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)ss;
-		/* "[::]" means every address, IPv4 included, as it does for Go servers. */
-		int v6only = !IN6_IS_ADDR_UNSPECIFIED(&sin6->sin6_addr);
+		int v6only = !server_addr_dual_stack(ss);
 
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof v6only);
 	}

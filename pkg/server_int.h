@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <time.h>
@@ -103,6 +104,13 @@ struct server {
 	atomic_int stop_accept;
 	atomic_int handed;             /* given to libmicrohttpd, not yet started (counted as open) */
 };
+
+/* Whether ss is "[::]": every address, IPv4 included (dual stack), as it is for Go servers. */
+static inline int server_addr_dual_stack(const struct sockaddr_storage *ss)
+{
+	return ss->ss_family == AF_INET6 &&
+	       IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)(const void *)ss)->sin6_addr);
+}
 
 /* ==== pkg/server_accept.c ==== */
 
