@@ -1,0 +1,135 @@
+/*
+ * policy_int: what the files of the policy module share. Private to
+ * pkg/policy*.c; everything here is pure, like the engine itself.
+ *
+ *   policy.c         the engine: exemptions, decision, modes, annotations
+ *   policy_pod.c     reading a pod: what it requests, typed and validated
+ *   policy_pool.c    GPU pods: choosing the pool and building the patch
+ *   policy_target.c  CPU pods: the routes by which they aim at GPU nodes
+ */
+#ifndef GPU_ADMISSION_POLICY_INT_H
+#define GPU_ADMISSION_POLICY_INT_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "config.h"
+#include "error.h"
+#include "policy.h"
+
+#define POOL_LABEL "gpu-admission/pool"
+#define GPU_KINDS_MAX 16  /* distinct GPU resource names in one pod */
+
+/* Why a pod was admitted, mutated or rejected: stable codes for annotations and metrics. */
+#define R_OPERATION   "operation-not-create"
+#define R_EXEMPT_NS   "exempt-namespace"
+#define R_EXEMPT_SEL  "exempt-pod-selector"
+#define R_EXEMPT_DS   "exempt-daemonset"
+#define R_NO_GPU      "no-gpu"
+#define R_DRA         "dra-claims"
+#define R_GPU_OK      "gpu-pod-ok"
+#define R_GPU_MUTATED "gpu-pod-mutated"
+#define R_NOT_MUTATED "gpu-pod-not-mutated"
+#define R_QUANTITY    "invalid-gpu-quantity"
+#define R_UNKNOWN     "unknown-pool"
+#define R_MISMATCH    "pool-mismatch"
+#define R_NO_POOL     "no-pool-fits"
+#define R_CONFLICT    "node-selector-conflict"
+#define R_CPU_TOL     "cpu-pod-gpu-toleration"
+#define R_CPU_SEL     "cpu-pod-gpu-node-selector"
+#define R_CPU_AFF     "cpu-pod-gpu-affinity"
+#define R_CPU_NAME    "cpu-pod-gpu-node-name"
+
+/* ==== What the pod asks for (policy_pod.c) ==== */
+
+struct gpu_demand {
+	const char *name;          /* borrowed from the pod */
+	long long app_sum;         /* sum over app containers */
+	long long sidecar_sum;     /* sum over restartable init containers */
+	long long init_max;        /* peak during init */
+};
+
+/* The pod as the engine reads it; every pointer borrowed from the request. */
+struct pod_view {
+	const json_t *metadata, *spec, *labels, *tolerations, *node_selector;
+	const char *ns;
+	struct gpu_demand gpu[GPU_KINDS_MAX];
+	size_t n_gpu;
+	int dra;                   /* resource claims present */
+	int daemonset;
+	/* First invalid GPU quantity, reported as the rejection. */
+	char bad_quantity[POLICY_MESSAGE_MAX];
+};
+
+/*
+ * Fills pv from req->pod: 0, or -1 with ERROR_INPUT when a field the policy
+ * reads has the wrong type (tolerations included).
+ */
+int policy_pod_read(const struct config *cfg, const struct policy_request *req,
+		    struct pod_view *pv, struct error *err);
+
+/* The pod's effective request for one resource, as the scheduler computes it. */
+long long policy_demand_total(const struct gpu_demand *d);
+
+/* ==== GPU pods (policy_pool.c) ==== */
+
+/*
+ * The pool for a GPU pod (borrowed from cfg), or NULL with the rejection's
+ * reason and message in res.
+ */
+const struct config_pool *policy_pool_choose(const struct config *cfg, const struct pod_view *pv,
+					     struct policy_result *res);
+
+/*
+ * Sets res->verdict, reason, patch and changes for a GPU pod placed on pool
+ * (NULL: tolerate only, as for a DaemonSet pod). A selector that conflicts
+ * with the pool is a REJECT verdict, not an error. -1 only on ERROR_NOMEM.
+ */
+int policy_pool_mutate(const struct config *cfg, const struct pod_view *pv,
+		       const struct config_pool *pool, struct policy_result *res, struct error *err);
+
+/* ==== CPU pods (policy_target.c) ==== */
+
+/*
+ * Sets res->verdict REJECT with every route the CPU-only pod takes to GPU
+ * nodes, or reason R_NO_GPU with warnings for the soft routes. -1 only on
+ * ERROR_NOMEM.
+ */
+int policy_target_check(const struct config *cfg, const struct pod_view *pv,
+			struct policy_result *res, struct error *err);
+
+/* ==== Shared helpers (policy.c) ==== */
+
+/*
+ * Member key of parent, when of type (absent or null: *out NULL, 0); -1 with
+ * ERROR_INPUT naming path.key when it has another type.
+ */
+int policy_get_typed(const json_t *parent, const char *key, json_type type, const char *path,
+		     const json_t **out, struct error *err);
+
+/* jansson's foreach macros take a non-const json_t * though they only read. */
+json_t *policy_iterable(const json_t *j);
+
+/* The string member key of obj, or dflt. Borrowed. */
+const char *policy_str(const json_t *obj, const char *key, const char *dflt);
+
+int policy_match_any(const struct config_strings *globs, const char *s);
+int policy_list_has(const struct config_strings *l, const char *s);
+long long policy_sat_add(long long a, long long b);  /* saturates at QUANTITY_MAX */
+long long policy_max_ll(long long a, long long b);
+
+/* Appends printf text to buf (size cap); truncates quietly. */
+void policy_appendf(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Adds a warning to res, cut to kube-apiserver's 256 bytes; -1 on ERROR_NOMEM. */
+int policy_warn(struct policy_result *res, struct error *err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* "sku=gpu:NoSchedule" into buf; snprintf's return. */
+int policy_describe_taint(const struct config *cfg, char *buf, size_t cap);
+
+/* Does toleration t tolerate the taint key=value:effect? */
+int policy_tolerates(const json_t *t, const char *key, const char *value, const char *effect);
+
+#endif
