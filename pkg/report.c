@@ -1243,7 +1243,7 @@ static int judge_pending(struct report *r, struct report_pending *p)
 			 selected);
 	} else if (free_ == 0) {
 		p->reason = REPORT_PENDING_FULL;
-		snprintf(msg, sizeof msg, "the %lu GPU node(s) it may use have no %lld free %s: other pods "
+		snprintf(msg, sizeof msg, "none of the %lu GPU node(s) it may use has %lld %s free: other pods "
 			 "request them (waiting for capacity or the autoscaler)", tolerated,
 			 p->n_gpus ? p->gpus[0].count : 0, p->n_gpus ? p->gpus[0].resource : "GPUs");
 	} else {
