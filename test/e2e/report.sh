@@ -78,8 +78,10 @@ done
 
 # ---- the README's example is the aks-snapshot case's text report ----------------
 # The block after the marker line, between its ``` fences, minus the command line.
-sed -n '/^<!-- report-example: test\/report\/cases\/aks-snapshot -->$/,/^```$/p' README.md | sed '1,2d;$d' |
-	sed '1{/^\$ /d;}' >"$tmp/readme"
+awk '/^<!-- report-example: test\/report\/cases\/aks-snapshot -->$/ { m = 1; next }
+	m == 1 && /^```/ { m = 2; next }
+	m == 2 && /^```$/ { exit }
+	m == 2 && !/^\$ / { print }' README.md >"$tmp/readme"
 if [ ! -s "$tmp/readme" ]; then
 	bad "README: no report example after <!-- report-example: test/report/cases/aks-snapshot -->"
 elif cmp -s "$tmp/readme" "$CASES/aks-snapshot/expect.txt"; then
