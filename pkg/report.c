@@ -684,10 +684,12 @@ static unsigned pod_routes(const struct config *cfg, const json_t *spec)
 			routes |= REPORT_ROUTE_SELECTOR;
 	terms = json_object_get(json_object_get(json_object_get(json_object_get(spec, "affinity"), "nodeAffinity"),
 						"requiredDuringSchedulingIgnoredDuringExecution"), "nodeSelectorTerms");
-	json_array_foreach(iterable(terms), i, term)
-		json_array_foreach(iterable(json_object_get(term, "matchExpressions")), j, e)
+	json_array_foreach(iterable(terms), i, term) {
+		json_array_foreach(iterable(json_object_get(term, "matchExpressions")), j, e) {
 			if (gpu_key(cfg, str_at(e, "key")))
 				routes |= REPORT_ROUTE_AFFINITY;
+		}
+	}
 	return routes;
 }
 

@@ -206,12 +206,14 @@ static void write_errors(const struct report *r, FILE *out, const struct style *
 	const json_t *e;
 	size_t i;
 
-	json_array_foreach(r->errors, i, e)
+	json_array_foreach(r->errors, i, e) {
 		fprintf(out, "  %s%s%s  %s: %s\n", s->red, "ERROR", s->off, str(e, "input"), str(e, "message"));
+	}
 	if (r->n_errors > json_array_size(r->errors))
 		fprintf(out, "  ... and %lu more\n", r->n_errors - (unsigned long)json_array_size(r->errors));
-	json_array_foreach(r->audit.errors, i, e)
+	json_array_foreach(r->audit.errors, i, e) {
 		fprintf(out, "  %s%s%s  %s: %s\n", s->red, "ERROR", s->off, str(e, "file"), str(e, "message"));
+	}
 }
 
 static void heading(FILE *out, const struct style *s, const char *what, unsigned long n)
