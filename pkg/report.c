@@ -1310,7 +1310,7 @@ void report_totals(const struct report *r, struct report_totals *t)
 
 void report_money(double v, char *buf, size_t cap)
 {
-	if (v >= 100)
+	if (v >= 99.995)  /* what would print as $100.00 and up */
 		snprintf(buf, cap, "$%.0f/h", v);
 	else
 		snprintf(buf, cap, "$%.2f/h", v);
