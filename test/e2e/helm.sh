@@ -104,6 +104,12 @@ refuse "unknown policy field" --set policy.gpuTaints.key=x
 refuse "pool without a name" --set 'policy.pools[0].maxGPUsPerPod=1' --set 'policy.pools[0].name=null'
 refuse "maxGPUsPerPod negative" --set 'policy.pools[0].maxGPUsPerPod=-1'
 refuse "taint effect misspelt" --set policy.gpuTaint.effect=NoSchedul
+refuse "pricePerNodeHour negative" --set 'policy.pools[0].name=gpu' --set 'policy.pools[0].pricePerNodeHour=-1'
+refuse "gpusPerNode zero" --set 'policy.pools[0].name=gpu' --set 'policy.pools[0].gpusPerNode=0'
+refuse "unknown prometheusRule key" --set prometheusRule.severity=page
+refuse "certExpiryDays zero" --set prometheusRule.certExpiryDays=0
+refuse "rejectionSpike factor not above 1" --set prometheusRule.rejectionSpike.factor=1
+refuse "unknown grafanaDashboard key" --set grafanaDashboard.uid=x
 want='caBundle is required'
 refuse "secret mode without caBundle" --set certs.mode=secret
 want='needs metrics.enabled'
