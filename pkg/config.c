@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,8 @@
 #define CONFIG_FILE_MAX (1024 * 1024)
 #define CONFIG_LIST_MAX 1024   /* entries in any one list or map */
 #define CONFIG_STRING_MAX 316  /* a label key: 253 prefix + '/' + 63 name, rounded */
+#define CONFIG_PRICE_MAX 1000000.0  /* pricePerNodeHour: far above any VM's hourly price */
+#define CONFIG_GPUS_PER_NODE_MAX 1024
 
 /*
  * The embedded default. It is parsed by the same code as a user file, so the
@@ -64,6 +67,12 @@ static const char default_yaml[] =
 "# already matches, else the first pool that serves every GPU resource it asks\n"
 "# for with a large enough maxGPUsPerPod (0 or absent: no limit). resources\n"
 "# defaults to every GPU resource.\n"
+"# Optional, for the cost report (gpu-admission report): pricePerNodeHour, what\n"
+"# one node of the pool costs per hour (e.g. 98.32 for a Standard_ND96isr_H100_v5\n"
+"# pay-as-you-go), and gpusPerNode (8 there; absent: each node's allocatable\n"
+"# GPUs). check-config warns when priced pools are not cheapest per GPU first:\n"
+"#   - {name: t4, nodeSelector: {kubernetes.azure.com/agentpool: gput4},\n"
+"#      maxGPUsPerPod: 1, pricePerNodeHour: 0.526, gpusPerNode: 1}\n"
 "pools:\n"
 "  - name: gpu\n"
 "    resources: [\"nvidia.com/*\", \"alpha.kubernetes.io/nvidia-gpu\"]\n"
@@ -359,6 +368,31 @@ static void read_count(struct loader *ld, yaml_node_t *n, const char *path, long
 	*out = v;
 }
 
+/* A price: a plain decimal number (digits, at most one '.'), 0 to CONFIG_PRICE_MAX. */
+static int read_price(struct loader *ld, yaml_node_t *n, const char *path, double *out)
+{
+	const char *s = n->type == YAML_SCALAR_NODE ? scalar(n) : "";
+	size_t i, dots = 0, digits = 0;
+	double v;
+
+	for (i = 0; n->type == YAML_SCALAR_NODE && i < n->data.scalar.length && i < 32; i++) {
+		if (s[i] == '.')
+			dots++;
+		else if (s[i] >= '0' && s[i] <= '9')
+			digits++;
+		else
+			break;
+	}
+	if (n->type != YAML_SCALAR_NODE || n->data.scalar.length == 0 || i != n->data.scalar.length ||
+	    dots > 1 || digits == 0 || (v = strtod(s, NULL), !isfinite(v)) || v > CONFIG_PRICE_MAX) {
+		fail(ld, n, path, "must be a price per hour: a number from 0 to %.0f, e.g. 98.32",
+		     CONFIG_PRICE_MAX);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
 /*
  * Iterates the pairs of mapping n, calling field() for each key; a key that
  * field() does not know is an error. Keeps the loader's one rule for maps:
@@ -441,6 +475,17 @@ static int pool_field(struct loader *ld, void *target, const char *key, yaml_nod
 		read_strings(ld, v, path, &p->resources);
 	} else if (strcmp(key, "maxGPUsPerPod") == 0) {
 		read_count(ld, v, path, 1000000, &p->max_gpus_per_pod);
+	} else if (strcmp(key, "pricePerNodeHour") == 0) {
+		if (read_price(ld, v, path, &p->price_per_node_hour) == 0)
+			p->priced = 1;
+	} else if (strcmp(key, "gpusPerNode") == 0) {
+		long long gpus = -1;
+
+		read_count(ld, v, path, CONFIG_GPUS_PER_NODE_MAX, &gpus);
+		if (gpus == 0)
+			fail(ld, v, path, "must be a whole number from 1 to %d", CONFIG_GPUS_PER_NODE_MAX);
+		else if (gpus > 0)
+			p->gpus_per_node = gpus;
 	} else {
 		return -1;
 	}
@@ -476,7 +521,7 @@ static void read_pools(struct loader *ld, yaml_node_t *n, const char *path, stru
 			continue;
 		}
 		read_fields(ld, item, sub, &pools[i], pool_field,
-			    "name, nodeSelector, resources, maxGPUsPerPod");
+			    "name, nodeSelector, resources, maxGPUsPerPod, pricePerNodeHour, gpusPerNode");
 		if (pools[i].name == NULL)
 			fail(ld, item, sub, "name is required");
 		if (pools[i].node_selector.n == 0)
@@ -622,6 +667,41 @@ static void check_whole(struct loader *ld, const struct config *cfg)
 			if (cfg->pools[i].name && cfg->pools[j].name &&
 			    strcmp(cfg->pools[i].name, cfg->pools[j].name) == 0)
 				fail(ld, NULL, "pools", "two pools are named \"%s\"", cfg->pools[i].name);
+}
+
+/* A priced pool's cost per GPU-hour, or -1 when it cannot be known from the policy alone. */
+static double per_gpu_price(const struct config_pool *p)
+{
+	return p->priced && p->gpus_per_node > 0 ? p->price_per_node_hour / (double)p->gpus_per_node : -1;
+}
+
+size_t config_warnings(const struct config *cfg, char *buf, size_t cap)
+{
+	size_t i, j, n = 0, used;
+
+	if (cap > 0)
+		buf[0] = '\0';
+	/* Pools are tried in order: a cheaper pool listed after a pricier one is used only as a fallback. */
+	for (i = 0; i < cfg->n_pools; i++) {
+		double pi = per_gpu_price(&cfg->pools[i]);
+
+		for (j = 0; pi >= 0 && j < i; j++) {
+			double pj = per_gpu_price(&cfg->pools[j]);
+
+			if (pj < 0 || pi >= pj)
+				continue;
+			used = cap > 0 ? strlen(buf) : 0;
+			if (used + 1 < cap)
+				snprintf(buf + used, cap - used,
+					 "%spools[%zu] (\"%s\", %.4g per GPU-hour) is cheaper per GPU than "
+					 "pools[%zu] (\"%s\", %.4g) listed before it; pools are tried in order, "
+					 "cheapest first", n ? "\n" : "", i, cfg->pools[i].name, pi, j,
+					 cfg->pools[j].name, pj);
+			n++;
+			break;
+		}
+	}
+	return n;
 }
 
 /* ==== Loading ==== */

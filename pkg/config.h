@@ -40,6 +40,10 @@ struct config_pool {
 	struct config_labels node_selector; /* never empty */
 	struct config_strings resources;    /* globs served; empty = every GPU resource */
 	long long max_gpus_per_pod;         /* 0 = no limit */
+	/* Cost (optional; only the cost report reads them): */
+	int priced;                         /* pricePerNodeHour was given */
+	double price_per_node_hour;         /* in the admin's currency, >= 0 */
+	long long gpus_per_node;            /* 0 = not given: the report counts allocatable */
 };
 
 struct config_namespace_mode {
@@ -85,6 +89,14 @@ struct config *config_load_buffer(const char *buf, size_t len, const char *name,
 
 /* New: as config_load_buffer, reading path (at most 1 MiB). */
 struct config *config_load_file(const char *path, struct error *err);
+
+/*
+ * Advice on a valid cfg (borrowed) that is not an error: pools with a
+ * pricePerNodeHour and gpusPerNode that are not listed cheapest per GPU first.
+ * Writes one line per warning into buf (cap bytes, NUL-terminated, cut
+ * quietly) and returns how many there were.
+ */
+size_t config_warnings(const struct config *cfg, char *buf, size_t cap);
 
 /* Frees cfg and everything it owns. Accepts NULL. */
 void config_free(struct config *cfg);

@@ -93,6 +93,24 @@ const char *policy_decision_name(enum policy_decision d);
  */
 int policy_operation_parse(const char *s, enum policy_operation *op, struct error *err);
 
+/* One GPU resource a pod requests, counted as the scheduler counts it. */
+struct policy_gpu_request {
+	const char *resource;  /* borrowed from the pod */
+	long long count;       /* > 0 */
+};
+
+/*
+ * What pod (borrowed: a Pod or a template) requests of each GPU resource of
+ * cfg, as the scheduler computes a pod's request: the larger of the app
+ * containers' sum (plus restartable init containers, i.e. sidecars) and the
+ * init containers' peak; ephemeral containers never count. The same code the
+ * policy places pods with. Fills out[0..*n), at most cap entries (resources
+ * beyond are an error). Returns 0, or -1 with ERROR_INPUT (a field of the
+ * wrong type, an invalid GPU quantity, too many GPU resources).
+ */
+int policy_gpu_requests(const struct config *cfg, const json_t *pod, struct policy_gpu_request *out,
+			size_t cap, size_t *n, struct error *err);
+
 /*
  * Glob match of the patterns used in config: '*' matches any run of
  * characters (including '/'), '?' any one character; everything else is

@@ -203,3 +203,29 @@ int policy_pod_read(const struct config *cfg, const struct policy_request *req,
 	/* spec.ephemeralContainers never count: they cannot request resources. */
 	return tolerations_valid(pv->tolerations, err);
 }
+
+int policy_gpu_requests(const struct config *cfg, const json_t *pod, struct policy_gpu_request *out,
+			size_t cap, size_t *n, struct error *err)
+{
+	struct policy_request req = { .pod = pod, .operation = POLICY_OP_CREATE };
+	struct pod_view pv;
+	size_t i;
+
+	*n = 0;
+	if (policy_pod_read(cfg, &req, &pv, err) != 0)
+		return -1;
+	if (pv.bad_quantity[0] != '\0') {
+		error_set(err, ERROR_INPUT, "%s", pv.bad_quantity);
+		return -1;
+	}
+	if (pv.n_gpu > cap) {
+		error_set(err, ERROR_INPUT, "more than %zu distinct GPU resources in one pod", cap);
+		return -1;
+	}
+	for (i = 0; i < pv.n_gpu; i++) {
+		out[i].resource = pv.gpu[i].name;
+		out[i].count = policy_demand_total(&pv.gpu[i]);
+	}
+	*n = pv.n_gpu;
+	return 0;
+}

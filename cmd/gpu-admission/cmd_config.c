@@ -8,18 +8,29 @@ int cmd_check_config(int argc, char **argv)
 {
 	struct error err = { 0 };
 	struct config *cfg;
+	char warnings[4096];  /* a few lines per misordered pool; cut quietly beyond */
 
 	if (argc != 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		fprintf(argc == 2 ? stdout : stderr,
 			"usage: gpu-admission check-config FILE\n\n"
 			"Loads FILE over the embedded default policy and prints \"configuration OK\",\n"
-			"or every error with file:line:column. Exit 0 when valid, 1 when not.\n");
+			"or every error with file:line:column. Exit 0 when valid, 1 when not.\n"
+			"Advice that is not an error (priced pools not listed cheapest per GPU\n"
+			"first) is printed to stderr as \"FILE: warning: ...\" and keeps exit 0.\n");
 		return argc == 2 ? EXIT_OK : EXIT_USAGE;
 	}
 	cfg = config_load_file(argv[1], &err);
 	if (cfg == NULL) {
 		fprintf(stderr, "%s\n", err.msg);
 		return EXIT_FINDING;
+	}
+	if (config_warnings(cfg, warnings, sizeof warnings) > 0) {
+		const char *line = warnings, *nl;
+
+		for (; line != NULL; line = nl ? nl + 1 : NULL) {
+			nl = strchr(line, '\n');
+			fprintf(stderr, "%s: warning: %.*s\n", argv[1], nl ? (int)(nl - line) : (int)strlen(line), line);
+		}
 	}
 	config_free(cfg);
 	printf("configuration OK\n");

@@ -17,6 +17,7 @@
 
 int cmd_review(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_certs(int argc, char **argv);
 int cmd_check_config(int argc, char **argv);

@@ -22,6 +22,7 @@ static const struct command {
 } commands[] = {
 	{ "review", cmd_review, "answer one AdmissionReview (stdin or FILE) on stdout" },
 	{ "audit", cmd_audit, "dry-run the policy over manifests (files, dirs, -): ok/mutate/reject" },
+	{ "report", cmd_report, "GPU cost report from kubectl get nodes,pods -o json: idle, leaks, Pending" },
 	{ "serve", cmd_serve, "run the HTTPS admission webhook (/mutate, /validate, /metrics)" },
 	{ "certs", cmd_certs, "write a CA, a serving certificate and the caBundle for a Service" },
 	{ "check-config", cmd_check_config, "validate a policy file: \"configuration OK\" or the errors" },

@@ -83,6 +83,12 @@ echo
 echo "audit: $audit_line"
 audit_tps=$(echo "$audit_line" | grep -oE '[0-9]+ templates/s' | grep -oE '[0-9]+' | head -n 1)
 
+# 7. Cost report over a 5,000-node / 150,000-pod snapshot (about 1.9 GB, generated once).
+echo
+report_out=$(BUILD=${BUILD:-build} BIN=$BIN sh test/report/bench.sh)
+echo "$report_out" | head -n 1
+report_json=$(echo "$report_out" | tail -n 1)
+
 cat >"$OUT" <<JSON
 {
   "machine": {"cores": $(nproc), "cpu": "$(awk '/model name/ {$1=$2=$3=""; print; exit}' /proc/cpuinfo | sed 's/^ *//')"},
@@ -93,7 +99,8 @@ cat >"$OUT" <<JSON
   "wrk_closed_loop_6k": [$wrk_json],
   "open_loop_6k": $open_json,
   "tls_full_handshakes_per_second": ${hs:-0},
-  "audit_templates_per_second": ${audit_tps:-0}
+  "audit_templates_per_second": ${audit_tps:-0},
+  "report_5000_nodes_150000_pods": ${report_json:-null}
 }
 JSON
 echo

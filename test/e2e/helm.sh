@@ -68,6 +68,18 @@ for values in test/helm/cases/*.yaml; do
 	fi
 done
 
+# ---- the PrometheusRule's alerts: promtool check rules and promtool test rules --
+# (test/helm/prometheus/alerts.test.yaml; the "full" case renders the rule.)
+if command -v promtool >/dev/null 2>&1; then
+	mkdir -p "$T/promtool"
+	cp "$T/full/rules.yaml" test/helm/prometheus/alerts.test.yaml "$T/promtool/" 2>/dev/null
+	desc="PrometheusRule: promtool check rules"; t promtool check rules "$T/promtool/rules.yaml"
+	desc="PrometheusRule: promtool test rules (every alert fires, and only when it should)"
+	t sh -c "cd '$T/promtool' && promtool test rules alerts.test.yaml"
+else
+	notok "promtool missing (sh .ci/deps test installs the prometheus package)"
+fi
+
 # ---- values.schema.json and template guards refuse bad values ----------------
 refuse() {
 	desc="refused: $1"
@@ -92,6 +104,12 @@ refuse "unknown policy field" --set policy.gpuTaints.key=x
 refuse "pool without a name" --set 'policy.pools[0].maxGPUsPerPod=1' --set 'policy.pools[0].name=null'
 refuse "maxGPUsPerPod negative" --set 'policy.pools[0].maxGPUsPerPod=-1'
 refuse "taint effect misspelt" --set policy.gpuTaint.effect=NoSchedul
+refuse "pricePerNodeHour negative" --set 'policy.pools[0].name=gpu' --set 'policy.pools[0].pricePerNodeHour=-1'
+refuse "gpusPerNode zero" --set 'policy.pools[0].name=gpu' --set 'policy.pools[0].gpusPerNode=0'
+refuse "unknown prometheusRule key" --set prometheusRule.severity=page
+refuse "certExpiryDays zero" --set prometheusRule.certExpiryDays=0
+refuse "rejectionSpike factor not above 1" --set prometheusRule.rejectionSpike.factor=1
+refuse "unknown grafanaDashboard key" --set grafanaDashboard.uid=x
 want='caBundle is required'
 refuse "secret mode without caBundle" --set certs.mode=secret
 want='needs metrics.enabled'
@@ -210,6 +228,24 @@ if "$BIN" help 2>&1 | grep -q '^  serve'; then
 		if grep -q '"uid":"chart-1"' "$T/resp.json" &&
 			{ [ "$path" = /validate ] || grep -q '"patch"' "$T/resp.json"; }; then ok "$desc"; else notok "$desc"; head -c 400 "$T/resp.json"; echo; fi
 	done
+	# Every metric the dashboard and the alerts use is one the server exports (Prometheus's own
+	# per-target "up" aside). Names: gpu_admission_* anywhere, and any identifier before { or [.
+	desc="monitoring: every metric name in the dashboard and the PrometheusRule is in /metrics"
+	curl_ "https://$host:$port/metrics" >"$T/metrics.txt" 2>&1
+	t node -e '
+		const fs = require("fs");
+		const have = new Set(fs.readFileSync(process.argv[1], "utf8").split("\n")
+			.filter((l) => l && !l.startsWith("#")).map((l) => l.split(/[{ ]/)[0]));
+		const promql = fs.readFileSync(process.argv[2], "utf8");
+		const names = new Set([...promql.matchAll(/\bgpu_admission_[a-z0-9_]+/g)].map((m) => m[0])
+			.concat([...promql.matchAll(/\b([a-zA-Z_:][a-zA-Z0-9_:]*)\s*[{[]/g)].map((m) => m[1])));
+		const builtin = new Set(["up"]);
+		const missing = [...names].filter((n) => !have.has(n) && !builtin.has(n));
+		if (!have.size || names.size < 8 || missing.length) {
+			console.log("metrics: " + have.size + ", names used: " + [...names].join(" ") + "; missing: " + missing.join(" "));
+			process.exit(1);
+		}
+	' "$T/metrics.txt" "$T/full/promql.txt"
 	desc="serve (chart args): no errors logged at start"
 	t sh -c "! grep -q '\"level\":\"error\"' '$T/serve.log'"
 	kill "$SERVE_PID" 2>/dev/null

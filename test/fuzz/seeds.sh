@@ -17,6 +17,10 @@ fuzz_manifest)
 	for f in test/audit/corpus/* test/audit/cases/*/*.yaml test/audit/cases/*/*.json; do
 		[ -f "$f" ] && add "$f"
 	done ;;
+fuzz_report)
+	for f in test/report/cases/*/*.json test/report/cases/*/stdin; do
+		[ -f "$f" ] && add "$f"
+	done ;;
 fuzz_quantity)
 	for q in 1 0 500m 1.5 2Ki 1e3 1E -1 +8 0.0001Ki 99999999999999999999 1k 10e-1; do
 		n=$((n + 1)); printf '%s' "$q" >"$dir/seed-$n"

@@ -149,7 +149,9 @@ function main() {
 
 	const dep = one("Deployment");
 	const svc = one("Service");
-	const cm = one("ConfigMap");
+	// The policy's ConfigMap (a Grafana dashboard ConfigMap may come along).
+	const policyMaps = all("ConfigMap").filter((o) => o.data && "policy.yaml" in o.data);
+	const cm = policyMaps.length === 1 ? policyMaps[0] : null;
 	const sa = one("ServiceAccount");
 	const mwc = one("MutatingWebhookConfiguration");
 	const vwc = one("ValidatingWebhookConfiguration");
@@ -384,8 +386,38 @@ function main() {
 		check(`${caseName}: extra args passed`, args.join(" ").endsWith("--threads 4"));
 		const ns = one("Namespace");
 		check(`${caseName}: Namespace object for the release namespace`, ns && ns.metadata.name === NS);
+		const dash = all("ConfigMap").find((o) => o.metadata.labels && o.metadata.labels.grafana_dashboard === "1");
+		let board = null;
+		try {
+			board = dash && JSON.parse(dash.data["gpu-admission.json"]);
+		} catch (e) {
+			board = null;
+		}
+		check(`${caseName}: Grafana dashboard ConfigMap (grafana_dashboard label, folder, valid JSON)`,
+			board && board.uid === "gpu-admission" && board.panels.length > 0 &&
+			dash.metadata.annotations.grafana_folder === "Platform");
+		const panels = board ? board.panels.map((p) => p.title) : [];
+		check(`${caseName}: dashboard shows verdicts by mode and kind, latency, certificate, reloads, in-flight`,
+			["Policy verdicts by mode", "Policy verdicts by kind", "Admission latency", "Certificate expires in",
+				"Reloads", "In-flight requests"].every((t) => panels.includes(t)), panels.join(", "));
+		const rule = one("PrometheusRule");
+		const alerts = rule ? rule.spec.groups.flatMap((g) => g.rules.map((r) => r.alert)) : [];
+		check(`${caseName}: PrometheusRule with the five alerts, labelled for the Prometheus ruleSelector`,
+			rule && rule.metadata.labels.release === "kube-prometheus-stack" &&
+			eq(alerts.sort(), ["GpuAdmissionAnsweringErrors", "GpuAdmissionCertificateExpiringSoon",
+				"GpuAdmissionNoReadyReplica", "GpuAdmissionRejectionSpike", "GpuAdmissionReloadFailing"]),
+			alerts.join(","));
+		if (outDir) {
+			if (rule) fs.writeFileSync(path.join(outDir, "rules.yaml"), YAML.stringify({ groups: rule.spec.groups }));
+			// Every PromQL expression the dashboard and the rules evaluate, one per line.
+			const exprs = (board ? board.panels.flatMap((p) => (p.targets || []).map((t) => t.expr)) : [])
+				.concat(board ? board.templating.list.map((v) => (v.query && v.query.query) || "").filter(Boolean) : [])
+				.concat(rule ? rule.spec.groups.flatMap((g) => g.rules.map((r) => r.expr)) : []);
+			fs.writeFileSync(path.join(outDir, "promql.txt"), exprs.map((e) => e.replace(/\s+/g, " ")).join("\n") + "\n");
+		}
 	} else {
 		check(`${caseName}: optional objects off by default`, !np && !sm && !one("Namespace") &&
+			!one("PrometheusRule") && all("ConfigMap").length === 1 &&
 			!c.ports.some((p) => p.name === "metrics"));
 		check(`${caseName}: image from repository and appVersion`, /^gpu-admission:\d+\.\d+\.\d+/.test(c.image));
 	}

@@ -101,6 +101,54 @@ static void test_errors_name_file_line_field(void)
 	expect_error("mode: warn\n---\nmode: dryrun\n", "one YAML document");
 }
 
+/* pools[].pricePerNodeHour and gpusPerNode: read, bounded, and the cheapest-per-GPU order advised. */
+static void test_pool_prices(void)
+{
+	struct error err = { 0 };
+	char buf[1024];
+	struct config *cfg = load("pools:\n"
+				  "  - {name: t4, nodeSelector: {a: t4}, pricePerNodeHour: 0.526, gpusPerNode: 1}\n"
+				  "  - {name: a100, nodeSelector: {a: a100}, pricePerNodeHour: 27.197, gpusPerNode: 8}\n"
+				  "  - {name: any, nodeSelector: {a: x}}\n"
+				  "  - {name: h100, nodeSelector: {a: h100}, pricePerNodeHour: 98.32}\n", &err);
+
+	CHECK(cfg != NULL);
+	if (cfg == NULL)
+		return;
+	CHECK_INT(cfg->pools[0].priced, 1);
+	CHECK(cfg->pools[1].price_per_node_hour > 27.196 && cfg->pools[1].price_per_node_hour < 27.198);
+	CHECK_INT(cfg->pools[1].gpus_per_node, 8);
+	CHECK_INT(cfg->pools[2].priced, 0);
+	CHECK_INT(cfg->pools[3].gpus_per_node, 0);
+	/* In order, and h100 has no gpusPerNode: nothing to say. */
+	CHECK_INT(config_warnings(cfg, buf, sizeof buf), 0);
+	CHECK_STR(buf, "");
+	config_free(cfg);
+
+	cfg = load("pools:\n"
+		   "  - {name: a100, nodeSelector: {a: a100}, pricePerNodeHour: 27.197, gpusPerNode: 8}\n"
+		   "  - {name: h100, nodeSelector: {a: h100}, pricePerNodeHour: 98.32, gpusPerNode: 8}\n"
+		   "  - {name: t4, nodeSelector: {a: t4}, pricePerNodeHour: 0.526, gpusPerNode: 1}\n", &err);
+	CHECK(cfg != NULL);
+	if (cfg == NULL)
+		return;
+	CHECK_INT(config_warnings(cfg, buf, sizeof buf), 1);
+	CHECK(strstr(buf, "pools[2] (\"t4\", 0.526 per GPU-hour) is cheaper per GPU than pools[0] (\"a100\"") != NULL);
+	CHECK_INT(config_warnings(cfg, buf, 8), 1);  /* cut, still terminated */
+	CHECK_INT(strlen(buf), 7);
+	config_free(cfg);
+
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, pricePerNodeHour: -1}\n",
+		     "pools[0].pricePerNodeHour: must be a price per hour");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, pricePerNodeHour: 1e3}\n", "pricePerNodeHour");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, pricePerNodeHour: 1.2.3}\n", "pricePerNodeHour");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, pricePerNodeHour: 2000000}\n", "pricePerNodeHour");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, pricePerNodeHour: [1]}\n", "pricePerNodeHour");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, gpusPerNode: 0}\n",
+		     "pools[0].gpusPerNode: must be a whole number from 1 to 1024");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, gpusPerNode: 2000}\n", "gpusPerNode");
+}
+
 static void test_all_errors_listed(void)
 {
 	struct error err = { 0 };
@@ -186,6 +234,7 @@ int main(void)
 	RUN(test_partial_file_keeps_defaults);
 	RUN(test_empty_file_is_default);
 	RUN(test_errors_name_file_line_field);
+	RUN(test_pool_prices);
 	RUN(test_all_errors_listed);
 	RUN(test_default_yaml_round_trips);
 	RUN(test_missing_file);

@@ -1,0 +1,131 @@
+#!/bin/sh
+# gpu-admission report: golden cases, one directory each, no C needed to add one.
+#
+# test/report/cases/<name>/
+#   args          the arguments after "report" (shell words; paths relative to the case dir;
+#                 other cases' inputs may be named as ../<case>/<file>)
+#   stdin         optional: fed to the command's stdin (default: /dev/null)
+#   stdin.from    optional: a path (relative to the case dir) fed to stdin instead
+#   expect.txt    the text report (stdout)
+#   expect.json   the report of the same run with "-o json" (not for usage errors)
+#   expect.prom   the same run with "-o prometheus"; checked with `promtool check metrics` too
+#   expect.rc     the exit code (of all three runs)
+#   expect.err    optional: stderr of the text run (usage errors)
+#
+# Then: the README's "Cost report" example is the aks-snapshot case's output, byte
+# for byte; colour only on a terminal; JSON from a pipe is read as a stream.
+#
+# Run from the repository root (test/run does). BIN = binary, relative to it.
+# UPDATE=1 rewrites the expect files from the current output: review the diff.
+set -u
+ROOT=$(pwd)
+BIN=${BIN:-bin/gpu-admission}
+B="$ROOT/$BIN"
+CASES=${CASES:-test/report/cases}
+pass=0
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+
+# compare NAME EXPECTED-FILE ACTUAL-FILE
+compare() {
+	if [ "${UPDATE:-}" = 1 ]; then
+		cp "$3" "$2"
+		ok
+	elif [ ! -f "$2" ]; then
+		bad "$1: missing $(basename "$2")"
+	elif cmp -s "$2" "$3"; then
+		ok
+	else
+		bad "$1"
+		diff -u "$2" "$3" | head -40
+	fi
+}
+
+command -v promtool >/dev/null 2>&1 || { bad "promtool missing (sh .ci/deps test installs the prometheus package)"; }
+
+for dir in "$CASES"/*/; do
+	dir=${dir%/}
+	name=$(basename "$dir")
+	[ -f "$dir/args" ] || continue
+	in=/dev/null
+	[ -f "$dir/stdin" ] && in=stdin
+	[ -f "$dir/stdin.from" ] && in=$(cat "$dir/stdin.from")
+	args=$(cat "$dir/args")
+
+	(cd "$dir" && eval "\"\$B\" report $args" <"$in" >"$tmp/out" 2>"$tmp/err"; echo $? >"$tmp/rc")
+	compare "$name: text" "$dir/expect.txt" "$tmp/out"
+	compare "$name: exit code" "$dir/expect.rc" "$tmp/rc"
+	if [ -f "$dir/expect.err" ]; then
+		compare "$name: stderr" "$dir/expect.err" "$tmp/err"
+	elif [ -s "$tmp/err" ]; then
+		bad "$name: unexpected stderr"; cat "$tmp/err"
+	fi
+	case $name in usage-*) continue ;; esac
+	for fmt in json prometheus; do
+		ext=$fmt; [ "$fmt" = prometheus ] && ext=prom
+		(cd "$dir" && eval "\"\$B\" report -o $fmt $args" <"$in" >"$tmp/$ext" 2>/dev/null; echo $? >"$tmp/$ext.rc")
+		compare "$name: $fmt" "$dir/expect.$ext" "$tmp/$ext"
+		if cmp -s "$tmp/rc" "$tmp/$ext.rc"; then ok; else bad "$name: $fmt exit code differs"; fi
+	done
+	if jq -e . "$tmp/json" >/dev/null 2>&1; then ok; else bad "$name: -o json is not one JSON document"; fi
+	if [ "$(jq -r .summary.exitCode "$tmp/json")" = "$(cat "$tmp/rc")" ]; then ok; else bad "$name: summary.exitCode is not the exit code"; fi
+	if promtool check metrics <"$tmp/prom" >"$tmp/lint" 2>&1; then ok; else bad "$name: promtool check metrics"; cat "$tmp/lint"; fi
+done
+
+# ---- the README's example is the aks-snapshot case's text report ----------------
+# The block after the marker line, between its ``` fences, minus the command line.
+awk '/^<!-- report-example: test\/report\/cases\/aks-snapshot -->$/ { m = 1; next }
+	m == 1 && /^```/ { m = 2; next }
+	m == 2 && /^```$/ { exit }
+	m == 2 && !/^\$ / { print }' README.md >"$tmp/readme"
+if [ ! -s "$tmp/readme" ]; then
+	bad "README: no report example after <!-- report-example: test/report/cases/aks-snapshot -->"
+elif cmp -s "$tmp/readme" "$CASES/aks-snapshot/expect.txt"; then
+	ok
+else
+	bad "README: the Cost report example differs from $CASES/aks-snapshot/expect.txt (paste it in)"
+	diff -u "$CASES/aks-snapshot/expect.txt" "$tmp/readme" | head -20
+fi
+
+# ---- JSON arrives through a pipe, in pieces: the same report as from the file ----
+snap=$CASES/aks-snapshot
+(cd "$snap" && "$B" report -o json --config policy.yaml cluster.json >"$tmp/file.json" 2>&1)
+(cd "$snap" && while IFS= read -r line; do printf '%s\n' "$line"; done <cluster.json |
+	"$B" report -o json --config policy.yaml - >"$tmp/pipe.json" 2>&1)
+if cmp -s "$tmp/file.json" "$tmp/pipe.json"; then ok; else bad "pipe: report differs from the file's"; diff "$tmp/file.json" "$tmp/pipe.json" | head; fi
+
+# ---- nodes and pods in two files, in either order: the same pools and findings -----
+two=$CASES/aks-two-files-pods-first
+(cd "$two" && "$B" report -o json --config policy.yaml nodes.json pods.json | jq -S 'del(.summary.line)' >"$tmp/nf.json")
+(cd "$two" && "$B" report -o json --config policy.yaml pods.json nodes.json | jq -S 'del(.summary.line)' >"$tmp/pf.json")
+if [ -s "$tmp/nf.json" ] && cmp -s "$tmp/nf.json" "$tmp/pf.json"; then ok; else bad "order: nodes first and pods first differ"; diff "$tmp/nf.json" "$tmp/pf.json" | head -20; fi
+
+# ---- colour only on a terminal, never with --no-color / NO_COLOR -------------------
+esc=$(printf '\033')
+if command -v script >/dev/null 2>&1; then
+	script -qec "$B report --config $snap/policy.yaml $snap/cluster.json" /dev/null >"$tmp/tty" 2>&1
+	if grep -q "${esc}\[1;31mwould reject${esc}\[0m" "$tmp/tty"; then ok; else bad "tty: no colour"; head -5 "$tmp/tty" | cat -v; fi
+	script -qec "$B report --no-color --config $snap/policy.yaml $snap/cluster.json" /dev/null >"$tmp/tty" 2>&1
+	if grep -q "$esc" "$tmp/tty"; then bad "tty: colour despite --no-color"; else ok; fi
+	script -qec "env NO_COLOR=1 $B report --config $snap/policy.yaml $snap/cluster.json" /dev/null >"$tmp/tty" 2>&1
+	if grep -q "$esc" "$tmp/tty"; then bad "tty: colour despite NO_COLOR"; else ok; fi
+fi
+if grep -q "$esc" "$snap/expect.txt"; then bad "pipe: colour when not a terminal"; else ok; fi
+
+# ---- check-config warns when priced pools are not cheapest per GPU first -----------
+sed -n '/^pools:/,$p' "$snap/policy.yaml" >"$tmp/pools.yaml"
+{ echo "pools:"; sed -n '/- name: h100/,$p' "$tmp/pools.yaml"; sed -n '/- name: t4-spot/,/- name: h100/p' "$tmp/pools.yaml" | sed '$d'; } >"$tmp/misordered.yaml"
+"$B" check-config "$tmp/misordered.yaml" >"$tmp/cc.out" 2>"$tmp/cc.err"
+rc=$?
+if [ $rc -eq 0 ] && grep -qx 'configuration OK' "$tmp/cc.out" &&
+	grep -q 'warning: pools\[1\] ("t4-spot", 0.158 per GPU-hour) is cheaper per GPU than pools\[0\] ("h100"' "$tmp/cc.err"; then ok
+else bad "check-config: no warning for pools out of price order (rc $rc)"; cat "$tmp/cc.out" "$tmp/cc.err"; fi
+"$B" check-config "$snap/policy.yaml" >"$tmp/cc.out" 2>"$tmp/cc.err"
+if [ $? -eq 0 ] && [ ! -s "$tmp/cc.err" ]; then ok; else bad "check-config: warned about pools in order"; cat "$tmp/cc.err"; fi
+
+echo "report: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
