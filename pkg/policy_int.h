@@ -107,7 +107,8 @@ int policy_pool_mutate(const struct config *cfg, const struct pod_view *pv,
 #define ROUTE_PINNED     0x40u  /* pinned by name to a node GPU nodes cannot be told from
                                    (no gpuNodeNames, none derivable): a warning */
 #define ROUTE_HARD_N     4      /* hard routes, one what[] each */
-#define ROUTE_WHAT_MAX   384    /* a route's description: room for a 253-byte node name */
+#define ROUTE_WHAT_MAX   POLICY_MESSAGE_MAX  /* a route's description, cut only where the
+                                               message quoting it would be */
 
 /* What a pod does on each route it takes. */
 struct pod_routes {

@@ -261,6 +261,7 @@ static void take(struct pod_routes *r, unsigned bit, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(r->what[i], sizeof r->what[i], fmt, ap);
 	va_end(ap);
+	error_trim_utf8(r->what[i]);  /* it quotes pod text, and more text follows it */
 }
 
 static void pinned(struct pod_routes *r, const char *by)
@@ -365,6 +366,7 @@ int policy_routes_judge(const struct config *cfg, const struct pod_routes *r, un
 			policy_appendf(what, sizeof what, "%s%s", what[0] ? "; " : "", r->what[i]);
 			policy_appendf(fixes, sizeof fixes, "%s%s", fixes[0] ? ", " : "", hard[i].fix);
 		}
+		error_trim_utf8(what);  /* a cut in quoted pod text, and the fix follows */
 		snprintf(res->message, sizeof res->message,
 			 "CPU-only pod aimed at GPU nodes: %s. GPU nodes are for GPU pods: remove %s, or "
 			 "request a GPU (e.g. limits nvidia.com/gpu: 1)",
