@@ -156,10 +156,10 @@ FUZZ_BIN     := $(patsubst test/fuzz/%.c,build/fuzz/%,$(wildcard test/fuzz/fuzz_
 
 build/fuzz/obj/%.o: %.c | $(DEPS_OK)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(pkgcflags) -c $< -o $@
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(pkgcflags) -MMD -MP -c $< -o $@
 
 build/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(FUZZ_OBJ)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer $(pkgcflags) -o $@ $< $(FUZZ_OBJ) $(pkglibs)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer $(pkgcflags) -MMD -MP -o $@ $< $(FUZZ_OBJ) $(pkglibs)
 
 .SECONDARY: $(FUZZ_OBJ)
 fuzz-build: test-deps $(FUZZ_BIN)
@@ -168,7 +168,7 @@ fuzz: fuzz-build
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) sh test/fuzz/run.sh $(FUZZ_BIN)
 
 .PHONY: fuzz fuzz-build
--include $(PKG_OBJ:.o=.d) $(CMD_OBJ:.o=.d)
+-include $(PKG_OBJ:.o=.d) $(CMD_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d) $(FUZZ_BIN:=.d)
 
 # Audit benchmark: `audit` over 10,000 generated pod templates, timed (reported, never asserted).
 bench-audit: $(BIN) $(BUILD)/test/gen_manifests

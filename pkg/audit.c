@@ -172,6 +172,8 @@ static int audit_template(struct audit *a, const char *name, size_t doc_index,
 	req.ns = t->ns;
 	req.operation = POLICY_OP_CREATE;
 	req.daemonset = t->daemonset;
+	req.username = NULL;  /* offline: manifests and stored pods, whose owners are trusted */
+	req.old_pod = NULL;
 	if (policy_evaluate(a->cfg, &req, &res, &perr) != 0) {
 		char msg[ERROR_MSG_MAX + 256];
 

@@ -59,7 +59,15 @@ static const char default_yaml[] =
 "  - nvidia.com/gpu.present\n"
 "  - nvidia.com/gpu.product\n"
 "\n"
-"# Globs over spec.nodeName that name GPU nodes, e.g. aks-gpu*-vmss*.\n"
+"# Globs over node names that name GPU nodes, e.g. [\"aks-gpu*-vmss*\"]. A CPU\n"
+"# pod pinned by name to such a node (spec.nodeName, a required node affinity\n"
+"# on metadata.name, a kubernetes.io/hostname selector) is rejected: the kubelet\n"
+"# ignores NoSchedule taints for a pod bound by nodeName. Empty: derived from\n"
+"# the pools, since AKS names a pool's nodes aks-<pool>-<id>-vmss<n>: a pool\n"
+"# selected by kubernetes.azure.com/agentpool: gput4 gives aks-gput4-*. The\n"
+"# default pool selects by accelerator label, so nothing can be derived from\n"
+"# it: a CPU pod pinned to a node by name is then admitted with a warning.\n"
+"# `gpu-admission check-config FILE` prints the globs in force.\n"
 "gpuNodeNames: []\n"
 "\n"
 "# GPU pools in order of preference, cheapest first. A GPU pod goes to the pool\n"
@@ -83,10 +91,22 @@ static const char default_yaml[] =
 "exempt:\n"
 "  # Always admitted unchanged.\n"
 "  namespaces: [kube-system, gpu-operator]\n"
-"  # Pods owned by a DaemonSet (device plugin, DCGM exporter, log agents) are\n"
-"  # never rejected.\n"
+"  # DaemonSet pods (device plugin, DCGM exporter, log agents) are never\n"
+"  # rejected. A pod is one only when its controller reference is an apps/v1\n"
+"  # DaemonSet with controller: true and the DaemonSet controller created it\n"
+"  # (request.userInfo.username in daemonSetControllers): any pod can claim an\n"
+"  # owner reference.\n"
 "  daemonSets: true\n"
-"  # Pods whose labels match all of one entry's matchLabels are never rejected.\n"
+"  # Namespaces (globs) where the DaemonSet exemption applies. Narrow it when\n"
+"  # tenants may create DaemonSets, e.g. [monitoring, gpu-resources].\n"
+"  daemonSetNamespaces: [\"*\"]\n"
+"  # The users the DaemonSet controller creates pods as.\n"
+"  daemonSetControllers:\n"
+"    - system:serviceaccount:kube-system:daemon-set-controller\n"
+"    - system:kube-controller-manager\n"
+"  # Pods in one of an entry's namespaces (globs; required, since a workload\n"
+"  # sets its own labels) whose labels hold all of its matchLabels are never\n"
+"  # rejected, e.g. [{namespaces: [monitoring], matchLabels: {app: agent}}].\n"
 "  podSelectors: []\n";
 
 const char *config_default_yaml(void)
@@ -534,15 +554,35 @@ static void read_pools(struct loader *ld, yaml_node_t *n, const char *path, stru
 	cfg->n_pools = len;
 }
 
+static void pod_selector_free(struct config_pod_selector *sel)
+{
+	strings_free(&sel->namespaces);
+	labels_free(&sel->match_labels);
+}
+
+static int pod_selector_field(struct loader *ld, void *target, const char *key, yaml_node_t *v,
+			      const char *path)
+{
+	struct config_pod_selector *sel = target;
+
+	if (strcmp(key, "namespaces") == 0)
+		read_strings(ld, v, path, &sel->namespaces);
+	else if (strcmp(key, "matchLabels") == 0)
+		read_labels(ld, v, path, &sel->match_labels, 1);
+	else
+		return -1;
+	return 0;
+}
+
 static void read_pod_selectors(struct loader *ld, yaml_node_t *n, const char *path, struct config *cfg)
 {
-	struct config_labels *sels = NULL;
+	struct config_pod_selector *sels = NULL;
 	size_t i, len = 0;
 	char sub[96];
 
 	if (!is_null(n)) {
 		if (n->type != YAML_SEQUENCE_NODE) {
-			fail(ld, n, path, "must be a list of {matchLabels: {...}}");
+			fail(ld, n, path, "must be a list of {namespaces: [...], matchLabels: {...}}");
 			return;
 		}
 		len = seq_len(n);
@@ -558,22 +598,22 @@ static void read_pod_selectors(struct loader *ld, yaml_node_t *n, const char *pa
 	}
 	for (i = 0; i < len; i++) {
 		yaml_node_t *item = node_at(ld, n->data.sequence.items.start[i]);
-		yaml_node_t *k, *v;
 
 		snprintf(sub, sizeof sub, "%s[%zu]", path, i);
-		if (item->type != YAML_MAPPING_NODE || map_len(item) != 1 ||
-		    !scalar_is(k = node_at(ld, item->data.mapping.pairs.start[0].key), "matchLabels")) {
-			fail(ld, item, sub, "must be a map with exactly one field, matchLabels");
+		if (item->type != YAML_MAPPING_NODE) {
+			fail(ld, item, sub, "must be a map with namespaces and matchLabels");
 			continue;
 		}
-		v = node_at(ld, item->data.mapping.pairs.start[0].value);
-		snprintf(sub, sizeof sub, "%s[%zu].matchLabels", path, i);
-		read_labels(ld, v, sub, &sels[i], 1);
-		if (sels[i].n == 0)
-			fail(ld, v, sub, "must not be empty (it would exempt every pod)");
+		read_fields(ld, item, sub, &sels[i], pod_selector_field, "namespaces, matchLabels");
+		if (sels[i].namespaces.n == 0)
+			fail(ld, item, sub, "namespaces is required and must not be empty: a workload sets "
+			     "its own labels, so labels alone would let any pod in any namespace exempt itself");
+		if (sels[i].match_labels.n == 0)
+			fail(ld, item, sub, "matchLabels is required and must not be empty (it would exempt "
+			     "every pod in those namespaces: list them in exempt.namespaces instead)");
 	}
 	for (i = 0; i < cfg->n_exempt_pod_selectors; i++)
-		labels_free(&cfg->exempt_pod_selectors[i]);
+		pod_selector_free(&cfg->exempt_pod_selectors[i]);
 	free(cfg->exempt_pod_selectors);
 	cfg->exempt_pod_selectors = sels;
 	cfg->n_exempt_pod_selectors = len;
@@ -588,6 +628,10 @@ static int exempt_field(struct loader *ld, void *target, const char *key, yaml_n
 		read_strings(ld, v, path, &cfg->exempt_namespaces);
 	else if (strcmp(key, "daemonSets") == 0)
 		read_bool(ld, v, path, &cfg->exempt_daemonsets);
+	else if (strcmp(key, "daemonSetNamespaces") == 0)
+		read_strings(ld, v, path, &cfg->exempt_daemonset_namespaces);
+	else if (strcmp(key, "daemonSetControllers") == 0)
+		read_strings(ld, v, path, &cfg->exempt_daemonset_controllers);
 	else if (strcmp(key, "podSelectors") == 0)
 		read_pod_selectors(ld, v, path, cfg);
 	else
@@ -645,7 +689,8 @@ static int top_field(struct loader *ld, void *target, const char *key, yaml_node
 	else if (strcmp(key, "pools") == 0)
 		read_pools(ld, v, path, cfg);
 	else if (strcmp(key, "exempt") == 0)
-		read_fields(ld, v, path, cfg, exempt_field, "namespaces, daemonSets, podSelectors");
+		read_fields(ld, v, path, cfg, exempt_field,
+			    "namespaces, daemonSets, daemonSetNamespaces, daemonSetControllers, podSelectors");
 	else
 		return -1;
 	return 0;
@@ -811,8 +856,10 @@ void config_free(struct config *cfg)
 		pool_free(&cfg->pools[i]);
 	free(cfg->pools);
 	strings_free(&cfg->exempt_namespaces);
+	strings_free(&cfg->exempt_daemonset_namespaces);
+	strings_free(&cfg->exempt_daemonset_controllers);
 	for (i = 0; i < cfg->n_exempt_pod_selectors; i++)
-		labels_free(&cfg->exempt_pod_selectors[i]);
+		pod_selector_free(&cfg->exempt_pod_selectors[i]);
 	free(cfg->exempt_pod_selectors);
 	free(cfg);
 }

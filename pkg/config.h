@@ -46,6 +46,12 @@ struct config_pool {
 	long long gpus_per_node;            /* 0 = not given: the report counts allocatable */
 };
 
+/* One exempt.podSelectors entry: a pod in one of namespaces whose labels hold all of match_labels. */
+struct config_pod_selector {
+	struct config_strings namespaces;  /* globs; never empty: a workload sets its own labels */
+	struct config_labels match_labels; /* never empty */
+};
+
 struct config_namespace_mode {
 	char *ns;
 	enum config_mode mode;
@@ -59,14 +65,18 @@ struct config {
 	struct config_strings gpu_resources;   /* globs, e.g. nvidia.com/mig-* */
 	char *taint_key, *taint_value, *taint_effect;
 	struct config_strings gpu_node_labels; /* label keys that select GPU nodes */
-	struct config_strings gpu_node_names;  /* globs over spec.nodeName */
+	struct config_strings gpu_node_names;  /* globs over node names; empty: derived from
+	                                          the pools (see policy_describe_node_names()) */
 
 	struct config_pool *pools;             /* in order of preference, cheapest first */
 	size_t n_pools;
 
 	struct config_strings exempt_namespaces;
 	int exempt_daemonsets;
-	struct config_labels *exempt_pod_selectors; /* each: all key=value must match */
+	struct config_strings exempt_daemonset_namespaces;  /* globs where the DaemonSet exemption applies */
+	struct config_strings exempt_daemonset_controllers; /* request.userInfo.username values the
+	                                                       DaemonSet controller creates pods as */
+	struct config_pod_selector *exempt_pod_selectors;
 	size_t n_exempt_pod_selectors;
 };
 

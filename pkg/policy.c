@@ -138,42 +138,39 @@ int policy_describe_taint(const struct config *cfg, char *buf, size_t cap)
 			cfg->taint_value, cfg->taint_effect);
 }
 
-/* Does toleration t tolerate taint key=value:effect? Kubernetes' own rule. */
-/* Does toleration t tolerate taint key=value:effect? Kubernetes' own rule. */
-int policy_tolerates(const json_t *t, const char *key, const char *value, const char *effect)
-{
-	const char *tkey = policy_str(t, "key", ""), *op = policy_str(t, "operator", "Equal");
-	const char *teffect = policy_str(t, "effect", "");
-
-	if (teffect[0] != '\0' && strcmp(teffect, effect) != 0)
-		return 0;
-	if (tkey[0] == '\0')
-		return strcmp(op, "Exists") == 0;
-	if (strcmp(tkey, key) != 0)
-		return 0;
-	if (strcmp(op, "Exists") == 0)
-		return 1;
-	return strcmp(op, "Equal") == 0 && strcmp(policy_str(t, "value", ""), value) == 0;
-}
-
 /* ==== Exemptions and modes ==== */
 
+/*
+ * An admin-listed pod selector: the pod is in one of the entry's namespaces
+ * and carries all of its labels. Labels alone would not do: a workload sets
+ * its own, so every entry is scoped to namespaces (config refuses one
+ * without).
+ */
 static int selector_exempt(const struct config *cfg, const struct pod_view *pv)
 {
 	size_t i, j;
 
 	for (i = 0; pv->labels != NULL && i < cfg->n_exempt_pod_selectors; i++) {
-		const struct config_labels *sel = &cfg->exempt_pod_selectors[i];
+		const struct config_pod_selector *sel = &cfg->exempt_pod_selectors[i];
 
-		for (j = 0; j < sel->n; j++) {
-			const char *v = json_string_value(json_object_get(pv->labels, sel->v[j].key));
-			if (v == NULL || strcmp(v, sel->v[j].value) != 0)
+		if (!policy_match_any(&sel->namespaces, pv->ns))
+			continue;
+		for (j = 0; j < sel->match_labels.n; j++) {
+			const char *v = json_string_value(json_object_get(pv->labels, sel->match_labels.v[j].key));
+			if (v == NULL || strcmp(v, sel->match_labels.v[j].value) != 0)
 				break;
 		}
-		if (j == sel->n)
+		if (j == sel->match_labels.n)
 			return 1;
 	}
 	return 0;
+}
+
+/* The DaemonSet exemption: a DaemonSet pod (see policy_request) where the admin lets it apply. */
+static int daemonset_exempt(const struct config *cfg, const struct pod_view *pv)
+{
+	return pv->daemonset && cfg->exempt_daemonsets &&
+	       policy_match_any(&cfg->exempt_daemonset_namespaces, pv->ns);
 }
 
 /* Turns the verdict into the answer for the namespace's mode. */
@@ -221,18 +218,71 @@ static int annotate(struct policy_result *res, struct error *err)
 
 /* ==== The engine ==== */
 
+/*
+ * The routes judged for a pod: all of them, but for a DaemonSet pod not the
+ * warning about a pin by name GPU nodes cannot be told from. That pin is the
+ * DaemonSet controller's own doing (a required affinity on metadata.name,
+ * on every pod it creates), and it only places pods on nodes whose taints
+ * they tolerate, which the toleration route judges.
+ */
+static unsigned judged_routes(const struct pod_view *pv)
+{
+	return pv->daemonset ? ~ROUTE_PINNED : ~0u;
+}
+
+/*
+ * UPDATE. Kubernetes lets tolerations be added to a pod, and nodeSelector
+ * entries be added and node affinity changed while it has scheduling gates
+ * (ValidatePodUpdate, pkg/apis/core/validation/validation.go): a pod created
+ * clean can be aimed at GPU nodes afterwards. So a CPU-only pod is rejected
+ * for each route its new version takes that the stored one did not, with
+ * the message CREATE would give. Everything else is allowed untouched, and
+ * nothing is ever patched: pods admitted earlier (in dryrun, by an
+ * exemption, before the webhook was installed) keep working, and GPU pods
+ * were placed when they were created.
+ */
+static int judge_update(const struct config *cfg, const struct policy_request *req,
+			const struct pod_view *pv, struct policy_result *res, struct error *err)
+{
+	struct pod_view old;
+	struct pod_routes now, before;
+
+	if (res->gpu) {
+		res->reason = R_UPDATE_GPU;
+		return 0;
+	}
+	if (pv->dra) {
+		res->reason = R_DRA;
+		return 0;
+	}
+	memset(&before, 0, sizeof before);
+	if (req->old_pod != NULL) {
+		if (policy_pod_read(cfg, req, req->old_pod, &old, err) != 0) {
+			error_prefix(err, "request.oldObject: ");
+			return -1;
+		}
+		policy_routes_find(cfg, &old, &before);
+	}
+	policy_routes_find(cfg, pv, &now);
+	if (policy_routes_judge(cfg, &now, judged_routes(pv) & ~before.taken, res, err) != 0)
+		return -1;
+	if (res->verdict != POLICY_REJECT)
+		res->reason = R_UPDATE_OK;
+	return 0;
+}
+
 static int decide(const struct config *cfg, const struct policy_request *req,
 		  struct policy_result *res, struct error *err)
 {
 	struct pod_view pv;
+	struct pod_routes routes;
 	const struct config_pool *pool = NULL;
-	char taint[128];
 
-	if (policy_pod_read(cfg, req, &pv, err) != 0)
+	if (policy_pod_read(cfg, req, req->pod, &pv, err) != 0)
 		return -1;
 	res->mode = config_mode_for(cfg, pv.ns);
 	res->verdict = POLICY_ALLOW;
-	if (req->operation != POLICY_OP_CREATE) {
+	if (req->operation != POLICY_OP_CREATE && req->operation != POLICY_OP_UPDATE) {
 		res->reason = R_OPERATION;
 		return 0;
 	}
@@ -242,7 +292,10 @@ static int decide(const struct config *cfg, const struct policy_request *req,
 		return 0;
 	}
 	res->gpu = pv.n_gpu > 0 || pv.bad_quantity[0] != '\0';
-	if (pv.bad_quantity[0] != '\0') {
+	if (req->operation == POLICY_OP_UPDATE) {
+		if (judge_update(cfg, req, &pv, res, err) != 0)
+			return -1;
+	} else if (pv.bad_quantity[0] != '\0') {
 		res->verdict = POLICY_REJECT;
 		res->reason = R_QUANTITY;
 		snprintf(res->message, sizeof res->message, "%s", pv.bad_quantity);
@@ -262,7 +315,6 @@ static int decide(const struct config *cfg, const struct policy_request *req,
 		if (policy_pool_mutate(cfg, &pv, pool, res, err) != 0)
 			return -1;
 		if (req->validate && res->verdict == POLICY_MUTATE) {
-			policy_describe_taint(cfg, taint, sizeof taint);
 			res->verdict = POLICY_REJECT;
 			res->reason = R_NOT_MUTATED;
 			snprintf(res->message, sizeof res->message,
@@ -275,11 +327,13 @@ static int decide(const struct config *cfg, const struct policy_request *req,
 		res->reason = R_DRA;
 		return policy_warn(res, err, "pod uses DRA resource claims; gpu-admission cannot tell from the pod "
 			    "alone whether they are GPUs, so it neither mutates nor rejects it");
-	} else if (policy_target_check(cfg, &pv, res, err) != 0) {
-		return -1;
+	} else {
+		policy_routes_find(cfg, &pv, &routes);
+		if (policy_routes_judge(cfg, &routes, judged_routes(&pv), res, err) != 0)
+			return -1;
 	}
 exempt:
-	if (res->verdict == POLICY_REJECT && pv.daemonset && cfg->exempt_daemonsets) {
+	if (res->verdict == POLICY_REJECT && daemonset_exempt(cfg, &pv)) {
 		if (policy_warn(res, err, "admitted only because DaemonSet pods are exempt: %s", res->message) != 0)
 			return -1;
 		res->exempt = 1;

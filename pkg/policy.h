@@ -13,8 +13,11 @@
  *  - a pod that requests no GPU but targets GPU nodes (toleration, nodeSelector,
  *    required node affinity, nodeName) is REJECTed with a message saying how
  *    to fix it;
- *  - exempt namespaces, DaemonSet pods and admin-listed pod selectors are
- *    never rejected.
+ *  - exempt namespaces, DaemonSet pods the DaemonSet controller created (in
+ *    the namespaces where that exemption applies) and admin-listed pod
+ *    selectors (each scoped to namespaces) are never rejected;
+ *  - an UPDATE is never patched: it is REJECTed only when the new pod takes a
+ *    route to GPU nodes the old one did not (a CPU-only pod), else ALLOWed.
  * The namespace's mode (enforce / warn / dryrun) then turns a REJECT into an
  * ALLOW with a warning (warn, dryrun) and drops the patch (dryrun).
  */
@@ -44,13 +47,20 @@ enum policy_operation {
 
 struct policy_request {
 	const json_t *pod;          /* borrowed: a Pod, or a pod template {metadata, spec} */
+	const json_t *old_pod;      /* borrowed: on UPDATE, the pod as stored (request.oldObject);
+	                               NULL: none, every route of pod counts as new */
 	const char *ns;             /* borrowed; NULL: metadata.namespace, else "default" */
+	const char *username;       /* borrowed: who sends the pod (request.userInfo.username,
+	                               "" when absent). Online callers (webhook, review) always
+	                               set it: a controller reference to a DaemonSet counts only
+	                               when it is in exempt.daemonSetControllers. NULL means
+	                               offline (audit, reports): the pod is as the API server
+	                               stored it, so a DaemonSet controller reference is trusted */
 	enum policy_operation operation;
 	int validate;               /* validating webhook: never patch; a GPU pod still
 	                               missing toleration or selectors is rejected */
-	int daemonset;              /* the caller knows the pod belongs to a DaemonSet
-	                               (auditing a DaemonSet's template); ownerReferences
-	                               are checked as well */
+	int daemonset;              /* offline only: the caller knows the pod belongs to a
+	                               DaemonSet (auditing a DaemonSet's template) */
 };
 
 struct policy_result {
@@ -110,6 +120,14 @@ struct policy_gpu_request {
  */
 int policy_gpu_requests(const struct config *cfg, const json_t *pod, struct policy_gpu_request *out,
 			size_t cap, size_t *n, struct error *err);
+
+/*
+ * Says, for people, how GPU nodes are told by name under cfg (borrowed): the
+ * configured gpuNodeNames, the globs derived from the pools when it is empty
+ * (a pool selected by kubernetes.azure.com/agentpool: X has nodes aks-X-*),
+ * or that nothing can be derived. One line into buf (cap bytes, cut to fit).
+ */
+void policy_describe_node_names(const struct config *cfg, char *buf, size_t cap);
 
 /*
  * Glob match of the patterns used in config: '*' matches any run of

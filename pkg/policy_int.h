@@ -22,7 +22,9 @@
 #define GPU_KINDS_MAX 16  /* distinct GPU resource names in one pod */
 
 /* Why a pod was admitted, mutated or rejected: stable codes for annotations and metrics. */
-#define R_OPERATION   "operation-not-create"
+#define R_OPERATION   "operation-not-create"   /* DELETE, CONNECT */
+#define R_UPDATE_GPU  "update-gpu-pod"         /* UPDATE of a GPU pod: never patched nor judged */
+#define R_UPDATE_OK   "update-no-new-gpu-route" /* UPDATE of a CPU pod aiming nowhere new */
 #define R_EXEMPT_NS   "exempt-namespace"
 #define R_EXEMPT_SEL  "exempt-pod-selector"
 #define R_EXEMPT_DS   "exempt-daemonset"
@@ -57,16 +59,18 @@ struct pod_view {
 	struct gpu_demand gpu[GPU_KINDS_MAX];
 	size_t n_gpu;
 	int dra;                   /* resource claims present */
-	int daemonset;
+	int daemonset;             /* a DaemonSet pod its controller created (or, offline,
+	                              stored or templated as one): see policy_request */
 	/* First invalid GPU quantity, reported as the rejection. */
 	char bad_quantity[POLICY_MESSAGE_MAX];
 };
 
 /*
- * Fills pv from req->pod: 0, or -1 with ERROR_INPUT when a field the policy
- * reads has the wrong type (tolerations included).
+ * Fills pv from pod (req->pod or req->old_pod; borrowed, as everything in
+ * pv): 0, or -1 with ERROR_INPUT when a field the policy reads has the wrong
+ * type (tolerations included).
  */
-int policy_pod_read(const struct config *cfg, const struct policy_request *req,
+int policy_pod_read(const struct config *cfg, const struct policy_request *req, const json_t *pod,
 		    struct pod_view *pv, struct error *err);
 
 /* The pod's effective request for one resource, as the scheduler computes it. */
@@ -91,12 +95,37 @@ int policy_pool_mutate(const struct config *cfg, const struct pod_view *pv,
 
 /* ==== CPU pods (policy_target.c) ==== */
 
+/* The routes by which a pod reaches GPU nodes, as bits of pod_routes.taken. */
+#define ROUTE_TOLERATION 0x01u  /* tolerates the GPU taint by key */
+#define ROUTE_SELECTOR   0x02u  /* nodeSelector on a GPU node label, a pool's key=value or a
+                                   GPU node's kubernetes.io/hostname */
+#define ROUTE_AFFINITY   0x04u  /* a required node affinity only GPU nodes satisfy */
+#define ROUTE_NODE_NAME  0x08u  /* spec.nodeName names a GPU node */
+#define ROUTES_HARD      0x0fu  /* the routes a CPU-only pod is rejected for */
+#define ROUTE_WILDCARD   0x10u  /* tolerates every taint (empty key, Exists): a warning */
+#define ROUTE_PREFERRED  0x20u  /* preferred node affinity leans to GPU nodes: a warning */
+#define ROUTE_PINNED     0x40u  /* pinned by name to a node GPU nodes cannot be told from
+                                   (no gpuNodeNames, none derivable): a warning */
+#define ROUTE_HARD_N     4      /* hard routes, one what[] each */
+#define ROUTE_WHAT_MAX   POLICY_MESSAGE_MAX  /* a route's description, cut only where the
+                                               message quoting it would be */
+
+/* What a pod does on each route it takes. */
+struct pod_routes {
+	unsigned taken;                          /* ROUTE_* bits */
+	char what[ROUTE_HARD_N][ROUTE_WHAT_MAX]; /* per hard route, by bit index */
+	const char *pinned_by;                   /* static storage: how it is pinned by name */
+};
+
+/* Finds every route the pod in pv takes (cfg and pv borrowed). Pure, cannot fail. */
+void policy_routes_find(const struct config *cfg, const struct pod_view *pv, struct pod_routes *r);
+
 /*
- * Sets res->verdict REJECT with every route the CPU-only pod takes to GPU
- * nodes, or reason R_NO_GPU with warnings for the soft routes. -1 only on
- * ERROR_NOMEM.
+ * Judges the routes of r that are in which: any hard one sets res->verdict
+ * REJECT with every such route in the message and how to fix it; else
+ * reason R_NO_GPU with a warning per soft route. -1 only on ERROR_NOMEM.
  */
-int policy_target_check(const struct config *cfg, const struct pod_view *pv,
+int policy_routes_judge(const struct config *cfg, const struct pod_routes *r, unsigned which,
 			struct policy_result *res, struct error *err);
 
 /* ==== Shared helpers (policy.c) ==== */
@@ -128,8 +157,5 @@ int policy_warn(struct policy_result *res, struct error *err, const char *fmt, .
 
 /* "sku=gpu:NoSchedule" into buf; snprintf's return. */
 int policy_describe_taint(const struct config *cfg, char *buf, size_t cap);
-
-/* Does toleration t tolerate the taint key=value:effect? */
-int policy_tolerates(const json_t *t, const char *key, const char *value, const char *effect);
 
 #endif

@@ -113,16 +113,27 @@ static int scan_container(const struct config *cfg, struct pod_view *pv, const j
 	return 0;
 }
 
-static int owned_by_daemonset(const json_t *metadata, struct error *err)
+/*
+ * Is the pod's controller reference an apps/v1 DaemonSet? Only such a pod can
+ * be a DaemonSet's: the API server keeps at most one reference with
+ * controller: true, a mere owner (controller false or absent) is not managed
+ * by it, and a DaemonSet of another group (example.com/v1) is nothing the
+ * DaemonSet controller or the garbage collector knows. Who sent the pod is
+ * the caller's question (policy_pod_read).
+ */
+static int controlled_by_daemonset(const json_t *metadata, struct error *err)
 {
 	const json_t *refs, *ref;
 	size_t i;
 
 	if (policy_get_typed(metadata, "ownerReferences", JSON_ARRAY, "metadata", &refs, err) != 0)
 		return -1;
-	json_array_foreach(policy_iterable(refs), i, ref)
-		if (strcmp(policy_str(ref, "kind", ""), "DaemonSet") == 0)
-			return 1;
+	json_array_foreach(policy_iterable(refs), i, ref) {
+		if (!json_is_true(json_object_get(ref, "controller")))
+			continue;
+		return strcmp(policy_str(ref, "apiVersion", ""), "apps/v1") == 0 &&
+		       strcmp(policy_str(ref, "kind", ""), "DaemonSet") == 0;
+	}
 	return 0;
 }
 
@@ -155,7 +166,7 @@ static int tolerations_valid(const json_t *tolerations, struct error *err)
 	return 0;
 }
 
-int policy_pod_read(const struct config *cfg, const struct policy_request *req,
+int policy_pod_read(const struct config *cfg, const struct policy_request *req, const json_t *pod,
 		    struct pod_view *pv, struct error *err)
 {
 	const json_t *containers, *inits, *claims, *c;
@@ -164,12 +175,12 @@ int policy_pod_read(const struct config *cfg, const struct policy_request *req,
 	int ds;
 
 	memset(pv, 0, sizeof *pv);
-	if (!json_is_object(req->pod)) {
+	if (!json_is_object(pod)) {
 		error_set(err, ERROR_INPUT, "the pod must be a JSON object");
 		return -1;
 	}
-	if (policy_get_typed(req->pod, "metadata", JSON_OBJECT, "", &pv->metadata, err) != 0 ||
-	    policy_get_typed(req->pod, "spec", JSON_OBJECT, "", &pv->spec, err) != 0 ||
+	if (policy_get_typed(pod, "metadata", JSON_OBJECT, "", &pv->metadata, err) != 0 ||
+	    policy_get_typed(pod, "spec", JSON_OBJECT, "", &pv->spec, err) != 0 ||
 	    policy_get_typed(pv->metadata, "labels", JSON_OBJECT, "metadata", &pv->labels, err) != 0 ||
 	    policy_get_typed(pv->spec, "tolerations", JSON_ARRAY, "spec", &pv->tolerations, err) != 0 ||
 	    policy_get_typed(pv->spec, "nodeSelector", JSON_OBJECT, "spec", &pv->node_selector, err) != 0 ||
@@ -183,10 +194,19 @@ int policy_pod_read(const struct config *cfg, const struct policy_request *req,
 	pv->ns = req->ns && req->ns[0] ? req->ns : policy_str(pv->metadata, "namespace", "");
 	if (pv->ns[0] == '\0')
 		pv->ns = "default";
-	ds = owned_by_daemonset(pv->metadata, err);
+	ds = controlled_by_daemonset(pv->metadata, err);
 	if (ds < 0)
 		return -1;
-	pv->daemonset = req->daemonset || ds;
+	/*
+	 * Online, the reference counts only from the DaemonSet controller itself:
+	 * anyone who may create a pod can write one. Offline (no username) the
+	 * pod is as stored, and a stored DaemonSet pod was created by its
+	 * controller, or is a DaemonSet's template (req->daemonset).
+	 */
+	if (req->username == NULL)
+		pv->daemonset = req->daemonset || ds;
+	else
+		pv->daemonset = ds && policy_list_has(&cfg->exempt_daemonset_controllers, req->username);
 	pv->dra = claims != NULL && json_array_size(claims) > 0;
 
 	json_array_foreach(policy_iterable(containers), i, c) {
@@ -212,7 +232,7 @@ int policy_gpu_requests(const struct config *cfg, const json_t *pod, struct poli
 	size_t i;
 
 	*n = 0;
-	if (policy_pod_read(cfg, &req, &pv, err) != 0)
+	if (policy_pod_read(cfg, &req, pod, &pv, err) != 0)
 		return -1;
 	if (pv.bad_quantity[0] != '\0') {
 		error_set(err, ERROR_INPUT, "%s", pv.bad_quantity);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "nodematch.h"
 #include "patch.h"
 
 /* ==== Pools ==== */
@@ -187,7 +188,7 @@ int policy_pool_mutate(const struct config *cfg, const struct pod_view *pv,
 
 	policy_describe_taint(cfg, taint, sizeof taint);
 	json_array_foreach(policy_iterable(pv->tolerations), i, t) {
-		if (policy_tolerates(t, cfg->taint_key, cfg->taint_value, cfg->taint_effect))
+		if (nodematch_tolerates(t, cfg->taint_key, cfg->taint_value, cfg->taint_effect))
 			tolerated = 1;
 		if (strcmp(policy_str(t, "key", ""), "nvidia.com/gpu") == 0 &&
 		    strcmp(cfg->taint_key, "nvidia.com/gpu") != 0)

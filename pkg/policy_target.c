@@ -1,11 +1,143 @@
-/* policy_target: the routes by which a CPU-only pod aims at GPU nodes. */
+/*
+ * policy_target: the routes by which a pod aims at GPU nodes.
+ *
+ * What a route "aims at GPU nodes" means follows the scheduler's own matching
+ * (pkg/nodematch.h, which cites the upstream sources): a requirement is
+ * GPU-only when every node it admits is a GPU node, a term when one of its
+ * requirements is (they are ANDed), and a required node affinity when every
+ * term that can match anything is (terms are ORed; an empty term matches no
+ * node). Requirements the API server refuses (unknown operators, wrong value
+ * counts) are not looked at closely: such a pod never passes validation.
+ */
 #include "policy_int.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-/* ==== CPU pods aimed at GPU nodes ==== */
+#include "nodematch.h"
+
+#define AKS_POOL_LABEL "kubernetes.azure.com/agentpool"
+#define HOSTNAME_LABEL "kubernetes.io/hostname"   /* equals the node's name on AKS */
+#define NAME_FIELD     "metadata.name"            /* the one field matchFields knows */
+
+/* ==== GPU nodes by name ==== */
+
+/* The AKS agent pool a pool selects by, or NULL. Borrowed from cfg. */
+static const char *aks_pool_of(const struct config_pool *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->node_selector.n; i++)
+		if (strcmp(p->node_selector.v[i].key, AKS_POOL_LABEL) == 0 && p->node_selector.v[i].value[0])
+			return p->node_selector.v[i].value;
+	return NULL;
+}
+
+/*
+ * Is node one of AKS agent pool pool's? AKS names them
+ * aks-<pool>-<8 digits>-vmss<6 characters>: the glob aks-<pool>-*, compared
+ * literally (a label value has no glob characters to honour).
+ */
+static int aks_pool_node(const char *pool, const char *node)
+{
+	size_t n = strlen(pool);
+
+	return strncmp(node, "aks-", 4) == 0 && strncmp(node + 4, pool, n) == 0 && node[4 + n] == '-';
+}
+
+/* Can GPU nodes be told by name: gpuNodeNames set, or every pool derives its globs? */
+static int names_known(const struct config *cfg)
+{
+	size_t i;
+
+	if (cfg->gpu_node_names.n > 0)
+		return 1;
+	for (i = 0; i < cfg->n_pools; i++)
+		if (aks_pool_of(&cfg->pools[i]) == NULL)
+			return 0;
+	return 1;
+}
+
+/* What the nodes a name, a requirement or a term admits are. */
+enum node_kind {
+	NODE_OTHER = 0,  /* not GPU nodes, or not only GPU nodes */
+	NODE_GPU,        /* only GPU nodes */
+	NODE_UNKNOWN,    /* nodes named, which GPU nodes cannot be told from by name */
+	NODE_NONE        /* no node at all (an empty term) */
+};
+
+/* What node is by name: gpuNodeNames when set, else the globs derived from the pools. */
+static enum node_kind node_named(const struct config *cfg, const char *node)
+{
+	size_t i;
+
+	if (node == NULL)
+		return NODE_OTHER;
+	if (cfg->gpu_node_names.n > 0)
+		return policy_match_any(&cfg->gpu_node_names, node) ? NODE_GPU : NODE_OTHER;
+	for (i = 0; i < cfg->n_pools; i++) {
+		const char *pool = aks_pool_of(&cfg->pools[i]);
+
+		if (pool != NULL && aks_pool_node(pool, node))
+			return NODE_GPU;
+	}
+	return names_known(cfg) ? NODE_OTHER : NODE_UNKNOWN;
+}
+
+/* Several possibilities at once (values of In): GPU only when all are. */
+static enum node_kind either(enum node_kind a, enum node_kind b)
+{
+	if (a == NODE_OTHER || b == NODE_OTHER)
+		return NODE_OTHER;
+	return a == NODE_UNKNOWN || b == NODE_UNKNOWN ? NODE_UNKNOWN : NODE_GPU;
+}
+
+/* The nodes an In over node names admits (values borrowed). */
+static enum node_kind names_in(const struct config *cfg, const json_t *values)
+{
+	enum node_kind kind = NODE_GPU;
+	const json_t *v;
+	size_t i;
+
+	if (!json_is_array(values) || json_array_size(values) == 0)
+		return NODE_OTHER;
+	json_array_foreach(policy_iterable(values), i, v)
+		kind = either(kind, node_named(cfg, json_string_value(v)));
+	return kind;
+}
+
+void policy_describe_node_names(const struct config *cfg, char *buf, size_t cap)
+{
+	size_t i;
+	int derived = 0;
+
+	buf[0] = '\0';
+	if (cfg->gpu_node_names.n > 0) {
+		policy_appendf(buf, cap, "gpuNodeNames:");
+		for (i = 0; i < cfg->gpu_node_names.n; i++)
+			policy_appendf(buf, cap, "%s %s", i ? "," : "", cfg->gpu_node_names.v[i]);
+		return;
+	}
+	policy_appendf(buf, cap, "gpuNodeNames: not set;");
+	for (i = 0; i < cfg->n_pools; i++) {
+		const char *pool = aks_pool_of(&cfg->pools[i]);
+
+		if (pool == NULL)
+			continue;
+		policy_appendf(buf, cap, "%s aks-%s-*", derived++ ? "," : " derived from the pools:", pool);
+	}
+	if (names_known(cfg))
+		return;
+	for (i = 0; i < cfg->n_pools; i++)
+		if (aks_pool_of(&cfg->pools[i]) == NULL)
+			break;
+	policy_appendf(buf, cap, "%s pool \"%s\" does not select by " AKS_POOL_LABEL ", so its nodes "
+		       "cannot be told by name: a CPU pod pinned to a node by name is admitted with a "
+		       "warning (set gpuNodeNames to judge it)", derived ? ";" : "", cfg->pools[i].name);
+}
+
+/* ==== GPU nodes by label ==== */
 
 /* A label key=value (or a key alone, value NULL) that only GPU nodes carry. */
 static int gpu_label(const struct config *cfg, const char *key, const char *value)
@@ -23,121 +155,218 @@ static int gpu_label(const struct config *cfg, const char *key, const char *valu
 }
 
 /*
- * Can a node selector requirement only be met by GPU nodes? In with values
- * that are all GPU label values, or Exists on a GPU label key.
+ * The nodes one requirement admits. A GPU node label: In, Exists, Gt and Lt
+ * all need the node to carry it (labels.Requirement.Matches), so only GPU
+ * nodes qualify; NotIn and DoesNotExist admit nodes without it. A pool's
+ * label: In with only GPU pools' values. kubernetes.io/hostname and
+ * matchFields metadata.name: In over node names, judged like spec.nodeName.
  */
-static int gpu_requirement(const struct config *cfg, const json_t *expr)
+static enum node_kind requirement(const struct config *cfg, const json_t *req, int field)
 {
-	const char *key = policy_str(expr, "key", ""), *op = policy_str(expr, "operator", "");
-	const json_t *values = json_object_get(expr, "values"), *v;
+	const char *key = policy_str(req, "key", ""), *op = policy_str(req, "operator", "");
+	const json_t *values = json_object_get(req, "values"), *v;
+	int in = strcmp(op, "In") == 0;
 	size_t i;
 
-	if (strcmp(op, "Exists") == 0)
-		return policy_list_has(&cfg->gpu_node_labels, key);
-	if (strcmp(op, "In") != 0 || !json_is_array(values) || json_array_size(values) == 0)
-		return 0;
+	if (field)
+		return in && strcmp(key, NAME_FIELD) == 0 ? names_in(cfg, values) : NODE_OTHER;
+	if (policy_list_has(&cfg->gpu_node_labels, key))
+		return (in && json_array_size(values) > 0) || strcmp(op, "Exists") == 0 ||
+		       strcmp(op, "Gt") == 0 || strcmp(op, "Lt") == 0 ? NODE_GPU : NODE_OTHER;
+	if (!in || !json_is_array(values) || json_array_size(values) == 0)
+		return NODE_OTHER;
+	if (strcmp(key, HOSTNAME_LABEL) == 0)
+		return names_in(cfg, values);
 	json_array_foreach(policy_iterable(values), i, v)
 		if (!json_is_string(v) || !gpu_label(cfg, key, json_string_value(v)))
-			return 0;
-	return 1;
+			return NODE_OTHER;
+	return NODE_GPU;
 }
 
-static int gpu_term(const struct config *cfg, const json_t *term)
+/* The nodes a NodeSelectorTerm (borrowed) admits. */
+static enum node_kind term(const struct config *cfg, const json_t *t)
 {
-	const json_t *exprs = json_object_get(term, "matchExpressions"), *e;
+	const json_t *exprs = json_object_get(t, "matchExpressions");
+	const json_t *fields = json_object_get(t, "matchFields"), *r;
+	enum node_kind kind = NODE_OTHER, k;
 	size_t i;
 
-	json_array_foreach(policy_iterable(exprs), i, e)
-		if (json_is_object(e) && gpu_requirement(cfg, e))
-			return 1;  /* requirements are ANDed: one GPU-only requirement suffices */
-	return 0;
+	/* nodeaffinity: a term with neither matchExpressions nor matchFields matches no node. */
+	if (json_is_object(t) && json_array_size(exprs) == 0 && json_array_size(fields) == 0)
+		return NODE_NONE;
+	/* Requirements are ANDed: one that only GPU nodes meet makes the term GPU-only. */
+	for (int pass = 0; pass < 2; pass++)
+		json_array_foreach(policy_iterable(pass == 0 ? exprs : fields), i, r) {
+			k = json_is_object(r) ? requirement(cfg, r, pass) : NODE_OTHER;
+			if (k == NODE_GPU)
+				return NODE_GPU;
+			if (k == NODE_UNKNOWN)
+				kind = NODE_UNKNOWN;
+		}
+	return kind;
 }
 
-/* Required: every term is GPU-only (terms are ORed). Preferred: any term leans to GPUs. */
-static void gpu_affinity(const struct config *cfg, const json_t *spec, int *required, int *preferred)
+/*
+ * The required node affinity: GPU-only when every term that matches
+ * anything is, and one does (terms are ORed; [{}] alone targets no node at
+ * all, which is not aiming at GPU nodes). Pinned to unknown nodes when every
+ * such term is GPU-only or pinned by name to nodes that cannot be told.
+ */
+static enum node_kind required_affinity(const struct config *cfg, const json_t *spec)
 {
 	const json_t *na = json_object_get(json_object_get(spec, "affinity"), "nodeAffinity");
 	const json_t *terms = json_object_get(json_object_get(na, "requiredDuringSchedulingIgnoredDuringExecution"),
 					      "nodeSelectorTerms");
-	const json_t *prefs = json_object_get(na, "preferredDuringSchedulingIgnoredDuringExecution");
 	const json_t *t;
+	size_t i, gpu = 0, unknown = 0;
+
+	json_array_foreach(policy_iterable(terms), i, t) {
+		switch (term(cfg, t)) {
+		case NODE_NONE:    break;
+		case NODE_GPU:     gpu++; break;
+		case NODE_UNKNOWN: unknown++; break;
+		default:           return NODE_OTHER;
+		}
+	}
+	return unknown > 0 ? NODE_UNKNOWN : gpu > 0 ? NODE_GPU : NODE_OTHER;
+}
+
+/* Preferred node affinity: does any preference lean to GPU nodes? */
+static int preferred_affinity(const struct config *cfg, const json_t *spec)
+{
+	const json_t *na = json_object_get(json_object_get(spec, "affinity"), "nodeAffinity");
+	const json_t *prefs = json_object_get(na, "preferredDuringSchedulingIgnoredDuringExecution"), *t;
 	size_t i;
 
-	*required = json_is_array(terms) && json_array_size(terms) > 0;
-	json_array_foreach(policy_iterable(terms), i, t)
-		if (!json_is_object(t) || !gpu_term(cfg, t))
-			*required = 0;
-	*preferred = 0;
 	json_array_foreach(policy_iterable(prefs), i, t)
-		if (json_is_object(t) && gpu_term(cfg, json_object_get(t, "preference")))
-			*preferred = 1;
+		if (json_is_object(t) && term(cfg, json_object_get(t, "preference")) == NODE_GPU)
+			return 1;
+	return 0;
 }
 
-/* Records one route a CPU pod takes to GPU nodes: what it does, and what to remove. */
-static void route(struct policy_result *res, const char *reason, char *fixes, size_t fcap,
-		  const char *fix, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* ==== The routes ==== */
 
-static void route(struct policy_result *res, const char *reason, char *fixes, size_t fcap,
-		  const char *fix, const char *fmt, ...)
+/* Records hard route bit (one of ROUTES_HARD) with what the pod does. */
+static void take(struct pod_routes *r, unsigned bit, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void take(struct pod_routes *r, unsigned bit, const char *fmt, ...)
 {
-	char what[POLICY_MESSAGE_MAX];
+	size_t i = 0;
 	va_list ap;
 
+	while ((1u << i) != bit)
+		i++;
+	r->taken |= bit;
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof what, fmt, ap);
+	vsnprintf(r->what[i], sizeof r->what[i], fmt, ap);
 	va_end(ap);
-	if (res->reason == NULL)
-		res->reason = reason;
-	policy_appendf(res->message, sizeof res->message, "%s%s", res->message[0] ? "; " : "", what);
-	policy_appendf(fixes, fcap, "%s%s", fixes[0] ? ", " : "", fix);
+	error_trim_utf8(r->what[i]);  /* it quotes pod text, and more text follows it */
 }
 
-/*
- * The four routes by which a CPU-only pod reaches GPU nodes. A rejection's
- * message lists every route taken, then one sentence on how to fix it; the
- * reason code names the first. The soft routes (wildcard toleration,
- * preferred affinity) only warn.
- */
-int policy_target_check(const struct config *cfg, const struct pod_view *pv,
-			 struct policy_result *res, struct error *err)
+static void pinned(struct pod_routes *r, const char *by)
 {
-	char taint[128], fixes[256] = "", what[POLICY_MESSAGE_MAX];
+	if (!(r->taken & ROUTE_PINNED))
+		r->pinned_by = by;
+	r->taken |= ROUTE_PINNED;
+}
+
+void policy_routes_find(const struct config *cfg, const struct pod_view *pv, struct pod_routes *r)
+{
+	char taint[128];
 	const json_t *t, *v;
 	const char *key, *node_name;
 	size_t i;
-	int required, preferred, wildcard = 0, tolerated = 0;
 
+	memset(r, 0, sizeof *r);
 	policy_describe_taint(cfg, taint, sizeof taint);
-	res->message[0] = '\0';
 	json_array_foreach(policy_iterable(pv->tolerations), i, t) {
-		if (!policy_tolerates(t, cfg->taint_key, cfg->taint_value, cfg->taint_effect))
+		if (!nodematch_tolerates(t, cfg->taint_key, cfg->taint_value, cfg->taint_effect))
 			continue;
-		if (policy_str(t, "key", "")[0] == '\0') {
-			wildcard = 1;
-		} else if (!tolerated) {
-			tolerated = 1;
-			route(res, R_CPU_TOL, fixes, sizeof fixes, "the toleration",
-			      "it tolerates the GPU taint %s (spec.tolerations[%zu])", taint, i);
-		}
+		if (policy_str(t, "key", "")[0] == '\0')
+			r->taken |= ROUTE_WILDCARD;
+		else if (!(r->taken & ROUTE_TOLERATION))
+			take(r, ROUTE_TOLERATION, "it tolerates the GPU taint %s (spec.tolerations[%zu])", taint, i);
 	}
 	json_object_foreach(policy_iterable(pv->node_selector), key, v) {
-		if (gpu_label(cfg, key, json_string_value(v))) {
-			route(res, R_CPU_SEL, fixes, sizeof fixes, "the nodeSelector entry",
-			      "it selects GPU nodes with nodeSelector %s=%s", key, json_string_value(v));
+		const char *value = json_string_value(v);
+
+		if (gpu_label(cfg, key, value)) {
+			take(r, ROUTE_SELECTOR, "it selects GPU nodes with nodeSelector %s=%s", key, value);
+			break;
+		}
+		if (strcmp(key, HOSTNAME_LABEL) != 0)
+			continue;
+		switch (node_named(cfg, value)) {
+		case NODE_GPU:
+			take(r, ROUTE_SELECTOR, "it selects GPU node %s with nodeSelector " HOSTNAME_LABEL, value);
+			break;
+		case NODE_UNKNOWN:
+			pinned(r, "nodeSelector " HOSTNAME_LABEL);
+			break;
+		default:
+			break;
+		}
+		if (r->taken & ROUTE_SELECTOR)
+			break;
+	}
+	switch (required_affinity(cfg, pv->spec)) {
+	case NODE_GPU:
+		take(r, ROUTE_AFFINITY, "its required node affinity matches only GPU nodes");
+		break;
+	case NODE_UNKNOWN:
+		pinned(r, "required node affinity");
+		break;
+	default:
+		break;
+	}
+	node_name = policy_str(pv->spec, "nodeName", "");
+	if (node_name[0] != '\0') {
+		switch (node_named(cfg, node_name)) {
+		case NODE_GPU:
+			take(r, ROUTE_NODE_NAME, "spec.nodeName binds it to GPU node %s", node_name);
+			break;
+		case NODE_UNKNOWN:
+			pinned(r, "spec.nodeName");
+			break;
+		default:
 			break;
 		}
 	}
-	gpu_affinity(cfg, pv->spec, &required, &preferred);
-	if (required)
-		route(res, R_CPU_AFF, fixes, sizeof fixes, "the required node affinity",
-		      "its required node affinity matches only GPU nodes");
-	node_name = policy_str(pv->spec, "nodeName", "");
-	if (node_name[0] != '\0' && policy_match_any(&cfg->gpu_node_names, node_name))
-		route(res, R_CPU_NAME, fixes, sizeof fixes, "spec.nodeName",
-		      "spec.nodeName binds it to GPU node %s", node_name);
+	if (preferred_affinity(cfg, pv->spec))
+		r->taken |= ROUTE_PREFERRED;
+}
 
-	if (res->reason != NULL) {
-		memcpy(what, res->message, sizeof what);
+/*
+ * A rejection's message lists every route taken, then one sentence on how to
+ * fix it; the reason code names the first. The soft routes only warn.
+ */
+int policy_routes_judge(const struct config *cfg, const struct pod_routes *r, unsigned which,
+			struct policy_result *res, struct error *err)
+{
+	static const struct { const char *reason, *fix; } hard[ROUTE_HARD_N] = {
+		{ R_CPU_TOL, "the toleration" },
+		{ R_CPU_SEL, "the nodeSelector entry" },
+		{ R_CPU_AFF, "the required node affinity" },
+		{ R_CPU_NAME, "spec.nodeName" },
+	};
+	char taint[128], fixes[256] = "", what[POLICY_MESSAGE_MAX] = "";
+	unsigned taken = r->taken & which;
+	size_t i;
+
+	policy_describe_taint(cfg, taint, sizeof taint);
+	res->message[0] = '\0';
+	if (taken & ROUTES_HARD) {
+		res->reason = NULL;
+		for (i = 0; i < ROUTE_HARD_N; i++) {
+			if (!(taken & (1u << i)))
+				continue;
+			if (res->reason == NULL)
+				res->reason = hard[i].reason;
+			policy_appendf(what, sizeof what, "%s%s", what[0] ? "; " : "", r->what[i]);
+			policy_appendf(fixes, sizeof fixes, "%s%s", fixes[0] ? ", " : "", hard[i].fix);
+		}
+		error_trim_utf8(what);  /* a cut in quoted pod text, and the fix follows */
 		snprintf(res->message, sizeof res->message,
 			 "CPU-only pod aimed at GPU nodes: %s. GPU nodes are for GPU pods: remove %s, or "
 			 "request a GPU (e.g. limits nvidia.com/gpu: 1)",
@@ -146,11 +375,18 @@ int policy_target_check(const struct config *cfg, const struct pod_view *pv,
 		return 0;
 	}
 	res->reason = R_NO_GPU;
-	if (wildcard && policy_warn(res, err, "pod requests no GPU but tolerates every taint (toleration with "
-			     "operator Exists and no key), so it may be scheduled onto GPU nodes (%s)", taint) != 0)
+	if ((taken & ROUTE_WILDCARD) &&
+	    policy_warn(res, err, "pod requests no GPU but tolerates every taint (toleration with "
+			"operator Exists and no key), so it may be scheduled onto GPU nodes (%s)", taint) != 0)
 		return -1;
-	if (preferred && policy_warn(res, err, "pod requests no GPU but prefers GPU nodes through preferred "
-			      "node affinity; it may take GPU capacity") != 0)
+	if ((taken & ROUTE_PREFERRED) &&
+	    policy_warn(res, err, "pod requests no GPU but prefers GPU nodes through preferred "
+			"node affinity; it may take GPU capacity") != 0)
+		return -1;
+	if ((taken & ROUTE_PINNED) &&
+	    policy_warn(res, err, "pod requests no GPU and is pinned to a node by name (%s), which "
+			"gpu-admission cannot tell from a GPU node: set gpuNodeNames in the policy, e.g. "
+			"[\"aks-gpu*-vmss*\"], or select pools by " AKS_POOL_LABEL, r->pinned_by) != 0)
 		return -1;
 	return 0;
 }

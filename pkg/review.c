@@ -13,7 +13,9 @@ struct review_request {
 	const char *api_version;  /* borrowed from the parsed body */
 	const char *uid;
 	const json_t *object;
+	const json_t *old_object; /* UPDATE: the pod as stored; NULL when absent */
 	const char *ns;
+	const char *username;     /* request.userInfo.username; "" when absent */
 	enum policy_operation operation;
 	int is_pod;               /* kind Pod, resource pods, no subresource */
 };
@@ -72,6 +74,12 @@ static const struct scan_shape resource_shape[] = {
 	{ NULL, SCAN_WHOLE, NULL },
 };
 
+/* request.userInfo: who sends the pod, for the DaemonSet exemption. */
+static const struct scan_shape user_info_shape[] = {
+	{ "username", SCAN_WHOLE, NULL },
+	{ NULL, SCAN_WHOLE, NULL },
+};
+
 static const struct scan_shape request_shape[] = {
 	{ "uid", SCAN_WHOLE, NULL },
 	{ "kind", SCAN_OBJECT, group_kind_shape },
@@ -79,7 +87,9 @@ static const struct scan_shape request_shape[] = {
 	{ "subResource", SCAN_WHOLE, NULL },
 	{ "namespace", SCAN_WHOLE, NULL },
 	{ "operation", SCAN_WHOLE, NULL },
+	{ "userInfo", SCAN_OBJECT, user_info_shape },
 	{ "object", SCAN_OBJECT, object_shape },
+	{ "oldObject", SCAN_OBJECT, object_shape },
 	{ NULL, SCAN_WHOLE, NULL },
 };
 
@@ -148,7 +158,9 @@ static int decode(const json_t *root, struct review_request *rq, struct error *e
 {
 	const json_t *req = json_object_get(root, "request");
 	const json_t *kind = json_object_get(req, "kind"), *resource = json_object_get(req, "resource");
-	const json_t *object = json_object_get(req, "object");
+	const json_t *object = json_object_get(req, "object"), *old = json_object_get(req, "oldObject");
+	const json_t *user = json_object_get(req, "userInfo");
+	const json_t *username = json_object_get(user, "username");
 	const char *sub = json_string_value(json_object_get(req, "subResource"));
 	const char *kkind = json_string_value(json_object_get(kind, "kind"));
 	const char *kgroup = json_string_value(json_object_get(kind, "group"));
@@ -184,6 +196,18 @@ static int decode(const json_t *root, struct review_request *rq, struct error *e
 		return -1;
 	}
 	rq->object = json_is_object(object) ? object : NULL;
+	if (old != NULL && !json_is_null(old) && !json_is_object(old)) {
+		error_set(err, ERROR_INPUT, "request.oldObject must be an object");
+		return -1;
+	}
+	rq->old_object = json_is_object(old) ? old : NULL;
+	/* kube-apiserver always sends userInfo; without it nobody vouches for the pod. */
+	if ((user != NULL && !json_is_null(user) && !json_is_object(user)) ||
+	    (username != NULL && !json_is_null(username) && !json_is_string(username))) {
+		error_set(err, ERROR_INPUT, "request.userInfo.username must be a string");
+		return -1;
+	}
+	rq->username = json_is_string(username) ? json_string_value(username) : "";
 	return 0;
 }
 
@@ -638,7 +662,9 @@ int review_handle_ex(const struct config *cfg, const char *body, size_t len, uns
 		copy_id(res->name, sizeof res->name, name ? name : json_string_value(json_object_get(meta, "generateName")));
 	}
 	preq.pod = rq.object;
+	preq.old_pod = rq.operation == POLICY_OP_UPDATE ? rq.old_object : NULL;
 	preq.ns = rq.ns;
+	preq.username = rq.username;
 	preq.operation = rq.operation;
 	preq.validate = (flags & REVIEW_VALIDATE) != 0;
 	preq.daemonset = 0;

@@ -3,18 +3,22 @@
 #include <string.h>
 
 #include "commands.h"
+#include "policy.h"
 
 int cmd_check_config(int argc, char **argv)
 {
 	struct error err = { 0 };
 	struct config *cfg;
 	char warnings[4096];  /* a few lines per misordered pool; cut quietly beyond */
+	char names[1024];
 
 	if (argc != 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		fprintf(argc == 2 ? stdout : stderr,
 			"usage: gpu-admission check-config FILE\n\n"
 			"Loads FILE over the embedded default policy and prints \"configuration OK\",\n"
 			"or every error with file:line:column. Exit 0 when valid, 1 when not.\n"
+			"A valid policy is followed by how it tells GPU nodes by name: gpuNodeNames,\n"
+			"or the globs derived from the pools when it is not set.\n"
 			"Advice that is not an error (priced pools not listed cheapest per GPU\n"
 			"first) is printed to stderr as \"FILE: warning: ...\" and keeps exit 0.\n");
 		return argc == 2 ? EXIT_OK : EXIT_USAGE;
@@ -32,8 +36,9 @@ int cmd_check_config(int argc, char **argv)
 			fprintf(stderr, "%s: warning: %.*s\n", argv[1], nl ? (int)(nl - line) : (int)strlen(line), line);
 		}
 	}
+	policy_describe_node_names(cfg, names, sizeof names);
 	config_free(cfg);
-	printf("configuration OK\n");
+	printf("configuration OK\n%s\n", names);
 	return EXIT_OK;
 }
 

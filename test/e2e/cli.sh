@@ -44,6 +44,15 @@ printf 'mode: strict\npools:\n  - name: x\n' >"$tmp/bad.yaml"
 expect_rc 1 "invalid policy exits 1" -- "$BIN" check-config "$tmp/bad.yaml"
 has "$tmp/err" "$tmp/bad.yaml:1:7: mode:" "error names file, line, column and field"
 has "$tmp/err" "pools[0]: nodeSelector is required" "every error listed"
+printf 'exempt:\n  podSelectors:\n    - matchLabels: {app: agent}\n' >"$tmp/selector.yaml"
+expect_rc 1 "a podSelectors entry without namespaces is refused" -- "$BIN" check-config "$tmp/selector.yaml"
+has "$tmp/err" "exempt.podSelectors[0]: namespaces is required" "check-config names the entry"
+has "$tmp/err" "a workload sets its own labels" "check-config says why"
+expect_rc 0 "check-config of agent-pool pools" -- "$BIN" check-config "$G/tenant-nodename-derived/config.yaml"
+has "$tmp/out" "gpuNodeNames: not set; derived from the pools: aks-gput4-*, aks-gpua100-*, aks-gpuh100-*" \
+	"check-config shows the node-name globs derived from the pools"
+expect_rc 0 "check-config of the default" -- "$BIN" check-config "$tmp/default.yaml"
+has "$tmp/out" "cannot be told by name" "check-config says when no node name can be derived"
 expect_rc 2 "check-config without a file" -- "$BIN" check-config
 expect_rc 0 "help" -- "$BIN" help
 has "$tmp/out" "review" "help lists review"

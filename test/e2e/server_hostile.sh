@@ -6,7 +6,10 @@
 # while other clients are served. A flood of 200 connections against
 # --max-connections 8 waits its turn; kill -9 and a restart on the same port; a
 # stalled ClientHello is cut at --timeout; every server exits 0 on SIGTERM (so a
-# valgrind or ASan finding fails the suite).
+# valgrind or ASan finding fails the suite). Last, tenants: every way issue 13 found
+# to put a CPU pod on a GPU node (forged DaemonSet owners, UPDATE, node names,
+# self-service exemptions, upstream matching rules), sent as the tenant sends it
+# to /mutate and /validate, is refused; the genuine DaemonSet pods and updates pass.
 . test/e2e/server.lib
 
 certs "$TMP/c"
@@ -314,4 +317,60 @@ equals "$?" 0 "half a ClientHello, held open: the server closes it"
 echo "    stalled handshake closed after $((($(date +%s%N) - t0) / 1000000)) ms (--timeout 3)"
 check "serving after the stalled handshake" client "$CA" --body "$SAMPLE_GPU" --count 3
 stop_server "the restarted server"
+
+# ---- tenants ----
+# The golden cases' requests (test/golden/<case>/request.json), under one policy that
+# serves them all: the three AKS agent-pool pools (GPU node names derived from them) and
+# a spot pool selected by label (so some node names cannot be told), GPU Feature
+# Discovery's count and memory labels, a pod selector scoped to namespaces.
+cat >"$TMP/tenancy.yaml" <<'EOF'
+gpuNodeLabels: [kubernetes.azure.com/accelerator, accelerator, nvidia.com/gpu.present,
+                nvidia.com/gpu.product, nvidia.com/gpu.count, nvidia.com/gpu.memory]
+pools:
+  - {name: t4, resources: [nvidia.com/gpu], maxGPUsPerPod: 1, nodeSelector: {kubernetes.azure.com/agentpool: gput4}}
+  - {name: a100, resources: [nvidia.com/gpu, nvidia.com/mig-*], maxGPUsPerPod: 8, nodeSelector: {kubernetes.azure.com/agentpool: gpua100}}
+  - {name: h100, resources: [nvidia.com/gpu], maxGPUsPerPod: 8, nodeSelector: {kubernetes.azure.com/agentpool: gpuh100}}
+  - {name: spot, resources: [nvidia.com/gpu], maxGPUsPerPod: 8,
+     nodeSelector: {kubernetes.azure.com/accelerator: nvidia, kubernetes.azure.com/scalesetpriority: spot}}
+exempt:
+  podSelectors:
+    - {namespaces: [monitoring, "node-*"], matchLabels: {app: node-agent}}
+EOF
+check "the tenants' policy is valid" "$BIN" check-config "$TMP/tenancy.yaml"
+start_server "$TMP/tenancy.log" --tls-cert "$TMP/c/tls.crt" --tls-key "$TMP/c/tls.key" --threads 2 \
+	--config "$TMP/tenancy.yaml" || { bad "tenancy server did not start"; finish; }
+# ask PATH CASE: the answer of PATH to the golden case's request, into $TMP/answer.
+ask() {
+	hcurl "$CA" "$1" -H 'Content-Type: application/json' --data-binary "@test/golden/$2/request.json" \
+		>"$TMP/answer" 2>&1
+}
+for c in tenant-ds-forged-foreign-group tenant-ds-forged-not-controller tenant-ds-forged-device-plugin \
+	tenant-ds-forged-16-gpus tenant-ds-forged-amd-gpu tenant-ds-no-userinfo \
+	tenant-update-adds-toleration tenant-update-gated-adds-selector tenant-update-gated-adds-affinity \
+	tenant-nodename-derived tenant-matchfields-derived tenant-hostname-selector-derived \
+	tenant-pod-selector-other-namespace \
+	upstream-empty-term-gpu-only upstream-gt-gpu-label upstream-lt-gpu-label upstream-empty-operator; do
+	for p in /mutate /validate; do
+		ask "$p" "$c"
+		check "tenant bypass $c on $p: refused (403)" grep -q '"allowed":false,"status":{"code":403,' "$TMP/answer"
+	done
+done
+# Pinned by name to a node the policy cannot tell from a GPU node: admitted, with the warning.
+for c in tenant-nodename-undecidable tenant-matchfields-gpunodenames; do
+	for p in /mutate /validate; do
+		ask "$p" "$c"
+		check "tenant pin by name $c on $p: admitted with a warning naming gpuNodeNames" \
+			sh -c "grep -q '\"allowed\":true' '$TMP/answer' && grep -q 'set gpuNodeNames in the policy' '$TMP/answer'"
+	done
+done
+for c in corpus-ds-nvidia-device-plugin-aks corpus-ds-dcgm-exporter corpus-ds-gpu-operator-device-plugin \
+	update-labels-gpu-pod update-labels-tolerating-cpu-pod exempt-pod-selector-namespace-glob; do
+	for p in /mutate /validate; do
+		ask "$p" "$c"
+		check "genuine $c on $p: admitted, no patch" \
+			sh -c "grep -q '\"allowed\":true' '$TMP/answer' && ! grep -q patchType '$TMP/answer'"
+	done
+done
+lacks "$TMP/tenancy.log" '"level":"error"' "no errors logged while judging tenants"
+stop_server "the tenancy server"
 finish

@@ -261,8 +261,8 @@ function main() {
 			w.clientConfig.service.path === p && w.clientConfig.service.name === svc.metadata.name &&
 			w.clientConfig.service.namespace === NS && w.clientConfig.service.port === sp.port &&
 			!w.clientConfig.url);
-		check(`${caseName}: ${k} pods CREATE only, v1`,
-			eq(w.rules, [{ operations: ["CREATE"], apiGroups: [""], apiVersions: ["v1"], resources: ["pods"], scope: "Namespaced" }]));
+		check(`${caseName}: ${k} pods CREATE and UPDATE (an update can aim a pod at GPU nodes), v1`,
+			eq(w.rules, [{ operations: ["CREATE", "UPDATE"], apiGroups: [""], apiVersions: ["v1"], resources: ["pods"], scope: "Namespaced" }]));
 		check(`${caseName}: ${k} admissionReviewVersions [v1], sideEffects None`,
 			eq(w.admissionReviewVersions, ["v1"]) && w.sideEffects === "None");
 		check(`${caseName}: ${k} timeoutSeconds`, w.timeoutSeconds === (caseName === "full" ? 3 : 5));

@@ -5,14 +5,19 @@
  *   request.json   an AdmissionReview as kube-apiserver sends it
  *   config.yaml    optional policy file (else the embedded default)
  *   validate       optional empty file: answer as /validate
+ *   modes          optional empty file: answer the request in every mode, the
+ *                  policy's mode set to enforce, warn and dryrun in turn (the
+ *                  policy may not set namespaceModes then)
  *   expect.json    the expected answer: the response AdmissionReview with
  *                  response.patch decoded from base64 into JSON, or
- *                  {"error": "..."} when no AdmissionReview can be answered
+ *                  {"error": "..."} when no AdmissionReview can be answered;
+ *                  with modes, expect.json is enforce's answer and
+ *                  expect.warn.json and expect.dryrun.json the others'
  *   NOTES          optional: where the case comes from, what it shows
  *
  * Beyond the comparison, every case is checked for the invariants that hold
  * for all answers: the uid and apiVersion are echoed, warnings fit 256 bytes,
- * and a patched pod re-parses, has well-formed tolerations and node
+ * only a CREATE is ever patched, and a patched pod re-parses, has well-formed tolerations and node
  * selectors, and is answered with no patch when reviewed again (idempotence)
  * and admitted by /validate; and the fast skip-scan and jansson's full parse
  * give byte-identical answers.
@@ -167,7 +172,8 @@ static int check_tolerations(const json_t *pod)
 	for (i = 0; i < json_array_size(tols); i++) {
 		t = json_array_get(tols, i);
 		const char *op = json_string_value(json_object_get(t, "operator"));
-		if (!json_is_object(t) || (op && strcmp(op, "Equal") && strcmp(op, "Exists")))
+		/* An empty operator is Equal (Toleration.ToleratesTaint; validation accepts it). */
+		if (!json_is_object(t) || (op && op[0] && strcmp(op, "Equal") && strcmp(op, "Exists")))
 			return -1;
 	}
 	if (sel != NULL && !json_is_object(sel))
@@ -230,6 +236,7 @@ static int check_invariants(const char *name, const json_t *request, const struc
 {
 	const json_t *resp = json_object_get(a->doc, "response");
 	const char *ver = json_string_value(json_object_get(request, "apiVersion"));
+	const char *op = json_string_value(json_object_get(json_object_get(request, "request"), "operation"));
 	const json_t *w;
 	size_t i;
 
@@ -248,50 +255,42 @@ static int check_invariants(const char *name, const json_t *request, const struc
 	}
 	if (a->patch != NULL && !json_is_true(json_object_get(resp, "allowed")))
 		return fail(name, "a patch on a rejection");
+	if (a->patch != NULL && strcmp(op ? op : "", "CREATE") != 0)
+		return fail(name, "a patch on an operation other than CREATE");
 	return 0;
 }
 
-static void run_case(const char *dir, const char *name)
+/* The modes a case with a `modes` file is answered in, and its expect file for each. */
+static const struct {
+	enum config_mode mode;
+	const char *expect;
+} modes[] = {
+	{ CONFIG_MODE_ENFORCE, "expect.json" },
+	{ CONFIG_MODE_WARN, "expect.warn.json" },
+	{ CONFIG_MODE_DRYRUN, "expect.dryrun.json" },
+};
+
+/* Answers one request under cfg and checks it against expect (a path): 0 or -1. */
+static int check_answer(const char *name, const char *expect_path, const struct config *cfg,
+			const char *body, size_t len, int validate, const json_t *request)
 {
-	char path[4096];
-	char *body = NULL;
-	size_t len = 0;
-	struct config *cfg = NULL;
-	struct error err = { 0 };
 	struct answer a = { 0 };
-	json_t *request = NULL, *expect = NULL;
-	int validate, ok = 0;
+	json_t *expect = NULL;
+	int rc = -1;
 
-	snprintf(path, sizeof path, "%s/%s/config.yaml", dir, name);
-	cfg = exists(path) ? config_load_file(path, &err) : config_default(&err);
-	if (cfg == NULL) {
-		fail(name, err.msg);
-		goto out;
-	}
-	snprintf(path, sizeof path, "%s/%s/validate", dir, name);
-	validate = exists(path);
-	snprintf(path, sizeof path, "%s/%s/request.json", dir, name);
-	body = slurp(path, &len);
-	if (body == NULL) {
-		fail(name, "no request.json");
-		goto out;
-	}
-	request = json_loadb(body, len, 0, NULL); /* may be NULL: malformed-input cases */
 	answer(cfg, body, len, validate, &a);
-
-	snprintf(path, sizeof path, "%s/%s/expect.json", dir, name);
 	if (getenv("UPDATE") && strcmp(getenv("UPDATE"), "1") == 0) {
-		json_dump_file(a.doc, path, JSON_INDENT(2));
-		FILE *f = fopen(path, "a");
+		json_dump_file(a.doc, expect_path, JSON_INDENT(2));
+		FILE *f = fopen(expect_path, "a");
 		if (f) { fputc('\n', f); fclose(f); }
 	}
-	expect = json_load_file(path, 0, NULL);
+	expect = json_load_file(expect_path, 0, NULL);
 	if (expect == NULL) {
-		fail(name, "no readable expect.json (UPDATE=1 writes it)");
+		fail(name, "no readable expect file (UPDATE=1 writes it)");
 		goto out;
 	}
 	if (!json_equal(expect, a.doc)) {
-		fail(name, "answer differs from expect.json; got:");
+		fprintf(stderr, "FAIL %s: answer differs from %s; got:\n", name, expect_path);
 		json_dumpf(a.doc, stderr, JSON_INDENT(2));
 		fputc('\n', stderr);
 		goto out;
@@ -304,14 +303,57 @@ static void run_case(const char *dir, const char *name)
 		goto out;
 	if (a.patch != NULL && check_idempotent(name, cfg, request, a.patch, validate) != 0)
 		goto out;
-	ok = 1;
+	rc = 0;
 out:
-	if (ok)
-		passed++;
-	else
-		failed++;
 	json_decref(a.doc);
 	json_decref(expect);
+	return rc;
+}
+
+static void run_case(const char *dir, const char *name)
+{
+	char path[4096];
+	char *body = NULL;
+	size_t len = 0, m, n_modes;
+	struct config *cfg = NULL;
+	struct error err = { 0 };
+	json_t *request = NULL;
+	int validate;
+
+	snprintf(path, sizeof path, "%s/%s/config.yaml", dir, name);
+	cfg = exists(path) ? config_load_file(path, &err) : config_default(&err);
+	if (cfg == NULL) {
+		fail(name, err.msg);
+		failed++;
+		goto out;
+	}
+	snprintf(path, sizeof path, "%s/%s/validate", dir, name);
+	validate = exists(path);
+	snprintf(path, sizeof path, "%s/%s/modes", dir, name);
+	n_modes = exists(path) ? sizeof modes / sizeof modes[0] : 1;
+	if (n_modes > 1 && cfg->n_namespace_modes > 0) {
+		fail(name, "a case answered in every mode cannot set namespaceModes");
+		failed++;
+		goto out;
+	}
+	snprintf(path, sizeof path, "%s/%s/request.json", dir, name);
+	body = slurp(path, &len);
+	if (body == NULL) {
+		fail(name, "no request.json");
+		failed++;
+		goto out;
+	}
+	request = json_loadb(body, len, 0, NULL); /* may be NULL: malformed-input cases */
+	for (m = 0; m < n_modes; m++) {
+		if (n_modes > 1)
+			cfg->mode = modes[m].mode;
+		snprintf(path, sizeof path, "%s/%s/%s", dir, name, modes[m].expect);
+		if (check_answer(name, path, cfg, body, len, validate, request) == 0)
+			passed++;
+		else
+			failed++;
+	}
+out:
 	json_decref(request);
 	free(body);
 	config_free(cfg);

@@ -26,6 +26,37 @@ static void test_default(void)
 	CHECK_INT(cfg->exempt_daemonsets, 1);
 	CHECK_INT(cfg->exempt_namespaces.n, 2);
 	CHECK_INT(cfg->gpu_node_labels.n, 4);
+	CHECK_INT(cfg->gpu_node_names.n, 0);  /* derived from the pools */
+	CHECK_INT(cfg->exempt_daemonset_namespaces.n, 1);
+	CHECK_STR(cfg->exempt_daemonset_namespaces.v[0], "*");
+	CHECK_INT(cfg->exempt_daemonset_controllers.n, 2);
+	CHECK_STR(cfg->exempt_daemonset_controllers.v[0], "system:serviceaccount:kube-system:daemon-set-controller");
+	CHECK_STR(cfg->exempt_daemonset_controllers.v[1], "system:kube-controller-manager");
+	CHECK_INT(cfg->n_exempt_pod_selectors, 0);
+	config_free(cfg);
+}
+
+static void test_exempt_keys(void)
+{
+	struct error err = { 0 };
+	struct config *cfg = load("exempt:\n"
+				  "  daemonSetNamespaces: [monitoring, \"node-*\"]\n"
+				  "  daemonSetControllers: [system:serviceaccount:kube-system:my-ds]\n"
+				  "  podSelectors:\n"
+				  "    - namespaces: [monitoring]\n"
+				  "      matchLabels: {app: agent, tier: node}\n", &err);
+
+	CHECK(cfg != NULL);
+	if (cfg == NULL)
+		return;
+	CHECK_INT(cfg->exempt_daemonsets, 1);  /* untouched */
+	CHECK_INT(cfg->exempt_daemonset_namespaces.n, 2);
+	CHECK_STR(cfg->exempt_daemonset_namespaces.v[1], "node-*");
+	CHECK_INT(cfg->exempt_daemonset_controllers.n, 1);
+	CHECK_INT(cfg->n_exempt_pod_selectors, 1);
+	CHECK_INT(cfg->exempt_pod_selectors[0].namespaces.n, 1);
+	CHECK_STR(cfg->exempt_pod_selectors[0].namespaces.v[0], "monitoring");
+	CHECK_INT(cfg->exempt_pod_selectors[0].match_labels.n, 2);
 	config_free(cfg);
 }
 
@@ -93,7 +124,19 @@ static void test_errors_name_file_line_field(void)
 	expect_error("gpuResources: []\n", "gpuResources: must list at least one resource");
 	expect_error("gpuTaint: {effect: Sometimes}\n", "gpuTaint.effect");
 	expect_error("exempt: {daemonSets: maybe}\n", "exempt.daemonSets: must be true or false");
-	expect_error("exempt:\n  podSelectors:\n    - matchLabels: {}\n", "must not be empty");
+	expect_error("exempt:\n  podSelectors:\n    - {namespaces: [a], matchLabels: {}}\n",
+		     "podSelectors[0]: matchLabels is required and must not be empty");
+	/* Labels are the workload's own: an entry must say where it applies, and why is said. */
+	expect_error("exempt:\n  podSelectors:\n    - matchLabels: {app: agent}\n",
+		     "policy.yaml:3:7: exempt.podSelectors[0]: namespaces is required and must not be empty: a "
+		     "workload sets its own labels");
+	expect_error("exempt:\n  podSelectors:\n    - {namespaces: [], matchLabels: {app: agent}}\n",
+		     "podSelectors[0]: namespaces is required");
+	expect_error("exempt:\n  podSelectors:\n    - {namespaces: [a], matchLabels: {b: c}, team: x}\n",
+		     "exempt.podSelectors[0].team: unknown field (known: namespaces, matchLabels)");
+	expect_error("exempt:\n  podSelectors: [{matchLabels: {a: b}}, x]\n", "podSelectors[1]: must be a map");
+	expect_error("exempt: {daemonSetNamespaces: monitoring}\n", "exempt.daemonSetNamespaces: must be a list");
+	expect_error("exempt: {daemonSetControllers: [\"\"]}\n", "exempt.daemonSetControllers[0]: must not be empty");
 	expect_error("namespaceModes: {a: loud}\n", "namespaceModes.a: must be one of");
 	expect_error("mode: warn\nmode: dryrun\n", "duplicate key \"mode\"");
 	expect_error("- a\n- b\n", "must be a map of fields");
@@ -232,6 +275,7 @@ int main(void)
 {
 	RUN(test_default);
 	RUN(test_partial_file_keeps_defaults);
+	RUN(test_exempt_keys);
 	RUN(test_empty_file_is_default);
 	RUN(test_errors_name_file_line_field);
 	RUN(test_pool_prices);

@@ -155,6 +155,123 @@ static void test_patch_order_is_deterministic(void)
 	config_free(cfg);
 }
 
+/* The decision for a CPU DaemonSet-owned pod tolerating the GPU taint, sent as username. */
+static enum policy_decision daemonset_pod(const char *api_version, const char *controller, const char *username,
+					  int template_of_daemonset)
+{
+	char text[1024];
+	struct policy_result res;
+	struct error err = { 0 };
+	struct policy_request req = { .ns = "ml", .operation = POLICY_OP_CREATE, .username = username,
+				      .daemonset = template_of_daemonset };
+	json_t *pod;
+	enum policy_decision d;
+
+	snprintf(text, sizeof text, "{\"metadata\":{\"ownerReferences\":[{\"apiVersion\":\"%s\",\"kind\":"
+		 "\"DaemonSet\",\"name\":\"agent\",\"uid\":\"u\"%s%s}]},\"spec\":{\"tolerations\":[{\"key\":"
+		 "\"sku\",\"operator\":\"Exists\"}],\"containers\":[{\"name\":\"c\"}]}}", api_version,
+		 controller ? ",\"controller\":" : "", controller ? controller : "");
+	pod = json_loads(text, 0, NULL);
+	CHECK(pod != NULL);
+	req.pod = pod;
+	CHECK_INT(policy_evaluate(cfg_default, &req, &res, &err), 0);
+	d = res.decision;
+	if (d == POLICY_ALLOW)
+		CHECK_STR(res.reason, "exempt-daemonset");
+	policy_result_free(&res);
+	json_decref(pod);
+	return d;
+}
+
+static void test_daemonset_contract(void)
+{
+	static const char ctrl[] = "system:serviceaccount:kube-system:daemon-set-controller";
+
+	/* Online: only the DaemonSet controller's requests count. */
+	CHECK_INT(daemonset_pod("apps/v1", "true", ctrl, 0), POLICY_ALLOW);
+	CHECK_INT(daemonset_pod("apps/v1", "true", "system:kube-controller-manager", 0), POLICY_ALLOW);
+	CHECK_INT(daemonset_pod("apps/v1", "true", "alice@example.com", 0), POLICY_REJECT);
+	CHECK_INT(daemonset_pod("apps/v1", "true", "", 0), POLICY_REJECT);       /* no userInfo */
+	CHECK_INT(daemonset_pod("apps/v1", "true", "alice@example.com", 1), POLICY_REJECT); /* offline flag ignored */
+	/* Whoever sends it: only an apps/v1 controller reference is a DaemonSet's. */
+	CHECK_INT(daemonset_pod("example.com/v1", "true", ctrl, 0), POLICY_REJECT);
+	CHECK_INT(daemonset_pod("apps/v1", "false", ctrl, 0), POLICY_REJECT);
+	CHECK_INT(daemonset_pod("apps/v1", NULL, ctrl, 0), POLICY_REJECT);
+	/* Offline (NULL username): the stored controller reference is trusted, and so is the caller's flag. */
+	CHECK_INT(daemonset_pod("apps/v1", "true", NULL, 0), POLICY_ALLOW);
+	CHECK_INT(daemonset_pod("example.com/v1", "true", NULL, 0), POLICY_REJECT);
+	CHECK_INT(daemonset_pod("example.com/v1", "true", NULL, 1), POLICY_ALLOW);
+}
+
+static void describes(const char *yaml, const char *want)
+{
+	struct error err = { 0 };
+	struct config *cfg = config_load_buffer(yaml, strlen(yaml), "t", &err);
+	char buf[512];
+
+	CHECK(cfg != NULL);
+	if (cfg == NULL)
+		return;
+	policy_describe_node_names(cfg, buf, sizeof buf);
+	if (strstr(buf, want) == NULL)
+		fprintf(stderr, "  \"%s\" lacks \"%s\"\n", buf, want);
+	CHECK(strstr(buf, want) != NULL);
+	config_free(cfg);
+}
+
+static void test_node_names_described(void)
+{
+	describes("", "gpuNodeNames: not set; pool \"gpu\" does not select by kubernetes.azure.com/agentpool");
+	describes("gpuNodeNames: [\"aks-gpu*-vmss*\", x]\n", "gpuNodeNames: aks-gpu*-vmss*, x");
+	describes("pools:\n  - {name: t4, nodeSelector: {kubernetes.azure.com/agentpool: gput4}}\n"
+		  "  - {name: a100, nodeSelector: {kubernetes.azure.com/agentpool: gpua100}}\n",
+		  "gpuNodeNames: not set; derived from the pools: aks-gput4-*, aks-gpua100-*");
+	describes("pools:\n  - {name: t4, nodeSelector: {kubernetes.azure.com/agentpool: gput4}}\n"
+		  "  - {name: x, nodeSelector: {accelerator: nvidia}}\n",
+		  "derived from the pools: aks-gput4-*; pool \"x\" does not select");
+}
+
+/* The decision for a CPU pod pinned by spec.nodeName under a policy. */
+static enum policy_decision pinned_to(const char *yaml, const char *node, int *warned)
+{
+	struct error err = { 0 };
+	struct config *cfg = config_load_buffer(yaml, strlen(yaml), "t", &err);
+	char pod[512];
+	struct policy_result res;
+	enum policy_decision d;
+
+	CHECK(cfg != NULL);
+	if (cfg == NULL)
+		return POLICY_ALLOW;
+	snprintf(pod, sizeof pod, "{\"spec\":{\"nodeName\":\"%s\",\"containers\":[{\"name\":\"c\"}]}}", node);
+	eval(cfg, pod, &res);
+	d = res.decision;
+	*warned = json_array_size(res.warnings) > 0;
+	policy_result_free(&res);
+	config_free(cfg);
+	return d;
+}
+
+static void test_derived_node_names(void)
+{
+	static const char agentpools[] =
+		"pools:\n  - {name: t4, nodeSelector: {kubernetes.azure.com/agentpool: gput4}}\n";
+	int warned;
+
+	CHECK_INT(pinned_to(agentpools, "aks-gput4-12345678-vmss000000", &warned), POLICY_REJECT);
+	CHECK_INT(pinned_to(agentpools, "aks-gput4x-12345678-vmss000000", &warned), POLICY_ALLOW);
+	CHECK(!warned);                               /* every pool derives: a CPU node */
+	CHECK_INT(pinned_to(agentpools, "aks-gput", &warned), POLICY_ALLOW);
+	CHECK_INT(pinned_to(agentpools, "gput4-1", &warned), POLICY_ALLOW);
+	/* Configured globs replace the derived ones. */
+	CHECK_INT(pinned_to("gpuNodeNames: [\"gpu-*\"]\npools:\n  - {name: t4, nodeSelector: "
+			    "{kubernetes.azure.com/agentpool: gput4}}\n", "aks-gput4-1-vmss0", &warned), POLICY_ALLOW);
+	CHECK(!warned);
+	/* Nothing derivable: admitted with a warning. */
+	CHECK_INT(pinned_to("", "aks-gpunp-12345678-vmss000000", &warned), POLICY_ALLOW);
+	CHECK(warned);
+}
+
 static void test_result_free_accepts_null(void)
 {
 	struct policy_result res;
@@ -180,6 +297,9 @@ int main(void)
 	RUN(test_pool_choice);
 	RUN(test_no_pool_message_names_largest);
 	RUN(test_patch_order_is_deterministic);
+	RUN(test_daemonset_contract);
+	RUN(test_node_names_described);
+	RUN(test_derived_node_names);
 	RUN(test_result_free_accepts_null);
 	config_free(cfg_default);
 	config_free(cfg_pools);

@@ -96,7 +96,8 @@ clientConfig:
   caBundle: {{ $caBundle }}
   {{- end }}
 rules:
-  - operations: ["CREATE"]
+  {{- /* UPDATE too: a pod created clean can be given a GPU toleration, or (while gated) a GPU selector, later. */}}
+  - operations: ["CREATE", "UPDATE"]
     apiGroups: [""]
     apiVersions: ["v1"]
     resources: ["pods"]
