@@ -331,6 +331,13 @@ int report_init(struct report *r, const struct config *cfg, struct error *err)
 	return audit_init(&r->audit, cfg, err);
 }
 
+static void verdict_free(struct report_verdict *v)
+{
+	free(v->reason);
+	free(v->message);
+	memset(v, 0, sizeof *v);
+}
+
 void report_free(struct report *r)
 {
 	size_t i, j;
@@ -358,8 +365,8 @@ void report_free(struct report *r)
 		free(c->node);
 		free(c->owner);
 		free(c->taint);
-		free(c->reason);
-		free(c->message);
+		verdict_free(&c->policy);
+		verdict_free(&c->pinned);
 		json_decref(c->tolerations);
 	}
 	free(r->cpu_pods.v);
@@ -693,20 +700,15 @@ static unsigned pod_routes(const struct config *cfg, const json_t *spec)
 	return routes;
 }
 
-static int cpu_pod(struct report *r, const json_t *pod, size_t node, const char *owner, struct error *err)
+/* v = the policy's verdict on pod as a CREATE. 0, or -1 with ERROR_NOMEM. */
+static int judge(const struct report *r, const json_t *pod, struct report_verdict *v, struct error *err)
 {
-	const json_t *meta = json_object_get(pod, "metadata"), *spec = json_object_get(pod, "spec");
 	struct policy_request req = { .pod = pod, .operation = POLICY_OP_CREATE };
 	struct policy_result res;
 	struct error perr = { 0 };
-	struct report_cpu_pod *c;
 	const char *message;
 	int rc = -1;
 
-	if (list_push(&r->cpu_pods, sizeof *c, (void **)&c, err) != 0)
-		return -1;
-	if (c == NULL)
-		return 0;  /* counted on its node, not named */
 	if (policy_evaluate(r->cfg, &req, &res, &perr) != 0) {
 		if (perr.kind == ERROR_NOMEM) {
 			*err = perr;
@@ -718,20 +720,11 @@ static int cpu_pod(struct report *r, const json_t *pod, size_t node, const char 
 	message = res.message;
 	if (message[0] == '\0' && json_array_size(res.warnings) > 0)
 		message = json_string_value(json_array_get(res.warnings, 0));
-	c->node_index = node;
-	c->pool = -1;
-	c->routes = pod_routes(r->cfg, spec);
-	c->would_reject = res.verdict == POLICY_REJECT;
-	c->exempt = res.exempt;
-	c->ns = strdup(ns_of(meta));
-	c->name = strdup(name_of(meta));
-	c->node = strdup(r->nodes[node].name);
-	c->owner = strdup(owner);
-	c->reason = strdup(res.reason ? res.reason : "");
-	c->message = strdup(message ? message : "");
-	c->tolerations = json_incref(iterable(json_object_get(spec, "tolerations")));
-	if (c->ns == NULL || c->name == NULL || c->node == NULL || c->owner == NULL || c->reason == NULL ||
-	    c->message == NULL) {
+	v->would_reject = res.verdict == POLICY_REJECT;
+	v->exempt = res.exempt;
+	v->reason = strdup(res.reason ? res.reason : "");
+	v->message = strdup(message ? message : "");
+	if (v->reason == NULL || v->message == NULL) {
 		error_set(err, ERROR_NOMEM, "out of memory");
 		goto out;
 	}
@@ -739,6 +732,54 @@ static int cpu_pod(struct report *r, const json_t *pod, size_t node, const char 
 out:
 	policy_result_free(&res);
 	return rc;
+}
+
+/* New: pod without spec.nodeName (shallow copies; the rest shared), or NULL. */
+static json_t *unbound(const json_t *pod)
+{
+	json_t *copy = json_copy(iterable(pod)), *spec = json_copy(json_object_get(pod, "spec"));
+
+	if (copy == NULL || spec == NULL || json_object_del(spec, "nodeName") != 0 ||
+	    json_object_set_new(copy, "spec", spec) != 0) {
+		json_decref(copy);
+		return NULL;
+	}
+	return copy;
+}
+
+static int cpu_pod(struct report *r, const json_t *pod, size_t node, const char *owner, struct error *err)
+{
+	const json_t *meta = json_object_get(pod, "metadata"), *spec = json_object_get(pod, "spec");
+	struct report_cpu_pod *c;
+	json_t *as_created = NULL;
+
+	if (list_push(&r->cpu_pods, sizeof *c, (void **)&c, err) != 0)
+		return -1;
+	if (c == NULL)
+		return 0;  /* counted on its node, not named */
+	c->node_index = node;
+	c->pool = -1;
+	c->routes = pod_routes(r->cfg, spec);
+	c->ns = strdup(ns_of(meta));
+	c->name = strdup(name_of(meta));
+	c->node = strdup(r->nodes[node].name);
+	c->owner = strdup(owner);
+	c->tolerations = json_incref(iterable(json_object_get(spec, "tolerations")));
+	if (c->ns == NULL || c->name == NULL || c->node == NULL || c->owner == NULL)
+		goto nomem;
+	if (json_object_get(spec, "nodeName") == NULL)
+		return judge(r, pod, &c->policy, err);
+	if ((as_created = unbound(pod)) == NULL)
+		goto nomem;
+	if (judge(r, as_created, &c->policy, err) != 0 || judge(r, pod, &c->pinned, err) != 0) {
+		json_decref(as_created);
+		return -1;
+	}
+	json_decref(as_created);
+	return 0;
+nomem:
+	error_set(err, ERROR_NOMEM, "out of memory");
+	return -1;
 }
 
 static int pending_pod(struct report *r, const json_t *pod, const struct policy_gpu_request *req, size_t n,
@@ -1123,8 +1164,8 @@ static int judge_cpu_pods(struct report *r)
 			free(c->name);
 			free(c->node);
 			free(c->owner);
-			free(c->reason);
-			free(c->message);
+			verdict_free(&c->policy);
+			verdict_free(&c->pinned);
 			json_decref(c->tolerations);
 			continue;
 		}
@@ -1139,6 +1180,12 @@ static int judge_cpu_pods(struct report *r)
 				 str_at(t, "value"), str_at(t, "effect"));
 			if ((c->taint = strdup(buf)) == NULL)
 				return -1;
+			if (c->pinned.reason != NULL) {
+				/* Only its creator can have put it on a node whose taint it does not tolerate. */
+				verdict_free(&c->policy);
+				c->policy = c->pinned;
+				memset(&c->pinned, 0, sizeof c->pinned);
+			}
 		}
 		json_decref(c->tolerations);
 		c->tolerations = NULL;
@@ -1384,7 +1431,7 @@ int report_exit_code(const struct report *r, unsigned fail_on)
 		return 2;
 	report_totals(r, &t);
 	for (i = 0; i < r->cpu_pods.n; i++)
-		if (REPORT_AT(r->cpu_pods, struct report_cpu_pod, i)->would_reject)
+		if (REPORT_AT(r->cpu_pods, struct report_cpu_pod, i)->policy.would_reject)
 			rejected = 1;
 	if (((fail_on & REPORT_FAIL_REJECT) && rejected) ||
 	    ((fail_on & REPORT_FAIL_MUTATE) && r->audit.count[AUDIT_MUTATE] > 0) ||

@@ -79,14 +79,27 @@ struct report_pool {
 	unsigned long misconfigured[REPORT_MIS_NKINDS];
 };
 
+/* What policy_evaluate() says of a pod as a CREATE. */
+struct report_verdict {
+	int would_reject, exempt;
+	char *reason, *message;          /* owned: the reason code and message */
+};
+
 struct report_cpu_pod {
 	char *ns, *name, *node, *owner;  /* owned; owner "ReplicaSet/web-7d9f" or "" */
 	size_t node_index;
 	int pool;                        /* index into pools, or -1 */
 	unsigned routes;                 /* REPORT_ROUTE_* */
 	char *taint;                     /* owned: the untolerated taint, or NULL */
-	int would_reject, exempt;        /* policy_evaluate() on the pod as a CREATE */
-	char *reason, *message;          /* owned: its reason code and message */
+	/*
+	 * The verdict on the pod as its creator wrote it. A stored pod's
+	 * spec.nodeName is the scheduler's binding, so it is judged without it;
+	 * but a pod that does not tolerate its node's taints can only have been
+	 * pinned there by its creator, and is judged with it (report_finish()
+	 * swaps pinned in).
+	 */
+	struct report_verdict policy;
+	struct report_verdict pinned;    /* with spec.nodeName; reason NULL when the pod has none */
 	json_t *tolerations;             /* owned until report_finish() */
 };
 

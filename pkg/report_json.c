@@ -81,8 +81,8 @@ static json_t *cpu_pods(const struct report *r)
 					"namespace", c->ns, "name", c->name, "node", c->node,
 					"pool", c->pool >= 0 ? r->pools[c->pool].name : NULL, "owner", c->owner,
 					"routes", routes ? routes : json_null(), "untoleratedTaint", c->taint,
-					"policy", "verdict", c->would_reject ? "reject" : c->exempt ? "exempt" : "admit",
-					"reason", c->reason, "message", c->message)) != 0) {
+					"policy", "verdict", c->policy.would_reject ? "reject" : c->policy.exempt ? "exempt" : "admit",
+					"reason", c->policy.reason, "message", c->policy.message)) != 0) {
 			json_decref(arr);
 			return NULL;
 		}

@@ -130,10 +130,10 @@ static void write_cpu_pods(const struct report *r, FILE *out, const struct style
 		write_routes(c->routes, c->taint, out);
 		if (c->owner[0])
 			fprintf(out, "  owner %s", c->owner);
-		fprintf(out, "  policy: %s%s%s (%s)\n", c->would_reject ? s->red : s->dim,
-			c->would_reject ? "would reject" : c->exempt ? "exempt" : "would admit", s->off, c->reason);
-		if (c->message[0])
-			fprintf(out, "      %s\n", c->message);
+		fprintf(out, "  policy: %s%s%s (%s)\n", c->policy.would_reject ? s->red : s->dim,
+			c->policy.would_reject ? "would reject" : c->policy.exempt ? "exempt" : "would admit", s->off, c->policy.reason);
+		if (c->policy.message[0])
+			fprintf(out, "      %s\n", c->policy.message);
 	}
 	more(&r->cpu_pods, out);
 }
