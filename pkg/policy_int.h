@@ -122,7 +122,7 @@ long long policy_max_ll(long long a, long long b);
 /* Appends printf text to buf (size cap); truncates quietly. */
 void policy_appendf(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* Adds a warning to res, cut to kube-apiserver's 256 bytes; -1 on ERROR_NOMEM. */
+/* Adds a warning to res, cut to res->warning_max (kube-apiserver's 256 bytes online); -1 on ERROR_NOMEM. */
 int policy_warn(struct policy_result *res, struct error *err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

@@ -138,10 +138,17 @@ int policy_target_check(const struct config *cfg, const struct pod_view *pv,
 
 	if (res->reason != NULL) {
 		memcpy(what, res->message, sizeof what);
-		snprintf(res->message, sizeof res->message,
-			 "CPU-only pod aimed at GPU nodes: %s. GPU nodes are for GPU pods: remove %s, or "
-			 "request a GPU (e.g. limits nvidia.com/gpu: 1)",
-			 what, fixes);
+		/*
+		 * An exempt DaemonSet pod is admitted (policy.c), with this as its warning: no advice
+		 * to remove the toleration, which is how a device plugin or exporter reaches GPU nodes.
+		 */
+		if (pv->daemonset && cfg->exempt_daemonsets)
+			snprintf(res->message, sizeof res->message, "CPU-only pod aimed at GPU nodes: %s", what);
+		else
+			snprintf(res->message, sizeof res->message,
+				 "CPU-only pod aimed at GPU nodes: %s. GPU nodes are for GPU pods: remove %s, or "
+				 "request a GPU (e.g. limits nvidia.com/gpu: 1)",
+				 what, fixes);
 		res->verdict = POLICY_REJECT;
 		return 0;
 	}
