@@ -424,7 +424,7 @@ has Dockerfile 'org.opencontainers.image.licenses="Apache-2.0"' "Dockerfile: the
 has test/image/build.sh '--build-arg REVISION=' "image build passes the revision"
 # README's module map lists every pkg/ module, and only those.
 mods=$(ls pkg/*.c | sed 's|pkg/||; s|\.c$||' | sort | tr '\n' ' ')
-mapped=$(sed -n '/^## Module map/,/^## /p' README.md | grep -oE '^\| `pkg/[a-z_]+\.c`' | sed 's/.*pkg\///; s/\.c$//' | sort | tr '\n' ' ')
+mapped=$(sed -n '/^## Module map/,/^## /p' README.md | grep -oE '^\| `pkg/[a-z_]+\.c`' | sed 's/.*pkg\///; s/\.c`$//' | sort | tr '\n' ' ')
 equals "$mapped" "$mods" "README's module map lists every pkg/*.c"
 has README.md "## Contributing" "README: Contributing section"
 
