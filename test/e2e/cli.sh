@@ -368,8 +368,10 @@ if [ "$BIN" = bin/gpu-admission ]; then
 		 share/zsh/site-functions/_gpu-admission; do
 		if [ -s "$tmp/dest/usr/$f" ]; then ok; else bad "make install: no $f"; cat "$tmp/install.log"; fi
 	done
-	if cmp -s "$tmp/dest/usr/share/man/man1/gpu-admission.1" "$tmp/gpu-admission.1"; then ok; else bad "installed man page is not help --man"; fi
-	if cmp -s "$tmp/dest/usr/share/bash-completion/completions/gpu-admission" "$tmp/gpu-admission.bash"; then ok; else bad "installed bash completion"; fi
+	"$tmp/dest/usr/bin/gpu-admission" help --man >"$tmp/installed.1"
+	"$tmp/dest/usr/bin/gpu-admission" completion bash >"$tmp/installed.bash"
+	if cmp -s "$tmp/dest/usr/share/man/man1/gpu-admission.1" "$tmp/installed.1"; then ok; else bad "installed man page is not help --man"; fi
+	if cmp -s "$tmp/dest/usr/share/bash-completion/completions/gpu-admission" "$tmp/installed.bash"; then ok; else bad "installed bash completion"; fi
 	"$tmp/dest/usr/bin/gpu-admission" version >"$tmp/v" 2>&1
 	has "$tmp/v" "gpu-admission $v (" "installed binary runs"
 	if command -v man >/dev/null 2>&1; then
