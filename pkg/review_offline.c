@@ -21,7 +21,7 @@ static json_t *pod_of(const struct manifest_template *t)
 {
 	json_t *pod, *meta;
 
-	if (strcmp(t->path, ".") == 0) {  /* a Pod already */
+	if (strcmp(t->kind, "Pod") == 0) {  /* a Pod already (alone, or an item of a list) */
 		pod = json_deep_copy(t->pod);
 		meta = json_object_get(pod, "metadata");
 		if (pod != NULL && !json_is_object(meta)) {
