@@ -21,8 +21,9 @@ COPY Makefile ./
 COPY .ci/deps .ci/deps
 COPY pkg pkg
 COPY cmd cmd
-ARG VERSION=dev
-RUN make -j"$(nproc)" VERSION="$VERSION" bin/gpu-admission \
+ARG VERSION=0.0.0
+ARG REVISION=unknown
+RUN make -j"$(nproc)" VERSION="$VERSION" REVISION="$REVISION" bin/gpu-admission \
  && strip --strip-unneeded bin/gpu-admission
 
 # The runtime root, assembled and then tried in a chroot so a missing library
@@ -46,12 +47,19 @@ RUN set -eu; \
     chroot "$out" /usr/local/bin/gpu-admission print-default-config >/dev/null
 
 FROM scratch
-ARG VERSION=dev
+ARG VERSION=0.0.0
+ARG REVISION=unknown
+ARG SOURCE=unknown
 COPY --from=build /out/ /
+COPY LICENSE /usr/share/doc/gpu-admission/LICENSE
 ENV PATH=/usr/local/bin
 USER 65532:65532
 EXPOSE 8443
+# The standard OCI annotations (github.com/opencontainers/image-spec annotations.md).
 LABEL org.opencontainers.image.title="gpu-admission" \
       org.opencontainers.image.description="Kubernetes admission webhook for AKS GPU node pools" \
-      org.opencontainers.image.version="${VERSION}"
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.source="${SOURCE}" \
+      org.opencontainers.image.licenses="Apache-2.0"
 ENTRYPOINT ["gpu-admission", "serve"]

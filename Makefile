@@ -3,15 +3,24 @@
 #   make                          build bin/gpu-admission (installs missing Debian build deps)
 #   make test                     unit + golden + end-to-end tests; ends with "N passed, N failed"
 #   make SANITIZE=address,undefined test
-#   make run                      local TLS webhook on https://127.0.0.1:8443 (embedded policy)
+#   make run                      local TLS webhook on https://127.0.0.1:8443 (embedded policy;
+#                                 ADDR=127.0.0.1:9443 for another address)
+#   make install                  binary, man page and shell completions under PREFIX (DESTDIR too)
 #   make bench | fuzz | lint | clean
 #
-# Variables: CC, O (optimisation, default -O2), SANITIZE, VALGRIND=1 (tests under valgrind).
+# Variables: CC, O (optimisation, default -O2), SANITIZE, VALGRIND=1 (tests under valgrind),
+# PREFIX (default /usr/local) and DESTDIR for install, ADDR for run.
 
 CC       ?= cc
 O        ?= -O2
 PKGS     := libmicrohttpd jansson yaml-0.1 openssl gnutls
-VERSION  := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# The release version is the file VERSION (the chart's appVersion follows it, and
+# test/e2e/cli.sh checks they agree); the revision is the git commit built.
+VERSION  := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+REVISION := $(shell git describe --always --dirty --abbrev=7 --exclude='*' 2>/dev/null || echo unknown)
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+ADDR     ?= 127.0.0.1:8443
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototypes \
             -Wformat=2 -Wvla -Wpointer-arith -Wcast-qual -Wundef -Wno-unused-parameter \
@@ -21,7 +30,7 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototy
 CFLAGS   ?=
 CFLAGS   += -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(O) -g $(WARN) \
             -fstack-protector-strong -D_FORTIFY_SOURCE=2 -fPIE \
-            -DGPU_ADMISSION_VERSION='"$(VERSION)"' -Ipkg
+            -DGPU_ADMISSION_VERSION='"$(VERSION)"' -DGPU_ADMISSION_REVISION='"$(REVISION)"' -Ipkg
 LDFLAGS  ?=
 LDFLAGS  += -pie -Wl,-z,relro,-z,now
 ifneq ($(SANITIZE),)
@@ -64,11 +73,11 @@ $(BUILD)/%.o: %.c | $(DEPS_OK)
 	$(CC) $(CFLAGS) $(pkgcflags) -MMD -MP -c $< -o $@
 
 # The version is compiled into main.o and cmd_serve.o; the stamp changes only when
-# `git describe` does, so a commit rebuilds those two and nothing else.
+# VERSION or the revision does, so a commit rebuilds those two and nothing else.
 VERSION_STAMP := $(BUILD)/version.stamp
 $(VERSION_STAMP): FORCE
 	@mkdir -p $(@D)
-	@echo '$(VERSION)' | cmp -s - $@ 2>/dev/null || echo '$(VERSION)' >$@
+	@echo '$(VERSION) $(REVISION)' | cmp -s - $@ 2>/dev/null || echo '$(VERSION) $(REVISION)' >$@
 $(BUILD)/cmd/gpu-admission/main.o $(BUILD)/cmd/gpu-admission/cmd_serve.o: $(VERSION_STAMP)
 .PHONY: FORCE
 FORCE:
@@ -96,8 +105,38 @@ test: $(BIN) $(UNIT_BIN) $(TOOL_BIN) test-deps
 	@$(MAKE) --no-print-directory fuzz-build >/dev/null
 	@BUILD=$(BUILD) BIN=$(BIN) VALGRIND=$(VALGRIND) sh test/run
 
-run: $(BIN)
-	@sh test/run-local $(BIN)
+# make run: the build stays quiet (its log is shown only when it fails); the server
+# binds before test/run-local prints how to reach it.
+run:
+	@mkdir -p $(BUILD)
+	@$(MAKE) --no-print-directory -q $(BIN) 2>/dev/null || echo "make run: building $(BIN) ..."
+	@$(MAKE) --no-print-directory -s $(BIN) >$(BUILD)/run-build.log 2>&1 || { cat $(BUILD)/run-build.log; exit 1; }
+	@ADDR='$(ADDR)' sh test/run-local $(BIN)
+
+# Generated from the help texts of the binary itself (see cmd/gpu-admission/cli_help.c).
+GEN := $(BUILD)/gen
+$(GEN)/gpu-admission.1: $(BIN)
+	@mkdir -p $(@D)
+	$(BIN) help --man >$@.tmp && mv $@.tmp $@
+$(GEN)/gpu-admission.bash: $(BIN)
+	@mkdir -p $(@D)
+	$(BIN) completion bash >$@.tmp && mv $@.tmp $@
+$(GEN)/_gpu-admission: $(BIN)
+	@mkdir -p $(@D)
+	$(BIN) completion zsh >$@.tmp && mv $@.tmp $@
+
+install: $(BIN) $(GEN)/gpu-admission.1 $(GEN)/gpu-admission.bash $(GEN)/_gpu-admission
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/zsh/site-functions
+	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/gpu-admission
+	install -m 0644 $(GEN)/gpu-admission.1 $(DESTDIR)$(PREFIX)/share/man/man1/gpu-admission.1
+	install -m 0644 $(GEN)/gpu-admission.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gpu-admission
+	install -m 0644 $(GEN)/_gpu-admission $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_gpu-admission
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/gpu-admission $(DESTDIR)$(PREFIX)/share/man/man1/gpu-admission.1 \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gpu-admission \
+	  $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_gpu-admission
 
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
@@ -106,7 +145,7 @@ lint:
 clean:
 	rm -rf build bin
 
-.PHONY: all test test-deps run lint clean
+.PHONY: all test test-deps run install uninstall lint clean
 
 # ---- Packaging: chart, plain manifests, container image ----
 # manifests:  regenerate manifests/gpu-admission.yaml from charts/gpu-admission

@@ -43,7 +43,12 @@ int audit_init(struct audit *a, const struct config *cfg, struct error *err)
 	a->cfg = cfg;
 	a->findings = json_array();
 	a->errors = json_array();
-	if (a->findings == NULL || a->errors == NULL) {
+	a->notes = json_array();
+	a->rewritten = json_array();
+	a->owners = json_array();
+	a->groups = json_object();
+	if (a->findings == NULL || a->errors == NULL || a->notes == NULL || a->rewritten == NULL ||
+	    a->owners == NULL || a->groups == NULL) {
 		error_set(err, ERROR_NOMEM, "out of memory");
 		return -1;
 	}
@@ -56,30 +61,16 @@ void audit_free(struct audit *a)
 		return;
 	json_decref(a->findings);
 	json_decref(a->errors);
-	free(a->order);
+	json_decref(a->notes);
+	json_decref(a->rewritten);
+	json_decref(a->owners);
+	json_decref(a->groups);
 	memset(a, 0, sizeof *a);
 }
 
-/* Remembers whether the next report line is a finding (0) or an error (1). */
-static int note_order(struct audit *a, unsigned char what, struct error *err)
-{
-	if (a->n_order == a->cap_order) {
-		size_t cap = a->cap_order ? a->cap_order * 2 : 64;
-		unsigned char *grown = realloc(a->order, cap);
-
-		if (grown == NULL) {
-			error_set(err, ERROR_NOMEM, "out of memory");
-			return -1;
-		}
-		a->order = grown;
-		a->cap_order = cap;
-	}
-	a->order[a->n_order++] = what;
-	return 0;
-}
-
-int audit_add_error(struct audit *a, const char *name, unsigned long line, const char *msg,
-		    struct error *err)
+/* Appends {file, line, message} to list (errors or notes). */
+static int add_problem(json_t *list, const char *name, unsigned long line, const char *msg,
+		       struct error *err)
 {
 	char *owned = NULL;
 	const char *file = printable_name(name, &owned);
@@ -90,11 +81,23 @@ int audit_add_error(struct audit *a, const char *name, unsigned long line, const
 		e = json_pack("{s:s, s:I, s:s}", "file", file, "line", (json_int_t)line,
 			      "message", "(error message not valid UTF-8)");
 	free(owned);
-	if (e == NULL || json_array_append_new(a->errors, e) != 0) {
+	if (e == NULL || json_array_append_new(list, e) != 0) {
 		error_set(err, ERROR_NOMEM, "out of memory");
 		return -1;
 	}
-	return note_order(a, 1, err);
+	return 0;
+}
+
+int audit_add_error(struct audit *a, const char *name, unsigned long line, const char *msg,
+		    struct error *err)
+{
+	return add_problem(a->errors, name, line, msg, err);
+}
+
+int audit_add_note(struct audit *a, const char *name, unsigned long line, const char *msg,
+		   struct error *err)
+{
+	return add_problem(a->notes, name, line, msg, err);
 }
 
 static enum audit_verdict verdict_of(const struct policy_result *r)
@@ -157,6 +160,34 @@ nomem_copy:
 	return 0;
 }
 
+/*
+ * New: a Pod's controller as [kind, name, pod-template-hash label or null]
+ * (the ownerReference marked controller, else the first), or null for
+ * anything else. audit_finish() looks the controller up among the findings.
+ */
+static json_t *controller_of(const struct manifest_template *t)
+{
+	const json_t *meta = json_object_get(t->pod, "metadata"), *refs, *ref, *pick = NULL;
+	const char *kind, *name, *hash;
+	size_t i;
+
+	if (strcmp(t->kind, "Pod") != 0)
+		return json_null();
+	refs = json_object_get(meta, "ownerReferences");
+	json_array_foreach(refs, i, ref) {
+		if (pick == NULL || json_is_true(json_object_get(ref, "controller")))
+			pick = ref;
+		if (json_is_true(json_object_get(ref, "controller")))
+			break;
+	}
+	kind = json_string_value(json_object_get(pick, "kind"));
+	name = json_string_value(json_object_get(pick, "name"));
+	hash = json_string_value(json_object_get(json_object_get(meta, "labels"), "pod-template-hash"));
+	if (kind == NULL || name == NULL)
+		return json_null();
+	return json_pack("[s, s, s?]", kind, name, hash);
+}
+
 /* Evaluates one template and records its finding; doc_patch collects its mutation for --fix. */
 static int audit_template(struct audit *a, const char *name, size_t doc_index,
 			  const struct manifest_template *t, json_t *doc_patch, struct error *err)
@@ -174,6 +205,7 @@ static int audit_template(struct audit *a, const char *name, size_t doc_index,
 	req.daemonset = t->daemonset;
 	req.username = NULL;  /* offline: manifests and stored pods, whose owners are trusted */
 	req.old_pod = NULL;
+	req.full_warnings = 1;  /* a terminal or a CI log has no 256-byte cap */
 	if (policy_evaluate(a->cfg, &req, &res, &perr) != 0) {
 		char msg[ERROR_MSG_MAX + 256];
 
@@ -186,7 +218,7 @@ static int audit_template(struct audit *a, const char *name, size_t doc_index,
 		goto out;
 	}
 	v = verdict_of(&res);
-	f = json_pack("{s:s, s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s?, s:s, s:s, s:O, s:O}",
+	f = json_pack("{s:s, s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s?, s:s, s:s, s:O, s:O, s:n}",
 		      "file", name, "line", (json_int_t)t->line, "document", (json_int_t)doc_index,
 		      "kind", t->kind, "namespace", t->ns, "name", t->name,
 		      "path", t->path, "pointer", t->pointer,
@@ -194,18 +226,18 @@ static int audit_template(struct audit *a, const char *name, size_t doc_index,
 		      "message", message_of(v, &res), "changes", res.changes, "pool", res.pool,
 		      "mode", config_mode_name(res.mode), "decision", policy_decision_name(res.decision),
 		      "warnings", res.warnings,
-		      "patch", res.verdict == POLICY_MUTATE && res.patch ? res.patch : json_null());
+		      "patch", res.verdict == POLICY_MUTATE && res.patch ? res.patch : json_null(),
+		      "groupedUnder");
 	if (f == NULL) {
 		/* A name or kind that is not valid UTF-8 cannot reach here: the YAML reader refuses them. */
 		error_set(err, ERROR_NOMEM, "out of memory recording a finding");
 		goto out;
 	}
-	if (json_array_append_new(a->findings, f) != 0) {
+	if (json_array_append_new(a->findings, f) != 0 ||
+	    json_array_append_new(a->owners, controller_of(t)) != 0) {
 		error_set(err, ERROR_NOMEM, "out of memory");
 		goto out;
 	}
-	if (note_order(a, 0, err) != 0)
-		goto out;
 	a->templates++;
 	a->count[v]++;
 	if (doc_patch != NULL && res.verdict == POLICY_MUTATE && res.patch != NULL && !res.exempt &&
@@ -295,6 +327,14 @@ int audit_input(struct audit *a, const char *name, const char *buf, size_t len,
 			} else {
 				piece = rendered;
 				*changed = 1;
+				if (strcmp(how, "re-emitted") == 0 &&
+				    audit_add_note(a, name, d->content_line,
+						   d->json ? "--fix rewrote this JSON document indented, in a new layout"
+						   : d->aliases ? "--fix re-emitted this document from its value, as it "
+						   "uses anchors and aliases: comments inside it were lost"
+						   : "--fix re-emitted this document from its value, as what it extends "
+						   "is in flow style ([] or {}): comments inside it were lost", err) != 0)
+					goto out;
 			}
 		}
 		if (out.len + piece_len + 1 > out.cap) {
@@ -339,25 +379,22 @@ int audit_exit_code(const struct audit *a)
 {
 	if (json_array_size(a->errors) > 0)
 		return 2;
-	if (a->count[AUDIT_REJECT] > 0 || (a->fail_on_mutate && a->count[AUDIT_MUTATE] > 0))
+	if (a->count[AUDIT_REJECT] + a->grouped[AUDIT_REJECT] > 0 ||
+	    (a->fail_on_mutate && a->count[AUDIT_MUTATE] + a->grouped[AUDIT_MUTATE] > 0))
 		return 1;
 	return 0;
 }
 
-/* ==== Reports ==== */
+/* ==== Grouping pods under their controllers ==== */
 
-static const char *colour_of(const char *verdict)
+static enum audit_verdict verdict_named(const char *name)
 {
-	static const struct { const char *name, *sgr; } colours[] = {
-		{ "ok", "\033[32m" }, { "mutate", "\033[33m" }, { "reject", "\033[1;31m" },
-		{ "exempt", "\033[36m" }, { "warn", "\033[35m" }, { "error", "\033[1;31m" },
-	};
-	size_t i;
+	size_t k;
 
-	for (i = 0; i < sizeof colours / sizeof colours[0]; i++)
-		if (strcmp(colours[i].name, verdict) == 0)
-			return colours[i].sgr;
-	return "";
+	for (k = 0; k < AUDIT_NVERDICTS; k++)
+		if (strcmp(audit_verdict_name((enum audit_verdict)k), name) == 0)
+			return (enum audit_verdict)k;
+	return AUDIT_OK;
 }
 
 static const char *str(const json_t *obj, const char *key)
@@ -367,28 +404,147 @@ static const char *str(const json_t *obj, const char *key)
 	return s ? s : "";
 }
 
-/* "file:line  ERROR  message"; an error about a whole file (line 0) has no line. */
-static void write_error(FILE *out, const json_t *e, int color)
+/* The index of the finding for kind ns/name in index (built by audit_finish), or -1. */
+static long long find_controller(json_t *index, const char *kind, const char *ns, const char *name, size_t name_len)
 {
-	long long line = (long long)json_integer_value(json_object_get(e, "line"));
+	size_t n = strlen(kind) + strlen(ns) + name_len + 3;
+	char *key = malloc(n);
+	json_t *v;
 
-	fprintf(out, "%s", str(e, "file"));
-	if (line > 0)
-		fprintf(out, ":%lld", line);
-	fprintf(out, "  %s%s%s  %s\n", color ? colour_of("error") : "", "ERROR", color ? "\033[0m" : "",
-		str(e, "message"));
+	if (key == NULL)
+		return -1;
+	/* '/' appears in no kind, namespace or object name: an unambiguous separator. */
+	snprintf(key, n, "%s/%s/%.*s", kind, ns, (int)name_len, name);
+	v = json_object_get(index, key);
+	free(key);
+	return json_is_integer(v) ? (long long)json_integer_value(v) : -1;
+}
+
+/*
+ * The controller finding of a pod owned by owner = [kind, name, hash], or -1.
+ * A Deployment's pods are owned by a ReplicaSet named DEPLOYMENT-HASH, a
+ * CronJob's by a Job named CRONJOB-SCHEDULEDTIME: when only the top
+ * controller is in the input, its name is found by dropping that suffix.
+ */
+static long long owner_finding(json_t *index, const json_t *owner, const char *ns)
+{
+	const char *kind = json_string_value(json_array_get(owner, 0));
+	const char *name = json_string_value(json_array_get(owner, 1));
+	const char *hash = json_string_value(json_array_get(owner, 2));
+	const char *dash = strrchr(name, '-');
+	size_t len = strlen(name);
+	long long i = find_controller(index, kind, ns, name, len);
+
+	if (i >= 0 || dash == NULL || dash == name)
+		return i;
+	if (strcmp(kind, "ReplicaSet") == 0 &&
+	    (hash == NULL || (strlen(hash) < len && strcmp(name + len - strlen(hash), hash) == 0 &&
+			      name[len - strlen(hash) - 1] == '-')))
+		return find_controller(index, "Deployment", ns, name, (size_t)(dash - name));
+	if (strcmp(kind, "Job") == 0 && dash[1] != '\0' && strspn(dash + 1, "0123456789") == strlen(dash + 1))
+		return find_controller(index, "CronJob", ns, name, (size_t)(dash - name));
+	return -1;
+}
+
+int audit_finish(struct audit *a, struct error *err)
+{
+	json_t *index = json_object(), *f, *owner;
+	char key[32];
+	size_t i;
+	int rc = -1;
+
+	if (a->templates == 0 && json_array_size(a->errors) == 0 &&
+	    audit_add_error(a, "", 0, "no pod template found in any input (a Pod, or an object with a pod "
+			    "template: Deployment, Job, CronJob, ...)", err) != 0)
+		goto out;
+	if (index == NULL)
+		goto nomem;
+	json_array_foreach(a->findings, i, f) {
+		char *k;
+		size_t n;
+
+		if (strcmp(str(f, "kind"), "Pod") == 0)
+			continue;
+		n = strlen(str(f, "kind")) + strlen(str(f, "namespace")) + strlen(str(f, "name")) + 3;
+		if ((k = malloc(n)) == NULL)
+			goto nomem;
+		snprintf(k, n, "%s/%s/%s", str(f, "kind"), str(f, "namespace"), str(f, "name"));
+		/* The first template of a controller stands for it. */
+		if (json_object_get(index, k) == NULL && json_object_set_new(index, k, json_integer((json_int_t)i)) != 0) {
+			free(k);
+			goto nomem;
+		}
+		free(k);
+	}
+	json_array_foreach(a->owners, i, owner) {
+		json_t *pods;
+		long long c;
+		enum audit_verdict v;
+
+		if (!json_is_array(owner))
+			continue;
+		f = json_array_get(a->findings, i);
+		if ((c = owner_finding(index, owner, str(f, "namespace"))) < 0)
+			continue;
+		snprintf(key, sizeof key, "%lld", c);
+		if ((pods = json_object_get(a->groups, key)) == NULL) {
+			if (json_object_set_new(a->groups, key, pods = json_array()) != 0 || pods == NULL)
+				goto nomem;
+		}
+		if (json_array_append_new(pods, json_integer((json_int_t)i)) != 0 ||
+		    json_object_set_new(f, "groupedUnder", json_integer(c)) != 0)
+			goto nomem;
+		v = verdict_named(str(f, "verdict"));
+		a->count[v]--;
+		a->grouped[v]++;
+	}
+	rc = 0;
+	goto out;
+nomem:
+	error_set(err, ERROR_NOMEM, "out of memory grouping pods");
+out:
+	json_decref(index);
+	return rc;
+}
+
+/* ==== Reports ==== */
+
+static const char *plural(unsigned long n)
+{
+	return n == 1 ? "" : "s";
+}
+
+static unsigned long grouped_total(const struct audit *a)
+{
+	unsigned long n = 0;
+	size_t k;
+
+	for (k = 0; k < AUDIT_NVERDICTS; k++)
+		n += a->grouped[k];
+	return n;
+}
+
+static const char *colour_of(const char *verdict)
+{
+	static const struct { const char *name, *sgr; } colours[] = {
+		{ "ok", "\033[32m" }, { "mutate", "\033[33m" }, { "reject", "\033[1;31m" },
+		{ "exempt", "\033[36m" }, { "warn", "\033[35m" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof colours / sizeof colours[0]; i++)
+		if (strcmp(colours[i].name, verdict) == 0)
+			return colours[i].sgr;
+	return "";
 }
 
 static void write_finding(FILE *out, const json_t *f, int color)
 {
 	const char *verdict = str(f, "verdict");
-	enum audit_verdict v = AUDIT_OK;
+	enum audit_verdict v = verdict_named(verdict);
 	size_t k, skip;
 	json_t *w;
 
-	for (k = 0; k < AUDIT_NVERDICTS; k++)
-		if (strcmp(audit_verdict_name((enum audit_verdict)k), verdict) == 0)
-			v = (enum audit_verdict)k;
 	fprintf(out, "%s:%lld  %s %s/%s  [%s]  %s%s%s  ", str(f, "file"),
 		(long long)json_integer_value(json_object_get(f, "line")), str(f, "kind"),
 		str(f, "namespace"), str(f, "name"), str(f, "path"),
@@ -409,39 +565,116 @@ static void write_finding(FILE *out, const json_t *f, int color)
 			fprintf(out, "    warning: %s\n", json_string_value(w));
 }
 
-int audit_write_text(const struct audit *a, FILE *out, int color)
+/* The pods of a controller, on one line under it: "+ 2 pods of it in the input: 1 ok, 1 mutate". */
+static void write_group(FILE *out, const struct audit *a, const json_t *pods)
 {
-	size_t i, nf = 0, ne = 0;
+	unsigned long count[AUDIT_NVERDICTS] = { 0 };
+	size_t i, k, n = json_array_size(pods);
+	const json_t *f = NULL, *p;
+	int first = 1;
 
-	for (i = 0; i < a->n_order; i++) {
-		if (a->order[i] == 0)
-			write_finding(out, json_array_get(a->findings, nf++), color);
-		else
-			write_error(out, json_array_get(a->errors, ne++), color);
+	json_array_foreach(pods, i, p) {
+		f = json_array_get(a->findings, (size_t)json_integer_value(p));
+		count[verdict_named(str(f, "verdict"))]++;
 	}
-	fprintf(out, "%lu pod templates in %lu documents, %lu files: %lu ok, %lu mutate, %lu reject, "
-		"%lu exempt, %lu warn; %zu input errors\n", a->templates, a->documents, a->files,
+	fprintf(out, "    + %zu pod%s of it in the input", n, plural(n));
+	if (n == 1) {
+		fprintf(out, " (%s): %s %s\n", str(f, "name"), str(f, "verdict"), str(f, "reason"));
+		return;
+	}
+	fputs(":", out);
+	for (k = 0; k < AUDIT_NVERDICTS; k++) {
+		if (count[k] == 0)
+			continue;
+		fprintf(out, "%s %lu %s", first ? "" : ",", count[k], audit_verdict_name((enum audit_verdict)k));
+		first = 0;
+	}
+	fputc('\n', out);
+}
+
+int audit_write_text(const struct audit *a, FILE *out, unsigned flags)
+{
+	int color = (flags & AUDIT_TEXT_COLOR) != 0, quiet = (flags & AUDIT_TEXT_QUIET) != 0;
+	unsigned long grouped = grouped_total(a);
+	size_t i, nerr = json_array_size(a->errors), nrw = json_array_size(a->rewritten);
+	const json_t *f, *pods;
+	char key[32];
+
+	json_array_foreach(a->findings, i, f) {
+		enum audit_verdict v = verdict_named(str(f, "verdict"));
+
+		if (json_is_integer(json_object_get(f, "groupedUnder")))
+			continue;  /* under its controller */
+		if (quiet && v != AUDIT_MUTATE && v != AUDIT_REJECT && v != AUDIT_WARN)
+			continue;
+		write_finding(out, f, color);
+		snprintf(key, sizeof key, "%zu", i);
+		if (!quiet && (pods = json_object_get(a->groups, key)) != NULL)
+			write_group(out, a, pods);
+	}
+	if (quiet)
+		return ferror(out) ? -1 : 0;
+	fprintf(out, "%lu pod template%s in %lu document%s, %lu file%s", a->templates, plural(a->templates),
+		a->documents, plural(a->documents), a->files, plural(a->files));
+	if (grouped > 0)
+		fprintf(out, " (%lu pod%s grouped under %s controller%s)", grouped, plural(grouped),
+			grouped == 1 ? "its" : "their", plural(grouped));
+	fprintf(out, ": %lu ok, %lu mutate, %lu reject, %lu exempt, %lu warn; %zu input error%s\n",
 		a->count[AUDIT_OK], a->count[AUDIT_MUTATE], a->count[AUDIT_REJECT], a->count[AUDIT_EXEMPT],
-		a->count[AUDIT_WARN], json_array_size(a->errors));
+		a->count[AUDIT_WARN], nerr, plural(nerr));
+	if (flags & AUDIT_TEXT_REWRITE) {
+		fprintf(out, "rewrote %zu file%s%s", nrw, plural(nrw), nrw ? ":" : "");
+		for (i = 0; i < nrw; i++)
+			fprintf(out, "%s %s", i ? "," : "", json_string_value(json_array_get(a->rewritten, i)));
+		fputc('\n', out);
+	}
 	return ferror(out) ? -1 : 0;
 }
 
-int audit_write_json(const struct audit *a, FILE *out)
+int audit_write_problems(const struct audit *a, FILE *out, const char *prefix, int notes)
 {
-	json_t *doc = json_pack("{s:O, s:O, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:i}}",
-				"findings", a->findings, "errors", a->errors, "summary",
+	const json_t *lists[2] = { a->errors, notes ? a->notes : NULL }, *e;
+	size_t l, i;
+
+	for (l = 0; l < 2; l++) {
+		json_array_foreach(lists[l], i, e) {
+			long long line = (long long)json_integer_value(json_object_get(e, "line"));
+
+			fprintf(out, "%s: %s%s", prefix, l ? "note: " : "", str(e, "file"));
+			if (line > 0)
+				fprintf(out, ":%lld", line);
+			fprintf(out, "%s%s\n", str(e, "file")[0] ? ": " : "", str(e, "message"));
+		}
+	}
+	return ferror(out) ? -1 : 0;
+}
+
+int audit_write_doc(const struct audit *a, FILE *out, char fmt)
+{
+	json_t *doc = json_pack("{s:O, s:O, s:O, s:O, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:i}}",
+				"findings", a->findings, "errors", a->errors, "notes", a->notes,
+				"rewritten", a->rewritten, "summary",
 				"files", (json_int_t)a->files, "documents", (json_int_t)a->documents,
-				"templates", (json_int_t)a->templates,
+				"templates", (json_int_t)a->templates, "grouped", (json_int_t)grouped_total(a),
 				"ok", (json_int_t)a->count[AUDIT_OK], "mutate", (json_int_t)a->count[AUDIT_MUTATE],
 				"reject", (json_int_t)a->count[AUDIT_REJECT],
 				"exempt", (json_int_t)a->count[AUDIT_EXEMPT], "warn", (json_int_t)a->count[AUDIT_WARN],
 				"errors", (json_int_t)json_array_size(a->errors), "exitCode", audit_exit_code(a));
-	int rc;
+	char *text = NULL;
+	size_t len = 0;
+	int rc = -1;
 
 	if (doc == NULL)
 		return -1;
-	rc = json_dumpf(doc, out, JSON_INDENT(2));
-	fputc('\n', out);
+	if (fmt == 'y') {
+		struct error ignored;
+
+		if ((text = manifest_to_yaml(doc, &len, &ignored)) != NULL && fwrite(text, 1, len, out) == len)
+			rc = 0;
+	} else if (json_dumpf(doc, out, JSON_INDENT(2)) == 0 && fputc('\n', out) != EOF) {
+		rc = 0;
+	}
+	free(text);
 	json_decref(doc);
 	return rc == 0 && !ferror(out) ? 0 : -1;
 }

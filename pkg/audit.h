@@ -10,10 +10,15 @@
  * Stable JSON (see README "Auditing manifests"):
  *   {"findings": [{file, line, document, kind, namespace, name, path, pointer,
  *                  verdict, reason, message, changes, pool, mode, decision,
- *                  warnings, patch}],
+ *                  warnings, patch, groupedUnder}],
  *    "errors":   [{file, line, message}],
- *    "summary":  {files, documents, templates, ok, mutate, reject, exempt, warn,
- *                 errors, exitCode}}
+ *    "notes":    [{file, line, message}],
+ *    "rewritten": [file, ...],
+ *    "summary":  {files, documents, templates, grouped, ok, mutate, reject,
+ *                 exempt, warn, errors, exitCode}}
+ *
+ * Errors are input problems (exit 2); notes are what a reader should know but
+ * that fails nothing (a file skipped, a document re-emitted by --fix).
  */
 #ifndef GPU_ADMISSION_AUDIT_H
 #define GPU_ADMISSION_AUDIT_H
@@ -39,10 +44,13 @@ struct audit {
 	int fail_on_mutate;         /* mutations fail the run too (exit 1) */
 	json_t *findings;           /* owned: array of finding objects */
 	json_t *errors;             /* owned: array of {file, line, message} */
+	json_t *notes;              /* owned: array of {file, line, message} */
+	json_t *rewritten;          /* owned: array of the file names --fix --in-place replaced */
+	json_t *owners;             /* owned: per finding, a Pod's controller [kind, name, pod-template-hash] or null */
+	json_t *groups;             /* owned, set by audit_finish(): controller index -> [pod indexes] */
 	unsigned long files, documents, templates;
-	unsigned long count[AUDIT_NVERDICTS];
-	unsigned char *order;       /* owned: 0 finding / 1 error, in the order they were met */
-	size_t n_order, cap_order;
+	unsigned long count[AUDIT_NVERDICTS];   /* findings reported on their own line */
+	unsigned long grouped[AUDIT_NVERDICTS]; /* pods reported under their controller */
 };
 
 /* The verdict's name ("ok", "mutate", ...). Static storage. */
@@ -73,6 +81,19 @@ int audit_input(struct audit *a, const char *name, const char *buf, size_t len,
 int audit_add_error(struct audit *a, const char *name, unsigned long line, const char *msg,
 		    struct error *err);
 
+/* Records a note (a file skipped, ...): reported on stderr, fails nothing. msg is copied. */
+int audit_add_note(struct audit *a, const char *name, unsigned long line, const char *msg,
+		   struct error *err);
+
+/*
+ * After the last input: groups every Pod whose controller is also in the
+ * input under it (kubectl get pods,deploy,...: a Deployment's pods through
+ * their ReplicaSet's pod-template-hash, a CronJob's through their Job's name),
+ * so a workload is reported once; and makes "no pod template found in any
+ * input" an input error. Returns 0, or -1 on ERROR_NOMEM.
+ */
+int audit_finish(struct audit *a, struct error *err);
+
 /*
  * The exit code the findings call for: 2 when there were input errors,
  * else 1 when something would be rejected (or mutated, with fail_on_mutate),
@@ -82,26 +103,45 @@ int audit_exit_code(const struct audit *a);
 
 /* A walk over paths for audit_path(): where findings go and what --fix does. */
 struct audit_walk {
-	struct audit *a;   /* borrowed: collects findings and input errors */
+	struct audit *a;   /* borrowed: collects findings, input errors and notes */
 	int fix;           /* apply the would-be mutations ... */
 	int in_place;      /* ... rewriting changed files (atomically), or else writing to out */
 	FILE *out;         /* borrowed: --fix output without in_place, inputs joined by "---" */
 	int wrote_any;     /* state: something went to out already */
 	int last_newline;  /* ... and it ended with a line break */
+	unsigned long files_seen; /* state: files read or tried */
 };
 
 /*
  * Audits path (borrowed): a file, a directory (its *.yaml, *.yml and *.json,
- * recursively, in name order; dot-files and symlinked directories skipped) or
- * "-" for stdin. Unreadable files and directories become input errors in
- * w->a. Returns 0, or -1 when the run cannot go on (ERROR_NOMEM, ...).
+ * recursively, in name order, as kubectl apply -f DIR reads one) or "-" for
+ * stdin. Unreadable files and directories become input errors in w->a; what
+ * a directory holds but is not read (dot-files, other extensions, symlinked
+ * directories), an empty directory and one without a pod template become
+ * notes. Returns 0, or -1 when the run cannot go on (ERROR_NOMEM, ...).
  */
 int audit_path(struct audit_walk *w, const char *path, struct error *err);
 
-/* Writes the text report (one line per template, then a summary) to out. */
-int audit_write_text(const struct audit *a, FILE *out, int color);
+/* How the text report is written. */
+#define AUDIT_TEXT_COLOR 1u  /* ANSI colours for the verdicts */
+#define AUDIT_TEXT_QUIET 2u  /* only findings that need action (mutate, reject, warn), no summary */
+#define AUDIT_TEXT_REWRITE 4u /* end with "rewrote N files: ..." (--fix --in-place) */
 
-/* Writes the report as one JSON document to out. */
-int audit_write_json(const struct audit *a, FILE *out);
+/*
+ * Writes the text report to out: one line per template (pods grouped under
+ * their controller on one indented line), then a summary, then "rewrote N
+ * files: ..." after --fix --in-place. Errors and notes are not in it: see
+ * audit_write_problems().
+ */
+int audit_write_text(const struct audit *a, FILE *out, unsigned flags);
+
+/* Writes the report as one JSON document (fmt 'j') or one YAML document (fmt 'y') to out. */
+int audit_write_doc(const struct audit *a, FILE *out, char fmt);
+
+/*
+ * Writes the input errors, then (with notes) the notes, one a line, as
+ * "PREFIX: FILE:LINE: message" ("PREFIX: note: ..." for a note), to out.
+ */
+int audit_write_problems(const struct audit *a, FILE *out, const char *prefix, int notes);
 
 #endif

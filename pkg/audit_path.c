@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "audit.h"
@@ -43,6 +44,7 @@ static int audit_file(struct audit_walk *w, const char *path, struct error *err)
 	size_t len = 0, fixed_len = 0;
 	int changed = 0, rc = -1;
 
+	w->files_seen++;
 	if (in == NULL) {
 		char msg[256];
 
@@ -66,6 +68,10 @@ static int audit_file(struct audit_walk *w, const char *path, struct error *err)
 			rc = audit_add_error(w->a, name, 0, rerr.msg, err);
 			goto out;
 		}
+		if (changed && json_array_append_new(w->a->rewritten, json_string(name)) != 0) {
+			error_set(err, ERROR_NOMEM, "out of memory");
+			goto out;
+		}
 	} else if (w->fix) {
 		write_fixed(w, fixed, fixed_len);
 	}
@@ -78,7 +84,12 @@ out:
 	return rc;
 }
 
-static int has_manifest_ext(const char *name)
+/*
+ * What kubectl apply -f DIR reads: *.json, *.yaml and *.yml, compared as they
+ * are spelled (k8s.io/cli-runtime resource.FileExtensions and ignoreFile()),
+ * so a file kubectl would skip (APP.YAML) is skipped here too, and said so.
+ */
+static int has_manifest_ext(const char *name, int ignore_case)
 {
 	static const char *const exts[] = { ".yaml", ".yml", ".json" };
 	size_t n = strlen(name), i;
@@ -86,7 +97,7 @@ static int has_manifest_ext(const char *name)
 	for (i = 0; i < sizeof exts / sizeof exts[0]; i++) {
 		size_t e = strlen(exts[i]);
 
-		if (n > e && strcmp(name + n - e, exts[i]) == 0)
+		if (n > e && (ignore_case ? strcasecmp(name + n - e, exts[i]) : strcmp(name + n - e, exts[i])) == 0)
 			return 1;
 	}
 	return 0;
@@ -99,13 +110,27 @@ static int name_cmp(const void *a, const void *b)
 
 static int walk_path(struct audit_walk *w, const char *path, int depth, struct error *err);
 
-/* A directory: its manifests in name order, recursively; dot-files and symlinked dirs skipped. */
+/* Says why a directory entry is not read, as a note. */
+static int skipped(struct audit_walk *w, const char *path, const char *why, struct error *err)
+{
+	char msg[128];
+
+	snprintf(msg, sizeof msg, "skipped (%s)", why);
+	return audit_add_note(w->a, path, 0, msg, err);
+}
+
+/*
+ * A directory: its manifests in name order, recursively. What it holds but
+ * is not read is said (a note each), and so is a directory that gave no pod
+ * template: nothing passes silently.
+ */
 static int audit_dir(struct audit_walk *w, const char *path, int depth, struct error *err)
 {
 	DIR *dir;
 	struct dirent *de;
 	char **names = NULL, **grown;
 	size_t n = 0, cap = 0, i;
+	unsigned long files = w->files_seen, templates = w->a->templates;
 	int rc = -1;
 
 	if (depth > AUDIT_DIR_DEPTH_MAX)
@@ -113,7 +138,7 @@ static int audit_dir(struct audit_walk *w, const char *path, int depth, struct e
 	if ((dir = opendir(path)) == NULL)
 		return audit_add_error(w->a, path, 0, strerror(errno), err);
 	while ((de = readdir(dir)) != NULL) {
-		if (de->d_name[0] == '.')
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 32;
@@ -129,19 +154,37 @@ static int audit_dir(struct audit_walk *w, const char *path, int depth, struct e
 	if (n > 1)
 		qsort(names, n, sizeof *names, name_cmp);
 	for (i = 0; i < n; i++) {
+		const char *base = strrchr(names[i], '/') + 1;
 		struct stat st;
+		int r = 0;
 
-		if (lstat(names[i], &st) != 0)
-			continue;
-		if (S_ISDIR(st.st_mode)) {
-			if (audit_dir(w, names[i], depth + 1, err) != 0)
-				goto out;
-		} else if (has_manifest_ext(names[i]) && stat(names[i], &st) == 0 && S_ISREG(st.st_mode)) {
-			if (walk_path(w, names[i], depth + 1, err) != 0)
-				goto out;
-		}
+		if (base[0] == '.')
+			r = skipped(w, names[i], "a dot-file", err);
+		else if (lstat(names[i], &st) != 0)
+			r = audit_add_error(w->a, names[i], 0, strerror(errno), err);
+		else if (S_ISDIR(st.st_mode))
+			r = audit_dir(w, names[i], depth + 1, err);
+		else if (S_ISLNK(st.st_mode) && stat(names[i], &st) == 0 && S_ISDIR(st.st_mode))
+			r = skipped(w, names[i], "a symbolic link to a directory", err);
+		else if (!has_manifest_ext(names[i], 0))
+			r = skipped(w, names[i], has_manifest_ext(names[i], 1)
+				    ? "extensions are read as spelled, as kubectl does: rename it *.yaml, *.yml or *.json"
+				    : "not *.yaml, *.yml or *.json", err);
+		else if (stat(names[i], &st) == 0 && !S_ISREG(st.st_mode))
+			r = skipped(w, names[i], "not a regular file", err);
+		else
+			r = walk_path(w, names[i], depth + 1, err);
+		if (r != 0)
+			goto out;
 	}
-	rc = 0;
+	if (n == 0)
+		rc = audit_add_note(w->a, path, 0, "an empty directory", err);
+	else if (w->files_seen == files)
+		rc = audit_add_note(w->a, path, 0, "no *.yaml, *.yml or *.json file in it", err);
+	else if (w->a->templates == templates)
+		rc = audit_add_note(w->a, path, 0, "none of its files holds a pod template", err);
+	else
+		rc = 0;
 	goto out;
 nomem:
 	error_set(err, ERROR_NOMEM, "out of memory listing %s", path);

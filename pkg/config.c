@@ -11,6 +11,7 @@
 #include <yaml.h>
 
 #include "file.h"
+#include "manifest.h"
 
 #define CONFIG_FILE_MAX (1024 * 1024)
 #define CONFIG_LIST_MAX 1024   /* entries in any one list or map */
@@ -79,8 +80,9 @@ static const char default_yaml[] =
 "# one node of the pool costs per hour (e.g. 98.32 for a Standard_ND96isr_H100_v5\n"
 "# pay-as-you-go), and gpusPerNode (8 there; absent: each node's allocatable\n"
 "# GPUs). check-config warns when priced pools are not cheapest per GPU first:\n"
-"#   - {name: t4, nodeSelector: {kubernetes.azure.com/agentpool: gput4},\n"
-"#      maxGPUsPerPod: 1, pricePerNodeHour: 0.526, gpusPerNode: 1}\n"
+"#   - {name: t4, resources: [nvidia.com/gpu], maxGPUsPerPod: 1,\n"
+"#      nodeSelector: {kubernetes.azure.com/agentpool: gput4},\n"
+"#      pricePerNodeHour: 0.526, gpusPerNode: 1}\n"
 "pools:\n"
 "  - name: gpu\n"
 "    resources: [\"nvidia.com/*\", \"alpha.kubernetes.io/nvidia-gpu\"]\n"
@@ -119,13 +121,103 @@ const char *config_default_yaml(void)
 struct loader {
 	yaml_document_t *doc;
 	const char *name;
-	struct error *err;
-	int errors;
+	struct config_errors *errs; /* every error, kept with where it is */
 };
+
+void config_errors_free(struct config_errors *errs)
+{
+	size_t i;
+
+	if (errs == NULL)
+		return;
+	for (i = 0; i < errs->n; i++)
+		free(errs->v[i].text);
+	free(errs->v);
+	memset(errs, 0, sizeof *errs);
+}
+
+/* Keeps one error; past CONFIG_ERRORS_MAX, or without memory, it is only counted. */
+static void errors_add(struct config_errors *errs, unsigned long line, unsigned long column,
+		       const char *name, const char *path, const char *msg)
+{
+	int n;
+	char *text;
+
+	errs->total++;
+	if (errs->n >= CONFIG_ERRORS_MAX)
+		return;
+	if (errs->n % 64 == 0) {
+		struct config_error *grown = realloc(errs->v, (errs->n + 64) * sizeof *grown);
+
+		if (grown == NULL)
+			return;
+		errs->v = grown;
+	}
+	n = snprintf(NULL, 0, "%s:%lu:%lu: %s: %s", name, line, column, path, msg);
+	if (n < 0 || (text = malloc((size_t)n + 1)) == NULL)
+		return;
+	snprintf(text, (size_t)n + 1, "%s:%lu:%lu: %s: %s", name, line, column, path, msg);
+	errs->v[errs->n].line = line;
+	errs->v[errs->n].column = column;
+	errs->v[errs->n].text = text;
+	errs->n++;
+}
+
+/*
+ * The node path names in the document ("pools[1].name", "namespaceModes.a"),
+ * or the nearest one on the way there that exists: cross-field rules know a
+ * field's path but not its node. Keys may hold dots (label keys), so the
+ * longest key that matches wins. NULL for an empty document.
+ */
+static const yaml_node_t *locate(struct loader *ld, const char *path)
+{
+	yaml_node_t *n = yaml_document_get_root_node(ld->doc);
+	const char *p = path;
+
+	while (n != NULL && *p != '\0' && *p != '(') {
+		yaml_node_t *next = NULL;
+		size_t adv = 0;
+
+		if (*p == '[') {
+			char *end;
+			unsigned long i = strtoul(p + 1, &end, 10);
+
+			if (n->type != YAML_SEQUENCE_NODE || *end != ']' ||
+			    i >= (size_t)(n->data.sequence.items.top - n->data.sequence.items.start))
+				break;
+			next = yaml_document_get_node(ld->doc, n->data.sequence.items.start[i]);
+			adv = (size_t)(end + 1 - p);
+		} else if (n->type == YAML_MAPPING_NODE) {
+			yaml_node_pair_t *pair;
+
+			for (pair = n->data.mapping.pairs.start; pair < n->data.mapping.pairs.top; pair++) {
+				yaml_node_t *k = yaml_document_get_node(ld->doc, pair->key);
+				size_t kl;
+
+				if (k == NULL || k->type != YAML_SCALAR_NODE)
+					continue;
+				kl = k->data.scalar.length;
+				if (kl > adv && strncmp(p, (const char *)k->data.scalar.value, kl) == 0 &&
+				    (p[kl] == '\0' || p[kl] == '.' || p[kl] == '[')) {
+					next = yaml_document_get_node(ld->doc, pair->value);
+					adv = kl;
+				}
+			}
+		}
+		if (next == NULL)
+			break;
+		n = next;
+		p += adv;
+		if (*p == '.')
+			p++;
+	}
+	return n;
+}
 
 /*
  * Records one error and keeps going, so check-config can list every problem
- * in a file at once. Messages are joined by newlines while they fit.
+ * in a file at once. node is where it is; NULL for a rule over several fields:
+ * then path says where (see locate()).
  */
 static void fail(struct loader *ld, const yaml_node_t *node, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -134,24 +226,16 @@ static void fail(struct loader *ld, const yaml_node_t *node, const char *path, c
 {
 	char msg[ERROR_MSG_MAX];
 	va_list ap;
-	size_t used;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	if (ld->errors++ == 0) {
-		error_set(ld->err, ERROR_CONFIG, "%s:%zu:%zu: %s: %s", ld->name,
-			  node ? node->start_mark.line + 1 : 0, node ? node->start_mark.column + 1 : 0,
-			  path, msg);
-		return;
-	}
-	if (ld->err == NULL)
-		return;
-	used = strlen(ld->err->msg);
-	if (used + 2 < sizeof ld->err->msg)
-		snprintf(ld->err->msg + used, sizeof ld->err->msg - used, "\n%s:%zu:%zu: %s: %s",
-			 ld->name, node ? node->start_mark.line + 1 : 0,
-			 node ? node->start_mark.column + 1 : 0, path, msg);
+	error_trim_utf8(msg);
+	if (node == NULL)
+		node = locate(ld, path);
+	/* An empty document has no node at all: its first line is as near as it gets. */
+	errors_add(ld->errs, node ? node->start_mark.line + 1 : 1, node ? node->start_mark.column + 1 : 1,
+		   ld->name, path[0] ? path : "(top level)", msg);
 }
 
 static yaml_node_t *node_at(struct loader *ld, int id)
@@ -178,11 +262,33 @@ static const char *scalar(const yaml_node_t *n)
 
 /* ==== Typed readers: each validates and reports with the field path ==== */
 
-static char *read_string(struct loader *ld, yaml_node_t *n, const char *path, int allow_empty)
+/*
+ * The JSON type Kubernetes' YAML decoder gives scalar n (manifest_scalar()'s
+ * rules: plain 1 is a number, "1" a string, plain true a boolean), so a
+ * policy is typed exactly as a manifest is. "a string", "a number", ...
+ */
+static const char *scalar_type(const yaml_node_t *n)
+{
+	json_t *v;
+	const char *type;
+
+	if (n->type != YAML_SCALAR_NODE)
+		return n->type == YAML_MAPPING_NODE ? "a map" : "a list";
+	if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		return "a string";
+	v = manifest_scalar(scalar(n), n->data.scalar.length, 1, NULL);
+	type = json_is_integer(v) || json_is_real(v) ? "a number" : json_is_boolean(v) ? "a boolean"
+	     : json_is_null(v) ? "null" : "a string";
+	json_decref(v);
+	return type;
+}
+
+/* A map key, or a string's text: any scalar (YAML to JSON turns every key into a string). */
+static char *read_key(struct loader *ld, yaml_node_t *n, const char *path, int allow_empty)
 {
 	char *s;
 
-	if (n->type != YAML_SCALAR_NODE || (is_null(n) && !allow_empty)) {
+	if (n->type != YAML_SCALAR_NODE) {
 		fail(ld, n, path, "must be a string");
 		return NULL;
 	}
@@ -194,7 +300,7 @@ static char *read_string(struct loader *ld, yaml_node_t *n, const char *path, in
 		fail(ld, n, path, "contains a NUL character");
 		return NULL;
 	}
-	if (!allow_empty && n->data.scalar.length == 0) {
+	if (!allow_empty && (n->data.scalar.length == 0 || is_null(n))) {
 		fail(ld, n, path, "must not be empty");
 		return NULL;
 	}
@@ -202,6 +308,19 @@ static char *read_string(struct loader *ld, yaml_node_t *n, const char *path, in
 	if (s == NULL)
 		fail(ld, n, path, "out of memory");
 	return s;
+}
+
+/* A string value: a plain scalar YAML reads as a number or a boolean is not one. */
+static char *read_string(struct loader *ld, yaml_node_t *n, const char *path, int allow_empty)
+{
+	const char *type = scalar_type(n);
+
+	if (strcmp(type, "a string") != 0 && strcmp(type, "null") != 0) {
+		fail(ld, n, path, "must be a string, not %s%s", type,
+		     n->type == YAML_SCALAR_NODE ? " (quote it)" : "");
+		return NULL;
+	}
+	return read_key(ld, n, path, allow_empty);
 }
 
 static void strings_free(struct config_strings *l)
@@ -273,6 +392,17 @@ replace:
 	*out = l;
 }
 
+/* The value of key in mapping n, or NULL. */
+static yaml_node_t *map_get(struct loader *ld, const yaml_node_t *n, const char *key)
+{
+	yaml_node_pair_t *pair;
+
+	for (pair = n->data.mapping.pairs.start; pair < n->data.mapping.pairs.top; pair++)
+		if (scalar_is(node_at(ld, pair->key), key))
+			return node_at(ld, pair->value);
+	return NULL;
+}
+
 /* Duplicate keys are errors, as in Kubernetes' own strict decoding. */
 static int check_duplicate_key(struct loader *ld, yaml_node_t *map, size_t upto,
 			       yaml_node_t *key, const char *path)
@@ -322,7 +452,7 @@ static void read_labels(struct loader *ld, yaml_node_t *n, const char *path,
 
 		if (check_duplicate_key(ld, n, i, k, path) != 0)
 			continue;
-		ks = read_string(ld, k, path, 0);
+		ks = read_key(ld, k, path, 0);
 		if (ks == NULL)
 			continue;
 		snprintf(sub, sizeof sub, "%s.%s", path, ks);
@@ -359,39 +489,47 @@ static void read_mode(struct loader *ld, yaml_node_t *n, const char *path, enum 
 		fail(ld, n, path, "must be one of enforce, warn, dryrun");
 }
 
+/* New: the typed value of plain scalar n, or NULL when n is not a plain scalar. */
+static json_t *plain_value(const yaml_node_t *n)
+{
+	if (n->type != YAML_SCALAR_NODE || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		return NULL;
+	return manifest_scalar(scalar(n), n->data.scalar.length, 1, NULL);
+}
+
 static void read_bool(struct loader *ld, yaml_node_t *n, const char *path, int *out)
 {
-	if (scalar_is(n, "true") || scalar_is(n, "True") || scalar_is(n, "TRUE"))
-		*out = 1;
-	else if (scalar_is(n, "false") || scalar_is(n, "False") || scalar_is(n, "FALSE"))
-		*out = 0;
+	json_t *v = plain_value(n);
+
+	if (json_is_boolean(v))
+		*out = json_is_true(v);
 	else
-		fail(ld, n, path, "must be true or false");
+		fail(ld, n, path, "must be true or false, not %s%s", scalar_type(n),
+		     n->type == YAML_SCALAR_NODE && n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE
+		     ? " (remove the quotes)" : "");
+	json_decref(v);
 }
 
 static void read_count(struct loader *ld, yaml_node_t *n, const char *path, long long max,
 		       long long *out)
 {
-	char *end;
-	long long v;
+	json_t *v = plain_value(n);
 
-	if (n->type != YAML_SCALAR_NODE || n->data.scalar.length == 0) {
-		fail(ld, n, path, "must be a whole number from 0 to %lld", max);
-		return;
-	}
-	errno = 0;
-	v = strtoll(scalar(n), &end, 10);
-	if (errno != 0 || *end != '\0' || v < 0 || v > max || scalar(n)[0] == '+' || scalar(n)[0] == ' ') {
-		fail(ld, n, path, "must be a whole number from 0 to %lld", max);
-		return;
-	}
-	*out = v;
+	if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > max)
+		fail(ld, n, path, "must be a whole number from 0 to %lld%s", max,
+		     n->type == YAML_SCALAR_NODE && n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE
+		     ? ", not a string (remove the quotes)" : "");
+	else
+		*out = (long long)json_integer_value(v);
+	json_decref(v);
 }
 
 /* A price: a plain decimal number (digits, at most one '.'), 0 to CONFIG_PRICE_MAX. */
 static int read_price(struct loader *ld, yaml_node_t *n, const char *path, double *out)
 {
 	const char *s = n->type == YAML_SCALAR_NODE ? scalar(n) : "";
+	/* Scalar types are strict: a quoted "98.32" is a string, as for every number. */
+	int quoted = n->type == YAML_SCALAR_NODE && n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE;
 	size_t i, dots = 0, digits = 0;
 	double v;
 
@@ -403,10 +541,11 @@ static int read_price(struct loader *ld, yaml_node_t *n, const char *path, doubl
 		else
 			break;
 	}
-	if (n->type != YAML_SCALAR_NODE || n->data.scalar.length == 0 || i != n->data.scalar.length ||
-	    dots > 1 || digits == 0 || (v = strtod(s, NULL), !isfinite(v)) || v > CONFIG_PRICE_MAX) {
-		fail(ld, n, path, "must be a price per hour: a number from 0 to %.0f, e.g. 98.32",
-		     CONFIG_PRICE_MAX);
+	if (n->type != YAML_SCALAR_NODE || quoted || n->data.scalar.length == 0 ||
+	    i != n->data.scalar.length || dots > 1 || digits == 0 || (v = strtod(s, NULL), !isfinite(v)) ||
+	    v > CONFIG_PRICE_MAX) {
+		fail(ld, n, path, "must be a price per hour: a number from 0 to %.0f, e.g. 98.32%s",
+		     CONFIG_PRICE_MAX, quoted ? ", not a string (remove the quotes)" : "");
 		return -1;
 	}
 	*out = v;
@@ -434,6 +573,10 @@ static void read_fields(struct loader *ld, yaml_node_t *n, const char *path, voi
 		return;
 	}
 	len = map_len(n);
+	if (len > CONFIG_LIST_MAX) {  /* also keeps the duplicate-key check's work bounded */
+		fail(ld, n, path, "more than %d fields", CONFIG_LIST_MAX);
+		return;
+	}
 	for (i = 0; i < len; i++) {
 		yaml_node_t *k = node_at(ld, n->data.mapping.pairs.start[i].key);
 		yaml_node_t *v = node_at(ld, n->data.mapping.pairs.start[i].value);
@@ -542,10 +685,17 @@ static void read_pools(struct loader *ld, yaml_node_t *n, const char *path, stru
 		}
 		read_fields(ld, item, sub, &pools[i], pool_field,
 			    "name, nodeSelector, resources, maxGPUsPerPod, pricePerNodeHour, gpusPerNode");
-		if (pools[i].name == NULL)
+		/* A field given but invalid has its own error already. */
+		if (pools[i].name == NULL && map_get(ld, item, "name") == NULL)
 			fail(ld, item, sub, "name is required");
-		if (pools[i].node_selector.n == 0)
-			fail(ld, item, sub, "nodeSelector is required and must not be empty");
+		if (pools[i].node_selector.n == 0) {
+			yaml_node_t *sel = map_get(ld, item, "nodeSelector");
+
+			if (sel == NULL)
+				fail(ld, item, sub, "nodeSelector is required and must not be empty");
+			else if (is_null(sel) || (sel->type == YAML_MAPPING_NODE && map_len(sel) == 0))
+				fail(ld, sel, sub, "nodeSelector is required and must not be empty");
+		}
 	}
 	for (i = 0; i < cfg->n_pools; i++)
 		pool_free(&cfg->pools[i]);
@@ -645,7 +795,7 @@ static void read_namespace_modes(struct loader *ld, yaml_node_t *n, const char *
 	struct config_labels l = { NULL, 0 };
 	struct config_namespace_mode *modes;
 	size_t i;
-	char sub[128];
+	char sub[CONFIG_STRING_MAX + 64];
 
 	read_labels(ld, n, path, &l, 0);
 	modes = calloc(l.n ? l.n : 1, sizeof *modes);
@@ -657,7 +807,7 @@ static void read_namespace_modes(struct loader *ld, yaml_node_t *n, const char *
 	for (i = 0; i < l.n; i++) {
 		snprintf(sub, sizeof sub, "%s.%s", path, l.v[i].key);
 		if (parse_mode(l.v[i].value, &modes[i].mode) != 0)
-			fail(ld, n, sub, "must be one of enforce, warn, dryrun");
+			fail(ld, NULL, sub, "must be one of enforce, warn, dryrun");  /* at the value */
 		modes[i].ns = l.v[i].key;  /* ownership moves to modes */
 		l.v[i].key = NULL;
 	}
@@ -710,8 +860,14 @@ static void check_whole(struct loader *ld, const struct config *cfg)
 	for (i = 0; i < cfg->n_pools; i++)
 		for (j = 0; j < i; j++)
 			if (cfg->pools[i].name && cfg->pools[j].name &&
-			    strcmp(cfg->pools[i].name, cfg->pools[j].name) == 0)
-				fail(ld, NULL, "pools", "two pools are named \"%s\"", cfg->pools[i].name);
+			    strcmp(cfg->pools[i].name, cfg->pools[j].name) == 0) {
+				char at[64];
+
+				snprintf(at, sizeof at, "pools[%zu].name", i);
+				fail(ld, NULL, at, "two pools are named \"%s\" (pools[%zu] too)",
+				     cfg->pools[i].name, j);
+				break;
+			}
 }
 
 /* A priced pool's cost per GPU-hour, or -1 when it cannot be known from the policy alone. */
@@ -751,14 +907,27 @@ size_t config_warnings(const struct config *cfg, char *buf, size_t cap)
 
 /* ==== Loading ==== */
 
+/* libyaml stopped at a syntax error: one error at the place it names. */
+static void yaml_problem(struct loader *ld, const yaml_parser_t *parser)
+{
+	char msg[ERROR_MSG_MAX];
+
+	snprintf(msg, sizeof msg, "not valid YAML: %s%s%s", parser->problem ? parser->problem : "parse error",
+		 parser->context ? " " : "", parser->context ? parser->context : "");
+	error_trim_utf8(msg);
+	errors_add(ld->errs, parser->problem_mark.line + 1, parser->problem_mark.column + 1, ld->name,
+		   "(document)", msg);
+}
+
+/* Overlays the YAML in buf on cfg. Every problem goes to errs; 0 when there were none. */
 static int apply_yaml(struct config *cfg, const char *buf, size_t len, const char *name,
-		      struct error *err)
+		      struct config_errors *errs, struct error *err)
 {
 	yaml_parser_t parser;
 	yaml_document_t doc, extra;
-	struct loader ld = { .doc = &doc, .name = name, .err = err, .errors = 0 };
+	struct loader ld = { .doc = &doc, .name = name, .errs = errs };
 	yaml_node_t *root;
-	int rc = -1;
+	size_t before = errs->total;
 
 	if (!yaml_parser_initialize(&parser)) {
 		error_set(err, ERROR_NOMEM, "%s: out of memory", name);
@@ -766,9 +935,7 @@ static int apply_yaml(struct config *cfg, const char *buf, size_t len, const cha
 	}
 	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
 	if (!yaml_parser_load(&parser, &doc)) {
-		error_set(err, ERROR_CONFIG, "%s:%zu:%zu: not valid YAML: %s", name,
-			  parser.problem_mark.line + 1, parser.problem_mark.column + 1,
-			  parser.problem ? parser.problem : "parse error");
+		yaml_problem(&ld, &parser);
 		goto out_parser;
 	}
 	root = yaml_document_get_root_node(&doc);
@@ -780,61 +947,139 @@ static int apply_yaml(struct config *cfg, const char *buf, size_t len, const cha
 				    "mode, namespaceModes, gpuResources, gpuTaint, gpuNodeLabels, "
 				    "gpuNodeNames, pools, exempt");
 	}
-	if (root != NULL && yaml_parser_load(&parser, &extra)) {
-		if (yaml_document_get_root_node(&extra) != NULL)
-			fail(&ld, yaml_document_get_root_node(&extra), "(document)",
-			     "a policy file holds one YAML document");
-		yaml_document_delete(&extra);
+	if (root != NULL) {
+		if (!yaml_parser_load(&parser, &extra)) {
+			yaml_problem(&ld, &parser);
+		} else {
+			if (yaml_document_get_root_node(&extra) != NULL)
+				fail(&ld, yaml_document_get_root_node(&extra), "(document)",
+				     "a policy file holds one YAML document");
+			yaml_document_delete(&extra);
+		}
 	}
-	if (ld.errors == 0)
-		check_whole(&ld, cfg);
-	rc = ld.errors == 0 ? 0 : -1;
+	/* Also after other errors: a rule over several fields is one more thing to fix. */
+	check_whole(&ld, cfg);
 	yaml_document_delete(&doc);
 out_parser:
 	yaml_parser_delete(&parser);
-	return rc;
+	return errs->total == before ? 0 : -1;
+}
+
+/* An error and the order it was found in: errors at the same place keep that order. */
+struct ordered_error {
+	struct config_error e;
+	size_t seq;
+};
+
+static int ordered_cmp(const void *a, const void *b)
+{
+	const struct ordered_error *x = a, *y = b;
+
+	if (x->e.line != y->e.line)
+		return x->e.line < y->e.line ? -1 : 1;
+	if (x->e.column != y->e.column)
+		return x->e.column < y->e.column ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Puts errs in file order (rules over several fields are checked last, but point into the file). */
+static void errors_sort(struct config_errors *errs)
+{
+	struct ordered_error *tmp;
+	size_t i;
+
+	if (errs->n < 2 || (tmp = calloc(errs->n, sizeof *tmp)) == NULL)
+		return;  /* without memory they stay in the order found */
+	for (i = 0; i < errs->n; i++) {
+		tmp[i].e = errs->v[i];
+		tmp[i].seq = i;
+	}
+	qsort(tmp, errs->n, sizeof *tmp, ordered_cmp);
+	for (i = 0; i < errs->n; i++)
+		errs->v[i] = tmp[i].e;
+	free(tmp);
+}
+
+/* The summary in err for a load that failed with errors in errs. */
+static void errors_summary(const struct config_errors *errs, const char *name, int listed,
+			   struct error *err)
+{
+	if (errs->n == 0)
+		error_set(err, ERROR_CONFIG, "%s: %zu errors (out of memory listing them)", name, errs->total);
+	else if (errs->total == 1)
+		error_set(err, ERROR_CONFIG, "%s", errs->v[0].text);
+	else if (listed)
+		error_set(err, ERROR_CONFIG, "%s: %zu errors", name, errs->total);
+	else
+		error_set(err, ERROR_CONFIG, "%s (and %zu more: gpu-admission check-config %s lists them all)",
+			  errs->v[0].text, errs->total - 1, name);
 }
 
 struct config *config_default(struct error *err)
 {
+	struct config_errors errs = { 0 };
 	struct config *cfg = calloc(1, sizeof *cfg);
 
 	if (cfg == NULL) {
 		error_set(err, ERROR_NOMEM, "out of memory");
 		return NULL;
 	}
-	if (apply_yaml(cfg, default_yaml, sizeof default_yaml - 1, "(default policy)", err) != 0) {
+	if (apply_yaml(cfg, default_yaml, sizeof default_yaml - 1, "(default policy)", &errs, err) != 0) {
+		if (errs.total > 0)
+			errors_summary(&errs, "(default policy)", 0, err);
 		config_free(cfg);
-		return NULL;
+		cfg = NULL;
 	}
+	config_errors_free(&errs);
+	return cfg;
+}
+
+struct config *config_load_buffer_all(const char *buf, size_t len, const char *name,
+				      struct config_errors *errs, struct error *err)
+{
+	struct config_errors own = { 0 };
+	struct config_errors *e = errs ? errs : &own;
+	struct config *cfg;
+
+	config_errors_free(e);
+	if ((cfg = config_default(err)) == NULL)
+		return NULL;
+	if (apply_yaml(cfg, buf, len, name, e, err) != 0) {
+		config_free(cfg);
+		cfg = NULL;
+		if (e->total > 0) {
+			errors_sort(e);
+			errors_summary(e, name, errs != NULL, err);
+		}
+	}
+	config_errors_free(&own);
 	return cfg;
 }
 
 struct config *config_load_buffer(const char *buf, size_t len, const char *name,
 				  struct error *err)
 {
-	struct config *cfg = config_default(err);
+	return config_load_buffer_all(buf, len, name, NULL, err);
+}
 
-	if (cfg == NULL)
+struct config *config_load_file_all(const char *path, struct config_errors *errs, struct error *err)
+{
+	struct config *cfg;
+	size_t len;
+	char *buf;
+
+	if (errs != NULL)
+		config_errors_free(errs);
+	if ((buf = file_read(path, CONFIG_FILE_MAX, &len, err)) == NULL)
 		return NULL;
-	if (apply_yaml(cfg, buf, len, name, err) != 0) {
-		config_free(cfg);
-		return NULL;
-	}
+	cfg = config_load_buffer_all(buf, len, path, errs, err);
+	free(buf);
 	return cfg;
 }
 
 struct config *config_load_file(const char *path, struct error *err)
 {
-	struct config *cfg;
-	size_t len;
-	char *buf = file_read(path, CONFIG_FILE_MAX, &len, err);
-
-	if (buf == NULL)
-		return NULL;
-	cfg = config_load_buffer(buf, len, path, err);
-	free(buf);
-	return cfg;
+	return config_load_file_all(path, NULL, err);
 }
 
 void config_free(struct config *cfg)

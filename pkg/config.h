@@ -91,8 +91,10 @@ struct config *config_default(struct error *err);
 
 /*
  * New: the default overlaid with the YAML document in buf. name is used in
- * error messages ("policy.yaml:12: pools[0].name: ..."). Unknown fields,
- * wrong types and invalid values are errors (ERROR_CONFIG).
+ * error messages ("policy.yaml:12:5: pools[0].name: ..."). Unknown fields,
+ * duplicate keys, wrong types (a quoted "true" where a boolean goes) and
+ * invalid values are errors (ERROR_CONFIG). err holds the first error, and
+ * says how many more there were; config_load_buffer_all() keeps them all.
  */
 struct config *config_load_buffer(const char *buf, size_t len, const char *name,
 				  struct error *err);
@@ -107,6 +109,40 @@ struct config *config_load_file(const char *path, struct error *err);
  * quietly) and returns how many there were.
  */
 size_t config_warnings(const struct config *cfg, char *buf, size_t cap);
+
+#define CONFIG_ERRORS_MAX 10000  /* errors kept per load; more are only counted */
+
+/* One problem in a policy file, where it is. */
+struct config_error {
+	unsigned long line, column;  /* 1-based, in the file loaded */
+	char *text;                  /* owned: "file:line:column: field: problem" */
+};
+
+/*
+ * Every problem found loading one policy file, in file order (what
+ * check-config prints, and serve logs one line each). Caller-owned storage,
+ * zeroed before the first use; release with config_errors_free().
+ */
+struct config_errors {
+	struct config_error *v;  /* owned, n of them */
+	size_t n;
+	size_t total;            /* problems found: more than n past CONFIG_ERRORS_MAX
+	                            or when memory ran out */
+};
+
+/*
+ * As config_load_buffer / config_load_file, keeping every error in errs
+ * (borrowed; emptied first). On failure err says "NAME: N errors" (or holds
+ * the one error, or why the file could not be read: then errs is empty and
+ * err's kind is not ERROR_CONFIG, e.g. ERROR_NOT_FOUND).
+ */
+struct config *config_load_buffer_all(const char *buf, size_t len, const char *name,
+				      struct config_errors *errs, struct error *err);
+struct config *config_load_file_all(const char *path, struct config_errors *errs,
+				    struct error *err);
+
+/* Releases what errs owns and zeroes it. Accepts NULL. */
+void config_errors_free(struct config_errors *errs);
 
 /* Frees cfg and everything it owns. Accepts NULL. */
 void config_free(struct config *cfg);

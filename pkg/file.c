@@ -109,12 +109,12 @@ int file_write_atomic(const char *path, const void *buf, size_t len, mode_t mode
 	snprintf(tmp, n, "%s.tmp-XXXXXX", path);
 	/* mkstemp creates 0600 with O_EXCL; the mode is final before the first byte lands. */
 	if ((fd = mkstemp(tmp)) < 0) {
-		error_set(err, ERROR_SYSTEM, "%s: %s", tmp, strerror(errno));
+		error_set(err, ERROR_SYSTEM, "%s: cannot create a file next to it: %s", path, strerror(errno));
 		tmp[0] = '\0';
 		goto out;
 	}
 	if (fchmod(fd, mode) != 0) {
-		error_set(err, ERROR_SYSTEM, "%s: chmod: %s", tmp, strerror(errno));
+		error_set(err, ERROR_SYSTEM, "%s: chmod: %s", path, strerror(errno));
 		goto out;
 	}
 	while (off < len) {
@@ -123,7 +123,7 @@ int file_write_atomic(const char *path, const void *buf, size_t len, mode_t mode
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {
-			error_set(err, ERROR_SYSTEM, "%s: write failed: %s", tmp,
+			error_set(err, ERROR_SYSTEM, "%s: write failed: %s", path,
 				  w < 0 ? strerror(errno) : "no progress");
 			goto out;
 		}
@@ -139,7 +139,7 @@ int file_write_atomic(const char *path, const void *buf, size_t len, mode_t mode
 		}
 		fd = -1;
 		if (synced != 0) {
-			error_set(err, ERROR_SYSTEM, "%s: %s", tmp, strerror(e));
+			error_set(err, ERROR_SYSTEM, "%s: write failed: %s", path, strerror(e));
 			goto out;
 		}
 	}

@@ -37,8 +37,9 @@ char *file_read(const char *path, size_t max, size_t *len, struct error *err);
  * the same directory (mkstemp: never a symlink someone planted), its mode set
  * before any byte is written, fsync, then rename(2). mode is the new file's
  * permission bits, or FILE_KEEP_MODE to keep those of the file replaced.
- * Returns 0, or -1 with err (ERROR_SYSTEM, ERROR_NOMEM); the temporary file
- * is removed on failure.
+ * Returns 0, or -1 with err (ERROR_SYSTEM, ERROR_NOMEM) naming path (never
+ * the temporary file, an implementation detail); the temporary file is
+ * removed on failure.
  */
 int file_write_atomic(const char *path, const void *buf, size_t len, mode_t mode, struct error *err);
 

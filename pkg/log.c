@@ -13,6 +13,7 @@
 #define LOG_LINE_MAX 4096
 
 static atomic_int log_min_level = LOG_LEVEL_INFO;
+static atomic_int log_format = LOG_FORMAT_JSON;
 
 static const char *const level_names[] = { "debug", "info", "warn", "error" };
 
@@ -39,6 +40,22 @@ int log_enabled(enum log_level level)
 	return (int)level >= atomic_load_explicit(&log_min_level, memory_order_relaxed);
 }
 
+int log_format_parse(const char *s, enum log_format *out)
+{
+	if (s != NULL && strcmp(s, "json") == 0)
+		*out = LOG_FORMAT_JSON;
+	else if (s != NULL && strcmp(s, "text") == 0)
+		*out = LOG_FORMAT_TEXT;
+	else
+		return -1;
+	return 0;
+}
+
+void log_set_format(enum log_format format)
+{
+	atomic_store_explicit(&log_format, (int)format, memory_order_relaxed);
+}
+
 /* ==== Line buffer: appends that truncate instead of overflowing ==== */
 
 /*
@@ -54,7 +71,11 @@ struct line {
 	char buf[LOG_LINE_MAX];
 	size_t len;
 	int full; /* something did not fit: nothing more is added */
+	int text; /* LOG_FORMAT_TEXT: key=value, not JSON */
 };
+
+/* The text format's tail for a cut line; shorter than LOG_TAIL_TEXT, so the same reserve serves. */
+#define LOG_TAIL_PLAIN " (truncated)\n"
 
 static void put(struct line *l, const char *s, size_t n)
 {
@@ -72,13 +93,23 @@ static void puts_raw(struct line *l, const char *s)
 	put(l, s, strlen(s));
 }
 
-/* Appends s as a JSON string; invalid UTF-8 becomes U+FFFD so every line parses. */
-static void put_string(struct line *l, const char *s)
+/*
+ * Appends s escaped: as a JSON string (json set), or for a person: as it is
+ * when it is one plain word, else in double quotes. '"', '\\' and control
+ * characters are escaped either way, and invalid UTF-8 becomes U+FFFD, so
+ * every line parses (JSON) or stays on one line (text).
+ */
+static void put_string_as(struct line *l, const char *s, int json)
 {
 	const unsigned char *p = (const unsigned char *)s;
+	int quote = json || *p == '\0' || strpbrk(s, " \"=\\") != NULL;
 	char esc[8];
 
-	put(l, "\"", 1);
+	for (; *p != '\0' && !quote; p++)
+		quote = *p < 0x20 || *p == 0x7f;
+	p = (const unsigned char *)s;
+	if (quote)
+		put(l, "\"", 1);
 	while (*p != '\0' && !l->full) {
 		/* NUL-terminated: a sequence cut short fails on the NUL, never reads past it. */
 		size_t n = *p < 0x80 ? 1 : utf8_sequence(p, p + 4);
@@ -87,12 +118,14 @@ static void put_string(struct line *l, const char *s)
 			esc[0] = '\\';
 			esc[1] = (char)*p;
 			put(l, esc, 2);
-		} else if (*p < 0x20) {
-			snprintf(esc, sizeof esc, "\\u%04x", *p);
-			put(l, esc, 6);
+		} else if (*p < 0x20 || (!json && *p == 0x7f)) {
+			if (json)
+				snprintf(esc, sizeof esc, "\\u%04x", *p);
+			else
+				snprintf(esc, sizeof esc, *p == '\n' ? "\\n" : *p == '\t' ? "\\t" : "\\x%02x", *p);
+			puts_raw(l, esc);
 		} else if (n == 0) {
-			puts_raw(l, "\\ufffd");
-			n = 1;
+			puts_raw(l, json ? "\\ufffd" : "\xef\xbf\xbd");
 		} else {
 			put(l, (const char *)p, n);
 			p += n;
@@ -100,10 +133,17 @@ static void put_string(struct line *l, const char *s)
 		}
 		p++;
 	}
+	if (!quote)
+		return;
 	/* A string that fits ends like any piece; a cut one may use the reserve for its quote. */
 	put(l, "\"", 1);
 	if (l->full)
 		l->buf[l->len++] = '"';
+}
+
+static void put_string(struct line *l, const char *s)
+{
+	put_string_as(l, s, 1);
 }
 
 static void put_field(struct line *l, const char *key, const char *value)
@@ -112,6 +152,17 @@ static void put_field(struct line *l, const char *key, const char *value)
 
 	if (value == NULL || l->full)
 		return;
+	if (l->text) {
+		put(l, " ", 1);
+		put_string_as(l, key, 0);
+		put(l, "=", 1);
+		if (l->full) {
+			l->len = start;
+			return;
+		}
+		put_string_as(l, value, 0);
+		return;
+	}
 	put(l, ",", 1);
 	put_string(l, key);
 	put(l, ":\"", 2);
@@ -131,13 +182,23 @@ static void begin(struct line *l, enum log_level level, const char *msg)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
-	snprintf(t, sizeof t, "{\"time\":\"%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ\",\"level\":\"%s\",\"msg\":",
-		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-		 ts.tv_nsec / 1000000, level_names[level]);
 	l->len = 0;
 	l->full = 0;
+	l->text = atomic_load_explicit(&log_format, memory_order_relaxed) == LOG_FORMAT_TEXT;
+	snprintf(t, sizeof t, l->text ? "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %-5s "
+		 : "{\"time\":\"%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ\",\"level\":\"%s\",\"msg\":",
+		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 ts.tv_nsec / 1000000, level_names[level]);
 	puts_raw(l, t);
-	put_string(l, msg);
+	if (l->text) {
+		/* The message as it is, but one line. */
+		const char *p;
+
+		for (p = msg; *p != '\0' && !l->full; p++)
+			put(l, *p == '\n' || *p == '\r' ? " " : p, 1);
+	} else {
+		put_string(l, msg);
+	}
 }
 
 static void finish(struct line *l)
@@ -145,10 +206,13 @@ static void finish(struct line *l)
 	size_t off = 0;
 
 	if (l->full) {
-		memcpy(l->buf + l->len, LOG_TAIL_TEXT, sizeof LOG_TAIL_TEXT - 1);
-		l->len += sizeof LOG_TAIL_TEXT - 1;
+		const char *tail = l->text ? LOG_TAIL_PLAIN : LOG_TAIL_TEXT;
+
+		memcpy(l->buf + l->len, tail, strlen(tail));
+		l->len += strlen(tail);
 	} else {
-		l->buf[l->len++] = '}';
+		if (!l->text)
+			l->buf[l->len++] = '}';
 		l->buf[l->len++] = '\n';
 	}
 	while (off < l->len) {
@@ -200,8 +264,8 @@ void log_decision(const struct log_decision *d)
 	put_field(&l, "decision", nonempty(d->decision));
 	put_field(&l, "reason", nonempty(d->reason));
 	put_field(&l, "mode", nonempty(d->mode));
-	snprintf(num, sizeof num, ",\"status\":%d,\"latency_us\":%llu", d->status,
-		 (unsigned long long)d->latency_us);
+	snprintf(num, sizeof num, l.text ? " status=%d latency_us=%llu" : ",\"status\":%d,\"latency_us\":%llu",
+		 d->status, (unsigned long long)d->latency_us);
 	puts_raw(&l, num);
 	finish(&l);
 }

@@ -1,5 +1,7 @@
 /*
- * log: structured logs, one JSON object per line on stderr.
+ * log: structured logs, one line per event on stderr: a JSON object (for log
+ * collectors; the default), or the same fields as text for a person at a
+ * terminal ("2026-01-02T03:04:05.678Z info  listening addr=... port=8443").
  *
  * Every line carries "time" (RFC 3339, UTC, milliseconds), "level" and "msg";
  * a decision line adds uid, namespace, pod, decision, reason and latency_us.
@@ -27,6 +29,17 @@ void log_set_level(enum log_level level);
 
 /* Whether a line at level would be written: test it before formatting costly fields. */
 int log_enabled(enum log_level level);
+
+enum log_format {
+	LOG_FORMAT_JSON = 0, /* {"time":...,"level":...,"msg":...,"key":"value"} */
+	LOG_FORMAT_TEXT      /* time level msg key=value key="value with spaces" */
+};
+
+/* Parses "json" or "text" into *out. 0, or -1 when unknown. */
+int log_format_parse(const char *s, enum log_format *out);
+
+/* Sets how lines are written (default LOG_FORMAT_JSON). Call before logging starts. */
+void log_set_format(enum log_format format);
 
 /* Ends log_msg()'s pairs: a null pointer of the type va_arg reads (a bare NULL may be an int). */
 #define LOG_END ((const char *)0)

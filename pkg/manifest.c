@@ -862,6 +862,31 @@ static const char *meta_str(const json_t *obj, const char *key)
 	return s != NULL && s[0] != '\0' ? s : NULL;
 }
 
+static int discover(struct walk *w, const json_t *obj, int list_depth);
+
+/*
+ * The objects of a list: items of a kind: List (key "items"), or a document
+ * that is itself an array (key NULL: `kubectl get -o json | jq .items`).
+ */
+static int discover_items(struct walk *w, const json_t *items, const char *key, int list_depth)
+{
+	size_t pl = w->ptr_len, hl = w->path_len, i;
+	const json_t *item;
+
+	if (list_depth >= LIST_DEPTH_MAX)
+		return 0;
+	json_array_foreach(items, i, item) {
+		if (!json_is_object(item))
+			continue;
+		if (key != NULL && !walk_push(w, key, 0, 0))
+			continue;
+		if (walk_push(w, NULL, i, 1) && discover(w, item, list_depth + 1) != 0)
+			return -1;
+		walk_pop(w, pl, hl);
+	}
+	return 0;
+}
+
 static int discover(struct walk *w, const json_t *obj, int list_depth)
 {
 	static const struct { const char *kind; const char *path[4]; } known[] = {
@@ -875,25 +900,13 @@ static int discover(struct walk *w, const json_t *obj, int list_depth)
 		{ "PodTemplate", { "template" } },
 	};
 	const char *kind = json_string_value(json_object_get(obj, "kind"));
-	const json_t *items = json_object_get(obj, "items"), *item;
-	size_t pl = w->ptr_len, hl = w->path_len, i, k, j;
+	const json_t *items = json_object_get(obj, "items");
+	size_t pl = w->ptr_len, hl = w->path_len, k, j;
 
 	if (kind == NULL)
 		return 0;  /* not a Kubernetes object: nothing to audit */
-	if (strlen(kind) >= 4 && strcmp(kind + strlen(kind) - 4, "List") == 0 && json_is_array(items)) {
-		if (list_depth >= LIST_DEPTH_MAX)
-			return 0;
-		json_array_foreach(items, i, item) {
-			if (!json_is_object(item))
-				continue;
-			if (!walk_push(w, "items", 0, 0))
-				continue;
-			if (walk_push(w, NULL, i, 1) && discover(w, item, list_depth + 1) != 0)
-				return -1;
-			walk_pop(w, pl, hl);
-		}
-		return 0;
-	}
+	if (strlen(kind) >= 4 && strcmp(kind + strlen(kind) - 4, "List") == 0 && json_is_array(items))
+		return discover_items(w, items, "items", list_depth);
 	w->kind = kind;
 	w->name = meta_str(obj, "name");
 	if (w->name == NULL)
@@ -960,11 +973,11 @@ static int load_doc(struct manifest_doc *d, const char *p, struct error *err)
 	d->aliases = b->aliases;
 	d->content_line = b->content_line;
 	b->pos = NULL;
-	if (json_is_object(d->root)) {
+	if (json_is_object(d->root) || json_is_array(d->root)) {
 		if ((w = calloc(1, sizeof *w)) == NULL)
 			goto nomem;
 		w->d = d;
-		if (discover(w, d->root, 0) != 0)
+		if ((json_is_object(d->root) ? discover(w, d->root, 0) : discover_items(w, d->root, NULL, 0)) != 0)
 			goto nomem;
 	}
 	rc = 0;

@@ -16,7 +16,9 @@
  * integers. Mapping keys keep their text. Anchors and aliases are expanded
  * by copying, within a budget (MANIFEST_ALIAS_BUDGET nodes per document) so
  * an alias bomb fails cleanly; nesting is capped at MANIFEST_DEPTH_MAX.
- * Merge keys (<<) are honoured; explicit keys win.
+ * Merge keys (<<) are honoured; explicit keys win. A document that is an
+ * array (`kubectl get -o json | jq .items`) is read as a list of objects, as
+ * the items of a kind: List are.
  */
 #ifndef GPU_ADMISSION_MANIFEST_H
 #define GPU_ADMISSION_MANIFEST_H
@@ -107,10 +109,19 @@ int manifest_render_patched(const struct manifest *m, size_t i, const json_t *pa
 			    char **out, size_t *outlen, const char **how, struct error *err);
 
 /*
+ * New: v (borrowed) as one YAML document (block style, 2-space indent,
+ * strings quoted where they would read back as another type), NUL-terminated,
+ * length in *len. NULL with err (ERROR_NOMEM, or ERROR_INPUT for a value
+ * nested deeper than MANIFEST_DEPTH_MAX).
+ */
+char *manifest_to_yaml(const json_t *v, size_t *len, struct error *err);
+
+/*
  * New reference: the JSON value of one YAML scalar s[0..len) with the
  * resolution rules above. plain: the scalar was unquoted; tag: its resolved
  * tag or NULL. Strings that are not valid UTF-8 are rejected (NULL), as is
- * memory exhaustion. Exposed for tests.
+ * memory exhaustion. Also how pkg/config types a policy's scalars, so a
+ * policy file and a manifest agree on what "true" and "1" are.
  */
 json_t *manifest_scalar(const char *s, size_t len, int plain, const char *tag);
 

@@ -453,7 +453,7 @@ static int emit_node(yaml_emitter_t *e, const json_t *v, int depth)
 	}
 }
 
-static int emit_yaml(const struct manifest *m, const json_t *v, struct mbuf *o)
+static int emit_yaml(int crlf, const json_t *v, struct mbuf *o)
 {
 	yaml_emitter_t e;
 	yaml_event_t ev;
@@ -465,7 +465,7 @@ static int emit_yaml(const struct manifest *m, const json_t *v, struct mbuf *o)
 	yaml_emitter_set_unicode(&e, 1);
 	yaml_emitter_set_width(&e, -1);
 	yaml_emitter_set_indent(&e, 2);
-	yaml_emitter_set_break(&e, m->crlf ? YAML_CRLN_BREAK : YAML_LN_BREAK);
+	yaml_emitter_set_break(&e, crlf ? YAML_CRLN_BREAK : YAML_LN_BREAK);
 	if (!yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) || !yaml_emitter_emit(&e, &ev) ||
 	    !yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1) || !yaml_emitter_emit(&e, &ev) ||
 	    emit_node(&e, v, 0) != 0 ||
@@ -508,7 +508,7 @@ static char *re_emit(const struct manifest *m, const struct manifest_doc *d, con
 		mb_str(&o, s);
 		mb_str(&o, nl);
 		free(s);
-	} else if (emit_yaml(m, v, &o) != 0) {
+	} else if (emit_yaml(m->crlf, v, &o) != 0) {
 		o.oom = 1;
 	}
 	if (o.oom) {
@@ -516,6 +516,19 @@ static char *re_emit(const struct manifest *m, const struct manifest_doc *d, con
 		return NULL;
 	}
 	*outlen = o.len;
+	return o.p;
+}
+
+char *manifest_to_yaml(const json_t *v, size_t *len, struct error *err)
+{
+	struct mbuf o = { 0 };
+
+	if (emit_yaml(0, v, &o) != 0 || o.oom) {
+		free(o.p);
+		error_set(err, o.oom ? ERROR_NOMEM : ERROR_INPUT, "cannot write the value as YAML");
+		return NULL;
+	}
+	*len = o.len;  /* mb_add() keeps the text NUL-terminated */
 	return o.p;
 }
 

@@ -115,14 +115,16 @@ void policy_appendf(char *buf, size_t cap, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Adds a warning, cut to kube-apiserver's 256-byte cap on a character boundary. */
+/* Adds a warning, cut to res->warning_max (kube-apiserver's 256 bytes online) on a character boundary. */
 int policy_warn(struct policy_result *res, struct error *err, const char *fmt, ...)
 {
-	char buf[POLICY_WARNING_MAX + 1];
+	char buf[POLICY_WARNING_FULL_MAX + 1];
+	size_t cap = res->warning_max && res->warning_max < POLICY_WARNING_FULL_MAX ? res->warning_max
+		     : POLICY_WARNING_FULL_MAX;
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
+	vsnprintf(buf, cap + 1, fmt, ap);
 	va_end(ap);
 	error_trim_utf8(buf);
 	if (json_array_append_new(res->warnings, json_string(buf)) != 0) {
@@ -264,7 +266,8 @@ static int judge_update(const struct config *cfg, const struct policy_request *r
 		policy_routes_find(cfg, &old, &before);
 	}
 	policy_routes_find(cfg, pv, &now);
-	if (policy_routes_judge(cfg, &now, judged_routes(pv) & ~before.taken, res, err) != 0)
+	if (policy_routes_judge(cfg, &now, judged_routes(pv) & ~before.taken, !daemonset_exempt(cfg, pv),
+				res, err) != 0)
 		return -1;
 	if (res->verdict != POLICY_REJECT)
 		res->reason = R_UPDATE_OK;
@@ -329,7 +332,8 @@ static int decide(const struct config *cfg, const struct policy_request *req,
 			    "alone whether they are GPUs, so it neither mutates nor rejects it");
 	} else {
 		policy_routes_find(cfg, &pv, &routes);
-		if (policy_routes_judge(cfg, &routes, judged_routes(&pv), res, err) != 0)
+		if (policy_routes_judge(cfg, &routes, judged_routes(&pv), !daemonset_exempt(cfg, &pv), res,
+					err) != 0)
 			return -1;
 	}
 exempt:
@@ -348,6 +352,7 @@ int policy_evaluate(const struct config *cfg, const struct policy_request *req,
 		    struct policy_result *res, struct error *err)
 {
 	memset(res, 0, sizeof *res);
+	res->warning_max = req->full_warnings ? POLICY_WARNING_FULL_MAX : POLICY_WARNING_MAX;
 	res->warnings = json_array();
 	res->annotations = json_object();
 	if (res->warnings == NULL || res->annotations == NULL) {

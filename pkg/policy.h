@@ -44,6 +44,7 @@ enum policy_operation {
 
 #define POLICY_WARNING_MAX 256  /* bytes per warning, kube-apiserver's own cap */
 #define POLICY_MESSAGE_MAX 1024
+#define POLICY_WARNING_FULL_MAX (POLICY_MESSAGE_MAX + 128) /* a whole warning: a message and its preamble */
 
 struct policy_request {
 	const json_t *pod;          /* borrowed: a Pod, or a pod template {metadata, spec} */
@@ -61,6 +62,9 @@ struct policy_request {
 	                               missing toleration or selectors is rejected */
 	int daemonset;              /* offline only: the caller knows the pod belongs to a
 	                               DaemonSet (auditing a DaemonSet's template) */
+	int full_warnings;          /* offline (audit): keep warnings whole, up to
+	                               POLICY_WARNING_FULL_MAX, not cut to the API
+	                               server's POLICY_WARNING_MAX */
 };
 
 struct policy_result {
@@ -77,7 +81,8 @@ struct policy_result {
 	                                     "+toleration sku=gpu:NoSchedule +nodeSelector k=v" */
 	json_t *patch;                 /* owned: JSON Patch enforce mode would apply, or NULL.
 	                                  Send it only when decision == POLICY_MUTATE. */
-	json_t *warnings;              /* owned: array of strings, each <= 256 bytes */
+	json_t *warnings;              /* owned: array of strings, each <= warning_max bytes */
+	size_t warning_max;            /* POLICY_WARNING_MAX, or more with req.full_warnings */
 	json_t *annotations;           /* owned: auditAnnotations (decision, reason, pool, mode) */
 };
 

@@ -122,11 +122,13 @@ void policy_routes_find(const struct config *cfg, const struct pod_view *pv, str
 
 /*
  * Judges the routes of r that are in which: any hard one sets res->verdict
- * REJECT with every such route in the message and how to fix it; else
- * reason R_NO_GPU with a warning per soft route. -1 only on ERROR_NOMEM.
+ * REJECT with every such route in the message and, when advise, how to fix
+ * it (not for a pod the DaemonSet exemption admits: its toleration is how it
+ * reaches GPU nodes); else reason R_NO_GPU with a warning per soft route.
+ * -1 only on ERROR_NOMEM.
  */
 int policy_routes_judge(const struct config *cfg, const struct pod_routes *r, unsigned which,
-			struct policy_result *res, struct error *err);
+			int advise, struct policy_result *res, struct error *err);
 
 /* ==== Shared helpers (policy.c) ==== */
 
@@ -151,7 +153,7 @@ long long policy_max_ll(long long a, long long b);
 /* Appends printf text to buf (size cap); truncates quietly. */
 void policy_appendf(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* Adds a warning to res, cut to kube-apiserver's 256 bytes; -1 on ERROR_NOMEM. */
+/* Adds a warning to res, cut to res->warning_max (kube-apiserver's 256 bytes online); -1 on ERROR_NOMEM. */
 int policy_warn(struct policy_result *res, struct error *err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

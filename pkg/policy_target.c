@@ -342,7 +342,7 @@ void policy_routes_find(const struct config *cfg, const struct pod_view *pv, str
  * fix it; the reason code names the first. The soft routes only warn.
  */
 int policy_routes_judge(const struct config *cfg, const struct pod_routes *r, unsigned which,
-			struct policy_result *res, struct error *err)
+			int advise, struct policy_result *res, struct error *err)
 {
 	static const struct { const char *reason, *fix; } hard[ROUTE_HARD_N] = {
 		{ R_CPU_TOL, "the toleration" },
@@ -367,10 +367,17 @@ int policy_routes_judge(const struct config *cfg, const struct pod_routes *r, un
 			policy_appendf(fixes, sizeof fixes, "%s%s", fixes[0] ? ", " : "", hard[i].fix);
 		}
 		error_trim_utf8(what);  /* a cut in quoted pod text, and the fix follows */
-		snprintf(res->message, sizeof res->message,
-			 "CPU-only pod aimed at GPU nodes: %s. GPU nodes are for GPU pods: remove %s, or "
-			 "request a GPU (e.g. limits nvidia.com/gpu: 1)",
-			 what, fixes);
+		/*
+		 * An exempt DaemonSet pod is admitted (policy.c), with this as its warning: no advice
+		 * to remove the toleration, which is how a device plugin or exporter reaches GPU nodes.
+		 */
+		if (!advise)
+			snprintf(res->message, sizeof res->message, "CPU-only pod aimed at GPU nodes: %s", what);
+		else
+			snprintf(res->message, sizeof res->message,
+				 "CPU-only pod aimed at GPU nodes: %s. GPU nodes are for GPU pods: remove %s, or "
+				 "request a GPU (e.g. limits nvidia.com/gpu: 1)",
+				 what, fixes);
 		res->verdict = POLICY_REJECT;
 		return 0;
 	}

@@ -615,7 +615,7 @@ int review_handle_ex(const struct config *cfg, const char *body, size_t len, uns
 		     struct review_response *res, struct error *err)
 {
 	struct review_request rq;
-	struct policy_request preq;
+	struct policy_request preq = { 0 };
 	struct policy_result pr;
 	struct error perr;
 	json_t *root = NULL;

@@ -13,6 +13,7 @@
 
 #include "config.h"
 #include "error.h"
+#include "manifest.h"
 #include "policy.h"
 
 #define REVIEW_MAX_DEPTH 100 /* JSON nesting accepted; a Pod needs about 20 */
@@ -61,5 +62,36 @@ int review_handle_ex(const struct config *cfg, const char *body, size_t len, uns
 
 /* Releases what res owns and zeroes it. Accepts NULL. */
 void review_response_free(struct review_response *res);
+
+/* ==== Offline, for the review command (review_offline.c) ==== */
+
+/*
+ * New: the AdmissionReview (admission.k8s.io/v1, CREATE, dryRun) the API
+ * server would send for the pod template t (borrowed) describes: a Pod as it
+ * is, or the Pod a controller would create from its template, in t's
+ * namespace (a DaemonSet's owning it). NULL only on ERROR_NOMEM.
+ */
+json_t *review_wrap(const struct manifest_template *t, struct error *err);
+
+/*
+ * Reads an answer (an AdmissionReview response, borrowed) back: *patch gets
+ * a new reference to its JSON Patch, decoded ([] when there is none), and
+ * message[cap] its status message ("" when none). 0, or -1 with err.
+ */
+int review_answer_read(const char *answer, size_t len, json_t **patch, char *message, size_t cap,
+		       struct error *err);
+
+/*
+ * New: request.object of the AdmissionReview text review (borrowed) with
+ * patch (borrowed) applied; NULL with err (ERROR_INPUT when there is none).
+ */
+json_t *review_patched_object(const char *review, size_t len, const json_t *patch, struct error *err);
+
+/*
+ * Whether buf[0..len) is a manifest holding pod templates rather than an
+ * AdmissionReview (someone gave review a Pod or a Deployment): 1 with the
+ * first template's kind in kind[cap], else 0.
+ */
+int review_sniff(const char *buf, size_t len, char *kind, size_t cap);
 
 #endif

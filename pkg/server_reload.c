@@ -128,7 +128,18 @@ int server_load_config(struct server *s, int initial, struct error *err)
 		goto fail;
 	}
 	atomic_init(&c->refs, 1);
-	c->cfg = s->o->config_path ? config_load_file(s->o->config_path, err) : config_default(err);
+	if (s->o->config_path != NULL) {
+		struct config_errors errs = { 0 };
+		size_t i;
+
+		c->cfg = config_load_file_all(s->o->config_path, &errs, err);
+		/* One line per error, so a log search finds each (err then says how many). */
+		for (i = 0; c->cfg == NULL && errs.total > 1 && i < errs.n; i++)
+			log_msg(LOG_LEVEL_ERROR, "policy error", "error", errs.v[i].text, LOG_END);
+		config_errors_free(&errs);
+	} else {
+		c->cfg = config_default(err);
+	}
 	if (c->cfg == NULL)
 		goto fail;
 	pthread_mutex_lock(&s->lock);

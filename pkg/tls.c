@@ -279,9 +279,10 @@ static int add_ext(X509 *cert, X509 *issuer, int nid, const char *value)
 
 /*
  * New: a certificate for key with subject cn, signed by issuer_key (issuer
- * NULL: self-signed). exts are (nid, value) pairs ending with nid 0.
+ * NULL: self-signed), valid for seconds from now. exts are (nid, value) pairs
+ * ending with nid 0.
  */
-static X509 *make_cert(EVP_PKEY *key, const char *cn, X509 *issuer, EVP_PKEY *issuer_key, int days,
+static X509 *make_cert(EVP_PKEY *key, const char *cn, X509 *issuer, EVP_PKEY *issuer_key, long seconds,
 		       const int *nids, const char *const *values)
 {
 	unsigned char serial[16];
@@ -301,7 +302,7 @@ static X509 *make_cert(EVP_PKEY *key, const char *cn, X509 *issuer, EVP_PKEY *is
 	    X509_set_subject_name(cert, name) != 1 ||
 	    X509_set_issuer_name(cert, issuer ? X509_get_subject_name(issuer) : name) != 1 ||
 	    X509_gmtime_adj(X509_getm_notBefore(cert), -300) == NULL || /* tolerate clock skew */
-	    X509_time_adj_ex(X509_getm_notAfter(cert), days, 0, NULL) == NULL ||
+	    X509_time_adj_ex(X509_getm_notAfter(cert), 0, seconds, NULL) == NULL ||
 	    X509_set_pubkey(cert, key) != 1)
 		goto fail;
 	for (i = 0; nids[i] != 0; i++)
@@ -371,7 +372,7 @@ struct tls_pair *tls_self_signed(const char *service, int days, struct error *er
 	snprintf(san, sizeof san, "DNS:localhost,IP:127.0.0.1,IP:::1%s%s", service ? ",DNS:" : "",
 		 service ? service : "");
 	if ((key = new_p256()) == NULL ||
-	    (cert = make_cert(key, "gpu-admission self-signed", NULL, key, days, nids, values)) == NULL ||
+	    (cert = make_cert(key, "gpu-admission self-signed", NULL, key, days * 86400L, nids, values)) == NULL ||
 	    (c = cert_pem(cert, &clen)) == NULL || (k = key_pem(key, &klen)) == NULL) {
 		ossl_error(err, ERROR_NOMEM, "generating a self-signed certificate");
 		goto out;
@@ -406,46 +407,195 @@ static int dns_label_ok(const char *s)
 	return s[0] != '-' && s[n - 1] != '-';
 }
 
+/* A DNS name for a SAN: labels of letters, digits and '-', a leading "*." allowed. */
+static int dns_name_ok(const char *s)
+{
+	size_t n = strlen(s), label = 0, i;
+
+	if (n == 0 || n > 253)
+		return 0;
+	if (strncmp(s, "*.", 2) == 0)
+		s += 2;
+	for (i = 0; ; i++) {
+		char c = s[i];
+
+		if (c == '.' || c == '\0') {
+			if (label == 0 || label > 63 || s[i - 1] == '-' || s[i - label] == '-')
+				return 0;
+			if (c == '\0')
+				return 1;
+			label = 0;
+		} else if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-') {
+			label++;
+		} else {
+			return 0;
+		}
+	}
+}
+
+/* Appends ",IP:addr" or ",DNS:name" for one --san to san[cap]; -1 with err when it is neither. */
+static int add_san(char *san, size_t cap, const char *s, struct error *err)
+{
+	unsigned char addr[16];
+	size_t used = strlen(san);
+	int ip = inet_pton(AF_INET, s, addr) == 1 || inet_pton(AF_INET6, s, addr) == 1;
+
+	if (!ip && !dns_name_ok(s)) {
+		error_set(err, ERROR_INPUT, "--san \"%s\" is neither an IP address nor a DNS name", s);
+		return -1;
+	}
+	if ((size_t)snprintf(san + used, cap - used, ",%s:%s", ip ? "IP" : "DNS", s) >= cap - used) {
+		error_set(err, ERROR_INPUT, "--san: too many names");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * An existing CA for renewal: the certificate (a CA, not expired) and its
+ * key (unencrypted, matching). *pem gets the certificate as PEM. 0, or -1
+ * with a message naming the file at fault.
+ */
+static int load_ca(const char *cert_path, const char *key_path, X509 **ca, EVP_PKEY **key, char **pem,
+		   struct error *err)
+{
+	char *cert_text = NULL, *key_text = NULL;
+	size_t cert_len = 0, key_len = 0;
+	BIO *in = NULL;
+	int rc = -1;
+
+	ERR_clear_error();
+	if ((cert_text = file_read(cert_path, TLS_MAX_FILE, &cert_len, err)) == NULL) {
+		error_prefix(err, "--ca-cert ");
+		goto out;
+	}
+	if ((in = BIO_new_mem_buf(cert_text, (int)cert_len)) == NULL ||
+	    (*ca = PEM_read_bio_X509(in, NULL, no_password, NULL)) == NULL) {
+		ossl_error(err, ERROR_INPUT, "--ca-cert: no PEM certificate found");
+		error_prefix(err, "%s: ", cert_path);
+		goto out;
+	}
+	if (X509_check_ca(*ca) < 1) {
+		error_set(err, ERROR_INPUT, "--ca-cert %s is not a CA certificate (no basicConstraints CA:TRUE)",
+			  cert_path);
+		goto out;
+	}
+	if (X509_cmp_current_time(X509_get0_notAfter(*ca)) <= 0) {
+		error_set(err, ERROR_INPUT, "--ca-cert %s has expired: make a new CA (leave out --ca-cert and "
+			  "--ca-key) and update the webhooks' caBundle", cert_path);
+		goto out;
+	}
+	BIO_free(in);
+	if ((key_text = file_read(key_path, TLS_MAX_FILE, &key_len, err)) == NULL) {
+		error_prefix(err, "--ca-key ");
+		in = NULL;
+		goto out;
+	}
+	if ((in = BIO_new_mem_buf(key_text, (int)key_len)) == NULL ||
+	    (*key = PEM_read_bio_PrivateKey(in, NULL, no_password, NULL)) == NULL) {
+		ossl_error(err, ERROR_INPUT, "--ca-key: no unencrypted PEM private key found");
+		error_prefix(err, "%s: ", key_path);
+		goto out;
+	}
+	if (X509_check_private_key(*ca, *key) != 1) {
+		ERR_clear_error();
+		error_set(err, ERROR_INPUT, "--ca-key %s does not match --ca-cert %s", key_path, cert_path);
+		goto out;
+	}
+	if ((*pem = cert_pem(*ca, NULL)) == NULL) {
+		ossl_error(err, ERROR_NOMEM, "reading the CA");
+		goto out;
+	}
+	rc = 0;
+out:
+	BIO_free(in);
+	free(cert_text);
+	wipe_free(key_text, key_len);
+	return rc;
+}
+
 int tls_bundle_generate(const char *service, const char *ns, int days, struct tls_bundle *out,
 			struct error *err)
+{
+	struct tls_bundle_request req = { .service = service, .ns = ns, .days = days };
+
+	return tls_bundle_generate_ex(&req, out, err);
+}
+
+int tls_bundle_generate_ex(const struct tls_bundle_request *req, struct tls_bundle *out,
+			   struct error *err)
 {
 	static const int ca_nids[] = { NID_basic_constraints, NID_key_usage, NID_subject_key_identifier, 0 };
 	static const char *const ca_values[] = { "critical,CA:TRUE,pathlen:0", "critical,keyCertSign,cRLSign", "hash" };
 	static const int leaf_nids[] = { NID_basic_constraints, NID_key_usage, NID_ext_key_usage,
 					 NID_subject_alt_name, NID_subject_key_identifier,
 					 NID_authority_key_identifier, 0 };
-	char san[1024], cn[256];
+	const char *service = req->service, *ns = req->ns;
+	char san[1024 + TLS_SANS_MAX * 260], cn[256];
 	const char *leaf_values[] = { "critical,CA:FALSE", "critical,digitalSignature", "serverAuth", san,
 				      "hash", "keyid:always" };
+	int leaf_ext_nids[sizeof leaf_nids / sizeof leaf_nids[0]];
 	EVP_PKEY *ca_key = NULL, *key = NULL;
 	X509 *ca = NULL, *leaf = NULL;
-	size_t len = 0, klen = 0, caklen = 0;
+	size_t len = 0, klen = 0, caklen = 0, i;
+	long seconds = req->days * 86400L;
+	time_t ca_end;
 	int rc = -1;
 
 	memset(out, 0, sizeof *out);
-	if (valid_days(days, err) != 0)
+	if (valid_days(req->days, err) != 0)
 		return -1;
 	if (!dns_label_ok(service) || !dns_label_ok(ns)) {
 		error_set(err, ERROR_INPUT, "service and namespace must be DNS labels "
 			  "(lowercase letters, digits, '-', at most 63)");
 		return -1;
 	}
+	if (req->n_sans > TLS_SANS_MAX) {
+		error_set(err, ERROR_INPUT, "--san: at most %d extra names", TLS_SANS_MAX);
+		return -1;
+	}
+	if ((req->ca_cert_path == NULL) != (req->ca_key_path == NULL)) {
+		error_set(err, ERROR_INPUT, "--ca-cert and --ca-key go together");
+		return -1;
+	}
 	snprintf(san, sizeof san, "DNS:%s,DNS:%s.%s,DNS:%s.%s.svc,DNS:%s.%s.svc.cluster.local",
 		 service, service, ns, service, ns, service, ns);
+	for (i = 0; i < req->n_sans; i++)
+		if (add_san(san, sizeof san, req->sans[i], err) != 0)
+			return -1;
 	snprintf(cn, sizeof cn, "%s.%s.svc", service, ns);
-	if ((ca_key = new_p256()) == NULL || (key = new_p256()) == NULL ||
-	    (ca = make_cert(ca_key, "gpu-admission CA", NULL, ca_key, days, ca_nids, ca_values)) == NULL ||
-	    (leaf = make_cert(key, cn, ca, ca_key, days, leaf_nids, leaf_values)) == NULL ||
-	    (out->ca_cert = cert_pem(ca, &len)) == NULL ||
-	    (out->ca_bundle = base64_line(out->ca_cert, len)) == NULL ||
-	    (out->ca_key = key_pem(ca_key, &caklen)) == NULL ||
-	    (out->cert = cert_pem(leaf, NULL)) == NULL ||
-	    (out->key = key_pem(key, &klen)) == NULL) {
-		ossl_error(err, ERROR_NOMEM, "generating certificates");
-		tls_bundle_free(out);
-		goto out;
+	memcpy(leaf_ext_nids, leaf_nids, sizeof leaf_nids);
+	if (req->ca_cert_path != NULL) {
+		if (load_ca(req->ca_cert_path, req->ca_key_path, &ca, &ca_key, &out->ca_cert, err) != 0)
+			goto fail;
+		/* A serving certificate signed by a CA must not outlive it. */
+		if (asn1_to_time(X509_get0_notAfter(ca), &ca_end) == 0 && ca_end - time(NULL) < seconds) {
+			seconds = (long)(ca_end - time(NULL));
+			out->clamped = 1;
+		}
+		/* A CA without a subject key identifier: no authority key identifier to point at it. */
+		if (X509_get0_subject_key_id(ca) == NULL)
+			leaf_ext_nids[5] = 0;
+	} else if ((ca_key = new_p256()) == NULL ||
+		   (ca = make_cert(ca_key, "gpu-admission CA", NULL, ca_key, seconds, ca_nids, ca_values)) == NULL ||
+		   (out->ca_cert = cert_pem(ca, NULL)) == NULL ||
+		   (out->ca_key = key_pem(ca_key, &caklen)) == NULL) {
+		goto nomem;
 	}
+	len = strlen(out->ca_cert);
+	if ((key = new_p256()) == NULL ||
+	    (leaf = make_cert(key, cn, ca, ca_key, seconds, leaf_ext_nids, leaf_values)) == NULL ||
+	    (out->ca_bundle = base64_line(out->ca_cert, len)) == NULL ||
+	    (out->cert = cert_pem(leaf, NULL)) == NULL ||
+	    (out->key = key_pem(key, &klen)) == NULL ||
+	    asn1_to_time(X509_get0_notAfter(leaf), &out->not_after) != 0)
+		goto nomem;
 	rc = 0;
+	goto out;
+nomem:
+	ossl_error(err, ERROR_NOMEM, "generating certificates");
+fail:
+	tls_bundle_free(out);
 out:
 	X509_free(ca);
 	X509_free(leaf);

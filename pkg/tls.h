@@ -55,10 +55,24 @@ struct tls_pair *tls_self_signed(const char *service, int days, struct error *er
 /* What `gpu-admission certs` writes; every member owned PEM / text. */
 struct tls_bundle {
 	char *ca_cert;
-	char *ca_key;
+	char *ca_key;     /* NULL when an existing CA signed the certificate */
 	char *cert;
 	char *key;
 	char *ca_bundle;  /* base64 of ca_cert on one line, no newline */
+	time_t not_after; /* the serving certificate's expiry */
+	int clamped;      /* the CA expires first: not_after is the CA's, not days away */
+};
+
+#define TLS_SANS_MAX 32  /* extra SANs (certs --san) at most */
+
+/* What tls_bundle_generate_ex() makes; every pointer borrowed. */
+struct tls_bundle_request {
+	const char *service, *ns;  /* DNS labels: the SANs service, service.ns, ... */
+	int days;                  /* 1..3650 */
+	const char *const *sans;   /* n_sans more SANs: IP addresses or DNS names */
+	size_t n_sans;
+	const char *ca_cert_path;  /* both set: sign with this CA (PEM files) instead of */
+	const char *ca_key_path;   /* making a new one; neither set: a new CA */
 };
 
 /*
@@ -69,6 +83,16 @@ struct tls_bundle {
  */
 int tls_bundle_generate(const char *service, const char *ns, int days, struct tls_bundle *out,
 			struct error *err);
+
+/*
+ * As tls_bundle_generate, with extra SANs and optionally an existing CA
+ * (renewal: the webhooks' caBundle stays valid). The CA must be a CA
+ * certificate, unexpired, with the matching unencrypted key; a serving
+ * certificate never outlives it (out->clamped says when days was cut).
+ * Messages name the option at fault (--san, --ca-cert, --ca-key).
+ */
+int tls_bundle_generate_ex(const struct tls_bundle_request *req, struct tls_bundle *out,
+			   struct error *err);
 
 /* Frees what b owns, wiping keys, and zeroes it. Accepts NULL. */
 void tls_bundle_free(struct tls_bundle *b);

@@ -1,16 +1,306 @@
-/* Helpers shared by the subcommands: loading config, failing. */
+/* The grammar every command shares: option parsing, messages, exit codes. */
+#include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "commands.h"
 
-struct config *cli_load_config(const char *path, struct error *err)
+#define PROG "gpu-admission"
+
+const struct cli_exit cli_exit_table[] = {
+	{ EXIT_OK, "done, and the answer is yes: review allowed the pod, audit found nothing to "
+		   "reject, report found nothing --fail-on names, check-config found the policy valid, "
+		   "serve stopped cleanly" },
+	{ EXIT_FINDING, "the answer is no: review's policy rejects the pod, audit found a would-be "
+			"rejection (or mutation, with --fail-on mutate), report found what --fail-on names, "
+			"check-config found errors" },
+	{ EXIT_USAGE, "usage or input error: an unknown option or a missing argument, a file that "
+		      "cannot be read, input that is not what the command reads, an invalid --config, "
+		      "serve could not start" },
+	{ 0, NULL },
+};
+
+const struct cli_command *cli_find(const char *name)
 {
-	return path ? config_load_file(path, err) : config_default(err);
+	size_t i;
+
+	for (i = 0; name != NULL && i < cli_n_commands; i++)
+		if (strcmp(cli_commands[i]->name, name) == 0)
+			return cli_commands[i];
+	return NULL;
 }
 
-int cli_fail(const char *what)
+/* ==== Messages and exit codes ==== */
+
+static void say(const struct cli_command *cmd, const char *fmt, va_list ap, const char *suffix)
 {
-	fprintf(stderr, "gpu-admission: %s\n", what);
+	char msg[ERROR_MSG_MAX + 256];
+
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	fprintf(stderr, "%s%s%s: %s%s\n", PROG, cmd ? " " : "", cmd ? cmd->name : "", msg, suffix);
+}
+
+void cli_say(const struct cli_command *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	say(cmd, fmt, ap, "");
+	va_end(ap);
+}
+
+int cli_usage(const struct cli_command *cmd, const char *fmt, ...)
+{
+	char suffix[128];
+	va_list ap;
+
+	if (cmd != NULL)
+		snprintf(suffix, sizeof suffix, " (see %s %s --help)", PROG, cmd->name);
+	else
+		snprintf(suffix, sizeof suffix, " (see %s help)", PROG);
+	va_start(ap, fmt);
+	say(cmd, fmt, ap, suffix);
+	va_end(ap);
 	return EXIT_USAGE;
+}
+
+int cli_exit_code(const struct error *err)
+{
+	if (err == NULL || err->kind == ERROR_NONE)
+		return EXIT_OK;
+	return err->kind == ERROR_POLICY ? EXIT_FINDING : EXIT_USAGE;
+}
+
+int cli_fail(const struct cli_command *cmd, const struct error *err)
+{
+	cli_say(cmd, "%s", err->msg[0] ? err->msg : "failed");
+	return cli_exit_code(err);
+}
+
+int cli_flush_stdout(struct error *err)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		error_set(err, ERROR_SYSTEM, "writing the output failed: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* ==== Parsing ==== */
+
+void cli_parse(struct cli_parser *p, const struct cli_command *cmd, int argc, char **argv)
+{
+	memset(p, 0, sizeof *p);
+	p->cmd = cmd;
+	p->argc = argc;
+	p->argv = argv;
+	p->i = 1;
+}
+
+static int stop(struct cli_parser *p, int code)
+{
+	p->exit = code;
+	return CLI_STOP;
+}
+
+int cli_stop(const struct cli_parser *p)
+{
+	return p->exit;
+}
+
+static const struct cli_option *find_long(const struct cli_command *cmd, const char *name, size_t len)
+{
+	const struct cli_option *o;
+
+	for (o = cmd->options; o != NULL && o->name != NULL; o++)
+		if (strlen(o->name) == len && strncmp(o->name, name, len) == 0)
+			return o;
+	return NULL;
+}
+
+static const struct cli_option *find_short(const struct cli_command *cmd, char c)
+{
+	const struct cli_option *o;
+
+	for (o = cmd->options; o != NULL && o->name != NULL; o++)
+		if (o->key == (unsigned char)c)
+			return o;
+	return NULL;
+}
+
+/* The option found: its value from inline (after '=' or in a "-cVALUE" group) or the next argument. */
+static int take(struct cli_parser *p, const struct cli_option *o, const char *spelled, const char *inline_value)
+{
+	p->opt = o;
+	p->value = NULL;
+	if (o->arg == NULL) {
+		if (inline_value != NULL)
+			return stop(p, cli_usage(p->cmd, "option %s takes no value", spelled));
+		return o->key;
+	}
+	if (inline_value != NULL) {
+		p->value = inline_value;
+	} else if (p->i < p->argc) {
+		p->value = p->argv[p->i++];
+	} else {
+		return stop(p, cli_usage(p->cmd, "option %s needs a value (%s)", spelled, o->arg));
+	}
+	return o->key;
+}
+
+int cli_next(struct cli_parser *p)
+{
+	const struct cli_option *o;
+	const char *a;
+	char spelled[4];
+
+	if (p->shorts != NULL && *p->shorts != '\0') {
+		char c = *p->shorts++;
+
+		snprintf(spelled, sizeof spelled, "-%c", c);
+		if ((o = find_short(p->cmd, c)) == NULL) {
+			if (c == 'h') {
+				cli_write_help(stdout, p->cmd);
+				return stop(p, EXIT_OK);
+			}
+			return stop(p, cli_usage(p->cmd, "unknown option %s", spelled));
+		}
+		if (o->arg != NULL && *p->shorts != '\0') {
+			a = p->shorts;
+			p->shorts = NULL;
+			return take(p, o, spelled, a);
+		}
+		return take(p, o, spelled, NULL);
+	}
+	p->shorts = NULL;
+	if (p->i >= p->argc)
+		return CLI_END;
+	a = p->argv[p->i++];
+	if (p->operands_only || a[0] != '-' || a[1] == '\0') {
+		p->value = a;
+		p->opt = NULL;
+		return CLI_OPERAND;
+	}
+	if (strcmp(a, "--") == 0) {
+		p->operands_only = 1;
+		return cli_next(p);
+	}
+	if (a[1] == '-') {
+		const char *eq = strchr(a + 2, '=');
+		size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+
+		if ((o = find_long(p->cmd, a + 2, len)) == NULL) {
+			if (strncmp(a + 2, "help", len) == 0 && len == 4) {
+				cli_write_help(stdout, p->cmd);
+				return stop(p, EXIT_OK);
+			}
+			return stop(p, cli_usage(p->cmd, "unknown option --%.*s", (int)len, a + 2));
+		}
+		/* The option as typed, without any "=VALUE", for messages. */
+		{
+			char name[64];
+
+			snprintf(name, sizeof name, "--%s", o->name);
+			return take(p, o, name, eq ? eq + 1 : NULL);
+		}
+	}
+	p->shorts = a + 1;
+	return cli_next(p);
+}
+
+int cli_choice(struct cli_parser *p)
+{
+	const char *c = p->opt->arg, *bar;
+	char list[256] = "";
+	int i = 0;
+	size_t n = strlen(p->value);
+
+	for (; c != NULL; c = bar ? bar + 1 : NULL, i++) {
+		bar = strchr(c, '|');
+		if ((size_t)(bar ? bar - c : (long)strlen(c)) == n && strncmp(c, p->value, n) == 0)
+			return i;
+	}
+	/* "text|json|yaml" worded as "text, json or yaml". */
+	for (c = p->opt->arg; c != NULL; c = bar ? bar + 1 : NULL) {
+		size_t used = strlen(list);
+
+		bar = strchr(c, '|');
+		snprintf(list + used, sizeof list - used, "%s%.*s", used == 0 ? "" : bar ? ", " : " or ",
+			 bar ? (int)(bar - c) : (int)strlen(c), c);
+	}
+	p->exit = cli_usage(p->cmd, "--%s takes %s, not \"%s\"", p->opt->name, list, p->value);
+	return -1;
+}
+
+const char *cli_one_operand(const struct cli_command *cmd, int argc, char **argv, const char *what, int *rc)
+{
+	struct cli_parser p;
+	const char *operand = NULL;
+	int c;
+
+	cli_parse(&p, cmd, argc, argv);
+	while ((c = cli_next(&p)) != CLI_END) {
+		if (c != CLI_OPERAND) {
+			*rc = cli_stop(&p);
+			return NULL;
+		}
+		if (operand != NULL) {
+			*rc = cli_usage(cmd, "one %s at a time", what);
+			return NULL;
+		}
+		operand = p.value;
+	}
+	if (operand == NULL)
+		*rc = cli_usage(cmd, "no %s given", what);
+	return operand;
+}
+
+int cli_no_operands(const struct cli_command *cmd, int argc, char **argv)
+{
+	struct cli_parser p;
+	int c = CLI_END;
+
+	cli_parse(&p, cmd, argc, argv);
+	while ((c = cli_next(&p)) != CLI_END) {
+		if (c == CLI_OPERAND)
+			return cli_usage(cmd, "unexpected argument \"%s\"", p.value);
+		return cli_stop(&p);
+	}
+	return -1;
+}
+
+int cli_number(struct cli_parser *p, unsigned long long min, unsigned long long max,
+	       unsigned long long *out)
+{
+	const char *s = p->value;
+	char *end;
+
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	if (s[0] < '0' || s[0] > '9' || *end != '\0' || errno != 0 || *out < min || *out > max) {
+		p->exit = cli_usage(p->cmd, "--%s takes a number from %llu to %llu, not \"%s\"",
+				    p->opt->name, min, max, s);
+		return -1;
+	}
+	return 0;
+}
+
+/* ==== Shared by several commands ==== */
+
+struct config *cli_load_config(const char *path, struct error *err)
+{
+	struct config_errors errs = { 0 };
+	struct config *cfg;
+	size_t i;
+
+	if (path == NULL)
+		return config_default(err);
+	cfg = config_load_file_all(path, &errs, err);
+	/* One error is err itself; several are listed here, and err sums them up. */
+	for (i = 0; cfg == NULL && errs.total > 1 && i < errs.n; i++)
+		fprintf(stderr, "%s\n", errs.v[i].text);
+	config_errors_free(&errs);
+	return cfg;
 }

@@ -1,5 +1,4 @@
 /* gpu-admission audit: the policy's dry run over manifest files, directories or stdin. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,110 +7,148 @@
 #include "audit.h"
 #include "commands.h"
 
+enum { OPT_FIX = CLI_LONG_ONLY, OPT_IN_PLACE, OPT_FAIL_ON, OPT_NO_COLOR };
+enum output { OUT_TEXT, OUT_JSON, OUT_YAML };
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"usage: gpu-admission audit [OPTIONS] PATH...\n\n"
-		"Dry-runs the admission policy over Kubernetes manifests: every pod template in\n"
-		"PATH (files; directories, recursively: *.yaml *.yml *.json; '-' for stdin) is\n"
-		"reported as ok, mutate, reject, exempt or warn, as enforce mode would decide.\n\n"
-		"  -c, --config FILE       policy file (default: the embedded policy)\n"
-		"  -o, --output text|json  report format (default text)\n"
-		"      --fix               write the manifests with the mutations applied to stdout\n"
-		"                          (the report then goes to stderr)\n"
-		"      --in-place          with --fix: rewrite the changed files instead\n"
-		"      --fail-on reject|mutate\n"
-		"                          exit 1 on would-be rejections (default), or on mutations too\n"
-		"      --no-color          no colour even on a terminal (NO_COLOR is honoured too)\n"
-		"  -h, --help              this help\n\n"
-		"Example: kubectl get pods,deploy,sts,ds,job,cronjob -A -o json | gpu-admission audit -\n\n"
-		"Exit: 0 nothing would be rejected, 1 something would be rejected (or mutated, with\n"
-		"      --fail-on mutate), 2 usage or input errors (unreadable files, invalid YAML).\n");
-}
+static const struct cli_option audit_options[] = {
+	CLI_OPTION_CONFIG,
+	{ "output", 'o', "text|json|yaml", "report format (default text; json and yaml are one document)", 0 },
+	{ "quiet", 'q', NULL, "only the findings that need action (mutate, reject, warn):\n"
+			      "no summary, no notes; errors are still reported", 0 },
+	{ "fix", OPT_FIX, NULL, "write the manifests with the mutations applied to stdout\n"
+				"(the report then goes to stderr)", 0 },
+	{ "in-place", OPT_IN_PLACE, NULL, "with --fix: rewrite the changed files instead", 0 },
+	{ "fail-on", OPT_FAIL_ON, "reject|mutate", "exit 1 on would-be rejections (default), or on mutations too", 0 },
+	{ "no-color", OPT_NO_COLOR, NULL, "no colour even on a terminal (NO_COLOR is honoured too)", 0 },
+	{ "no-colour", OPT_NO_COLOR, NULL, "", CLI_HIDDEN },
+	{ NULL, 0, NULL, NULL, 0 },
+};
 
-int cmd_audit(int argc, char **argv)
+static int run_audit(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "fix", no_argument, NULL, 'F' },
-		{ "in-place", no_argument, NULL, 'I' },
-		{ "fail-on", required_argument, NULL, 'f' },
-		{ "no-color", no_argument, NULL, 'N' },
-		{ "no-colour", no_argument, NULL, 'N' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *config_path = NULL, *output = "text";
+	struct cli_parser p;
+	const char *config_path = NULL;
+	const char **paths = calloc((size_t)argc + 1, sizeof *paths);
+	size_t n_paths = 0, i;
 	struct config *cfg = NULL;
 	struct error err = { 0 };
 	struct audit a;
 	struct audit_walk w;
+	enum output out = OUT_TEXT;
+	unsigned flags = 0;
 	FILE *report;
-	int c, i, no_color = 0, fail_on_mutate = 0, rc = EXIT_USAGE, json, color;
+	int c, no_color = 0, quiet = 0, fail_on_mutate = 0, rc = EXIT_USAGE;
 
 	memset(&a, 0, sizeof a);
 	memset(&w, 0, sizeof w);
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:o:h", opts, NULL)) != -1) {
+	if (paths == NULL) {
+		error_set(&err, ERROR_NOMEM, "out of memory");
+		return cli_fail(cmd, &err);
+	}
+	cli_parse(&p, cmd, argc, argv);
+	while ((c = cli_next(&p)) != CLI_END) {
 		switch (c) {
-		case 'c': config_path = optarg; break;
-		case 'o': output = optarg; break;
-		case 'F': w.fix = 1; break;
-		case 'I': w.in_place = 1; break;
-		case 'N': no_color = 1; break;
-		case 'f':
-			if (strcmp(optarg, "reject") == 0)
-				fail_on_mutate = 0;
-			else if (strcmp(optarg, "mutate") == 0)
-				fail_on_mutate = 1;
-			else
-				return cli_fail("audit: --fail-on takes reject or mutate");
+		case 'c': config_path = p.value; break;
+		case 'q': quiet = 1; break;
+		case OPT_FIX: w.fix = 1; break;
+		case OPT_IN_PLACE: w.in_place = 1; break;
+		case OPT_NO_COLOR: no_color = 1; break;
+		case 'o':
+			if ((c = cli_choice(&p)) < 0)
+				goto stop;
+			out = (enum output)c;
 			break;
-		case 'h': usage(stdout); return EXIT_OK;
-		default: usage(stderr); return EXIT_USAGE;
+		case OPT_FAIL_ON:
+			if ((c = cli_choice(&p)) < 0)
+				goto stop;
+			fail_on_mutate = c == 1;
+			break;
+		case CLI_OPERAND: paths[n_paths++] = p.value; break;
+		default: goto stop;
 		}
 	}
-	if (strcmp(output, "text") != 0 && strcmp(output, "json") != 0)
-		return cli_fail("audit: -o takes text or json");
-	json = strcmp(output, "json") == 0;
-	if (optind >= argc) {
-		usage(stderr);
-		return EXIT_USAGE;
+	if (n_paths == 0) {
+		rc = cli_usage(cmd, "no PATH given (a file, a directory, or - for stdin)");
+		goto out;
 	}
-	if (w.in_place && !w.fix)
-		return cli_fail("audit: --in-place needs --fix");
-	for (i = optind; i < argc; i++)
-		if (w.in_place && strcmp(argv[i], "-") == 0)
-			return cli_fail("audit: --in-place cannot rewrite stdin; use --fix alone");
+	if (w.in_place && !w.fix) {
+		rc = cli_usage(cmd, "--in-place needs --fix");
+		goto out;
+	}
+	for (i = 0; i < n_paths; i++) {
+		if (w.in_place && strcmp(paths[i], "-") == 0) {
+			rc = cli_usage(cmd, "--in-place cannot rewrite stdin; use --fix alone");
+			goto out;
+		}
+	}
 
-	cfg = cli_load_config(config_path, &err);
-	if (cfg == NULL)
-		goto fail;
-	if (audit_init(&a, cfg, &err) != 0)
+	if ((cfg = cli_load_config(config_path, &err)) == NULL || audit_init(&a, cfg, &err) != 0)
 		goto fail;
 	a.fail_on_mutate = fail_on_mutate;
 	w.a = &a;
 	w.out = stdout;
 	/* The report goes to stdout, or to stderr when stdout carries the --fix output. */
 	report = w.fix && !w.in_place ? stderr : stdout;
-	for (i = optind; i < argc; i++)
-		if (audit_path(&w, argv[i], &err) != 0)
+	for (i = 0; i < n_paths; i++)
+		if (audit_path(&w, paths[i], &err) != 0)
 			goto fail;
-	color = !json && !no_color && getenv("NO_COLOR") == NULL && isatty(fileno(report));
-	if ((json ? audit_write_json(&a, report) : audit_write_text(&a, report, color)) != 0 ||
-	    fflush(stdout) != 0) {
+	if (audit_finish(&a, &err) != 0)
+		goto fail;
+	/* Errors (and notes) on stderr before the report, findings in the report. */
+	fflush(stdout);
+	audit_write_problems(&a, stderr, "gpu-admission audit", !quiet);
+	if (out == OUT_TEXT) {
+		if (!no_color && getenv("NO_COLOR") == NULL && isatty(fileno(report)))
+			flags |= AUDIT_TEXT_COLOR;
+		if (quiet)
+			flags |= AUDIT_TEXT_QUIET;
+		if (w.in_place)
+			flags |= AUDIT_TEXT_REWRITE;
+	}
+	if ((out == OUT_TEXT ? audit_write_text(&a, report, flags)
+	     : audit_write_doc(&a, report, out == OUT_JSON ? 'j' : 'y')) != 0 ||
+	    fflush(report) != 0 || cli_flush_stdout(&err) != 0) {
 		error_set(&err, ERROR_SYSTEM, "writing the report failed");
 		goto fail;
 	}
 	rc = audit_exit_code(&a);
 	goto out;
+stop:
+	rc = cli_stop(&p);
+	goto out;
 fail:
-	cli_fail(err.msg);
-	rc = EXIT_USAGE;
+	rc = cli_fail(cmd, &err);
 out:
+	free(paths);
 	audit_free(&a);
 	config_free(cfg);
 	return rc;
 }
+
+const struct cli_command cmd_audit = {
+	.name = "audit",
+	.summary = "dry-run the policy over manifests (files, dirs, -): ok/mutate/reject",
+	.usage = "[OPTIONS] PATH...",
+	.description =
+		"Dry-runs the admission policy over Kubernetes manifests: every pod template in\n"
+		"PATH (files; directories, recursively: *.yaml *.yml *.json; - for stdin) is\n"
+		"reported as ok, mutate, reject, exempt or warn, as enforce mode would decide.\n"
+		"Findings go to stdout; input errors and notes (files skipped, documents --fix\n"
+		"re-emitted) to stderr. Pods whose controller is also in the input are shown\n"
+		"under it. Input without any pod template is an input error.",
+	.options = audit_options,
+	.operands = "PATH",
+	.exits = (const struct cli_exit[]){
+		{ EXIT_OK, "nothing would be rejected" },
+		{ EXIT_FINDING, "something would be rejected (or mutated, with --fail-on mutate)" },
+		{ EXIT_USAGE, "usage or input errors (unreadable files, invalid YAML, no pod template at all), "
+			      "even when findings were reported" },
+		{ 0, NULL },
+	},
+	.examples =
+		"gpu-admission audit deploy/\n"
+		"kubectl get pods,deploy,sts,ds,job,cronjob -A -o json | gpu-admission audit -\n"
+		"gpu-admission audit --config policy.yaml -o json deploy/\n"
+		"gpu-admission audit --fix --in-place deploy/",
+	.run = run_audit,
+};

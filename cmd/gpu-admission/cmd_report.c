@@ -1,5 +1,4 @@
 /* gpu-admission report: the GPU cost report from a kubectl snapshot of nodes and pods. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,94 +7,121 @@
 #include "commands.h"
 #include "report.h"
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"usage: gpu-admission report [OPTIONS] FILE... | -\n\n"
-		"What the GPU pools are doing and what it costs, from a snapshot of the cluster:\n"
-		"per pool, GPU nodes, GPUs allocatable and requested, idle nodes and their cost\n"
-		"(pools[].pricePerNodeHour); CPU pods on GPU nodes; GPU pods Pending and why; pool\n"
-		"misconfiguration; and the policy's verdicts on workloads in the input.\n\n"
-		"  -c, --config FILE       policy file (default: the embedded policy)\n"
-		"  -o, --output text|json|prometheus\n"
-		"                          report format (default text)\n"
-		"      --fail-on LIST      what makes the exit code 1, comma-separated: reject\n"
-		"                          (default: a workload or CPU pod on a GPU node the policy\n"
-		"                          rejects), mutate, leak, pending, idle, misconfig, none\n"
-		"      --no-color          no colour even on a terminal (NO_COLOR is honoured too)\n"
-		"  -h, --help              this help\n\n"
-		"Input: kubectl get nodes,pods -A -o json (a List, read as a stream), or nodes and\n"
-		"pods in two files, or -o yaml output (read whole, at most 256 MiB); '-' is stdin.\n\n"
-		"Example: kubectl get nodes,pods -A -o json | gpu-admission report --config policy.yaml -\n\n"
-		"Exit: 0 nothing in --fail-on found, 1 found, 2 usage or input errors.\n");
-}
+enum { OPT_FAIL_ON = CLI_LONG_ONLY, OPT_NO_COLOR };
+enum output { OUT_TEXT, OUT_JSON, OUT_PROMETHEUS };
 
-int cmd_report(int argc, char **argv)
+static const struct cli_option report_options[] = {
+	CLI_OPTION_CONFIG,
+	{ "output", 'o', "text|json|prometheus", "report format (default text)", 0 },
+	{ "fail-on", OPT_FAIL_ON, "LIST",
+	  "what makes the exit code 1, comma-separated: reject (default: a\n"
+	  "workload or CPU pod on a GPU node the policy rejects), mutate, leak,\n"
+	  "pending, idle, misconfig, none", 0 },
+	{ "no-color", OPT_NO_COLOR, NULL, "no colour even on a terminal (NO_COLOR is honoured too)", 0 },
+	{ "no-colour", OPT_NO_COLOR, NULL, "", CLI_HIDDEN },
+	{ NULL, 0, NULL, NULL, 0 },
+};
+
+static int run_report(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "fail-on", required_argument, NULL, 'f' },
-		{ "no-color", no_argument, NULL, 'N' },
-		{ "no-colour", no_argument, NULL, 'N' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *config_path = NULL, *output = "text";
+	struct cli_parser p;
+	const char *config_path = NULL;
+	const char **paths = calloc((size_t)argc + 1, sizeof *paths);
+	size_t n_paths = 0, i;
+	enum output out = OUT_TEXT;
 	unsigned fail_on = REPORT_FAIL_REJECT;
 	struct config *cfg = NULL;
 	struct error err = { 0 };
 	struct report r;
-	int c, i, no_color = 0, rc = EXIT_USAGE, wrote, code;
+	int c, no_color = 0, rc = EXIT_USAGE, wrote, code;
 
 	memset(&r, 0, sizeof r);
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:o:h", opts, NULL)) != -1) {
+	if (paths == NULL) {
+		error_set(&err, ERROR_NOMEM, "out of memory");
+		return cli_fail(cmd, &err);
+	}
+	cli_parse(&p, cmd, argc, argv);
+	while ((c = cli_next(&p)) != CLI_END) {
 		switch (c) {
-		case 'c': config_path = optarg; break;
-		case 'o': output = optarg; break;
-		case 'N': no_color = 1; break;
-		case 'f':
-			if (report_fail_on_parse(optarg, &fail_on) != 0)
-				return cli_fail("report: --fail-on takes a list of reject, mutate, leak, pending, "
-						"idle, misconfig, none");
+		case 'c': config_path = p.value; break;
+		case OPT_NO_COLOR: no_color = 1; break;
+		case 'o':
+			if ((c = cli_choice(&p)) < 0)
+				goto stop;
+			out = (enum output)c;
 			break;
-		case 'h': usage(stdout); return EXIT_OK;
-		default: usage(stderr); return EXIT_USAGE;
+		case OPT_FAIL_ON:
+			if (report_fail_on_parse(p.value, &fail_on) != 0) {
+				rc = cli_usage(cmd, "--fail-on takes a comma-separated list of reject, mutate, leak, "
+					       "pending, idle, misconfig or none, not \"%s\"", p.value);
+				goto out;
+			}
+			break;
+		case CLI_OPERAND: paths[n_paths++] = p.value; break;
+		default: goto stop;
 		}
 	}
-	if (strcmp(output, "text") != 0 && strcmp(output, "json") != 0 && strcmp(output, "prometheus") != 0)
-		return cli_fail("report: -o takes text, json or prometheus");
-	if (optind >= argc) {
-		usage(stderr);
-		return EXIT_USAGE;
+	if (n_paths == 0) {
+		rc = cli_usage(cmd, "no FILE given (kubectl get nodes,pods -A -o json output, or - for stdin)");
+		goto out;
 	}
-	cfg = cli_load_config(config_path, &err);
-	if (cfg == NULL || report_init(&r, cfg, &err) != 0)
+	if ((cfg = cli_load_config(config_path, &err)) == NULL || report_init(&r, cfg, &err) != 0)
 		goto fail;
-	for (i = optind; i < argc; i++)
-		if (report_input_path(&r, argv[i], &err) != 0)
+	for (i = 0; i < n_paths; i++)
+		if (report_input_path(&r, paths[i], &err) != 0)
 			goto fail;
 	if (report_finish(&r, &err) != 0)
 		goto fail;
 	code = report_exit_code(&r, fail_on);
-	if (strcmp(output, "json") == 0)
+	if (out == OUT_JSON)
 		wrote = report_json_write(&r, stdout, code);
-	else if (strcmp(output, "prometheus") == 0)
+	else if (out == OUT_PROMETHEUS)
 		wrote = report_prom_write(&r, stdout);
 	else
 		wrote = report_text_write(&r, stdout, !no_color && getenv("NO_COLOR") == NULL && isatty(STDOUT_FILENO));
-	if (wrote != 0 || fflush(stdout) != 0) {
+	if (wrote != 0 || cli_flush_stdout(&err) != 0) {
 		error_set(&err, ERROR_SYSTEM, "writing the report failed");
 		goto fail;
 	}
 	rc = code;
 	goto out;
+stop:
+	rc = cli_stop(&p);
+	goto out;
 fail:
-	cli_fail(err.msg);
-	rc = EXIT_USAGE;
+	rc = cli_fail(cmd, &err);
 out:
+	free(paths);
 	report_free(&r);
 	config_free(cfg);
 	return rc;
 }
+
+const struct cli_command cmd_report = {
+	.name = "report",
+	.summary = "GPU cost report from kubectl get nodes,pods -o json: idle, leaks, Pending",
+	.usage = "[OPTIONS] FILE...",
+	.description =
+		"What the GPU pools are doing and what it costs, from a snapshot of the\n"
+		"cluster: per pool, GPU nodes, GPUs allocatable and requested, idle nodes and\n"
+		"their cost (pools[].pricePerNodeHour); CPU pods on GPU nodes; GPU pods\n"
+		"Pending and why; pool misconfiguration; and the policy's verdicts on\n"
+		"workloads in the input.\n"
+		"\n"
+		"FILE: kubectl get nodes,pods -A -o json (a List, read as a stream), or nodes\n"
+		"and pods in two files, or -o yaml output (read whole, at most 256 MiB); - is\n"
+		"stdin.",
+	.options = report_options,
+	.operands = "FILE",
+	.exits = (const struct cli_exit[]){
+		{ EXIT_OK, "nothing --fail-on names was found" },
+		{ EXIT_FINDING, "something --fail-on names was found (by default: a would-be rejection)" },
+		{ EXIT_USAGE, "usage or input errors (unreadable files, input that is not nodes and pods, "
+			      "an invalid --config)" },
+		{ 0, NULL },
+	},
+	.examples =
+		"kubectl get nodes,pods -A -o json | gpu-admission report --config policy.yaml -\n"
+		"gpu-admission report -o prometheus --fail-on none nodes.json pods.json",
+	.run = run_report,
+};

@@ -1,85 +1,207 @@
-/* gpu-admission review: one AdmissionReview in, the response out. */
-#include <getopt.h>
+/* gpu-admission review: one AdmissionReview in (or a manifest, with --wrap), the answer out. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
 #include "file.h"
+#include "manifest.h"
 #include "review.h"
 
-#define REVIEW_INPUT_MAX (3 * 1024 * 1024)
+#define REVIEW_INPUT_MAX (3 * 1024 * 1024) /* kube-apiserver's own cap on a request body */
 
-static void usage(FILE *out)
+enum { OPT_VALIDATE = CLI_LONG_ONLY, OPT_WRAP };
+enum output { OUT_REVIEW, OUT_PATCH, OUT_PATCHED };
+
+static const struct cli_option review_options[] = {
+	CLI_OPTION_CONFIG,
+	{ "validate", OPT_VALIDATE, NULL, "answer as the validating webhook (/validate): never a patch", 0 },
+	{ "wrap", OPT_WRAP, NULL,
+	  "the input is a manifest, YAML or JSON: a Pod, or an object with a pod\n"
+	  "template (Deployment, Job, ...); review the AdmissionReview the API\n"
+	  "server would send to create that pod", 0 },
+	{ "output", 'o', "review|patch|patched",
+	  "print the answer AdmissionReview (default), its JSON Patch decoded,\n"
+	  "or the object with the patch applied", 0 },
+	{ NULL, 0, NULL, NULL, 0 },
+};
+
+/* The input's one pod template, wrapped in an AdmissionReview; NULL with err. */
+static char *wrap_input(const char *name, const char *buf, size_t len, size_t *out_len, struct error *err)
 {
-	fprintf(out,
-		"usage: gpu-admission review [--config FILE] [--validate] [REVIEW.json]\n\n"
-		"Reads one AdmissionReview (admission.k8s.io/v1 or v1beta1) from REVIEW.json or stdin\n"
-		"and prints the response AdmissionReview, as the webhook would answer it.\n\n"
-		"  -c, --config FILE   policy file (default: the embedded policy)\n"
-		"      --validate      answer as the validating webhook (/validate): never a patch\n"
-		"  -h, --help          this help\n\n"
-		"Exit: 0 allowed (possibly with a patch), 1 rejected by the policy,\n"
-		"      2 usage error or malformed review.\n");
+	struct manifest m;
+	const struct manifest_template *t = NULL;
+	json_t *review = NULL;
+	char *body = NULL;
+	size_t i, n = 0;
+
+	memset(&m, 0, sizeof m);
+	if (manifest_load(buf, len, &m, err) != 0)
+		goto out;
+	for (i = 0; i < m.n_docs; i++) {
+		if (m.docs[i].failed) {
+			error_set(err, ERROR_INPUT, "%s:%lu: not valid YAML: %s", name, m.docs[i].error_line,
+				  m.docs[i].error);
+			goto out;
+		}
+		if (t == NULL && m.docs[i].n_templates > 0)
+			t = &m.docs[i].templates[0];
+		n += m.docs[i].n_templates;
+	}
+	if (n != 1) {
+		if (n == 0)
+			error_set(err, ERROR_INPUT, "%s: no pod template found (--wrap takes a Pod, or an object "
+				  "with a pod template such as a Deployment or a Job)", name);
+		else
+			error_set(err, ERROR_INPUT, "%s holds %zu pod templates and --wrap takes one: "
+				  "gpu-admission audit %s reviews them all", name, n, name);
+		goto out;
+	}
+	if ((review = review_wrap(t, err)) == NULL)
+		goto out;
+	if ((body = json_dumps(review, JSON_COMPACT)) == NULL)
+		error_set(err, ERROR_NOMEM, "out of memory wrapping the pod");
+	else
+		*out_len = strlen(body);
+out:
+	json_decref(review);
+	manifest_free(&m);
+	return body;
 }
 
-int cmd_review(int argc, char **argv)
+/* Prints the patch, or the patched object, of an answer that allowed the pod. */
+static int print_decoded(enum output out, const char *body, size_t len, const struct review_response *res,
+			 struct error *err)
 {
-	static const struct option opts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "validate", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *config_path = NULL, *input = NULL;
+	char message[1024];
+	json_t *patch = NULL, *shown = NULL;
+	int rc = -1;
+
+	if (review_answer_read(res->body, res->len, &patch, message, sizeof message, err) != 0)
+		goto out;
+	if (res->status != 200 || res->decision == POLICY_REJECT) {
+		/* Nothing to print: the message is the answer. */
+		error_set(err, res->status == 400 ? ERROR_INPUT : ERROR_POLICY, "%s%s",
+			  res->status == 400 ? "" : "rejected: ", message);
+		goto out;
+	}
+	shown = out == OUT_PATCH ? json_incref(patch) : review_patched_object(body, len, patch, err);
+	if (shown == NULL)
+		goto out;
+	if (json_dumpf(shown, stdout, JSON_INDENT(2)) != 0 || fputc('\n', stdout) == EOF) {
+		error_set(err, ERROR_SYSTEM, "writing the output failed");
+		goto out;
+	}
+	rc = 0;
+out:
+	json_decref(patch);
+	json_decref(shown);
+	return rc;
+}
+
+static int run_review(const struct cli_command *cmd, int argc, char **argv)
+{
+	struct cli_parser p;
 	struct review_response res = { 0 };
 	struct config *cfg = NULL;
 	struct error err = { 0 };
-	FILE *in = stdin;
-	char *body = NULL;
-	size_t len = 0;
-	int validate = 0, c, rc = EXIT_USAGE;
+	const char *config_path = NULL, *input = NULL, *name = "<stdin>";
+	char *buf = NULL, *wrapped = NULL, kind[64];
+	const char *body;
+	size_t len = 0, body_len = 0;
+	int validate = 0, wrap = 0, c, rc = EXIT_USAGE;
+	enum output out = OUT_REVIEW;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
+	cli_parse(&p, cmd, argc, argv);
+	while ((c = cli_next(&p)) != CLI_END) {
 		switch (c) {
-		case 'c': config_path = optarg; break;
-		case 'v': validate = 1; break;
-		case 'h': usage(stdout); return EXIT_OK;
-		default: usage(stderr); return EXIT_USAGE;
+		case 'c': config_path = p.value; break;
+		case OPT_VALIDATE: validate = 1; break;
+		case OPT_WRAP: wrap = 1; break;
+		case 'o':
+			if ((c = cli_choice(&p)) < 0)
+				return cli_stop(&p);
+			out = (enum output)c;
+			break;
+		case CLI_OPERAND:
+			if (input != NULL)
+				return cli_usage(cmd, "one input at a time");
+			input = p.value;
+			break;
+		default: return cli_stop(&p);
 		}
 	}
-	if (argc - optind > 1) {
-		usage(stderr);
-		return EXIT_USAGE;
-	}
-	if (optind < argc && strcmp(argv[optind], "-") != 0)
-		input = argv[optind];
+	if (input != NULL && strcmp(input, "-") != 0)
+		name = input;
+	else
+		input = NULL;
 
-	cfg = cli_load_config(config_path, &err);
-	if (cfg == NULL)
+	if ((cfg = cli_load_config(config_path, &err)) == NULL)
 		goto fail;
-	if (input != NULL && (in = fopen(input, "rb")) == NULL) {
-		error_set(&err, ERROR_NOT_FOUND, "%s: cannot open", input);
+	buf = input ? file_read(input, REVIEW_INPUT_MAX, &len, &err)
+	      : file_read_stream(stdin, REVIEW_INPUT_MAX, &len, &err);
+	if (buf == NULL) {
+		if (input == NULL)
+			error_prefix(&err, "%s: ", name);
 		goto fail;
 	}
-	body = file_read_stream(in, REVIEW_INPUT_MAX, &len, &err);
-	if (body == NULL)
+	body = buf;
+	body_len = len;
+	if (wrap) {
+		if ((wrapped = wrap_input(name, buf, len, &body_len, &err)) == NULL)
+			goto fail;
+		body = wrapped;
+	}
+	if (review_handle(cfg, body, body_len, validate, &res, &err) != 0) {
+		if (!wrap && err.kind == ERROR_INPUT && review_sniff(buf, len, kind, sizeof kind))
+			error_set(&err, ERROR_INPUT, "%s: this is a %s, not an AdmissionReview: use "
+				  "\"gpu-admission audit %s\", or \"gpu-admission review --wrap %s\" to wrap it",
+				  name, kind, input ? input : "-", input ? input : "-");
 		goto fail;
-	if (review_handle(cfg, body, len, validate, &res, &err) != 0)
+	}
+	if (out == OUT_REVIEW) {
+		fwrite(res.body, 1, res.len, stdout);
+		fputc('\n', stdout);
+	} else if (print_decoded(out, body, body_len, &res, &err) != 0) {
 		goto fail;
-	fwrite(res.body, 1, res.len, stdout);
-	fputc('\n', stdout);
-	rc = res.status == 200 ? (res.decision == POLICY_REJECT ? EXIT_FINDING : EXIT_OK)
-	   : res.status == 403 ? EXIT_FINDING : EXIT_USAGE;
+	}
+	if (cli_flush_stdout(&err) != 0)
+		goto fail;
+	/* The answer is the finding: a rejection exits 1, a malformed request (400) 2. */
+	err.kind = res.status == 200 && res.decision != POLICY_REJECT ? ERROR_NONE
+		 : res.status == 400 ? ERROR_INPUT : ERROR_POLICY;
+	rc = cli_exit_code(&err);
 	goto out;
 fail:
-	cli_fail(err.msg);
+	rc = cli_fail(cmd, &err);
 out:
-	if (in != NULL && in != stdin)
-		fclose(in);
-	free(body);
+	free(buf);
+	free(wrapped);
 	review_response_free(&res);
 	config_free(cfg);
 	return rc;
 }
+
+const struct cli_command cmd_review = {
+	.name = "review",
+	.summary = "answer one AdmissionReview (FILE or stdin), as the webhook would",
+	.usage = "[OPTIONS] [REVIEW.json | -]",
+	.description =
+		"Reads one AdmissionReview (admission.k8s.io/v1 or v1beta1) from REVIEW.json or\n"
+		"stdin and prints the answer the webhook would send. Given a manifest instead\n"
+		"(a Pod, a Deployment), it says so: use --wrap to review the pod it creates, or\n"
+		"audit to review every pod template of a file.",
+	.options = review_options,
+	.operands = "FILE",
+	.exits = (const struct cli_exit[]){
+		{ EXIT_OK, "allowed (possibly with a patch)" },
+		{ EXIT_FINDING, "rejected by the policy" },
+		{ EXIT_USAGE, "usage error, unreadable input, a malformed review, an invalid --config" },
+		{ 0, NULL },
+	},
+	.examples =
+		"gpu-admission review test/golden/gpu-limit-minimal/request.json\n"
+		"gpu-admission review --wrap -o patched pod.yaml\n"
+		"gpu-admission review --wrap -o patch deployment.yaml",
+	.run = run_review,
+};

@@ -1,152 +1,142 @@
 /* gpu-admission serve: the HTTPS webhook. Parses flags, hands them to pkg/server. */
-#include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "log.h"
 #include "server.h"
 
 #ifndef GPU_ADMISSION_VERSION
-#define GPU_ADMISSION_VERSION "dev"
+#define GPU_ADMISSION_VERSION "0.0.0"
 #endif
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"usage: gpu-admission serve (--tls-cert FILE --tls-key FILE | --self-signed) [options]\n\n"
-		"Serves the admission webhook over HTTPS: POST /mutate, POST /validate,\n"
-		"GET /healthz, /readyz, /metrics. SIGTERM drains and exits 0; SIGHUP reloads.\n\n"
-		"  --addr HOST:PORT             listen address (default %s; [::]:PORT listens\n"
-		"                               on IPv6 and IPv4; port 0: any free port)\n"
-		"  --tls-cert FILE              serving certificate (PEM, leaf first); watched and reloaded\n"
-		"  --tls-key FILE               its private key (PEM, ECDSA or RSA); watched and reloaded\n"
-		"  --self-signed                generate an in-memory certificate (local use only)\n"
-		"  --config FILE                policy file (default: embedded policy); watched and reloaded\n"
-		"  --metrics-addr HOST:PORT     also serve /metrics, /healthz, /readyz over plain HTTP\n"
-		"  --max-body BYTES             largest request body (default %u); larger: 413\n"
-		"  --threads N                  worker threads (default: one per CPU the process may use,\n"
-		"                               capped by its cgroup CPU limit, at most 64)\n"
-		"  --max-connections N          open connections at most, over all threads; more wait\n"
-		"                               in the listen queue (default %u)\n"
-		"  --max-connections-per-ip N   per client address, more are closed (default %u; 0: no limit)\n"
-		"  --timeout SECONDS            a request must arrive within this, idle connections close\n"
-		"                               after it (default %u)\n"
-		"  --shutdown-grace SECONDS     SIGTERM to exit at most (default %u)\n"
-		"  --service-name NAME          warn when the certificate's SANs do not cover NAME\n"
-		"  --log-level LEVEL            debug, info, warn or error (default info)\n"
-		"  -h, --help                   this help\n\n"
-		"Logs are JSON lines on stderr, one per admission decision at level info.\n"
-		"Exit: 0 after a clean shutdown, 2 when it cannot start.\n",
-		SERVER_DEFAULT_ADDR, SERVER_DEFAULT_MAX_BODY, SERVER_DEFAULT_MAX_CONNECTIONS,
-		SERVER_DEFAULT_MAX_PER_IP, SERVER_DEFAULT_TIMEOUT, SERVER_DEFAULT_GRACE);
-}
-
-/* Parses a decimal in [min, max] for flag; -1 with a message otherwise. */
-static int number(const char *flag, const char *s, unsigned long long min, unsigned long long max,
-		  unsigned long long *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtoull(s, &end, 10);
-	if (s[0] == '-' || end == s || *end != '\0' || errno != 0 || *out < min || *out > max) {
-		fprintf(stderr, "gpu-admission serve: %s must be a number from %llu to %llu, not \"%s\"\n",
-			flag, min, max, s);
-		return -1;
-	}
-	return 0;
-}
-
 enum {
-	OPT_ADDR = 256, OPT_CERT, OPT_KEY, OPT_SELF, OPT_CONFIG, OPT_METRICS, OPT_BODY, OPT_THREADS,
-	OPT_MAXCONN, OPT_PERIP, OPT_TIMEOUT, OPT_GRACE, OPT_SERVICE, OPT_LOG
+	OPT_ADDR = CLI_LONG_ONLY, OPT_CERT, OPT_KEY, OPT_SELF, OPT_CONFIG, OPT_METRICS, OPT_BODY, OPT_THREADS,
+	OPT_MAXCONN, OPT_PERIP, OPT_TIMEOUT, OPT_GRACE, OPT_SERVICE, OPT_LOG, OPT_LOG_FORMAT
 };
 
-int cmd_serve(int argc, char **argv)
+/* The defaults the help states, held to the server's own (pkg/server.h). */
+_Static_assert(SERVER_DEFAULT_MAX_BODY == 3u * 1024 * 1024, "serve --help: --max-body default 3 MiB");
+_Static_assert(SERVER_DEFAULT_MAX_CONNECTIONS == 1024, "serve --help: --max-connections default 1024");
+_Static_assert(SERVER_DEFAULT_MAX_PER_IP == 256, "serve --help: --max-connections-per-ip default 256");
+_Static_assert(SERVER_DEFAULT_TIMEOUT == 30, "serve --help: --timeout default 30");
+_Static_assert(SERVER_DEFAULT_GRACE == 10, "serve --help: --shutdown-grace default 10");
+
+static const struct cli_option serve_options[] = {
+	{ "addr", OPT_ADDR, "HOST:PORT", "listen address (default " SERVER_DEFAULT_ADDR "; [::]:PORT listens\n"
+					 "on IPv6 and IPv4; port 0: any free port)", 0 },
+	{ "tls-cert", OPT_CERT, "FILE", "serving certificate (PEM, leaf first); watched and reloaded", 0 },
+	{ "tls-key", OPT_KEY, "FILE", "its private key (PEM, ECDSA or RSA); watched and reloaded", 0 },
+	{ "self-signed", OPT_SELF, NULL, "generate an in-memory certificate (local use only)", 0 },
+	{ "config", OPT_CONFIG, "FILE", "policy file (default: the embedded policy); watched and reloaded;\n"
+					"an invalid one is logged, one line per error", 0 },
+	{ "metrics-addr", OPT_METRICS, "HOST:PORT", "also serve /metrics, /healthz, /readyz over plain HTTP", 0 },
+	{ "max-body", OPT_BODY, "BYTES", "largest request body (default 3145728, 3 MiB); larger: 413", 0 },
+	{ "threads", OPT_THREADS, "N", "worker threads (default: one per CPU the process may use,\n"
+				       "capped by its cgroup CPU limit, at most 64)", 0 },
+	{ "max-connections", OPT_MAXCONN, "N", "open connections at most, over all threads; more wait\n"
+					       "in the listen queue (default 1024)", 0 },
+	{ "max-connections-per-ip", OPT_PERIP, "N", "per client address, more are closed (default 256; 0: no limit)", 0 },
+	{ "timeout", OPT_TIMEOUT, "SECONDS", "a request must arrive within this, idle connections close\n"
+					     "after it (default 30)", 0 },
+	{ "shutdown-grace", OPT_GRACE, "SECONDS", "SIGTERM to exit at most (default 10)", 0 },
+	{ "service-name", OPT_SERVICE, "NAME", "warn when the certificate's SANs do not cover NAME", 0 },
+	{ "log-level", OPT_LOG, "debug|info|warn|error", "the least important lines logged (default info)", 0 },
+	{ "log-format", OPT_LOG_FORMAT, "text|json", "log lines as text or JSON (default: text when stderr is\n"
+						   "a terminal, JSON otherwise)", 0 },
+	{ NULL, 0, NULL, NULL, 0 },
+};
+
+static int run_serve(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "addr", required_argument, NULL, OPT_ADDR },
-		{ "tls-cert", required_argument, NULL, OPT_CERT },
-		{ "tls-key", required_argument, NULL, OPT_KEY },
-		{ "self-signed", no_argument, NULL, OPT_SELF },
-		{ "config", required_argument, NULL, OPT_CONFIG },
-		{ "metrics-addr", required_argument, NULL, OPT_METRICS },
-		{ "max-body", required_argument, NULL, OPT_BODY },
-		{ "threads", required_argument, NULL, OPT_THREADS },
-		{ "max-connections", required_argument, NULL, OPT_MAXCONN },
-		{ "max-connections-per-ip", required_argument, NULL, OPT_PERIP },
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-		{ "shutdown-grace", required_argument, NULL, OPT_GRACE },
-		{ "service-name", required_argument, NULL, OPT_SERVICE },
-		{ "log-level", required_argument, NULL, OPT_LOG },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cli_parser p;
 	struct server_options o;
 	struct error err = { 0 };
 	enum log_level level = LOG_LEVEL_INFO;
+	enum log_format format = isatty(STDERR_FILENO) ? LOG_FORMAT_TEXT : LOG_FORMAT_JSON;
 	unsigned long long n;
-	int c, bad = 0;
+	int c;
 
 	server_options_default(&o);
 	o.version = GPU_ADMISSION_VERSION;
-	optind = 1;
-	while (!bad && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	cli_parse(&p, cmd, argc, argv);
+	while ((c = cli_next(&p)) != CLI_END) {
 		switch (c) {
-		case OPT_ADDR: o.addr = optarg; break;
-		case OPT_CERT: o.tls_cert = optarg; break;
-		case OPT_KEY: o.tls_key = optarg; break;
+		case OPT_ADDR: o.addr = p.value; break;
+		case OPT_CERT: o.tls_cert = p.value; break;
+		case OPT_KEY: o.tls_key = p.value; break;
 		case OPT_SELF: o.self_signed = 1; break;
-		case OPT_CONFIG: o.config_path = optarg; break;
-		case OPT_METRICS: o.metrics_addr = optarg; break;
-		case OPT_SERVICE: o.service_name = optarg; break;
+		case OPT_CONFIG: o.config_path = p.value; break;
+		case OPT_METRICS: o.metrics_addr = p.value; break;
+		case OPT_SERVICE: o.service_name = p.value; break;
 		case OPT_BODY:
-			bad = number("--max-body", optarg, 1, 64ull << 20, &n);
+			if (cli_number(&p, 1, 64ull << 20, &n) != 0)
+				return cli_stop(&p);
 			o.max_body = (size_t)n;
 			break;
 		case OPT_THREADS:
-			bad = number("--threads", optarg, 1, 256, &n);
+			if (cli_number(&p, 1, 256, &n) != 0)
+				return cli_stop(&p);
 			o.threads = (unsigned)n;
 			break;
 		case OPT_MAXCONN:
-			bad = number("--max-connections", optarg, 1, 1000000, &n);
+			if (cli_number(&p, 1, 1000000, &n) != 0)
+				return cli_stop(&p);
 			o.max_connections = (unsigned)n;
 			break;
 		case OPT_PERIP:
-			bad = number("--max-connections-per-ip", optarg, 0, 1000000, &n);
+			if (cli_number(&p, 0, 1000000, &n) != 0)
+				return cli_stop(&p);
 			o.max_per_ip = (unsigned)n;
 			break;
 		case OPT_TIMEOUT:
-			bad = number("--timeout", optarg, 1, 3600, &n);
+			if (cli_number(&p, 1, 3600, &n) != 0)
+				return cli_stop(&p);
 			o.timeout = (unsigned)n;
 			break;
 		case OPT_GRACE:
-			bad = number("--shutdown-grace", optarg, 1, 3600, &n);
+			if (cli_number(&p, 1, 3600, &n) != 0)
+				return cli_stop(&p);
 			o.grace = (unsigned)n;
 			break;
 		case OPT_LOG:
-			if (log_level_parse(optarg, &level) != 0) {
-				fprintf(stderr, "gpu-admission serve: --log-level must be debug, info, warn or error\n");
-				bad = 1;
-			}
+			if ((c = cli_choice(&p)) < 0 || log_level_parse(p.value, &level) != 0)
+				return cli_stop(&p);
 			break;
-		case 'h': usage(stdout); return EXIT_OK;
-		default: usage(stderr); return EXIT_USAGE;
+		case OPT_LOG_FORMAT:
+			if ((c = cli_choice(&p)) < 0 || log_format_parse(p.value, &format) != 0)
+				return cli_stop(&p);
+			break;
+		case CLI_OPERAND: return cli_usage(cmd, "unexpected argument \"%s\"", p.value);
+		default: return cli_stop(&p);
 		}
 	}
-	if (bad)
-		return EXIT_USAGE;
-	if (optind != argc) {
-		usage(stderr);
-		return EXIT_USAGE;
-	}
+	log_set_format(format);
 	log_set_level(level);
 	if (server_run(&o, &err) != 0) {
 		log_msg(LOG_LEVEL_ERROR, "cannot serve", "error", err.msg, LOG_END);
-		return EXIT_USAGE;
+		return cli_exit_code(&err);
 	}
 	return EXIT_OK;
 }
+
+const struct cli_command cmd_serve = {
+	.name = "serve",
+	.summary = "run the HTTPS admission webhook (/mutate, /validate, /metrics)",
+	.usage = "(--tls-cert FILE --tls-key FILE | --self-signed) [OPTIONS]",
+	.description =
+		"Serves the admission webhook over HTTPS: POST /mutate, POST /validate,\n"
+		"GET /healthz, /readyz, /metrics. SIGTERM drains and exits 0; SIGHUP reloads\n"
+		"the policy and the certificate, which are also reloaded when their files\n"
+		"change. Logs go to stderr, one line per admission decision at level info.",
+	.options = serve_options,
+	.exits = (const struct cli_exit[]){
+		{ EXIT_OK, "stopped cleanly after SIGTERM or SIGINT" },
+		{ EXIT_USAGE, "usage error, or it cannot start: a bad certificate or policy, the address in use" },
+		{ 0, NULL },
+	},
+	.examples =
+		"gpu-admission serve --self-signed --addr 127.0.0.1:8443\n"
+		"gpu-admission serve --tls-cert certs/tls.crt --tls-key certs/tls.key --config policy.yaml",
+	.run = run_serve,
+};

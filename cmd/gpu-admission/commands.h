@@ -1,32 +1,176 @@
 /*
- * The subcommands of gpu-admission. Each parses its own arguments and wires
- * pkg/ modules together; none holds policy logic. Each returns the process
- * exit code: 0 done, 1 a policy finding (rejection), 2 usage or input error.
+ * The command line of gpu-admission: one grammar for every subcommand.
+ *
+ * A command is a struct cli_command: its name, its help texts, its options
+ * and its exit codes, next to the function that runs it. main.c lists the
+ * commands in cli_commands[]; `help`, `COMMAND --help`, the man page
+ * (`help --man`) and the shell completions (`completion bash|zsh`) are all
+ * generated from that table, so a new command is covered by adding it there.
+ *
+ * Every command parses its arguments with cli_next() (the same spelling of
+ * options, the same one-line errors everywhere), reports failures with
+ * cli_fail() / cli_usage() ("gpu-admission COMMAND: ..." on stderr) and
+ * returns an exit code from cli_exit_code(): the one place errors become
+ * exit codes. None holds policy logic: they parse and wire pkg/ modules.
  */
 #ifndef GPU_ADMISSION_COMMANDS_H
 #define GPU_ADMISSION_COMMANDS_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "config.h"
 #include "error.h"
 
-#define EXIT_OK 0
-#define EXIT_FINDING 1
-#define EXIT_USAGE 2
+/* The exit codes of every command (README "Exit codes"; cli_exit_table[] words them). */
+#define EXIT_OK 0       /* done; the answer is yes */
+#define EXIT_FINDING 1  /* the answer is no: a rejection, or an invalid policy for check-config */
+#define EXIT_USAGE 2    /* usage or input error: the command could not do its job */
 
-int cmd_review(int argc, char **argv);
-int cmd_audit(int argc, char **argv);
-int cmd_report(int argc, char **argv);
-int cmd_serve(int argc, char **argv);
-int cmd_certs(int argc, char **argv);
-int cmd_check_config(int argc, char **argv);
-int cmd_print_default_config(int argc, char **argv);
+/* An option. Its long form is --name (or --name=VALUE); key < 128 also gives -key. */
+struct cli_option {
+	const char *name;  /* "config" */
+	int key;           /* what cli_next() returns: 'c' (also -c), or >= CLI_LONG_ONLY */
+	const char *arg;   /* NULL: a switch; else its value's name in help: "FILE", "DIR",
+	                      "N", or the choices "text|json|yaml" (cli_choice() checks them) */
+	const char *help;  /* what it does; '\n' starts a new help line */
+	unsigned flags;    /* CLI_HIDDEN */
+};
 
-/* New: the config from path, or the embedded default when path is NULL. */
+#define CLI_LONG_ONLY 256  /* first key of options without a short form */
+#define CLI_HIDDEN 1u      /* accepted but not listed (an old spelling) */
+
+/* One line of a command's "Exit status" list. */
+struct cli_exit {
+	int code;
+	const char *text;
+};
+
+struct cli_command {
+	const char *name;          /* "audit" */
+	const char *summary;       /* one line, for `gpu-admission help` */
+	const char *usage;         /* after "gpu-admission NAME ": "[OPTIONS] PATH..." */
+	const char *description;   /* paragraphs, lines of at most 78 columns */
+	const struct cli_option *options; /* ends with { NULL }; -h/--help is implied */
+	const char *operands;      /* what operands are, for completion: "FILE", "PATH" (files
+	                              and directories), "COMMAND", "bash|zsh"; NULL: none */
+	const struct cli_exit *exits;     /* ends with { 0, NULL }; NULL: the common table */
+	const char *examples;      /* command lines, one per line; may be NULL */
+	int (*run)(const struct cli_command *cmd, int argc, char **argv);
+};
+
+/* The commands, in the order `help` lists them (main.c). */
+extern const struct cli_command *const cli_commands[];
+extern const size_t cli_n_commands;
+
+/* What every exit code means for every command (help, man page, README). */
+extern const struct cli_exit cli_exit_table[];
+
+/* The command named name, or NULL. */
+const struct cli_command *cli_find(const char *name);
+
+/* "0.2.0 (f800f9e)": the version and the git revision it was built from. */
+const char *cli_version(void);
+
+/* ==== Parsing ==== */
+
+/* What cli_next() returns besides an option's key. */
+#define CLI_OPERAND 0    /* p->value is an operand */
+#define CLI_END (-1)     /* all arguments read */
+#define CLI_STOP (-2)    /* --help was printed, or a usage error: return cli_stop(p) */
+
+struct cli_parser {
+	const struct cli_command *cmd;
+	int argc;
+	char **argv;
+	int i;                        /* next argv index */
+	const char *shorts;           /* the rest of a "-abc" group */
+	int operands_only;            /* after "--" */
+	int exit;                     /* the exit code once CLI_STOP was returned */
+	const char *value;            /* the option's value, or the operand */
+	const struct cli_option *opt; /* the option just returned */
+};
+
+/* Starts parsing argv[1..argc) (argv[0] is the command's name; borrowed) for cmd. */
+void cli_parse(struct cli_parser *p, const struct cli_command *cmd, int argc, char **argv);
+
+/*
+ * The next option's key (p->value holds its value, p->opt the option),
+ * CLI_OPERAND (p->value holds it), CLI_END, or CLI_STOP after printing help
+ * (-h, --help) or one line for a usage error ("unknown option --foo (see
+ * gpu-admission audit --help)"). Options and operands may be mixed; "--" ends
+ * the options and "-" is an operand (stdin).
+ */
+int cli_next(struct cli_parser *p);
+
+/* The exit code after CLI_STOP: 0 after --help, EXIT_USAGE after an error. */
+int cli_stop(const struct cli_parser *p);
+
+/*
+ * The index of p->value among the choices of p->opt->arg ("text|json|yaml"),
+ * or -1 after printing "--output takes text, json or yaml, not "xml"".
+ */
+int cli_choice(struct cli_parser *p);
+
+/*
+ * For commands whose only arguments are operands: parses argv and returns
+ * the one operand (what says what it is, for messages: "FILE"), or NULL with
+ * *rc the exit code to return (after --help, or a usage error: none, or more
+ * than one). cli_no_operands() is the same for commands that take none:
+ * -1 to go on, else the exit code.
+ */
+const char *cli_one_operand(const struct cli_command *cmd, int argc, char **argv, const char *what, int *rc);
+int cli_no_operands(const struct cli_command *cmd, int argc, char **argv);
+
+/* p->value as a decimal in [min, max]: 0, or -1 after printing why not. */
+int cli_number(struct cli_parser *p, unsigned long long min, unsigned long long max,
+	       unsigned long long *out);
+
+/* ==== Reporting ==== */
+
+/*
+ * Prints "gpu-admission CMD: <message> (see gpu-admission CMD --help)" on
+ * stderr and returns EXIT_USAGE: for arguments that do not fit the grammar.
+ */
+int cli_usage(const struct cli_command *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Prints "gpu-admission CMD: <err's message>" on stderr; returns cli_exit_code(err). */
+int cli_fail(const struct cli_command *cmd, const struct error *err);
+
+/* Prints "gpu-admission CMD: <message>" on stderr (notes, warnings). */
+void cli_say(const struct cli_command *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * The exit code for an error that stopped a command: EXIT_FINDING for a
+ * policy rejection (ERROR_POLICY), EXIT_USAGE for everything else (usage,
+ * unreadable or malformed input, an invalid --config, out of memory).
+ * check-config, whose finding is an invalid policy, is the one exception.
+ */
+int cli_exit_code(const struct error *err);
+
+/* Flushes stdout: 0, or -1 with err when the output was lost (a full disk, a closed pipe). */
+int cli_flush_stdout(struct error *err);
+
+/* ==== Shared by several commands ==== */
+
+/* The --config option, worded once. */
+#define CLI_OPTION_CONFIG \
+	{ "config", 'c', "FILE", "policy file (default: the embedded policy, see print-default-config)", 0 }
+
+/*
+ * New: the policy from path, or the embedded default when path is NULL.
+ * On failure every error of the file is printed on stderr, one a line, and
+ * err says how many (NULL returned).
+ */
 struct config *cli_load_config(const char *path, struct error *err);
 
-/* Prints "gpu-admission: <what>" on stderr; returns EXIT_USAGE. */
-int cli_fail(const char *what);
+/* ==== The commands ==== */
+
+extern const struct cli_command cmd_review, cmd_audit, cmd_report, cmd_serve, cmd_certs, cmd_check_config,
+	cmd_print_default_config, cmd_version, cmd_help, cmd_completion;
+
+/* Help texts, shared by `help`, --help and the man page (cli_help.c). */
+void cli_write_help(FILE *out, const struct cli_command *cmd);
+void cli_write_overview(FILE *out);
 
 #endif

@@ -1,76 +1,70 @@
 /*
  * gpu-admission: GPU admission webhook and offline auditor for AKS.
- * main() only dispatches to a subcommand.
+ * main() only dispatches to a command of the table below.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
 
 #ifndef GPU_ADMISSION_VERSION
-#define GPU_ADMISSION_VERSION "dev"
+#define GPU_ADMISSION_VERSION "0.0.0"
+#endif
+#ifndef GPU_ADMISSION_REVISION
+#define GPU_ADMISSION_REVISION "unknown"
 #endif
 
-static int cmd_help(int argc, char **argv);
-static int cmd_version(int argc, char **argv);
-
-static const struct command {
-	const char *name;
-	int (*fn)(int argc, char **argv);
-	const char *summary;
-} commands[] = {
-	{ "review", cmd_review, "answer one AdmissionReview (stdin or FILE) on stdout" },
-	{ "audit", cmd_audit, "dry-run the policy over manifests (files, dirs, -): ok/mutate/reject" },
-	{ "report", cmd_report, "GPU cost report from kubectl get nodes,pods -o json: idle, leaks, Pending" },
-	{ "serve", cmd_serve, "run the HTTPS admission webhook (/mutate, /validate, /metrics)" },
-	{ "certs", cmd_certs, "write a CA, a serving certificate and the caBundle for a Service" },
-	{ "check-config", cmd_check_config, "validate a policy file: \"configuration OK\" or the errors" },
-	{ "print-default-config", cmd_print_default_config, "print the embedded default policy, commented" },
-	{ "version", cmd_version, "print the version" },
-	{ "help", cmd_help, "show this help" },
+/* Every command; help, the man page and the completions follow this table. */
+const struct cli_command *const cli_commands[] = {
+	&cmd_review, &cmd_audit, &cmd_report, &cmd_serve, &cmd_certs, &cmd_check_config,
+	&cmd_print_default_config, &cmd_completion, &cmd_version, &cmd_help,
 };
+const size_t cli_n_commands = sizeof cli_commands / sizeof cli_commands[0];
 
-static int cmd_help(int argc, char **argv)
+const char *cli_version(void)
 {
-	size_t i;
-
-	(void)argc;
-	(void)argv;
-	printf("usage: gpu-admission COMMAND [ARGS]\n\n"
-	       "Kubernetes admission webhook that keeps GPU workloads and GPU node pools honest on AKS:\n"
-	       "GPU pods get the GPU pool's toleration and node selector; CPU pods aimed at GPU pools\n"
-	       "are rejected.\n\ncommands:\n");
-	for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
-		printf("  %-22s %s\n", commands[i].name, commands[i].summary);
-	printf("\nRun 'gpu-admission COMMAND --help' for a command's options.\n"
-	       "Exit codes: 0 done, 1 policy rejection found, 2 usage or input error.\n");
-	return EXIT_OK;
+	return GPU_ADMISSION_VERSION " (" GPU_ADMISSION_REVISION ")";
 }
 
-static int cmd_version(int argc, char **argv)
+static int run_version(const struct cli_command *cmd, int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	printf("gpu-admission %s\n", GPU_ADMISSION_VERSION);
-	return EXIT_OK;
+	struct error err = { 0 };
+	int rc = cli_no_operands(cmd, argc, argv);
+
+	if (rc >= 0)
+		return rc;
+	printf("gpu-admission %s\n", cli_version());
+	return cli_flush_stdout(&err) == 0 ? EXIT_OK : cli_fail(cmd, &err);
 }
+
+const struct cli_command cmd_version = {
+	.name = "version",
+	.summary = "print the version and the git revision it was built from",
+	.usage = "",
+	.description = "Prints \"gpu-admission VERSION (REVISION)\": a semantic version and the git\n"
+		       "revision of the build (the Helm chart's appVersion is the same VERSION).",
+	.exits = (const struct cli_exit[]){ { EXIT_OK, "version printed" }, { EXIT_USAGE, "usage error" },
+					    { 0, NULL } },
+	.run = run_version,
+};
 
 int main(int argc, char **argv)
 {
-	size_t i;
+	const struct cli_command *cmd;
 
 	if (argc < 2) {
-		cmd_help(0, NULL);
+		cli_write_overview(stderr);
 		return EXIT_USAGE;
 	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
-		return cmd_help(0, NULL);
-	if (strcmp(argv[1], "--version") == 0)
-		return cmd_version(0, NULL);
-	for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
-		if (strcmp(argv[1], commands[i].name) == 0)
-			return commands[i].fn(argc - 1, argv + 1);
-	fprintf(stderr, "gpu-admission: unknown command \"%s\"; try 'gpu-admission help'\n", argv[1]);
-	return EXIT_USAGE;
+		argv[1] = (char *)"help";
+	else if (strcmp(argv[1], "--version") == 0)
+		argv[1] = (char *)"version";
+	cmd = cli_find(argv[1]);
+	if (cmd == NULL) {
+		if (argv[1][0] == '-')
+			return cli_usage(NULL, "unknown option %s", argv[1]);
+		return cli_usage(NULL, "unknown command \"%s\"", argv[1]);
+	}
+	return cmd->run(cmd, argc - 1, argv + 1);
 }

@@ -185,6 +185,7 @@ ADDR=127.0.0.1:$RPORT sh test/run-local "$BIN" >"$TMP/run.out" 2>"$TMP/run.log" 
 RUN=$!
 PIDS="$PIDS $RUN"
 check "make run: listening" wait_for "$TMP/run.log" '"msg":"listening"' 10
+check "make run: then its banner" wait_for "$TMP/run.out" 'Ctrl-C to stop' 10
 cmd=$(grep -m1 '^  curl ' "$TMP/run.out")
 check "make run prints a curl command for the sample" test -n "$cmd"
 sh -c "$cmd" >"$TMP/run.answer" 2>&1

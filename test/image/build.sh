@@ -10,16 +10,21 @@ cd "$ROOT_DIR"
 sh test/image/deps.sh
 sh test/image/base.sh
 
-VERSION=$(git describe --tags --always --dirty 2>/dev/null || echo dev)
+# The labels: the release (VERSION, as the chart's appVersion), the commit built,
+# and where the sources live (the git remote, when there is one).
+VERSION=$(cat VERSION)
+REVISION=$(git describe --always --dirty --abbrev=7 --exclude='*' 2>/dev/null || echo unknown)
+SOURCE=${SOURCE:-$(git remote get-url origin 2>/dev/null || echo unknown)}
 CTX=$ROOT_DIR/build/image/context
 rm -rf "$CTX"
 mkdir -p "$CTX/.ci"
-cp -R Dockerfile Makefile pkg cmd "$CTX/"
+cp -R Dockerfile Makefile VERSION LICENSE pkg cmd "$CTX/"
 cp .ci/deps "$CTX/.ci/"
 
-echo "image: building $IMAGE (version $VERSION)" >&2
+echo "image: building $IMAGE (version $VERSION, revision $REVISION)" >&2
 podman_ build --pull=never --isolation=chroot --layers=true \
-	--build-arg VERSION="$VERSION" -t "$IMAGE" -t "localhost/gpu-admission:$VERSION" \
+	--build-arg VERSION="$VERSION" --build-arg REVISION="$REVISION" --build-arg SOURCE="$SOURCE" \
+	-t "$IMAGE" -t "localhost/gpu-admission:$VERSION" \
 	-f "$CTX/Dockerfile" "$CTX" >"$ROOT_DIR/build/image/build.log" 2>&1 || {
 	tail -n 40 "$ROOT_DIR/build/image/build.log" >&2
 	exit 1

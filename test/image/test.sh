@@ -51,6 +51,12 @@ desc="image runs as 65532:65532"
 t sh -c "[ \"\$(podman --root '$PODMAN_ROOT' --runroot '$PODMAN_RUNROOT' image inspect --format '{{.Config.User}}' '$IMAGE')\" = 65532:65532 ]"
 desc="ENTRYPOINT [\"gpu-admission\", \"serve\"]"
 t sh -c "podman --root '$PODMAN_ROOT' --runroot '$PODMAN_RUNROOT' image inspect --format '{{json .Config.Entrypoint}}' '$IMAGE' | grep -qx '\[\"gpu-admission\",\"serve\"\]'"
+for label in version revision source licenses; do
+	desc="OCI label org.opencontainers.image.$label"
+	t sh -c "podman --root '$PODMAN_ROOT' --runroot '$PODMAN_RUNROOT' image inspect --format '{{index .Labels \"org.opencontainers.image.$label\"}}' '$IMAGE' | grep -q ."
+done
+desc="OCI labels: version $(cat VERSION), licenses Apache-2.0"
+t sh -c "podman --root '$PODMAN_ROOT' --runroot '$PODMAN_RUNROOT' image inspect --format '{{index .Labels \"org.opencontainers.image.version\"}} {{index .Labels \"org.opencontainers.image.licenses\"}}' '$IMAGE' | grep -qx '$(cat VERSION) Apache-2.0'"
 desc="no shell in the image"
 t sh -c "! podman --root '$PODMAN_ROOT' --runroot '$PODMAN_RUNROOT' run --rm --entrypoint /bin/sh '$IMAGE' -c true"
 
@@ -61,7 +67,7 @@ run() { # run COMMAND ARGS... in the hardened container, with extra podman optio
 }
 
 desc="version"
-tg '[0-9a-f]{7}|[0-9]+\.[0-9]+' run version
+tg "^gpu-admission $(cat VERSION) \\([0-9a-f]{7}" run version
 sed 's/^/    /' "$T/out"
 
 # ---- the chart's files: Deployment args and policies ------------------------

@@ -134,7 +134,8 @@ static void test_errors_name_file_line_field(void)
 		     "podSelectors[0]: namespaces is required");
 	expect_error("exempt:\n  podSelectors:\n    - {namespaces: [a], matchLabels: {b: c}, team: x}\n",
 		     "exempt.podSelectors[0].team: unknown field (known: namespaces, matchLabels)");
-	expect_error("exempt:\n  podSelectors: [{matchLabels: {a: b}}, x]\n", "podSelectors[1]: must be a map");
+	expect_error("exempt:\n  podSelectors: [{namespaces: [a], matchLabels: {a: b}}, x]\n",
+		     "podSelectors[1]: must be a map");
 	expect_error("exempt: {daemonSetNamespaces: monitoring}\n", "exempt.daemonSetNamespaces: must be a list");
 	expect_error("exempt: {daemonSetControllers: [\"\"]}\n", "exempt.daemonSetControllers[0]: must not be empty");
 	expect_error("namespaceModes: {a: loud}\n", "namespaceModes.a: must be one of");
@@ -187,19 +188,124 @@ static void test_pool_prices(void)
 	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, pricePerNodeHour: 1.2.3}\n", "pricePerNodeHour");
 	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, pricePerNodeHour: 2000000}\n", "pricePerNodeHour");
 	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, pricePerNodeHour: [1]}\n", "pricePerNodeHour");
+	/* Scalar types are strict, as for every other number: a quoted price is a string. */
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, pricePerNodeHour: \"98.32\"}\n",
+		     "pools[0].pricePerNodeHour: must be a price per hour: a number from 0 to 1000000, e.g. 98.32, "
+		     "not a string (remove the quotes)");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, gpusPerNode: \"8\"}\n",
+		     "not a string (remove the quotes)");
 	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, gpusPerNode: 0}\n",
 		     "pools[0].gpusPerNode: must be a whole number from 1 to 1024");
 	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, gpusPerNode: 2000}\n", "gpusPerNode");
 }
 
+/* Every error of a file, each with its own line:column, in file order; err sums them up. */
 static void test_all_errors_listed(void)
 {
+	static const char yaml[] =
+		"mode: strict\n"                                   /* 1:7 */
+		"color: red\n"                                     /* 2:1 */
+		"namespaceModes: {a: loud, b: dryrun}\n"           /* 3:21 */
+		"gpuTaint: {effect: Sometimes}\n"                  /* 4:20 (a rule over fields) */
+		"pools:\n"
+		"  - {name: t4, nodeSelector: {a: b}, maxGPUsPerPod: lots}\n"   /* 6:53 */
+		"  - {name: t4, nodeSelector: {c: d}}\n"           /* 7:12 (duplicate name) */
+		"  - {nodeSelector: {e: f}, resources: nvidia}\n"  /* 8:5 name, 8:39 resources */
+		"exempt:\n"
+		"  daemonSets: \"true\"\n"                         /* 10:15 */
+		"  podSelectors: [{namespaces: [ml], matchLabels: {}}]\n"; /* 11:18 */
+	static const char *const want[] = {
+		"policy.yaml:1:7: mode: must be one of enforce, warn, dryrun",
+		"policy.yaml:2:1: color: unknown field",
+		"policy.yaml:3:21: namespaceModes.a: must be one of enforce, warn, dryrun",
+		"policy.yaml:4:20: gpuTaint.effect: must be NoSchedule, PreferNoSchedule or NoExecute",
+		"policy.yaml:6:53: pools[0].maxGPUsPerPod: must be a whole number from 0 to 1000000",
+		"policy.yaml:7:12: pools[1].name: two pools are named \"t4\" (pools[0] too)",
+		"policy.yaml:8:5: pools[2]: name is required",
+		"policy.yaml:8:39: pools[2].resources: must be a list of strings",
+		"policy.yaml:10:15: exempt.daemonSets: must be true or false, not a string (remove the quotes)",
+		"policy.yaml:11:18: exempt.podSelectors[0]: matchLabels is required and must not be empty",
+	};
+	struct config_errors errs = { 0 };
 	struct error err = { 0 };
-	struct config *cfg = load("mode: strict\ncolor: red\n", &err);
+	struct config *cfg = config_load_buffer_all(yaml, strlen(yaml), "policy.yaml", &errs, &err);
+	size_t i, n = sizeof want / sizeof want[0];
 
 	CHECK(cfg == NULL);
-	CHECK(strstr(err.msg, "policy.yaml:1:") != NULL);
-	CHECK(strstr(err.msg, "\npolicy.yaml:2:") != NULL);
+	CHECK_INT(err.kind, ERROR_CONFIG);
+	CHECK_STR(err.msg, "policy.yaml: 10 errors");
+	CHECK_INT(errs.total, n);
+	CHECK_INT(errs.n, n);
+	for (i = 0; i < n && i < errs.n; i++) {
+		if (strncmp(errs.v[i].text, want[i], strlen(want[i])) != 0)
+			fprintf(stderr, "  error %zu: \"%s\", want \"%s...\"\n", i, errs.v[i].text, want[i]);
+		CHECK(strncmp(errs.v[i].text, want[i], strlen(want[i])) == 0);
+		CHECK(errs.v[i].line > 0 && errs.v[i].column > 0);
+	}
+	config_errors_free(&errs);
+	config_errors_free(NULL);
+
+	/* Without a list, err holds the first error and says how many more there are. */
+	cfg = load(yaml, &err);
+	CHECK(cfg == NULL);
+	CHECK(strncmp(err.msg, want[0], strlen(want[0])) == 0);
+	CHECK(strstr(err.msg, "(and 9 more") != NULL);
+
+	/* One error alone is err itself; a valid file leaves the list empty. */
+	cfg = config_load_buffer_all("mode: loud\n", 11, "p.yaml", &errs, &err);
+	CHECK(cfg == NULL);
+	CHECK_INT(errs.n, 1);
+	CHECK_STR(err.msg, "p.yaml:1:7: mode: must be one of enforce, warn, dryrun");
+	cfg = config_load_buffer_all("mode: warn\n", 11, "p.yaml", &errs, &err);
+	CHECK(cfg != NULL);
+	CHECK_INT(errs.total, 0);
+	config_free(cfg);
+	config_errors_free(&errs);
+}
+
+/* Types as Kubernetes reads YAML: a quoted "true" is a string, a plain 1 a number. */
+static void test_wrong_types(void)
+{
+	struct error err = { 0 };
+	struct config *cfg;
+
+	expect_error("exempt: {daemonSets: \"true\"}\n", "exempt.daemonSets: must be true or false, not a string");
+	expect_error("exempt: {daemonSets: 1}\n", "must be true or false, not a number");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, maxGPUsPerPod: \"8\"}\n",
+		     "pools[0].maxGPUsPerPod: must be a whole number from 0 to 1000000, not a string");
+	expect_error("pools:\n  - {name: 100, nodeSelector: {a: b}}\n", "pools[0].name: must be a string, not a number");
+	expect_error("pools:\n  - {name: a, nodeSelector: {gpu: true}}\n",
+		     "pools[0].nodeSelector.gpu: must be a string, not a boolean (quote it)");
+	expect_error("gpuTaint: {key: [sku]}\n", "gpuTaint.key: must be a string, not a list");
+	expect_error("pools:\n  - {name: a, nodeSelector: {}}\n", "pools[0]: nodeSelector is required");
+	expect_error("mode: warn\n---\nmode: [\n", "not valid YAML");
+
+	cfg = load("mode: \"warn\"\nexempt: {daemonSets: no}\ngpuTaint: {value: \"\"}\n"
+		   "pools:\n  - {name: \"100\", nodeSelector: {gpu: \"true\", '1': x}, maxGPUsPerPod: 0x8}\n", &err);
+	CHECK(cfg != NULL);
+	if (cfg != NULL) {
+		CHECK_INT(cfg->mode, CONFIG_MODE_WARN);
+		CHECK_INT(cfg->exempt_daemonsets, 0);
+		CHECK_STR(cfg->taint_value, "");
+		CHECK_STR(cfg->pools[0].name, "100");
+		CHECK_STR(cfg->pools[0].node_selector.v[0].value, "true");
+		CHECK_INT(cfg->pools[0].max_gpus_per_pod, 8);
+	}
+	config_free(cfg);
+}
+
+/* A map too large to be a policy is refused before its keys are compared pairwise. */
+static void test_huge_map(void)
+{
+	struct error err = { 0 };
+	size_t cap = 40000, o = 0, i;
+	char *buf = malloc(cap);
+
+	for (i = 0; i < 2000; i++)
+		o += (size_t)snprintf(buf + o, cap - o, "k%zu: 1\n", i);
+	CHECK(load(buf, &err) == NULL);
+	CHECK(strstr(err.msg, "policy.yaml:1:1: (top level): more than 1024 fields") != NULL);
+	free(buf);
 }
 
 static void test_default_yaml_round_trips(void)
@@ -262,7 +368,7 @@ static void test_hostile_yaml(void)
 	o += (size_t)sprintf(buf + o, "\n    nodeSelector: {a: b}\n");
 	cfg = config_load_buffer(buf, o, "long.yaml", &err);
 	CHECK(cfg == NULL);
-	CHECK(strstr(err.msg, "longer than") != NULL);
+	CHECK(strstr(err.msg, "long.yaml:2:11: pools[0].name: longer than") != NULL);
 	/* Invalid UTF-8 and a NUL byte. */
 	cfg = config_load_buffer("mode: \xff\xfe\n", 9, "utf8.yaml", &err);
 	CHECK(cfg == NULL);
@@ -280,6 +386,8 @@ int main(void)
 	RUN(test_errors_name_file_line_field);
 	RUN(test_pool_prices);
 	RUN(test_all_errors_listed);
+	RUN(test_wrong_types);
+	RUN(test_huge_map);
 	RUN(test_default_yaml_round_trips);
 	RUN(test_missing_file);
 	RUN(test_hostile_yaml);

@@ -107,6 +107,18 @@ static void test_write_atomic(void)
 	CHECK(strstr(err.msg, "No such file") != NULL);
 }
 
+/* A failed replacement names the file asked for, never the temporary one beside it. */
+static void test_write_errors_name_the_file(void)
+{
+	struct error err = { 0 };
+
+	CHECK_INT(file_write_atomic("/nonexistent-dir/tls.key", "k", 1, 0600, &err), -1);
+	CHECK(strncmp(err.msg, "/nonexistent-dir/tls.key: ", 26) == 0);
+	CHECK(strstr(err.msg, ".tmp-") == NULL);
+	CHECK_INT(file_write_atomic("/nonexistent-dir/x.yaml", "k", 1, FILE_KEEP_MODE, &err), -1);
+	CHECK(strstr(err.msg, ".tmp-") == NULL);
+}
+
 int main(void)
 {
 	char cmd[64];
@@ -120,6 +132,7 @@ int main(void)
 	RUN(test_read_limits);
 	RUN(test_read_pipe);
 	RUN(test_write_atomic);
+	RUN(test_write_errors_name_the_file);
 	rc = check_done("file");
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
 	if (system(cmd) != 0)

@@ -89,6 +89,52 @@ static void test_decision(void)
 	free(out);
 }
 
+static void write_text(void)
+{
+	struct log_decision d = { "mutate", "uid-1", "ml", "train-0", "mutate", "gpu-pod-mutated",
+				  "enforce", 200, 1234 };
+	static char big[6000];
+
+	log_set_level(LOG_LEVEL_INFO);
+	log_set_format(LOG_FORMAT_TEXT);
+	log_msg(LOG_LEVEL_WARN, "two\nlines", "key", "two words", "plain", "x", "empty", "", "quote", "a\"b",
+		"bad", "\xff", "ctl", "a\tb", "eq", "a=b", LOG_END);
+	log_decision(&d);
+	memset(big, 'x', sizeof big - 1);
+	log_msg(LOG_LEVEL_INFO, "long", "value", big, LOG_END);
+	log_set_format(LOG_FORMAT_JSON);
+}
+
+/* The text format: the same fields, key=value, quoted only where a value needs it. */
+static void test_text_format(void)
+{
+	char *out = capture(write_text), *second, *third;
+	enum log_format f = LOG_FORMAT_JSON;
+
+	second = strchr(out, '\n');
+	CHECK(second != NULL);
+	third = second ? strchr(second + 1, '\n') : NULL;
+	CHECK(third != NULL);
+	if (third != NULL) {
+		/* "2026-01-02T03:04:05.678Z warn  ..." */
+		CHECK(out[4] == '-' && out[10] == 'T' && out[23] == 'Z' && out[24] == ' ');
+		*second = *third = '\0';
+		CHECK_STR(out + 25, "warn  two lines key=\"two words\" plain=x empty=\"\" quote=\"a\\\"b\" "
+			  "bad=\xef\xbf\xbd ctl=\"a\\tb\" eq=\"a=b\"");
+		CHECK_STR(second + 1 + 25, "info  admission endpoint=mutate uid=uid-1 namespace=ml pod=train-0 "
+			  "decision=mutate reason=gpu-pod-mutated mode=enforce status=200 latency_us=1234");
+		CHECK(strlen(third + 1) <= 4096);
+		CHECK(strstr(third + 1, "info  long value=xxx") != NULL);
+		CHECK(strlen(third + 1) > 13 && strcmp(third + 1 + strlen(third + 1) - 13, " (truncated)\n") == 0);
+	}
+	CHECK_INT(log_format_parse("text", &f), 0);
+	CHECK_INT(f, LOG_FORMAT_TEXT);
+	CHECK_INT(log_format_parse("json", &f), 0);
+	CHECK_INT(f, LOG_FORMAT_JSON);
+	CHECK_INT(log_format_parse("xml", &f), -1);
+	free(out);
+}
+
 static void write_filtered(void)
 {
 	struct log_decision d = { 0 };
@@ -219,13 +265,44 @@ static void test_every_length_near_the_limit(void)
 	free(out);
 }
 
+static void write_every_length_text(void)
+{
+	log_set_format(LOG_FORMAT_TEXT);
+	write_every_length();
+	log_set_format(LOG_FORMAT_JSON);
+}
+
+/* The same in the text format: every line whole, within the limit, quotes closed. */
+static void test_every_length_text(void)
+{
+	char *out = capture(write_every_length_text), *p = out, *nl;
+	int lines = 0, bad = 0;
+
+	while ((nl = strchr(p, '\n')) != NULL) {
+		size_t quotes = 0;
+		char *q;
+
+		for (q = p; q < nl; q++)
+			quotes += *q == '"';
+		if (nl - p >= 4096 || quotes % 2 != 0)
+			bad++;
+		lines++;
+		p = nl + 1;
+	}
+	CHECK_INT(bad, 0);
+	CHECK_INT(lines, 4200 - 3900);
+	free(out);
+}
+
 int main(void)
 {
 	RUN(test_escaping);
 	RUN(test_decision);
 	RUN(test_levels);
+	RUN(test_text_format);
 	RUN(test_long_value_is_cut_but_line_ends);
 	RUN(test_cut_lines_stay_json);
 	RUN(test_every_length_near_the_limit);
+	RUN(test_every_length_text);
 	return check_done("log");
 }

@@ -3,6 +3,7 @@
 
 #include "check.h"
 #include "manifest.h"
+#include "manifest_int.h"
 
 /* The scalar's JSON text ("1", "\"1\"", "true", "null", "1.5"), or "(null)". */
 static char *scalar(const char *s, int plain)
@@ -225,6 +226,43 @@ static void test_discovery_generic(void)
 	CHECK_INT(m.docs[0].n_templates, 1);
 	CHECK_INT(m.docs[0].templates[0].line, 4);
 	manifest_free(&m);
+
+	/* A document that is an array (kubectl get -o json | jq .items) is a list too. */
+	CHECK_INT(load("[\n  {\"kind\": \"Service\", \"spec\": {}},\n"
+		       "  {\"kind\": \"Deployment\", \"metadata\": {\"name\": \"d\"},\n"
+		       "   \"spec\": {\"template\": {\"spec\": {\"containers\": []}}}},\n"
+		       "  \"not an object\",\n  {\"kind\": \"Pod\", \"spec\": {\"containers\": []}}\n]\n", &m), 0);
+	CHECK_INT(m.docs[0].n_templates, 2);
+	if (m.docs[0].n_templates == 2) {
+		CHECK_STR(m.docs[0].templates[0].pointer, "/1/spec/template");
+		CHECK_STR(m.docs[0].templates[0].path, "[1].spec.template");
+		CHECK_STR(m.docs[0].templates[0].kind, "Deployment");
+		CHECK_INT(m.docs[0].templates[0].line, 4);
+		CHECK_STR(m.docs[0].templates[1].pointer, "/3");
+	}
+	manifest_free(&m);
+}
+
+/* The YAML writer the auditor's -o yaml uses: reads back as the same value. */
+static void test_to_yaml(void)
+{
+	struct error err = { 0 };
+	json_t *v = json_pack("{s:[{s:s, s:i, s:b, s:n, s:s, s:s, s:{}, s:[]}], s:s}", "findings", "verdict",
+			      "ok", "line", 12, "ok", 1, "pool", "changes", "", "name", "1", "patch", "empty",
+			      "path", "."), *back;
+	size_t len = 0;
+	char *text = manifest_to_yaml(v, &len, &err);
+
+	CHECK(text != NULL);
+	if (text != NULL) {
+		CHECK_INT(strlen(text), len);
+		CHECK(strstr(text, "findings:\n- ") != NULL);
+		back = manifest_parse_value(text, len, &err);
+		CHECK(back != NULL && json_equal(back, v));
+		json_decref(back);
+	}
+	free(text);
+	json_decref(v);
 }
 
 static void test_anchors_and_merge(void)
@@ -387,5 +425,6 @@ int main(void)
 	RUN(test_anchors_and_merge);
 	RUN(test_hostile);
 	RUN(test_render);
+	RUN(test_to_yaml);
 	return check_done("manifest");
 }

@@ -4,6 +4,7 @@
 #include <openssl/x509v3.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "tls.h"
@@ -182,6 +183,100 @@ static void test_bundle_argument_checks(void)
 	tls_bundle_free(NULL);
 }
 
+/* Writes text to a new temporary file; its path goes to path[cap]. */
+static void temp_file(const char *text, char *path, size_t cap)
+{
+	int fd;
+
+	snprintf(path, cap, "/tmp/test_tls-XXXXXX");
+	fd = mkstemp(path);
+	CHECK(fd >= 0);
+	if (fd >= 0) {
+		CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+		close(fd);
+	}
+}
+
+static X509 *read_cert(const char *pem)
+{
+	BIO *b = BIO_new_mem_buf(pem, -1);
+	X509 *x = PEM_read_bio_X509(b, NULL, NULL, NULL);
+
+	BIO_free(b);
+	return x;
+}
+
+/* certs --san and --ca-cert/--ca-key: extra SANs, and renewal signed by the CA already trusted. */
+static void test_bundle_with_sans_and_existing_ca(void)
+{
+	static const char *const sans[] = { "127.0.0.1", "localhost", "::1", "*.gpu.example.com" };
+	struct tls_bundle_request req = { .service = "webhook", .ns = "gpu", .days = 3650, .sans = sans, .n_sans = 4 };
+	struct tls_bundle b;
+	struct error err = { 0 };
+	struct tls_pair *p;
+	char ca_cert[64], ca_key[64], other_key[64], leaf_cert[64] = "";
+	X509 *ca = read_cert(bundle.ca_cert), *leaf;
+	time_t ca_end = time(NULL) + 30 * 86400;
+
+	temp_file(bundle.ca_cert, ca_cert, sizeof ca_cert);
+	temp_file(bundle.ca_key, ca_key, sizeof ca_key);
+	temp_file(bundle.key, other_key, sizeof other_key);
+	req.ca_cert_path = ca_cert;
+	req.ca_key_path = ca_key;
+	CHECK_INT(tls_bundle_generate_ex(&req, &b, &err), 0);
+	if (b.cert == NULL) {
+		fprintf(stderr, "    %s\n", err.msg);
+		goto out;
+	}
+	CHECK(b.ca_key == NULL);                       /* the CA's key is never written out again */
+	CHECK_STR(b.ca_cert, bundle.ca_cert);
+	CHECK_STR(b.ca_bundle, bundle.ca_bundle);      /* the webhooks' caBundle stays valid */
+	CHECK(b.clamped);                              /* 3650 days asked; the CA has 30 */
+	CHECK(b.not_after <= ca_end + 60 && b.not_after > ca_end - 3600);
+	leaf = read_cert(b.cert);
+	CHECK(leaf != NULL && ca != NULL && X509_verify(leaf, X509_get0_pubkey(ca)) == 1);
+	X509_free(leaf);
+	p = tls_pair_from_pem(b.cert, strlen(b.cert), b.key, strlen(b.key), "webhook", &err);
+	CHECK(p != NULL);
+	if (p != NULL)
+		CHECK_STR(p->sans, "webhook,webhook.gpu,webhook.gpu.svc,webhook.gpu.svc.cluster.local,"
+			  "127.0.0.1,localhost,::1,*.gpu.example.com");
+	tls_pair_free(p);
+	tls_bundle_free(&b);
+
+	/* Errors name the option at fault. */
+	req.n_sans = 1;
+	req.sans = (const char *const[]){ "not a name" };
+	CHECK_INT(tls_bundle_generate_ex(&req, &b, &err), -1);
+	CHECK(strstr(err.msg, "--san \"not a name\"") != NULL);
+	req.n_sans = 0;
+	req.ca_key_path = other_key;
+	CHECK_INT(tls_bundle_generate_ex(&req, &b, &err), -1);
+	CHECK(strstr(err.msg, "does not match --ca-cert") != NULL);
+	req.ca_cert_path = other_key;                  /* a key where a certificate goes */
+	CHECK_INT(tls_bundle_generate_ex(&req, &b, &err), -1);
+	CHECK(strstr(err.msg, "--ca-cert") != NULL);
+	req.ca_cert_path = "/nonexistent/ca.crt";
+	CHECK_INT(tls_bundle_generate_ex(&req, &b, &err), -1);
+	CHECK(strstr(err.msg, "--ca-cert /nonexistent/ca.crt") != NULL);
+	req.ca_key_path = NULL;
+	CHECK_INT(tls_bundle_generate_ex(&req, &b, &err), -1);
+	CHECK(b.cert == NULL);
+	/* The serving certificate is not a CA: it cannot sign another. */
+	temp_file(bundle.cert, leaf_cert, sizeof leaf_cert);
+	req.ca_cert_path = leaf_cert;
+	req.ca_key_path = other_key;
+	CHECK_INT(tls_bundle_generate_ex(&req, &b, &err), -1);
+	CHECK(strstr(err.msg, "not a CA certificate") != NULL);
+out:
+	X509_free(ca);
+	unlink(ca_cert);
+	unlink(ca_key);
+	unlink(other_key);
+	if (leaf_cert[0] != '\0')
+		unlink(leaf_cert);
+}
+
 int main(void)
 {
 	struct error err = { 0 };
@@ -199,6 +294,7 @@ int main(void)
 	RUN(test_ca_bundle_is_base64_of_ca);
 	RUN(test_self_signed);
 	RUN(test_bundle_argument_checks);
+	RUN(test_bundle_with_sans_and_existing_ca);
 	tls_bundle_free(&bundle);
 	return check_done("tls");
 }

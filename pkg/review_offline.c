@@ -1,0 +1,208 @@
+/*
+ * review_offline: what `gpu-admission review` needs around review_handle()
+ * on a terminal: a manifest's pod wrapped in the AdmissionReview the API
+ * server would send, an answer read back for people (its patch decoded, its
+ * message), and the patched object.
+ */
+#include "review.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "patch.h"
+
+#define WRAP_UID "gpu-admission-review-wrap"
+
+/* ==== Wrapping ==== */
+
+/* New: the Pod a template stands for, as its controller would create it in ns. */
+static json_t *pod_of(const struct manifest_template *t)
+{
+	json_t *pod, *meta;
+
+	if (strcmp(t->kind, "Pod") == 0) {  /* a Pod already (alone, or an item of a list) */
+		pod = json_deep_copy(t->pod);
+		meta = json_object_get(pod, "metadata");
+		if (pod != NULL && !json_is_object(meta)) {
+			meta = json_object();
+			if (json_object_set_new(pod, "metadata", meta) != 0)
+				goto fail;
+		}
+	} else {
+		const json_t *tmeta = json_object_get(t->pod, "metadata");
+
+		pod = json_pack("{s:s, s:s, s:o, s:O}", "apiVersion", "v1", "kind", "Pod", "metadata",
+				json_is_object(tmeta) ? json_deep_copy(tmeta) : json_object(),
+				"spec", json_object_get(t->pod, "spec"));
+		meta = json_object_get(pod, "metadata");
+		/* A controller names its pods after itself, with a suffix the API server adds. */
+		if (pod != NULL && json_object_get(meta, "name") == NULL &&
+		    json_object_get(meta, "generateName") == NULL) {
+			char gen[300];
+
+			snprintf(gen, sizeof gen, "%s-", t->name);
+			if (json_object_set_new(meta, "generateName", json_string(gen)) != 0)
+				goto fail;
+		}
+		/* The policy knows a DaemonSet pod by its owner, as it would in the cluster. */
+		if (pod != NULL && t->daemonset &&
+		    json_object_set_new(meta, "ownerReferences",
+					json_pack("[{s:s, s:s, s:s, s:b}]", "apiVersion", "apps/v1", "kind",
+						  "DaemonSet", "name", t->name, "controller", 1)) != 0)
+			goto fail;
+	}
+	if (pod == NULL || json_object_set_new(meta, "namespace", json_string(t->ns)) != 0)
+		goto fail;
+	return pod;
+fail:
+	json_decref(pod);
+	return NULL;
+}
+
+json_t *review_wrap(const struct manifest_template *t, struct error *err)
+{
+	json_t *pod = pod_of(t), *review;
+	const char *name;
+
+	if (pod == NULL) {
+		error_set(err, ERROR_NOMEM, "out of memory wrapping the pod");
+		return NULL;
+	}
+	name = json_string_value(json_object_get(json_object_get(pod, "metadata"), "name"));
+	review = json_pack("{s:s, s:s, s:{s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s, s:s}, s:s, s:s?, s:s, "
+			   "s:{s:s}, s:o, s:b}}",
+			   "apiVersion", "admission.k8s.io/v1", "kind", "AdmissionReview", "request",
+			   "uid", WRAP_UID,
+			   "kind", "group", "", "version", "v1", "kind", "Pod",
+			   "resource", "group", "", "version", "v1", "resource", "pods",
+			   "namespace", t->ns, "name", name, "operation", "CREATE",
+			   "userInfo", "username", "gpu-admission review --wrap",
+			   "object", pod, "dryRun", 1);
+	if (review == NULL)
+		error_set(err, ERROR_NOMEM, "out of memory wrapping the pod");
+	return review;
+}
+
+/* ==== Reading an answer back ==== */
+
+/* The value of base64 digit c, or -1. */
+static int b64_value(unsigned char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	return c == '+' ? 62 : c == '/' ? 63 : -1;
+}
+
+/* New: the bytes of base64 text s (padded, no line breaks), NUL-terminated; NULL when malformed or ENOMEM. */
+static char *b64_decode(const char *s, size_t len, size_t *out_len)
+{
+	char *out;
+	size_t i, o = 0;
+
+	if (len % 4 != 0 || (out = malloc(len / 4 * 3 + 1)) == NULL)
+		return NULL;
+	for (i = 0; i < len; i += 4) {
+		int a = b64_value((unsigned char)s[i]), b = b64_value((unsigned char)s[i + 1]);
+		int c = s[i + 2] == '=' && i + 4 == len ? 0 : b64_value((unsigned char)s[i + 2]);
+		int d = s[i + 3] == '=' && i + 4 == len ? 0 : b64_value((unsigned char)s[i + 3]);
+
+		if (a < 0 || b < 0 || c < 0 || d < 0 || (s[i + 2] == '=' && s[i + 3] != '=')) {
+			free(out);
+			return NULL;
+		}
+		out[o++] = (char)(a << 2 | b >> 4);
+		if (s[i + 2] != '=')
+			out[o++] = (char)((b & 15) << 4 | c >> 2);
+		if (s[i + 3] != '=')
+			out[o++] = (char)((c & 3) << 6 | d);
+	}
+	out[o] = '\0';
+	*out_len = o;
+	return out;
+}
+
+int review_answer_read(const char *answer, size_t len, json_t **patch, char *message, size_t cap,
+		       struct error *err)
+{
+	json_t *root = json_loadb(answer, len, 0, NULL), *resp;
+	const char *b64, *msg;
+	char *text = NULL;
+	size_t text_len = 0;
+	int rc = -1;
+
+	*patch = NULL;
+	if (cap > 0)
+		message[0] = '\0';
+	resp = json_object_get(root, "response");
+	if (!json_is_object(resp)) {
+		error_set(err, ERROR_INTERNAL, "the answer is not an AdmissionReview response");
+		goto out;
+	}
+	msg = json_string_value(json_object_get(json_object_get(resp, "status"), "message"));
+	if (msg != NULL && cap > 0)
+		snprintf(message, cap, "%s", msg);
+	b64 = json_string_value(json_object_get(resp, "patch"));
+	if (b64 == NULL) {
+		*patch = json_array();
+	} else if ((text = b64_decode(b64, strlen(b64), &text_len)) != NULL) {
+		*patch = json_loadb(text, text_len, 0, NULL);
+		if (!json_is_array(*patch)) {
+			json_decref(*patch);
+			*patch = NULL;
+		}
+	}
+	if (*patch == NULL) {
+		error_set(err, b64 == NULL ? ERROR_NOMEM : ERROR_INTERNAL, "cannot read the answer's patch");
+		goto out;
+	}
+	rc = 0;
+out:
+	free(text);
+	json_decref(root);
+	return rc;
+}
+
+json_t *review_patched_object(const char *review, size_t len, const json_t *patch, struct error *err)
+{
+	json_t *root = json_loadb(review, len, 0, NULL);
+	json_t *object = json_deep_copy(json_object_get(json_object_get(root, "request"), "object"));
+
+	json_decref(root);
+	if (!json_is_object(object)) {
+		json_decref(object);
+		error_set(err, ERROR_INPUT, "the review carries no request.object to patch");
+		return NULL;
+	}
+	if (patch_apply(object, patch, err) != 0) {
+		json_decref(object);
+		return NULL;
+	}
+	return object;
+}
+
+/* ==== Telling what the input is ==== */
+
+int review_sniff(const char *buf, size_t len, char *kind, size_t cap)
+{
+	struct manifest m;
+	size_t i;
+	int found = 0;
+	struct error ignored;
+
+	memset(&m, 0, sizeof m);
+	if (manifest_load(buf, len, &m, &ignored) == 0) {
+		for (i = 0; i < m.n_docs && !found; i++) {
+			if (m.docs[i].n_templates > 0) {
+				snprintf(kind, cap, "%s", m.docs[i].templates[0].kind);
+				found = 1;
+			}
+		}
+	}
+	manifest_free(&m);
+	return found;
+}
