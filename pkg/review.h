@@ -69,7 +69,8 @@ void review_response_free(struct review_response *res);
  * New: the AdmissionReview (admission.k8s.io/v1, CREATE, dryRun) the API
  * server would send for the pod template t (borrowed) describes: a Pod as it
  * is, or the Pod a controller would create from its template, in t's
- * namespace (a DaemonSet's owning it). NULL only on ERROR_NOMEM.
+ * namespace (a DaemonSet's owning it, sent by the DaemonSet controller's
+ * service account). NULL only on ERROR_NOMEM.
  */
 json_t *review_wrap(const struct manifest_template *t, struct error *err);
 

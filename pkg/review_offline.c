@@ -13,6 +13,14 @@
 #include "patch.h"
 
 #define WRAP_UID "gpu-admission-review-wrap"
+#define WRAP_USER "gpu-admission review --wrap"  /* who sends a pod no controller creates */
+/*
+ * Who sends a DaemonSet's pods: the DaemonSet controller, under its own
+ * service account (kube-controller-manager --use-service-account-credentials,
+ * cmd/kube-controller-manager/app/apps.go: ClientOrDie("daemon-set-controller")),
+ * the first of the default exempt.daemonSetControllers.
+ */
+#define WRAP_DAEMONSET_USER "system:serviceaccount:kube-system:daemon-set-controller"
 
 /* ==== Wrapping ==== */
 
@@ -77,7 +85,7 @@ json_t *review_wrap(const struct manifest_template *t, struct error *err)
 			   "kind", "group", "", "version", "v1", "kind", "Pod",
 			   "resource", "group", "", "version", "v1", "resource", "pods",
 			   "namespace", t->ns, "name", name, "operation", "CREATE",
-			   "userInfo", "username", "gpu-admission review --wrap",
+			   "userInfo", "username", t->daemonset ? WRAP_DAEMONSET_USER : WRAP_USER,
 			   "object", pod, "dryRun", 1);
 	if (review == NULL)
 		error_set(err, ERROR_NOMEM, "out of memory wrapping the pod");

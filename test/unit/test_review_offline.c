@@ -32,6 +32,9 @@ static void test_wrap_template(void)
 	CHECK_STR(json_string_value(json_object_get(json_object_get(pod, "metadata"), "namespace")), "shop");
 	CHECK_STR(json_string_value(json_object_get(json_object_get(json_object_get(pod, "metadata"), "labels"), "app")), "web");
 	CHECK(json_is_array(json_object_get(json_object_get(pod, "spec"), "containers")));
+	/* Not a DaemonSet's pod: sent by someone the policy does not vouch for. */
+	CHECK_STR(json_string_value(json_object_get(json_object_get(req, "userInfo"), "username")),
+		  "gpu-admission review --wrap");
 	json_decref(r);
 	manifest_free(&m);
 }
@@ -53,6 +56,10 @@ static void test_wrap_daemonset_pod_is_owned(void)
 	CHECK_STR(json_string_value(json_object_get(ref, "kind")), "DaemonSet");
 	CHECK_STR(json_string_value(json_object_get(ref, "name")), "plugin");
 	CHECK_STR(json_string_value(json_object_get(json_object_get(r, "request"), "namespace")), "default");
+	/* Sent by the DaemonSet controller, as in the cluster: the exemption trusts no one else. */
+	CHECK_STR(json_string_value(json_object_get(json_object_get(json_object_get(r, "request"), "userInfo"),
+						    "username")),
+		  "system:serviceaccount:kube-system:daemon-set-controller");
 	json_decref(r);
 	manifest_free(&m);
 }
