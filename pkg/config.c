@@ -403,6 +403,23 @@ static yaml_node_t *map_get(struct loader *ld, const yaml_node_t *n, const char 
 	return NULL;
 }
 
+/*
+ * Where to say that required field key of mapping item is missing or empty:
+ * item when the key is absent, the value when it is null or an empty
+ * collection of the kind wanted (YAML_MAPPING_NODE or YAML_SEQUENCE_NODE);
+ * NULL when the value has another type, which its own error already says.
+ */
+static yaml_node_t *required_at(struct loader *ld, yaml_node_t *item, const char *key, yaml_node_type_t kind)
+{
+	yaml_node_t *v = map_get(ld, item, key);
+
+	if (v == NULL)
+		return item;
+	if (is_null(v) || (v->type == kind && (kind == YAML_MAPPING_NODE ? map_len(v) : seq_len(v)) == 0))
+		return v;
+	return NULL;
+}
+
 /* Duplicate keys are errors, as in Kubernetes' own strict decoding. */
 static int check_duplicate_key(struct loader *ld, yaml_node_t *map, size_t upto,
 			       yaml_node_t *key, const char *path)
@@ -658,6 +675,7 @@ static int pool_field(struct loader *ld, void *target, const char *key, yaml_nod
 static void read_pools(struct loader *ld, yaml_node_t *n, const char *path, struct config *cfg)
 {
 	struct config_pool *pools;
+	yaml_node_t *at;
 	size_t i, len;
 	char sub[64];
 
@@ -688,14 +706,9 @@ static void read_pools(struct loader *ld, yaml_node_t *n, const char *path, stru
 		/* A field given but invalid has its own error already. */
 		if (pools[i].name == NULL && map_get(ld, item, "name") == NULL)
 			fail(ld, item, sub, "name is required");
-		if (pools[i].node_selector.n == 0) {
-			yaml_node_t *sel = map_get(ld, item, "nodeSelector");
-
-			if (sel == NULL)
-				fail(ld, item, sub, "nodeSelector is required and must not be empty");
-			else if (is_null(sel) || (sel->type == YAML_MAPPING_NODE && map_len(sel) == 0))
-				fail(ld, sel, sub, "nodeSelector is required and must not be empty");
-		}
+		if (pools[i].node_selector.n == 0 &&
+		    (at = required_at(ld, item, "nodeSelector", YAML_MAPPING_NODE)) != NULL)
+			fail(ld, at, sub, "nodeSelector is required and must not be empty");
 	}
 	for (i = 0; i < cfg->n_pools; i++)
 		pool_free(&cfg->pools[i]);
@@ -727,6 +740,7 @@ static int pod_selector_field(struct loader *ld, void *target, const char *key, 
 static void read_pod_selectors(struct loader *ld, yaml_node_t *n, const char *path, struct config *cfg)
 {
 	struct config_pod_selector *sels = NULL;
+	yaml_node_t *at;
 	size_t i, len = 0;
 	char sub[96];
 
@@ -755,11 +769,12 @@ static void read_pod_selectors(struct loader *ld, yaml_node_t *n, const char *pa
 			continue;
 		}
 		read_fields(ld, item, sub, &sels[i], pod_selector_field, "namespaces, matchLabels");
-		if (sels[i].namespaces.n == 0)
-			fail(ld, item, sub, "namespaces is required and must not be empty: a workload sets "
+		if (sels[i].namespaces.n == 0 && (at = required_at(ld, item, "namespaces", YAML_SEQUENCE_NODE)) != NULL)
+			fail(ld, at, sub, "namespaces is required and must not be empty: a workload sets "
 			     "its own labels, so labels alone would let any pod in any namespace exempt itself");
-		if (sels[i].match_labels.n == 0)
-			fail(ld, item, sub, "matchLabels is required and must not be empty (it would exempt "
+		if (sels[i].match_labels.n == 0 &&
+		    (at = required_at(ld, item, "matchLabels", YAML_MAPPING_NODE)) != NULL)
+			fail(ld, at, sub, "matchLabels is required and must not be empty (it would exempt "
 			     "every pod in those namespaces: list them in exempt.namespaces instead)");
 	}
 	for (i = 0; i < cfg->n_exempt_pod_selectors; i++)

@@ -130,8 +130,9 @@ static void test_errors_name_file_line_field(void)
 	expect_error("exempt:\n  podSelectors:\n    - matchLabels: {app: agent}\n",
 		     "policy.yaml:3:7: exempt.podSelectors[0]: namespaces is required and must not be empty: a "
 		     "workload sets its own labels");
+	/* Given but empty: the error points at the empty value, as for a pool's nodeSelector. */
 	expect_error("exempt:\n  podSelectors:\n    - {namespaces: [], matchLabels: {app: agent}}\n",
-		     "podSelectors[0]: namespaces is required");
+		     "policy.yaml:3:20: exempt.podSelectors[0]: namespaces is required");
 	expect_error("exempt:\n  podSelectors:\n    - {namespaces: [a], matchLabels: {b: c}, team: x}\n",
 		     "exempt.podSelectors[0].team: unknown field (known: namespaces, matchLabels)");
 	expect_error("exempt:\n  podSelectors: [{namespaces: [a], matchLabels: {a: b}}, x]\n",
@@ -200,6 +201,29 @@ static void test_pool_prices(void)
 }
 
 /* Every error of a file, each with its own line:column, in file order; err sums them up. */
+/* A required field of the wrong type is one error (its type), not two. */
+static void test_required_field_one_error(void)
+{
+	static const char *const yaml[] = {
+		"exempt:\n  podSelectors: [{namespaces: ml, matchLabels: {app: agent}}]\n",
+		"exempt:\n  podSelectors: [{namespaces: [ml], matchLabels: [app]}]\n",
+		"pools:\n  - {name: a, nodeSelector: [gpu]}\n",
+	};
+	struct config_errors errs = { 0 };
+	struct error err = { 0 };
+	size_t i;
+
+	for (i = 0; i < sizeof yaml / sizeof yaml[0]; i++) {
+		CHECK(config_load_buffer_all(yaml[i], strlen(yaml[i]), "p.yaml", &errs, &err) == NULL);
+		if (errs.total != 1)
+			fprintf(stderr, "  %s: %zu errors, first \"%s\"\n", yaml[i], errs.total,
+				errs.n ? errs.v[0].text : "");
+		CHECK_INT(errs.total, 1);
+		CHECK(strstr(err.msg, "must be a") != NULL);
+	}
+	config_errors_free(&errs);
+}
+
 static void test_all_errors_listed(void)
 {
 	static const char yaml[] =
@@ -213,7 +237,7 @@ static void test_all_errors_listed(void)
 		"  - {nodeSelector: {e: f}, resources: nvidia}\n"  /* 8:5 name, 8:39 resources */
 		"exempt:\n"
 		"  daemonSets: \"true\"\n"                         /* 10:15 */
-		"  podSelectors: [{namespaces: [ml], matchLabels: {}}]\n"; /* 11:18 */
+		"  podSelectors: [{namespaces: [ml], matchLabels: {}}]\n"; /* 11:50 */
 	static const char *const want[] = {
 		"policy.yaml:1:7: mode: must be one of enforce, warn, dryrun",
 		"policy.yaml:2:1: color: unknown field",
@@ -224,7 +248,7 @@ static void test_all_errors_listed(void)
 		"policy.yaml:8:5: pools[2]: name is required",
 		"policy.yaml:8:39: pools[2].resources: must be a list of strings",
 		"policy.yaml:10:15: exempt.daemonSets: must be true or false, not a string (remove the quotes)",
-		"policy.yaml:11:18: exempt.podSelectors[0]: matchLabels is required and must not be empty",
+		"policy.yaml:11:50: exempt.podSelectors[0]: matchLabels is required and must not be empty",
 	};
 	struct config_errors errs = { 0 };
 	struct error err = { 0 };
@@ -385,6 +409,7 @@ int main(void)
 	RUN(test_empty_file_is_default);
 	RUN(test_errors_name_file_line_field);
 	RUN(test_pool_prices);
+	RUN(test_required_field_one_error);
 	RUN(test_all_errors_listed);
 	RUN(test_wrong_types);
 	RUN(test_huge_map);
