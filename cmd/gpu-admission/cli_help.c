@@ -14,8 +14,9 @@ static const char overview[] =
 	"Kubernetes admission webhook that keeps GPU workloads and GPU node pools honest\n"
 	"on AKS: GPU pods get the GPU pools' toleration and the node selector of the\n"
 	"cheapest pool that fits; CPU-only pods aimed at GPU pools are rejected. The same\n"
-	"policy runs in the webhook (serve), on one AdmissionReview (review) and over\n"
-	"manifests and live clusters (audit).";
+	"policy runs in the webhook (serve), on one AdmissionReview (review), over\n"
+	"manifests and live clusters (audit) and in the GPU cost report of a cluster\n"
+	"(report).";
 
 /* Writes text wrapped at HELP_WIDTH; every line after a break starts with indent spaces. */
 static void wrap(FILE *out, const char *text, size_t first_col, size_t indent)
