@@ -70,22 +70,55 @@ static const char default_yaml[] =
 "# `gpu-admission check-config FILE` prints the globs in force.\n"
 "gpuNodeNames: []\n"
 "\n"
-"# GPU pools in order of preference, cheapest first. A GPU pod goes to the pool\n"
-"# its label gpu-admission/pool names, else the pool whose nodeSelector it\n"
-"# already matches, else the first pool that serves every GPU resource it asks\n"
-"# for with a large enough maxGPUsPerPod (0 or absent: no limit). resources\n"
-"# defaults to every GPU resource.\n"
+"# GPU pools in order of preference, cheapest first. A pool is eligible for a\n"
+"# GPU pod when it serves every GPU resource the pod asks for (resources:\n"
+"# globs, default every GPU resource) with a large enough maxGPUsPerPod (0 or\n"
+"# absent: no limit), the pod's namespace is one of its namespaces (globs;\n"
+"# absent: every namespace), its podSelector matches the pod's labels\n"
+"# (matchLabels, matchExpressions with In, NotIn, Exists, DoesNotExist; absent:\n"
+"# every pod), and the pod's own nodeSelector and required node affinity do not\n"
+"# rule out its nodes. The label gpu-admission/pool picks one eligible pool,\n"
+"# else a pool the pod's nodeSelector already picks; none eligible: rejected,\n"
+"# naming the pools for the resource and those the namespace may use.\n"
+"# tolerations: added to a pod placed on the pool, besides the GPU taint's,\n"
+"# e.g. an AKS spot pool's {key: kubernetes.azure.com/scalesetpriority,\n"
+"# value: spot, effect: NoSchedule} (operator Equal or Exists; no effect: all).\n"
 "# Optional, for the cost report (gpu-admission report): pricePerNodeHour, what\n"
 "# one node of the pool costs per hour (e.g. 98.32 for a Standard_ND96isr_H100_v5\n"
 "# pay-as-you-go), and gpusPerNode (8 there; absent: each node's allocatable\n"
-"# GPUs). check-config warns when priced pools are not cheapest per GPU first:\n"
-"#   - {name: t4, nodeSelector: {kubernetes.azure.com/agentpool: gput4},\n"
-"#      maxGPUsPerPod: 1, pricePerNodeHour: 0.526, gpusPerNode: 1}\n"
+"# GPUs). check-config warns when priced pools are not cheapest per GPU first.\n"
+"# Two AKS pools (a 1-GPU pod goes to t4, 2 to 8 GPUs or a MIG slice to a100,\n"
+"# an AMD or a 16-GPU pod is rejected):\n"
+"# example: 1 nvidia.com/gpu -> t4; 8 nvidia.com/gpu -> a100; 1 nvidia.com/mig-1g.10gb -> a100; 1 amd.com/gpu -> rejected; 16 nvidia.com/gpu -> rejected\n"
+"#   - {name: t4, resources: [nvidia.com/gpu], maxGPUsPerPod: 1,\n"
+"#      nodeSelector: {kubernetes.azure.com/agentpool: gput4},\n"
+"#      pricePerNodeHour: 0.526, gpusPerNode: 1}\n"
+"#   - {name: a100, resources: [nvidia.com/gpu, nvidia.com/mig-*],\n"
+"#      maxGPUsPerPod: 8, nodeSelector: {kubernetes.azure.com/agentpool: gpua100}}\n"
 "pools:\n"
 "  - name: gpu\n"
 "    resources: [\"nvidia.com/*\", \"alpha.kubernetes.io/nvidia-gpu\"]\n"
 "    nodeSelector:\n"
 "      kubernetes.azure.com/accelerator: nvidia\n"
+"\n"
+"# How a GPU pod is sent to its eligible pools.\n"
+"# pinned:   the nodeSelector of the first eligible pool.\n"
+"# fallback: a required node affinity `key In [every eligible pool's value]`\n"
+"#           (ANDed into each required term the pod has), preferred terms\n"
+"#           weighted cheapest first, and every eligible pool's tolerations:\n"
+"#           the scheduler falls back to a pricier pool when the cheap one is\n"
+"#           full or out of spot capacity. Every pool must then select by one\n"
+"#           and the same label key (kubernetes.azure.com/agentpool, or\n"
+"#           karpenter.sh/nodepool with node auto-provisioning).\n"
+"# A pod whose required affinity already keeps it to eligible pools of that\n"
+"# key is left as it is, either way.\n"
+"placement: pinned\n"
+"\n"
+"# Pods carrying one of these label keys get the GPU toleration but no pool\n"
+"# selector or affinity: their queue's ResourceFlavor (Kueue) places them, and\n"
+"# two selectors that disagree would leave them Pending. CPU pods are judged\n"
+"# as any other.\n"
+"deferLabels: [kueue.x-k8s.io/queue-name]\n"
 "\n"
 "# Set by the cluster admin only: nothing a workload can put on itself.\n"
 "exempt:\n"
@@ -105,8 +138,9 @@ static const char default_yaml[] =
 "    - system:serviceaccount:kube-system:daemon-set-controller\n"
 "    - system:kube-controller-manager\n"
 "  # Pods in one of an entry's namespaces (globs; required, since a workload\n"
-"  # sets its own labels) whose labels hold all of its matchLabels are never\n"
-"  # rejected, e.g. [{namespaces: [monitoring], matchLabels: {app: agent}}].\n"
+"  # sets its own labels) whose labels match its matchLabels and\n"
+"  # matchExpressions (as a pool's podSelector) are never rejected, e.g.\n"
+"  # [{namespaces: [monitoring], matchLabels: {app: agent}}].\n"
 "  podSelectors: []\n";
 
 const char *config_default_yaml(void)
@@ -238,6 +272,36 @@ static size_t map_len(const yaml_node_t *n)
 	return (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
 }
 
+/*
+ * The items of sequence n as a zeroed array of size-byte elements (new:
+ * free()) in *out, *len of them; null means none (*out still allocated).
+ * -1 after failing path when n is no list (what it must be: what), is too
+ * long, or memory ran out.
+ */
+static int seq_alloc(struct loader *ld, yaml_node_t *n, const char *path, const char *what, size_t size,
+		     void **out, size_t *len)
+{
+	*out = NULL;
+	*len = 0;
+	if (!is_null(n)) {
+		if (n->type != YAML_SEQUENCE_NODE) {
+			fail(ld, n, path, "must be %s", what);
+			return -1;
+		}
+		*len = seq_len(n);
+		if (*len > CONFIG_LIST_MAX) {
+			fail(ld, n, path, "more than %d entries", CONFIG_LIST_MAX);
+			return -1;
+		}
+	}
+	*out = calloc(*len ? *len : 1, size);
+	if (*out == NULL) {
+		fail(ld, n, path, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
 /* Replaces *out with the list of strings in n (null means empty). */
 static void read_strings(struct loader *ld, yaml_node_t *n, const char *path,
 			 struct config_strings *out)
@@ -245,30 +309,17 @@ static void read_strings(struct loader *ld, yaml_node_t *n, const char *path,
 	struct config_strings l = { NULL, 0 };
 	char sub[128];
 	size_t i, len;
+	void *items;
 
-	if (is_null(n))
-		goto replace;
-	if (n->type != YAML_SEQUENCE_NODE) {
-		fail(ld, n, path, "must be a list of strings");
+	if (seq_alloc(ld, n, path, "a list of strings", sizeof *l.v, &items, &len) != 0)
 		return;
-	}
-	len = seq_len(n);
-	if (len > CONFIG_LIST_MAX) {
-		fail(ld, n, path, "more than %d entries", CONFIG_LIST_MAX);
-		return;
-	}
-	l.v = calloc(len ? len : 1, sizeof *l.v);
-	if (l.v == NULL) {
-		fail(ld, n, path, "out of memory");
-		return;
-	}
+	l.v = items;
 	for (i = 0; i < len; i++) {
 		snprintf(sub, sizeof sub, "%s[%zu]", path, i);
 		l.v[l.n] = read_string(ld, node_at(ld, n->data.sequence.items.start[i]), sub, 0);
 		if (l.v[l.n] != NULL)
 			l.n++;
 	}
-replace:
 	strings_free(out);
 	*out = l;
 }
@@ -357,6 +408,16 @@ static void read_mode(struct loader *ld, yaml_node_t *n, const char *path, enum 
 {
 	if (n->type != YAML_SCALAR_NODE || parse_mode(scalar(n), out) != 0)
 		fail(ld, n, path, "must be one of enforce, warn, dryrun");
+}
+
+static void read_placement(struct loader *ld, yaml_node_t *n, const char *path, enum config_placement *out)
+{
+	if (scalar_is(n, "pinned"))
+		*out = CONFIG_PLACEMENT_PINNED;
+	else if (scalar_is(n, "fallback"))
+		*out = CONFIG_PLACEMENT_FALLBACK;
+	else
+		fail(ld, n, path, "must be pinned or fallback");
 }
 
 static void read_bool(struct loader *ld, yaml_node_t *n, const char *path, int *out)
@@ -471,11 +532,306 @@ static int taint_field(struct loader *ld, void *target, const char *key, yaml_no
 	return 0;
 }
 
+/* ==== Names Kubernetes validates: label keys and values, namespace globs ==== */
+
+static int is_alnum(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/*
+ * Why s (len bytes) is not a label value or the name part of a label key
+ * (validation.IsValidLabelValue, IsQualifiedName: at most 63 characters of
+ * [A-Za-z0-9-_.], beginning and ending alphanumeric), or NULL.
+ */
+static const char *bad_label_name(const char *s, size_t len, int allow_empty)
+{
+	size_t i;
+
+	if (len == 0)
+		return allow_empty ? NULL : "must not be empty";
+	if (len > 63)
+		return "must be at most 63 characters";
+	for (i = 0; i < len; i++)
+		if (!is_alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
+			return "may hold only letters, digits, '-', '_' and '.'";
+	if (!is_alnum(s[0]) || !is_alnum(s[len - 1]))
+		return "must begin and end with a letter or digit";
+	return NULL;
+}
+
+/* Why key is not a label key ([prefix/]name, prefix a DNS subdomain), or NULL. */
+static const char *bad_label_key(const char *key)
+{
+	const char *slash = strchr(key, '/');
+	size_t i;
+
+	if (slash == NULL)
+		return bad_label_name(key, strlen(key), 0);
+	if (slash == key || slash - key > 253)
+		return "must have a prefix of 1 to 253 characters before '/'";
+	for (i = 0; key + i < slash; i++)
+		if (!((key[i] >= 'a' && key[i] <= 'z') || (key[i] >= '0' && key[i] <= '9') || key[i] == '-' ||
+		      key[i] == '.'))
+			return "must have a prefix of lower-case letters, digits, '-' and '.'";
+	if (!is_alnum(key[0]) || !is_alnum(slash[-1]))
+		return "must have a prefix that begins and ends with a letter or digit";
+	return bad_label_name(slash + 1, strlen(slash + 1), 0);
+}
+
+/* Fails on every entry of l that is not a label key (node: for the line). */
+static void check_label_keys(struct loader *ld, yaml_node_t *n, const char *path, const struct config_strings *l)
+{
+	const char *why;
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if ((why = bad_label_key(l->v[i])) != NULL)
+			fail(ld, n, path, "\"%s\" is not a label key: it %s", l->v[i], why);
+}
+
+/*
+ * Namespace globs: a namespace name is a DNS label (lower-case letters,
+ * digits and '-', at most 63), so a glob with any other character, or
+ * longer, can never match one: a typo the policy would silently ignore.
+ */
+static void check_namespace_globs(struct loader *ld, yaml_node_t *n, const char *path,
+				  const struct config_strings *l)
+{
+	size_t i, j;
+
+	for (i = 0; i < l->n; i++) {
+		for (j = 0; l->v[i][j] != '\0'; j++)
+			if (!((l->v[i][j] >= 'a' && l->v[i][j] <= 'z') || (l->v[i][j] >= '0' && l->v[i][j] <= '9') ||
+			      l->v[i][j] == '-' || l->v[i][j] == '*' || l->v[i][j] == '?'))
+				break;
+		if (l->v[i][j] != '\0' || j > 63)
+			fail(ld, n, path, "\"%s\" can never match a namespace: use lower-case letters, digits "
+			     "and '-' (at most 63), with * and ? as wildcards", l->v[i]);
+	}
+}
+
+/* ==== Label selectors (metav1.LabelSelector): one reader for pools and exemptions ==== */
+
+static void requirement_free(struct config_requirement *r)
+{
+	free(r->key);
+	free(r->op);
+	strings_free(&r->values);
+}
+
+static void requirements_free(struct config_label_selector *sel)
+{
+	size_t i;
+
+	for (i = 0; i < sel->n_match_expressions; i++)
+		requirement_free(&sel->match_expressions[i]);
+	free(sel->match_expressions);
+	sel->match_expressions = NULL;
+	sel->n_match_expressions = 0;
+}
+
+static void label_selector_free(struct config_label_selector *sel)
+{
+	labels_free(&sel->match_labels);
+	requirements_free(sel);
+}
+
+static int requirement_field(struct loader *ld, void *target, const char *key, yaml_node_t *v,
+			     const char *path)
+{
+	struct config_requirement *r = target;
+	char **slot = strcmp(key, "key") == 0 ? &r->key : strcmp(key, "operator") == 0 ? &r->op : NULL;
+	char *str;
+
+	if (strcmp(key, "values") == 0) {
+		read_strings(ld, v, path, &r->values);
+		return 0;
+	}
+	if (slot == NULL)
+		return -1;
+	str = read_string(ld, v, path, 0);
+	if (str != NULL) {
+		free(*slot);
+		*slot = str;
+	}
+	return 0;
+}
+
+/*
+ * matchExpressions, checked as LabelSelectorAsSelector checks them
+ * (k8s.io/apimachinery/pkg/apis/meta/v1/helpers.go, with
+ * labels.NewRequirement): In and NotIn need values, Exists and DoesNotExist
+ * take none, no other operator, keys and values valid label text.
+ */
+static void read_requirements(struct loader *ld, yaml_node_t *n, const char *path,
+			      struct config_label_selector *sel)
+{
+	struct config_requirement *reqs;
+	size_t i, j, len;
+	char sub[320];
+	const char *why;
+	void *items;
+
+	if (seq_alloc(ld, n, path, "a list of {key, operator, values}", sizeof *reqs, &items, &len) != 0)
+		return;
+	reqs = items;
+	for (i = 0; i < len; i++) {
+		yaml_node_t *item = node_at(ld, n->data.sequence.items.start[i]);
+		struct config_requirement *r = &reqs[i];
+		int set;
+
+		snprintf(sub, sizeof sub, "%s[%zu]", path, i);
+		if (item->type != YAML_MAPPING_NODE) {
+			fail(ld, item, sub, "must be a map with key, operator and values");
+			continue;
+		}
+		read_fields(ld, item, sub, r, requirement_field, "key, operator, values");
+		if (r->key == NULL || r->op == NULL) {
+			fail(ld, item, sub, "key and operator are required");
+			continue;
+		}
+		if ((why = bad_label_key(r->key)) != NULL)
+			fail(ld, item, sub, "key \"%s\" is not a label key: it %s", r->key, why);
+		set = strcmp(r->op, "In") == 0 || strcmp(r->op, "NotIn") == 0;
+		if (!set && strcmp(r->op, "Exists") != 0 && strcmp(r->op, "DoesNotExist") != 0)
+			fail(ld, item, sub, "operator \"%s\" is not one of In, NotIn, Exists, DoesNotExist", r->op);
+		else if (set && r->values.n == 0)
+			fail(ld, item, sub, "operator %s needs at least one value", r->op);
+		else if (!set && r->values.n > 0)
+			fail(ld, item, sub, "operator %s takes no values", r->op);
+		for (j = 0; j < r->values.n; j++)
+			if ((why = bad_label_name(r->values.v[j], strlen(r->values.v[j]), 1)) != NULL)
+				fail(ld, item, sub, "value \"%s\" is not a label value: it %s", r->values.v[j], why);
+	}
+	requirements_free(sel);
+	sel->match_expressions = reqs;
+	sel->n_match_expressions = len;
+}
+
+/* matchLabels and matchExpressions: the field reader of every label selector. */
+static int label_selector_field(struct loader *ld, void *target, const char *key, yaml_node_t *v,
+				const char *path)
+{
+	struct config_label_selector *sel = target;
+	const char *why;
+	size_t i;
+
+	if (strcmp(key, "matchLabels") == 0) {
+		read_labels(ld, v, path, &sel->match_labels, 1);
+		for (i = 0; i < sel->match_labels.n; i++) {
+			const struct config_kv *kv = &sel->match_labels.v[i];
+
+			if ((why = bad_label_key(kv->key)) != NULL ||
+			    (why = bad_label_name(kv->value, strlen(kv->value), 1)) != NULL)
+				fail(ld, v, path, "%s: \"%s\" is not a label: it %s", kv->key, kv->value, why);
+		}
+	} else if (strcmp(key, "matchExpressions") == 0) {
+		read_requirements(ld, v, path, sel);
+	} else {
+		return -1;
+	}
+	return 0;
+}
+
+/* ==== Pools ==== */
+
+static void tolerations_free(struct config_tolerations *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		free(l->v[i].key);
+		free(l->v[i].op);
+		free(l->v[i].value);
+		free(l->v[i].effect);
+	}
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
+}
+
+static int toleration_field(struct loader *ld, void *target, const char *key, yaml_node_t *v,
+			    const char *path)
+{
+	struct config_toleration *t = target;
+	char **slot = strcmp(key, "key") == 0 ? &t->key : strcmp(key, "operator") == 0 ? &t->op
+		    : strcmp(key, "value") == 0 ? &t->value : strcmp(key, "effect") == 0 ? &t->effect : NULL;
+	char *str;
+
+	if (slot == NULL)
+		return -1;
+	str = read_string(ld, v, path, slot != &t->key);
+	if (str != NULL) {
+		free(*slot);
+		*slot = str;
+	}
+	return 0;
+}
+
+/*
+ * pools[].tolerations, checked as the API server checks a pod's
+ * (validateTolerations, pkg/apis/core/validation): a key (required here: a
+ * pool's toleration names its taint, and an empty key would tolerate every
+ * taint), operator Equal or Exists, no value with Exists, a known effect.
+ */
+static void read_tolerations(struct loader *ld, yaml_node_t *n, const char *path, struct config_tolerations *out)
+{
+	struct config_tolerations l = { NULL, 0 };
+	size_t i, len;
+	char sub[96];
+	const char *why;
+	void *items;
+
+	if (seq_alloc(ld, n, path, "a list of {key, operator, value, effect}", sizeof *l.v, &items, &len) != 0)
+		return;
+	l.v = items;
+	for (i = 0; i < len; i++) {
+		yaml_node_t *item = node_at(ld, n->data.sequence.items.start[i]);
+		struct config_toleration *t = &l.v[l.n++];
+
+		snprintf(sub, sizeof sub, "%s[%zu]", path, i);
+		if (item->type != YAML_MAPPING_NODE) {
+			fail(ld, item, sub, "must be a map with key, operator, value and effect");
+			continue;
+		}
+		read_fields(ld, item, sub, t, toleration_field, "key, operator, value, effect");
+		if (t->op == NULL)
+			t->op = strdup("Equal");
+		if (t->value == NULL)
+			t->value = strdup("");
+		if (t->effect == NULL)
+			t->effect = strdup("");
+		if (t->op == NULL || t->value == NULL || t->effect == NULL) {
+			fail(ld, item, sub, "out of memory");
+			continue;
+		}
+		if (t->key == NULL)
+			fail(ld, item, sub, "key is required (a toleration without one tolerates every taint)");
+		else if ((why = bad_label_key(t->key)) != NULL)
+			fail(ld, item, sub, "key \"%s\" is not a taint key: it %s", t->key, why);
+		if (strcmp(t->op, "Equal") != 0 && strcmp(t->op, "Exists") != 0)
+			fail(ld, item, sub, "operator must be Equal or Exists");
+		else if (strcmp(t->op, "Exists") == 0 && t->value[0] != '\0')
+			fail(ld, item, sub, "value must be empty with operator Exists");
+		else if ((why = bad_label_name(t->value, strlen(t->value), 1)) != NULL)
+			fail(ld, item, sub, "value \"%s\" is not a taint value: it %s", t->value, why);
+		if (t->effect[0] != '\0' && strcmp(t->effect, "NoSchedule") != 0 &&
+		    strcmp(t->effect, "PreferNoSchedule") != 0 && strcmp(t->effect, "NoExecute") != 0)
+			fail(ld, item, sub, "effect must be NoSchedule, PreferNoSchedule or NoExecute (or absent: all)");
+	}
+	tolerations_free(out);
+	*out = l;
+}
+
 static void pool_free(struct config_pool *p)
 {
 	free(p->name);
 	labels_free(&p->node_selector);
 	strings_free(&p->resources);
+	tolerations_free(&p->tolerations);
+	strings_free(&p->namespaces);
+	label_selector_free(&p->pod_selector);
 }
 
 static int pool_field(struct loader *ld, void *target, const char *key, yaml_node_t *v,
@@ -506,6 +862,13 @@ static int pool_field(struct loader *ld, void *target, const char *key, yaml_nod
 			fail(ld, v, path, "must be a whole number from 1 to %d", CONFIG_GPUS_PER_NODE_MAX);
 		else if (gpus > 0)
 			p->gpus_per_node = gpus;
+	} else if (strcmp(key, "tolerations") == 0) {
+		read_tolerations(ld, v, path, &p->tolerations);
+	} else if (strcmp(key, "namespaces") == 0) {
+		read_strings(ld, v, path, &p->namespaces);
+		check_namespace_globs(ld, v, path, &p->namespaces);
+	} else if (strcmp(key, "podSelector") == 0) {
+		read_fields(ld, v, path, &p->pod_selector, label_selector_field, "matchLabels, matchExpressions");
 	} else {
 		return -1;
 	}
@@ -541,7 +904,8 @@ static void read_pools(struct loader *ld, yaml_node_t *n, const char *path, stru
 			continue;
 		}
 		read_fields(ld, item, sub, &pools[i], pool_field,
-			    "name, nodeSelector, resources, maxGPUsPerPod, pricePerNodeHour, gpusPerNode");
+			    "name, nodeSelector, resources, maxGPUsPerPod, pricePerNodeHour, gpusPerNode, "
+			    "tolerations, namespaces, podSelector");
 		if (pools[i].name == NULL)
 			fail(ld, item, sub, "name is required");
 		if (pools[i].node_selector.n == 0)
@@ -557,7 +921,7 @@ static void read_pools(struct loader *ld, yaml_node_t *n, const char *path, stru
 static void pod_selector_free(struct config_pod_selector *sel)
 {
 	strings_free(&sel->namespaces);
-	labels_free(&sel->match_labels);
+	label_selector_free(&sel->selector);
 }
 
 static int pod_selector_field(struct loader *ld, void *target, const char *key, yaml_node_t *v,
@@ -567,50 +931,37 @@ static int pod_selector_field(struct loader *ld, void *target, const char *key, 
 
 	if (strcmp(key, "namespaces") == 0)
 		read_strings(ld, v, path, &sel->namespaces);
-	else if (strcmp(key, "matchLabels") == 0)
-		read_labels(ld, v, path, &sel->match_labels, 1);
 	else
-		return -1;
+		return label_selector_field(ld, &sel->selector, key, v, path);
 	return 0;
 }
 
 static void read_pod_selectors(struct loader *ld, yaml_node_t *n, const char *path, struct config *cfg)
 {
-	struct config_pod_selector *sels = NULL;
-	size_t i, len = 0;
+	struct config_pod_selector *sels;
+	size_t i, len;
 	char sub[96];
+	void *items;
 
-	if (!is_null(n)) {
-		if (n->type != YAML_SEQUENCE_NODE) {
-			fail(ld, n, path, "must be a list of {namespaces: [...], matchLabels: {...}}");
-			return;
-		}
-		len = seq_len(n);
-		if (len > CONFIG_LIST_MAX) {
-			fail(ld, n, path, "more than %d entries", CONFIG_LIST_MAX);
-			return;
-		}
-		sels = calloc(len ? len : 1, sizeof *sels);
-		if (sels == NULL) {
-			fail(ld, n, path, "out of memory");
-			return;
-		}
-	}
+	if (seq_alloc(ld, n, path, "a list of {namespaces: [...], matchLabels: {...}, matchExpressions: [...]}",
+		      sizeof *sels, &items, &len) != 0)
+		return;
+	sels = items;
 	for (i = 0; i < len; i++) {
 		yaml_node_t *item = node_at(ld, n->data.sequence.items.start[i]);
 
 		snprintf(sub, sizeof sub, "%s[%zu]", path, i);
 		if (item->type != YAML_MAPPING_NODE) {
-			fail(ld, item, sub, "must be a map with namespaces and matchLabels");
+			fail(ld, item, sub, "must be a map with namespaces, matchLabels and matchExpressions");
 			continue;
 		}
-		read_fields(ld, item, sub, &sels[i], pod_selector_field, "namespaces, matchLabels");
+		read_fields(ld, item, sub, &sels[i], pod_selector_field, "namespaces, matchLabels, matchExpressions");
 		if (sels[i].namespaces.n == 0)
 			fail(ld, item, sub, "namespaces is required and must not be empty: a workload sets "
 			     "its own labels, so labels alone would let any pod in any namespace exempt itself");
-		if (sels[i].match_labels.n == 0)
-			fail(ld, item, sub, "matchLabels is required and must not be empty (it would exempt "
-			     "every pod in those namespaces: list them in exempt.namespaces instead)");
+		if (sels[i].selector.match_labels.n == 0 && sels[i].selector.n_match_expressions == 0)
+			fail(ld, item, sub, "matchLabels or matchExpressions is required (an empty selector would "
+			     "exempt every pod in those namespaces: list them in exempt.namespaces instead)");
 	}
 	for (i = 0; i < cfg->n_exempt_pod_selectors; i++)
 		pod_selector_free(&cfg->exempt_pod_selectors[i]);
@@ -688,6 +1039,12 @@ static int top_field(struct loader *ld, void *target, const char *key, yaml_node
 		read_strings(ld, v, path, &cfg->gpu_node_names);
 	else if (strcmp(key, "pools") == 0)
 		read_pools(ld, v, path, cfg);
+	else if (strcmp(key, "placement") == 0)
+		read_placement(ld, v, path, &cfg->placement);
+	else if (strcmp(key, "deferLabels") == 0) {
+		read_strings(ld, v, path, &cfg->defer_labels);
+		check_label_keys(ld, v, path, &cfg->defer_labels);
+	}
 	else if (strcmp(key, "exempt") == 0)
 		read_fields(ld, v, path, cfg, exempt_field,
 			    "namespaces, daemonSets, daemonSetNamespaces, daemonSetControllers, podSelectors");
@@ -696,11 +1053,50 @@ static int top_field(struct loader *ld, void *target, const char *key, yaml_node
 	return 0;
 }
 
+const char *config_pool_key(const struct config *cfg)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->n_pools; i++)
+		if (cfg->pools[i].node_selector.n != 1 ||
+		    strcmp(cfg->pools[i].node_selector.v[0].key, cfg->pools[0].node_selector.v[0].key) != 0)
+			return NULL;
+	return cfg->n_pools > 0 ? cfg->pools[0].node_selector.v[0].key : NULL;
+}
+
+/*
+ * placement: fallback puts every eligible pool's value into one
+ * `key In [...]` requirement, which only says "one of these pools" when each
+ * pool is exactly one value of one key.
+ */
+static void check_fallback(struct loader *ld, const struct config *cfg)
+{
+	const char *key = cfg->n_pools > 0 && cfg->pools[0].node_selector.n > 0 ? cfg->pools[0].node_selector.v[0].key : "";
+	size_t i;
+
+	if (cfg->placement != CONFIG_PLACEMENT_FALLBACK || config_pool_key(cfg) != NULL)
+		return;
+	for (i = 0; i < cfg->n_pools; i++) {
+		const struct config_pool *p = &cfg->pools[i];
+		char path[32];
+
+		snprintf(path, sizeof path, "pools[%zu].nodeSelector", i);
+		if (p->node_selector.n != 1)
+			fail(ld, NULL, path, "placement fallback needs every pool to select by exactly one label "
+			     "(pool \"%s\" has %zu), one and the same key for all (e.g. "
+			     "kubernetes.azure.com/agentpool, or karpenter.sh/nodepool)", p->name, p->node_selector.n);
+		else if (strcmp(p->node_selector.v[0].key, key) != 0)
+			fail(ld, NULL, path, "placement fallback needs every pool to select by the same label key: "
+			     "pool \"%s\" selects by %s, pools[0] by %s", p->name, p->node_selector.v[0].key, key);
+	}
+}
+
 /* Rules that span fields, checked once the whole file is overlaid. */
 static void check_whole(struct loader *ld, const struct config *cfg)
 {
 	size_t i, j;
 
+	check_fallback(ld, cfg);
 	if (cfg->gpu_resources.n == 0)
 		fail(ld, NULL, "gpuResources", "must list at least one resource");
 	if (cfg->taint_effect != NULL && strcmp(cfg->taint_effect, "NoSchedule") != 0 &&
@@ -778,7 +1174,7 @@ static int apply_yaml(struct config *cfg, const char *buf, size_t len, const cha
 		else
 			read_fields(&ld, root, "", cfg, top_field,
 				    "mode, namespaceModes, gpuResources, gpuTaint, gpuNodeLabels, "
-				    "gpuNodeNames, pools, exempt");
+				    "gpuNodeNames, pools, placement, deferLabels, exempt");
 	}
 	if (root != NULL && yaml_parser_load(&parser, &extra)) {
 		if (yaml_document_get_root_node(&extra) != NULL)
@@ -855,6 +1251,7 @@ void config_free(struct config *cfg)
 	for (i = 0; i < cfg->n_pools; i++)
 		pool_free(&cfg->pools[i]);
 	free(cfg->pools);
+	strings_free(&cfg->defer_labels);
 	strings_free(&cfg->exempt_namespaces);
 	strings_free(&cfg->exempt_daemonset_namespaces);
 	strings_free(&cfg->exempt_daemonset_controllers);
@@ -872,6 +1269,11 @@ enum config_mode config_mode_for(const struct config *cfg, const char *ns)
 		if (strcmp(cfg->namespace_modes[i].ns, ns) == 0)
 			return cfg->namespace_modes[i].mode;
 	return cfg->mode;
+}
+
+const char *config_placement_name(enum config_placement placement)
+{
+	return placement == CONFIG_PLACEMENT_FALLBACK ? "fallback" : "pinned";
 }
 
 const char *config_mode_name(enum config_mode mode)

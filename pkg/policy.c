@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "nodematch.h"
 #include "quantity.h"
 
 /* ==== Reading the pod: typed accessors that treat null as absent ==== */
@@ -140,27 +141,40 @@ int policy_describe_taint(const struct config *cfg, char *buf, size_t cap)
 
 /* ==== Exemptions and modes ==== */
 
+int policy_selector_match(const struct config_label_selector *sel, const json_t *labels)
+{
+	size_t i;
+
+	for (i = 0; i < sel->match_labels.n; i++) {
+		const char *v = json_string_value(json_object_get(labels, sel->match_labels.v[i].key));
+
+		if (v == NULL || strcmp(v, sel->match_labels.v[i].value) != 0)
+			return 0;
+	}
+	for (i = 0; i < sel->n_match_expressions; i++) {
+		const struct config_requirement *r = &sel->match_expressions[i];
+		const char *have = json_string_value(json_object_get(labels, r->key));
+
+		if (!nodematch_set_op(nodematch_op_parse(r->op), have, have != NULL && policy_list_has(&r->values, have)))
+			return 0;
+	}
+	return 1;
+}
+
 /*
  * An admin-listed pod selector: the pod is in one of the entry's namespaces
- * and carries all of its labels. Labels alone would not do: a workload sets
+ * and its labels match the entry. Labels alone would not do: a workload sets
  * its own, so every entry is scoped to namespaces (config refuses one
  * without).
  */
 static int selector_exempt(const struct config *cfg, const struct pod_view *pv)
 {
-	size_t i, j;
+	size_t i;
 
 	for (i = 0; pv->labels != NULL && i < cfg->n_exempt_pod_selectors; i++) {
 		const struct config_pod_selector *sel = &cfg->exempt_pod_selectors[i];
 
-		if (!policy_match_any(&sel->namespaces, pv->ns))
-			continue;
-		for (j = 0; j < sel->match_labels.n; j++) {
-			const char *v = json_string_value(json_object_get(pv->labels, sel->match_labels.v[j].key));
-			if (v == NULL || strcmp(v, sel->match_labels.v[j].value) != 0)
-				break;
-		}
-		if (j == sel->match_labels.n)
+		if (policy_match_any(&sel->namespaces, pv->ns) && policy_selector_match(&sel->selector, pv->labels))
 			return 1;
 	}
 	return 0;

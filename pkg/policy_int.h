@@ -144,6 +144,13 @@ json_t *policy_iterable(const json_t *j);
 const char *policy_str(const json_t *obj, const char *key, const char *dflt);
 
 int policy_match_any(const struct config_strings *globs, const char *s);
+
+/*
+ * Do pod labels (an object of strings, or NULL: none; borrowed) match sel,
+ * with metav1.LabelSelector semantics (matchLabels and matchExpressions
+ * ANDed, an empty selector matching everything: LabelSelectorAsSelector)?
+ */
+int policy_selector_match(const struct config_label_selector *sel, const json_t *labels);
 int policy_list_has(const struct config_strings *l, const char *s);
 long long policy_sat_add(long long a, long long b);  /* saturates at QUANTITY_MAX */
 long long policy_max_ll(long long a, long long b);

@@ -56,7 +56,7 @@ static void test_exempt_keys(void)
 	CHECK_INT(cfg->n_exempt_pod_selectors, 1);
 	CHECK_INT(cfg->exempt_pod_selectors[0].namespaces.n, 1);
 	CHECK_STR(cfg->exempt_pod_selectors[0].namespaces.v[0], "monitoring");
-	CHECK_INT(cfg->exempt_pod_selectors[0].match_labels.n, 2);
+	CHECK_INT(cfg->exempt_pod_selectors[0].selector.match_labels.n, 2);
 	config_free(cfg);
 }
 
@@ -125,7 +125,7 @@ static void test_errors_name_file_line_field(void)
 	expect_error("gpuTaint: {effect: Sometimes}\n", "gpuTaint.effect");
 	expect_error("exempt: {daemonSets: maybe}\n", "exempt.daemonSets: must be true or false");
 	expect_error("exempt:\n  podSelectors:\n    - {namespaces: [a], matchLabels: {}}\n",
-		     "podSelectors[0]: matchLabels is required and must not be empty");
+		     "podSelectors[0]: matchLabels or matchExpressions is required");
 	/* Labels are the workload's own: an entry must say where it applies, and why is said. */
 	expect_error("exempt:\n  podSelectors:\n    - matchLabels: {app: agent}\n",
 		     "policy.yaml:3:7: exempt.podSelectors[0]: namespaces is required and must not be empty: a "
@@ -133,7 +133,7 @@ static void test_errors_name_file_line_field(void)
 	expect_error("exempt:\n  podSelectors:\n    - {namespaces: [], matchLabels: {app: agent}}\n",
 		     "podSelectors[0]: namespaces is required");
 	expect_error("exempt:\n  podSelectors:\n    - {namespaces: [a], matchLabels: {b: c}, team: x}\n",
-		     "exempt.podSelectors[0].team: unknown field (known: namespaces, matchLabels)");
+		     "exempt.podSelectors[0].team: unknown field (known: namespaces, matchLabels, matchExpressions)");
 	expect_error("exempt:\n  podSelectors: [{matchLabels: {a: b}}, x]\n", "podSelectors[1]: must be a map");
 	expect_error("exempt: {daemonSetNamespaces: monitoring}\n", "exempt.daemonSetNamespaces: must be a list");
 	expect_error("exempt: {daemonSetControllers: [\"\"]}\n", "exempt.daemonSetControllers[0]: must not be empty");
@@ -190,6 +190,113 @@ static void test_pool_prices(void)
 	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, gpusPerNode: 0}\n",
 		     "pools[0].gpusPerNode: must be a whole number from 1 to 1024");
 	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, gpusPerNode: 2000}\n", "gpusPerNode");
+}
+
+/* Pools v2: tolerations, namespaces, podSelector, placement, deferLabels. */
+static void test_pool_access(void)
+{
+	struct error err = { 0 };
+	struct config *cfg = load("placement: fallback\n"
+				  "deferLabels: [kueue.x-k8s.io/queue-name, example.com/queue]\n"
+				  "pools:\n"
+				  "  - name: t4-spot\n"
+				  "    nodeSelector: {kubernetes.azure.com/agentpool: gput4spot}\n"
+				  "    tolerations:\n"
+				  "      - {key: kubernetes.azure.com/scalesetpriority, value: spot, effect: NoSchedule}\n"
+				  "      - {key: example.com/x, operator: Exists}\n"
+				  "    namespaces: [ml-*, batch]\n"
+				  "    podSelector:\n"
+				  "      matchLabels: {gpu-admission/interruptible: \"true\"}\n"
+				  "      matchExpressions:\n"
+				  "        - {key: tier, operator: NotIn, values: [prod]}\n"
+				  "        - {key: team, operator: Exists}\n"
+				  "  - {name: t4, nodeSelector: {kubernetes.azure.com/agentpool: gput4}}\n", &err);
+
+	CHECK(cfg != NULL);
+	if (cfg == NULL) {
+		fprintf(stderr, "  %s\n", err.msg);
+		return;
+	}
+	CHECK_INT(cfg->placement, CONFIG_PLACEMENT_FALLBACK);
+	CHECK_STR(config_placement_name(cfg->placement), "fallback");
+	CHECK_STR(config_pool_key(cfg), "kubernetes.azure.com/agentpool");
+	CHECK_INT(cfg->defer_labels.n, 2);
+	CHECK_INT(cfg->pools[0].tolerations.n, 2);
+	CHECK_STR(cfg->pools[0].tolerations.v[0].op, "Equal");  /* the API's default */
+	CHECK_STR(cfg->pools[0].tolerations.v[1].value, "");
+	CHECK_STR(cfg->pools[0].tolerations.v[1].effect, "");
+	CHECK_INT(cfg->pools[0].namespaces.n, 2);
+	CHECK_INT(cfg->pools[0].pod_selector.match_labels.n, 1);
+	CHECK_INT(cfg->pools[0].pod_selector.n_match_expressions, 2);
+	CHECK_STR(cfg->pools[0].pod_selector.match_expressions[0].op, "NotIn");
+	CHECK_INT(cfg->pools[1].namespaces.n, 0);
+	config_free(cfg);
+
+	/* The defaults: pinned, Kueue's queue label. */
+	cfg = load("", &err);
+	CHECK(cfg != NULL);
+	if (cfg != NULL) {
+		CHECK_INT(cfg->placement, CONFIG_PLACEMENT_PINNED);
+		CHECK_INT(cfg->defer_labels.n, 1);
+		CHECK_STR(cfg->defer_labels.v[0], "kueue.x-k8s.io/queue-name");
+		CHECK_STR(config_pool_key(cfg), "kubernetes.azure.com/accelerator");
+	}
+	config_free(cfg);
+
+	/* fallback: one and the same key for every pool. */
+	expect_error("placement: fallback\npools:\n  - {name: a, nodeSelector: {kubernetes.azure.com/agentpool: a}}\n"
+		     "  - {name: b, nodeSelector: {karpenter.sh/nodepool: b}}\n",
+		     "pools[1].nodeSelector: placement fallback needs every pool to select by the same label key: "
+		     "pool \"b\" selects by karpenter.sh/nodepool, pools[0] by kubernetes.azure.com/agentpool");
+	expect_error("placement: fallback\npools:\n  - {name: a, nodeSelector: {k: a, accelerator: nvidia}}\n",
+		     "pools[0].nodeSelector: placement fallback needs every pool to select by exactly one label "
+		     "(pool \"a\" has 2)");
+	expect_error("placement: spread\n", "placement: must be pinned or fallback");
+	/* Unknown keys, at every level. */
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, tolerations: [{key: k, seconds: 5}]}\n",
+		     "pools[0].tolerations[0].seconds: unknown field (known: key, operator, value, effect)");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, podSelector: {matchLabel: {a: b}}}\n",
+		     "pools[0].podSelector.matchLabel: unknown field (known: matchLabels, matchExpressions)");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, podSelector: {matchExpressions: [{key: a, "
+		     "operator: In, value: [b]}]}}\n", "matchExpressions[0].value: unknown field");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, namespace: [x]}\n",
+		     "pools[0].namespace: unknown field (known: name, nodeSelector, resources, maxGPUsPerPod, "
+		     "pricePerNodeHour, gpusPerNode, tolerations, namespaces, podSelector)");
+	expect_error("deferLabel: [a]\n", "deferLabel: unknown field");
+	/* Bad globs and label text. */
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, namespaces: [Team-A]}\n",
+		     "pools[0].namespaces: \"Team-A\" can never match a namespace");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, namespaces: [\"ml/*\"]}\n", "can never match");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, namespaces: [\"\"]}\n", "namespaces[0]: must not be empty");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, podSelector: {matchExpressions: [{key: a, "
+		     "operator: In}]}}\n", "operator In needs at least one value");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, podSelector: {matchExpressions: [{key: a, "
+		     "operator: Exists, values: [x]}]}}\n", "operator Exists takes no values");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, podSelector: {matchExpressions: [{key: a, "
+		     "operator: Gt, values: [\"1\"]}]}}\n", "operator \"Gt\" is not one of In, NotIn, Exists, DoesNotExist");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, podSelector: {matchLabels: {\"a b\": c}}}\n",
+		     "is not a label");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, podSelector: {matchExpressions: [{key: a, "
+		     "operator: In, values: [\"-x\"]}]}}\n", "value \"-x\" is not a label value");
+	expect_error("deferLabels: [\"/queue\"]\n", "deferLabels: \"/queue\" is not a label key");
+	/* Tolerations as the API server checks them, and never a wildcard. */
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, tolerations: [{operator: Exists}]}\n",
+		     "tolerations[0]: key is required");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, tolerations: [{key: k, operator: Exists, value: v}]}\n",
+		     "value must be empty with operator Exists");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, tolerations: [{key: k, operator: Gt}]}\n",
+		     "operator must be Equal or Exists");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, tolerations: [{key: k, effect: Never}]}\n",
+		     "effect must be NoSchedule");
+	/* exempt.podSelectors shares the reader: matchExpressions there too, checked alike. */
+	cfg = load("exempt:\n  podSelectors:\n    - {namespaces: [monitoring], matchExpressions: [{key: app, "
+		   "operator: In, values: [agent, exporter]}]}\n", &err);
+	CHECK(cfg != NULL);
+	if (cfg != NULL)
+		CHECK_INT(cfg->exempt_pod_selectors[0].selector.n_match_expressions, 1);
+	config_free(cfg);
+	expect_error("exempt:\n  podSelectors:\n    - {namespaces: [m], matchExpressions: [{key: a, operator: In}]}\n",
+		     "exempt.podSelectors[0].matchExpressions[0]: operator In needs at least one value");
 }
 
 static void test_all_errors_listed(void)
@@ -279,6 +386,7 @@ int main(void)
 	RUN(test_empty_file_is_default);
 	RUN(test_errors_name_file_line_field);
 	RUN(test_pool_prices);
+	RUN(test_pool_access);
 	RUN(test_all_errors_listed);
 	RUN(test_default_yaml_round_trips);
 	RUN(test_missing_file);
