@@ -886,8 +886,8 @@ static void read_pools(struct loader *ld, yaml_node_t *n, const char *path, stru
 		return;
 	}
 	len = seq_len(n);
-	if (len == 0 || len > 64) {
-		fail(ld, n, path, "must list from 1 to 64 pools");
+	if (len == 0 || len > CONFIG_POOLS_MAX) {
+		fail(ld, n, path, "must list from 1 to %d pools", CONFIG_POOLS_MAX);
 		return;
 	}
 	pools = calloc(len, sizeof *pools);

@@ -14,6 +14,8 @@
 
 #include "error.h"
 
+#define CONFIG_POOLS_MAX 64  /* pools in a policy */
+
 enum config_mode {
 	CONFIG_MODE_ENFORCE = 0, /* mutate GPU pods, reject CPU pods aimed at GPU pools */
 	CONFIG_MODE_WARN,        /* mutate, but a would-be rejection is allowed with a warning */

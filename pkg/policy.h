@@ -71,7 +71,13 @@ struct policy_result {
 	int gpu;                       /* the pod requests a GPU */
 	const char *reason;            /* short stable code, e.g. "cpu-pod-gpu-toleration";
 	                                  static storage */
-	const char *pool;              /* chosen pool's name, or NULL; borrowed from config */
+	const char *pool;              /* the one pool the pod goes to, or NULL (none, or several:
+	                                  see pools); borrowed from config */
+	const char *pools[CONFIG_POOLS_MAX]; /* every pool the pod may land on, cheapest first
+	                                  (placement fallback: the eligible pools); borrowed */
+	size_t n_pools;
+	const char *deferred;          /* the deferLabels key that left placement to a queue, or
+	                                  NULL; borrowed from config */
 	char message[POLICY_MESSAGE_MAX]; /* the rejection (or would-be rejection) text */
 	char changes[POLICY_MESSAGE_MAX]; /* what the patch adds, for people:
 	                                     "+toleration sku=gpu:NoSchedule +nodeSelector k=v" */
@@ -93,6 +99,12 @@ int policy_evaluate(const struct config *cfg, const struct policy_request *req,
 
 /* Releases what res owns and zeroes it. Accepts NULL. */
 void policy_result_free(struct policy_result *res);
+
+/*
+ * The pools res names (res->pools, cheapest first) joined by sep into buf
+ * (cap bytes, NUL-terminated, cut quietly): for logs and annotations.
+ */
+void policy_describe_pools(const struct policy_result *res, const char *sep, char *buf, size_t cap);
 
 /* "allow", "mutate" or "reject". Static storage. */
 const char *policy_decision_name(enum policy_decision d);
