@@ -58,12 +58,14 @@ static void test_escaping(void)
 static void write_decision(void)
 {
 	struct log_decision d = { "mutate", "uid-1", "ml", "train-0", "mutate", "gpu-pod-mutated",
-				  "enforce", 200, 1234 };
+				  "enforce", 200, 1234, NULL, "t4-spot,t4" };
 
 	log_set_level(LOG_LEVEL_INFO);
 	log_decision(&d);
 	d.ns = "";
 	d.pod = NULL;
+	d.pool = "t4";
+	d.pools = NULL;
 	log_decision(&d);
 }
 
@@ -82,6 +84,9 @@ static void test_decision(void)
 	CHECK_STR(json_string_value(json_object_get(a, "reason")), "gpu-pod-mutated");
 	CHECK_INT(json_integer_value(json_object_get(a, "latency_us")), 1234);
 	CHECK_INT(json_integer_value(json_object_get(a, "status")), 200);
+	CHECK_STR(json_string_value(json_object_get(a, "pools")), "t4-spot,t4");
+	CHECK(json_object_get(a, "pool") == NULL);
+	CHECK_STR(json_string_value(json_object_get(b, "pool")), "t4");
 	CHECK(json_object_get(b, "namespace") == NULL); /* empty fields are left out */
 	CHECK(json_object_get(b, "pod") == NULL);
 	json_decref(a);
