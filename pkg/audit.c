@@ -406,10 +406,11 @@ static void write_finding(FILE *out, const json_t *f, int color)
 	if (v == AUDIT_MUTATE && json_is_string(json_object_get(f, "pool")))
 		fprintf(out, " (pool %s)", str(f, "pool"));
 	else if (v == AUDIT_MUTATE && json_array_size(json_object_get(f, "pools")) > 1) {
-		fprintf(out, " (pools");
-		json_array_foreach(json_object_get(f, "pools"), k, w)
-			fprintf(out, "%s %s", k ? "," : "", json_string_value(w));
-		fprintf(out, ")");
+		const json_t *pools = json_object_get(f, "pools");
+
+		for (k = 0; k < json_array_size(pools); k++)
+			fprintf(out, "%s %s", k ? "," : " (pools", json_string_value(json_array_get(pools, k)));
+		fputc(')', out);
 	}
 	/* Only where the mode changes the outcome: warn mode still mutates, it just never rejects. */
 	if ((v == AUDIT_MUTATE || v == AUDIT_REJECT) && strcmp(str(f, "decision"), verdict) != 0)
