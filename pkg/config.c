@@ -606,8 +606,8 @@ static void check_namespace_globs(struct loader *ld, yaml_node_t *n, const char 
 			      l->v[i][j] == '-' || l->v[i][j] == '*' || l->v[i][j] == '?'))
 				break;
 		if (l->v[i][j] != '\0' || j > 63)
-			fail(ld, n, path, "\"%s\" can never match a namespace: use lower-case letters, digits "
-			     "and '-' (at most 63), with * and ? as wildcards", l->v[i]);
+			fail(ld, n, path, "\"%s\" can never match a namespace (lower-case letters, digits and '-', "
+			     "with * and ?)", l->v[i]);
 	}
 }
 

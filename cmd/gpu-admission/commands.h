@@ -22,6 +22,7 @@ int cmd_serve(int argc, char **argv);
 int cmd_certs(int argc, char **argv);
 int cmd_check_config(int argc, char **argv);
 int cmd_print_default_config(int argc, char **argv);
+int cmd_print_autoscaler_config(int argc, char **argv);
 
 /* New: the config from path, or the embedded default when path is NULL. */
 struct config *cli_load_config(const char *path, struct error *err);

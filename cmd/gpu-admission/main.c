@@ -27,6 +27,8 @@ static const struct command {
 	{ "certs", cmd_certs, "write a CA, a serving certificate and the caBundle for a Service" },
 	{ "check-config", cmd_check_config, "validate a policy file: \"configuration OK\" or the errors" },
 	{ "print-default-config", cmd_print_default_config, "print the embedded default policy, commented" },
+	{ "print-autoscaler-config", cmd_print_autoscaler_config,
+	  "cluster-autoscaler priority-expander ConfigMap: scale pools cheapest first" },
 	{ "version", cmd_version, "print the version" },
 	{ "help", cmd_help, "show this help" },
 };
