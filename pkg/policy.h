@@ -8,8 +8,12 @@
  *
  * Decisions:
  *  - a pod that requests a GPU resource (non-zero, in any container or init
- *    container) gets the GPU taint's toleration and the node selectors of the
- *    chosen pool (MUTATE), unless it already has them (ALLOW);
+ *    container) gets the GPU taint's toleration and is sent to the pools it
+ *    may use (eligible: serving it, allowed for its namespace and labels, not
+ *    ruled out by its own node selection): the first one's node selector
+ *    (placement pinned) or a required affinity over all of them (fallback),
+ *    with their tolerations (MUTATE), unless it already has them (ALLOW); a
+ *    pod a queue places (deferLabels) gets the toleration only;
  *  - a pod that requests no GPU but targets GPU nodes (toleration, nodeSelector,
  *    required node affinity, nodeName) is REJECTed with a message saying how
  *    to fix it;

@@ -146,7 +146,8 @@ static int judge(const struct config *cfg, const struct pod_view *pv, const stru
 		*v = POOL_LABELS;
 	else if (selector_conflict(p, pv) != NULL)
 		*v = POOL_NODE_SELECTOR;
-	if (*v != POOL_OK)
+	/* Nothing of the pod's own to contradict the pool: no need to look closer. */
+	if (*v != POOL_OK || (pv->node_selector == NULL && json_object_get(pv->spec, "affinity") == NULL))
 		return 0;
 	known = pool_labels(p, err);
 	if (known == NULL)
