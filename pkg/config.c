@@ -17,6 +17,8 @@
 #define CONFIG_STRING_MAX 316  /* a label key: 253 prefix + '/' + 63 name, rounded */
 #define CONFIG_PRICE_MAX 1000000.0  /* pricePerNodeHour: far above any VM's hourly price */
 #define CONFIG_GPUS_PER_NODE_MAX 1024
+#define CONFIG_POOL_TOLERATIONS_MAX 32  /* per pool: each is checked against every toleration
+                                           a pod has and every one added before it */
 
 /*
  * The embedded default. It is parsed by the same code as a user file, so the
@@ -788,6 +790,11 @@ static void read_tolerations(struct loader *ld, yaml_node_t *n, const char *path
 	if (seq_alloc(ld, n, path, "a list of {key, operator, value, effect}", sizeof *l.v, &items, &len) != 0)
 		return;
 	l.v = items;
+	if (len > CONFIG_POOL_TOLERATIONS_MAX) {
+		fail(ld, n, path, "more than %d tolerations", CONFIG_POOL_TOLERATIONS_MAX);
+		free(items);
+		return;
+	}
 	for (i = 0; i < len; i++) {
 		yaml_node_t *item = node_at(ld, n->data.sequence.items.start[i]);
 		struct config_toleration *t = &l.v[l.n++];

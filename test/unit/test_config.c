@@ -288,6 +288,15 @@ static void test_pool_access(void)
 		     "operator must be Equal or Exists");
 	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, tolerations: [{key: k, effect: Never}]}\n",
 		     "effect must be NoSchedule");
+	{
+		char yaml[4096] = "pools:\n  - {name: a, nodeSelector: {a: b}, tolerations: [";
+		int i;
+
+		for (i = 0; i < 33; i++)
+			strcat(yaml, i ? ", {key: k}" : "{key: k}");
+		strcat(yaml, "]}\n");
+		expect_error(yaml, "pools[0].tolerations: more than 32 tolerations");
+	}
 	/* exempt.podSelectors shares the reader: matchExpressions there too, checked alike. */
 	cfg = load("exempt:\n  podSelectors:\n    - {namespaces: [monitoring], matchExpressions: [{key: app, "
 		   "operator: In, values: [agent, exporter]}]}\n", &err);
