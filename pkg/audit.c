@@ -196,7 +196,8 @@ static int audit_template(struct audit *a, const char *name, size_t doc_index,
 	struct policy_result res;
 	struct error perr = { 0 };
 	enum audit_verdict v;
-	json_t *f = NULL;
+	json_t *f = NULL, *pools;
+	size_t k;
 	int rc = -1;
 
 	req.pod = t->pod;
@@ -218,12 +219,20 @@ static int audit_template(struct audit *a, const char *name, size_t doc_index,
 		goto out;
 	}
 	v = verdict_of(&res);
-	f = json_pack("{s:s, s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s?, s:s, s:s, s:O, s:O, s:n}",
+	/* Several pools (placement fallback): all of them, cheapest first; one is "pool". */
+	pools = res.n_pools > 1 ? json_array() : NULL;
+	for (k = 0; pools != NULL && k < res.n_pools; k++)
+		if (json_array_append_new(pools, json_string(res.pools[k])) != 0) {
+			json_decref(pools);
+			pools = NULL;
+		}
+	f = res.n_pools > 1 && pools == NULL ? NULL :
+	    json_pack("{s:s, s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s?, s:o*, s:s, s:s, s:O, s:O, s:n}",
 		      "file", name, "line", (json_int_t)t->line, "document", (json_int_t)doc_index,
 		      "kind", t->kind, "namespace", t->ns, "name", t->name,
 		      "path", t->path, "pointer", t->pointer,
 		      "verdict", audit_verdict_name(v), "reason", res.reason ? res.reason : "",
-		      "message", message_of(v, &res), "changes", res.changes, "pool", res.pool,
+		      "message", message_of(v, &res), "changes", res.changes, "pool", res.pool, "pools", pools,
 		      "mode", config_mode_name(res.mode), "decision", policy_decision_name(res.decision),
 		      "warnings", res.warnings,
 		      "patch", res.verdict == POLICY_MUTATE && res.patch ? res.patch : json_null(),
@@ -552,6 +561,13 @@ static void write_finding(FILE *out, const json_t *f, int color)
 	fprintf(out, "%s", v == AUDIT_OK || v == AUDIT_EXEMPT ? str(f, "reason") : str(f, "message"));
 	if (v == AUDIT_MUTATE && json_is_string(json_object_get(f, "pool")))
 		fprintf(out, " (pool %s)", str(f, "pool"));
+	else if (v == AUDIT_MUTATE && json_array_size(json_object_get(f, "pools")) > 1) {
+		const json_t *pools = json_object_get(f, "pools");
+
+		for (k = 0; k < json_array_size(pools); k++)
+			fprintf(out, "%s %s", k ? "," : " (pools", json_string_value(json_array_get(pools, k)));
+		fputc(')', out);
+	}
 	/* Only where the mode changes the outcome: warn mode still mutates, it just never rejects. */
 	if ((v == AUDIT_MUTATE || v == AUDIT_REJECT) && strcmp(str(f, "decision"), verdict) != 0)
 		fprintf(out, " [mode %s: the webhook would %s]", str(f, "mode"),

@@ -18,6 +18,8 @@
 #define CONFIG_STRING_MAX 316  /* a label key: 253 prefix + '/' + 63 name, rounded */
 #define CONFIG_PRICE_MAX 1000000.0  /* pricePerNodeHour: far above any VM's hourly price */
 #define CONFIG_GPUS_PER_NODE_MAX 1024
+#define CONFIG_POOL_TOLERATIONS_MAX 32  /* per pool: each is checked against every toleration
+                                           a pod has and every one added before it */
 
 /*
  * The embedded default. It is parsed by the same code as a user file, so the
@@ -71,23 +73,56 @@ static const char default_yaml[] =
 "# `gpu-admission check-config FILE` prints the globs in force.\n"
 "gpuNodeNames: []\n"
 "\n"
-"# GPU pools in order of preference, cheapest first. A GPU pod goes to the pool\n"
-"# its label gpu-admission/pool names, else the pool whose nodeSelector it\n"
-"# already matches, else the first pool that serves every GPU resource it asks\n"
-"# for with a large enough maxGPUsPerPod (0 or absent: no limit). resources\n"
-"# defaults to every GPU resource.\n"
+"# GPU pools in order of preference, cheapest first. A pool is eligible for a\n"
+"# GPU pod when it serves every GPU resource the pod asks for (resources:\n"
+"# globs, default every GPU resource) with a large enough maxGPUsPerPod (0 or\n"
+"# absent: no limit), the pod's namespace is one of its namespaces (globs;\n"
+"# absent: every namespace), its podSelector matches the pod's labels\n"
+"# (matchLabels, matchExpressions with In, NotIn, Exists, DoesNotExist; absent:\n"
+"# every pod; pods set their own labels, so this is an opt-in such as \"may be\n"
+"# interrupted\", while namespaces is the admin's), and the pod's own nodeSelector\n"
+"# and required node affinity do not rule out its nodes. The label\n"
+"# gpu-admission/pool picks one eligible pool, else a pool the pod's\n"
+"# nodeSelector already picks; none eligible: rejected, naming the pools for\n"
+"# the resource and those the namespace may use.\n"
+"# tolerations: added to a pod placed on the pool, besides the GPU taint's,\n"
+"# e.g. an AKS spot pool's {key: kubernetes.azure.com/scalesetpriority,\n"
+"# value: spot, effect: NoSchedule} (operator Equal or Exists; no effect: all).\n"
 "# Optional, for the cost report (gpu-admission report): pricePerNodeHour, what\n"
 "# one node of the pool costs per hour (e.g. 98.32 for a Standard_ND96isr_H100_v5\n"
 "# pay-as-you-go), and gpusPerNode (8 there; absent: each node's allocatable\n"
-"# GPUs). check-config warns when priced pools are not cheapest per GPU first:\n"
+"# GPUs). check-config warns when priced pools are not cheapest per GPU first.\n"
+"# Two AKS pools (a 1-GPU pod goes to t4, 2 to 8 GPUs or a MIG slice to a100,\n"
+"# an AMD or a 16-GPU pod is rejected):\n"
+"# example: 1 nvidia.com/gpu -> t4; 8 nvidia.com/gpu -> a100; 1 nvidia.com/mig-1g.10gb -> a100; 1 amd.com/gpu -> rejected; 16 nvidia.com/gpu -> rejected\n"
 "#   - {name: t4, resources: [nvidia.com/gpu], maxGPUsPerPod: 1,\n"
 "#      nodeSelector: {kubernetes.azure.com/agentpool: gput4},\n"
 "#      pricePerNodeHour: 0.526, gpusPerNode: 1}\n"
+"#   - {name: a100, resources: [nvidia.com/gpu, nvidia.com/mig-*],\n"
+"#      maxGPUsPerPod: 8, nodeSelector: {kubernetes.azure.com/agentpool: gpua100}}\n"
 "pools:\n"
 "  - name: gpu\n"
 "    resources: [\"nvidia.com/*\", \"alpha.kubernetes.io/nvidia-gpu\"]\n"
 "    nodeSelector:\n"
 "      kubernetes.azure.com/accelerator: nvidia\n"
+"\n"
+"# How a GPU pod is sent to its eligible pools. pinned: the nodeSelector of\n"
+"# the first eligible pool. fallback: a required node affinity\n"
+"# `key In [every eligible pool's value]` (ANDed into each required term the\n"
+"# pod has), preferred terms weighted cheapest first, and every eligible\n"
+"# pool's tolerations: the scheduler falls back to a pricier pool when the\n"
+"# cheap one is full or out of spot capacity. Every pool must then select by\n"
+"# one and the same label key (kubernetes.azure.com/agentpool, or\n"
+"# karpenter.sh/nodepool with node auto-provisioning).\n"
+"# A pod whose required affinity already keeps it to eligible pools of that\n"
+"# key is left as it is, either way.\n"
+"placement: pinned\n"
+"\n"
+"# Pods carrying one of these label keys get the GPU toleration but no pool\n"
+"# selector or affinity: their queue's ResourceFlavor (Kueue) places them, and\n"
+"# two selectors that disagree would leave them Pending. CPU pods are judged\n"
+"# as any other.\n"
+"deferLabels: [kueue.x-k8s.io/queue-name]\n"
 "\n"
 "# Set by the cluster admin only: nothing a workload can put on itself.\n"
 "exempt:\n"
@@ -107,8 +142,9 @@ static const char default_yaml[] =
 "    - system:serviceaccount:kube-system:daemon-set-controller\n"
 "    - system:kube-controller-manager\n"
 "  # Pods in one of an entry's namespaces (globs; required, since a workload\n"
-"  # sets its own labels) whose labels hold all of its matchLabels are never\n"
-"  # rejected, e.g. [{namespaces: [monitoring], matchLabels: {app: agent}}].\n"
+"  # sets its own labels) whose labels match its matchLabels and\n"
+"  # matchExpressions (as a pool's podSelector) are never rejected, e.g.\n"
+"  # [{namespaces: [monitoring], matchLabels: {app: agent}}].\n"
 "  podSelectors: []\n";
 
 const char *config_default_yaml(void)
@@ -357,39 +393,74 @@ static size_t map_len(const yaml_node_t *n)
 	return (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
 }
 
-/* Replaces *out with the list of strings in n (null means empty). */
-static void read_strings(struct loader *ld, yaml_node_t *n, const char *path,
-			 struct config_strings *out)
+/*
+ * The items of sequence n as a zeroed array of size-byte elements (new:
+ * free()) in *out, *len of them; null means none (*out still allocated).
+ * -1 after failing path when n is no list (what it must be: what), is too
+ * long, or memory ran out.
+ */
+static int seq_alloc(struct loader *ld, yaml_node_t *n, const char *path, const char *what, size_t size,
+		     void **out, size_t *len)
+{
+	*out = NULL;
+	*len = 0;
+	if (!is_null(n)) {
+		if (n->type != YAML_SEQUENCE_NODE) {
+			fail(ld, n, path, "must be %s", what);
+			return -1;
+		}
+		*len = seq_len(n);
+		if (*len > CONFIG_LIST_MAX) {
+			fail(ld, n, path, "more than %d entries", CONFIG_LIST_MAX);
+			return -1;
+		}
+	}
+	*out = calloc(*len ? *len : 1, size);
+	if (*out == NULL) {
+		fail(ld, n, path, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Replaces *out with the list of strings in n (null means empty). bad, when
+ * not NULL, says why an entry is refused ("must be at most 63 characters"),
+ * or NULL; each refusal is an error at its entry: "\"ENTRY\" <what><why>".
+ */
+static void read_strings_checked(struct loader *ld, yaml_node_t *n, const char *path,
+				 struct config_strings *out, const char *(*bad)(const char *), const char *what)
 {
 	struct config_strings l = { NULL, 0 };
 	char sub[128];
 	size_t i, len;
+	const char *why;
+	void *items;
 
-	if (is_null(n))
-		goto replace;
-	if (n->type != YAML_SEQUENCE_NODE) {
-		fail(ld, n, path, "must be a list of strings");
+	if (seq_alloc(ld, n, path, "a list of strings", sizeof *l.v, &items, &len) != 0)
 		return;
-	}
-	len = seq_len(n);
-	if (len > CONFIG_LIST_MAX) {
-		fail(ld, n, path, "more than %d entries", CONFIG_LIST_MAX);
-		return;
-	}
-	l.v = calloc(len ? len : 1, sizeof *l.v);
-	if (l.v == NULL) {
-		fail(ld, n, path, "out of memory");
-		return;
-	}
+	l.v = items;
 	for (i = 0; i < len; i++) {
+		yaml_node_t *item = node_at(ld, n->data.sequence.items.start[i]);
+
 		snprintf(sub, sizeof sub, "%s[%zu]", path, i);
-		l.v[l.n] = read_string(ld, node_at(ld, n->data.sequence.items.start[i]), sub, 0);
+		l.v[l.n] = read_string(ld, item, sub, 0);
+		if (l.v[l.n] != NULL && bad != NULL && (why = bad(l.v[l.n])) != NULL) {
+			fail(ld, item, sub, "\"%s\" %s%s", l.v[l.n], what, why);
+			free(l.v[l.n]);
+			l.v[l.n] = NULL;
+		}
 		if (l.v[l.n] != NULL)
 			l.n++;
 	}
-replace:
 	strings_free(out);
 	*out = l;
+}
+
+static void read_strings(struct loader *ld, yaml_node_t *n, const char *path,
+			 struct config_strings *out)
+{
+	read_strings_checked(ld, n, path, out, NULL, NULL);
 }
 
 /* The value of key in mapping n, or NULL. */
@@ -418,6 +489,14 @@ static yaml_node_t *required_at(struct loader *ld, yaml_node_t *item, const char
 	if (is_null(v) || (v->type == kind && (kind == YAML_MAPPING_NODE ? map_len(v) : seq_len(v)) == 0))
 		return v;
 	return NULL;
+}
+
+/* Where field key of mapping item is, or item itself when it is not there. */
+static yaml_node_t *field_at(struct loader *ld, yaml_node_t *item, const char *key)
+{
+	yaml_node_t *v = map_get(ld, item, key);
+
+	return v != NULL ? v : item;
 }
 
 /* Duplicate keys are errors, as in Kubernetes' own strict decoding. */
@@ -512,6 +591,16 @@ static json_t *plain_value(const yaml_node_t *n)
 	if (n->type != YAML_SCALAR_NODE || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
 		return NULL;
 	return manifest_scalar(scalar(n), n->data.scalar.length, 1, NULL);
+}
+
+static void read_placement(struct loader *ld, yaml_node_t *n, const char *path, enum config_placement *out)
+{
+	if (scalar_is(n, "pinned"))
+		*out = CONFIG_PLACEMENT_PINNED;
+	else if (scalar_is(n, "fallback"))
+		*out = CONFIG_PLACEMENT_FALLBACK;
+	else
+		fail(ld, n, path, "must be pinned or fallback");
 }
 
 static void read_bool(struct loader *ld, yaml_node_t *n, const char *path, int *out)
@@ -631,11 +720,332 @@ static int taint_field(struct loader *ld, void *target, const char *key, yaml_no
 	return 0;
 }
 
+/* ==== Names Kubernetes validates: label keys and values, namespace globs ==== */
+
+static int is_alnum(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/*
+ * Why s (len bytes) is not a label value or the name part of a label key
+ * (validation.IsValidLabelValue, IsQualifiedName: at most 63 characters of
+ * [A-Za-z0-9-_.], beginning and ending alphanumeric), or NULL.
+ */
+static const char *bad_label_name(const char *s, size_t len, int allow_empty)
+{
+	size_t i;
+
+	if (len == 0)
+		return allow_empty ? NULL : "must not be empty";
+	if (len > 63)
+		return "must be at most 63 characters";
+	for (i = 0; i < len; i++)
+		if (!is_alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
+			return "may hold only letters, digits, '-', '_' and '.'";
+	if (!is_alnum(s[0]) || !is_alnum(s[len - 1]))
+		return "must begin and end with a letter or digit";
+	return NULL;
+}
+
+/* Why key is not a label key ([prefix/]name, prefix a DNS subdomain), or NULL. */
+static const char *bad_label_key(const char *key)
+{
+	const char *slash = strchr(key, '/');
+	size_t i;
+
+	if (slash == NULL)
+		return bad_label_name(key, strlen(key), 0);
+	if (slash == key || slash - key > 253)
+		return "must have a prefix of 1 to 253 characters before '/'";
+	for (i = 0; key + i < slash; i++)
+		if (!((key[i] >= 'a' && key[i] <= 'z') || (key[i] >= '0' && key[i] <= '9') || key[i] == '-' ||
+		      key[i] == '.'))
+			return "must have a prefix of lower-case letters, digits, '-' and '.'";
+	if (!is_alnum(key[0]) || !is_alnum(slash[-1]))
+		return "must have a prefix that begins and ends with a letter or digit";
+	return bad_label_name(slash + 1, strlen(slash + 1), 0);
+}
+
+/* Why s is not a label value (empty is one), or NULL. */
+static const char *bad_label_value(const char *s)
+{
+	return bad_label_name(s, strlen(s), 1);
+}
+
+/*
+ * Why a namespace glob can never match: a namespace name is a DNS label
+ * (lower-case letters, digits and '-', at most 63), so a glob with any other
+ * character, or longer, is a typo the policy would silently ignore.
+ */
+static const char *not_namespace_glob(const char *glob)
+{
+	size_t j;
+
+	for (j = 0; glob[j] != '\0'; j++)
+		if (!((glob[j] >= 'a' && glob[j] <= 'z') || (glob[j] >= '0' && glob[j] <= '9') || glob[j] == '-' ||
+		      glob[j] == '*' || glob[j] == '?'))
+			break;
+	if (glob[j] != '\0' || j > 63)
+		return "can never match a namespace (lower-case letters, digits and '-', with * and ?)";
+	return NULL;
+}
+
+/* ==== Label selectors (metav1.LabelSelector): one reader for pools and exemptions ==== */
+
+static void requirement_free(struct config_requirement *r)
+{
+	free(r->key);
+	free(r->op);
+	strings_free(&r->values);
+}
+
+static void requirements_free(struct config_label_selector *sel)
+{
+	size_t i;
+
+	for (i = 0; i < sel->n_match_expressions; i++)
+		requirement_free(&sel->match_expressions[i]);
+	free(sel->match_expressions);
+	sel->match_expressions = NULL;
+	sel->n_match_expressions = 0;
+}
+
+static void label_selector_free(struct config_label_selector *sel)
+{
+	labels_free(&sel->match_labels);
+	requirements_free(sel);
+}
+
+static int requirement_field(struct loader *ld, void *target, const char *key, yaml_node_t *v,
+			     const char *path)
+{
+	struct config_requirement *r = target;
+	char **slot = strcmp(key, "key") == 0 ? &r->key : strcmp(key, "operator") == 0 ? &r->op : NULL;
+	char *str;
+
+	if (strcmp(key, "values") == 0) {
+		read_strings_checked(ld, v, path, &r->values, bad_label_value, "is not a label value: it ");
+		return 0;
+	}
+	if (slot == NULL)
+		return -1;
+	str = read_string(ld, v, path, 0);
+	if (str != NULL) {
+		free(*slot);
+		*slot = str;
+	}
+	return 0;
+}
+
+/*
+ * matchExpressions, checked as LabelSelectorAsSelector checks them
+ * (k8s.io/apimachinery/pkg/apis/meta/v1/helpers.go, with
+ * labels.NewRequirement): In and NotIn need values, Exists and DoesNotExist
+ * take none, no other operator, keys and values valid label text.
+ */
+static void read_requirements(struct loader *ld, yaml_node_t *n, const char *path,
+			      struct config_label_selector *sel)
+{
+	struct config_requirement *reqs;
+	yaml_node_t *at;
+	size_t i, len;
+	char sub[320];
+	const char *why;
+	void *items;
+
+	if (seq_alloc(ld, n, path, "a list of {key, operator, values}", sizeof *reqs, &items, &len) != 0)
+		return;
+	reqs = items;
+	for (i = 0; i < len; i++) {
+		yaml_node_t *item = node_at(ld, n->data.sequence.items.start[i]);
+		struct config_requirement *r = &reqs[i];
+		int set;
+
+		snprintf(sub, sizeof sub, "%s[%zu]", path, i);
+		if (item->type != YAML_MAPPING_NODE) {
+			fail(ld, item, sub, "must be a map with key, operator and values");
+			continue;
+		}
+		read_fields(ld, item, sub, r, requirement_field, "key, operator, values");
+		if (r->key == NULL && map_get(ld, item, "key") == NULL)
+			fail(ld, item, sub, "key is required");
+		if (r->op == NULL && map_get(ld, item, "operator") == NULL)
+			fail(ld, item, sub, "operator is required");
+		if (r->key == NULL || r->op == NULL)
+			continue;  /* an invalid one has its own error */
+		if ((why = bad_label_key(r->key)) != NULL)
+			fail(ld, field_at(ld, item, "key"), sub, "key \"%s\" is not a label key: it %s", r->key, why);
+		set = strcmp(r->op, "In") == 0 || strcmp(r->op, "NotIn") == 0;
+		if (!set && strcmp(r->op, "Exists") != 0 && strcmp(r->op, "DoesNotExist") != 0)
+			fail(ld, field_at(ld, item, "operator"), sub,
+			     "operator \"%s\" is not one of In, NotIn, Exists, DoesNotExist", r->op);
+		else if (set && r->values.n == 0 && (at = required_at(ld, item, "values", YAML_SEQUENCE_NODE)) != NULL)
+			fail(ld, at, sub, "operator %s needs at least one value", r->op);
+		else if (!set && r->values.n > 0)
+			fail(ld, field_at(ld, item, "values"), sub, "operator %s takes no values", r->op);
+	}
+	requirements_free(sel);
+	sel->match_expressions = reqs;
+	sel->n_match_expressions = len;
+}
+
+/* matchLabels and matchExpressions: the field reader of every label selector. */
+static int label_selector_field(struct loader *ld, void *target, const char *key, yaml_node_t *v,
+				const char *path)
+{
+	struct config_label_selector *sel = target;
+	char sub[CONFIG_STRING_MAX + 128];
+	const char *why;
+	size_t i;
+
+	if (strcmp(key, "matchLabels") == 0) {
+		read_labels(ld, v, path, &sel->match_labels, 1);
+		for (i = 0; i < sel->match_labels.n; i++) {
+			const struct config_kv *kv = &sel->match_labels.v[i];
+
+			/* At the entry: locate() finds it by its key. */
+			snprintf(sub, sizeof sub, "%s.%s", path, kv->key);
+			if ((why = bad_label_key(kv->key)) != NULL)
+				fail(ld, NULL, sub, "\"%s\" is not a label key: it %s", kv->key, why);
+			else if ((why = bad_label_name(kv->value, strlen(kv->value), 1)) != NULL)
+				fail(ld, NULL, sub, "\"%s\" is not a label value: it %s", kv->value, why);
+		}
+	} else if (strcmp(key, "matchExpressions") == 0) {
+		read_requirements(ld, v, path, sel);
+	} else {
+		return -1;
+	}
+	return 0;
+}
+
+/* Whether sel has nothing to match on (it would match every pod). */
+static int label_selector_empty(const struct config_label_selector *sel)
+{
+	return sel->match_labels.n == 0 && sel->n_match_expressions == 0;
+}
+
+/*
+ * Where to say that mapping item's selector is missing or empty: at an
+ * empty matchLabels or matchExpressions, or at item when neither is there;
+ * NULL when one has entries or a wrong type (their own errors say so).
+ */
+static yaml_node_t *selector_required_at(struct loader *ld, yaml_node_t *item)
+{
+	yaml_node_t *labels = required_at(ld, item, "matchLabels", YAML_MAPPING_NODE);
+	yaml_node_t *exprs = required_at(ld, item, "matchExpressions", YAML_SEQUENCE_NODE);
+
+	if (labels == NULL || exprs == NULL)
+		return NULL;
+	return map_get(ld, item, "matchLabels") != NULL ? labels : exprs;
+}
+
+/* ==== Pools ==== */
+
+static void tolerations_free(struct config_tolerations *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		free(l->v[i].key);
+		free(l->v[i].op);
+		free(l->v[i].value);
+		free(l->v[i].effect);
+	}
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
+}
+
+static int toleration_field(struct loader *ld, void *target, const char *key, yaml_node_t *v,
+			    const char *path)
+{
+	struct config_toleration *t = target;
+	char **slot = strcmp(key, "key") == 0 ? &t->key : strcmp(key, "operator") == 0 ? &t->op
+		    : strcmp(key, "value") == 0 ? &t->value : strcmp(key, "effect") == 0 ? &t->effect : NULL;
+	char *str;
+
+	if (slot == NULL)
+		return -1;
+	str = read_string(ld, v, path, slot != &t->key);
+	if (str != NULL) {
+		free(*slot);
+		*slot = str;
+	}
+	return 0;
+}
+
+/*
+ * pools[].tolerations, checked as the API server checks a pod's
+ * (validateTolerations, pkg/apis/core/validation): a key (required here: a
+ * pool's toleration names its taint, and an empty key would tolerate every
+ * taint), operator Equal or Exists, no value with Exists, a known effect.
+ */
+static void read_tolerations(struct loader *ld, yaml_node_t *n, const char *path, struct config_tolerations *out)
+{
+	struct config_tolerations l = { NULL, 0 };
+	size_t i, len;
+	char sub[96];
+	const char *why;
+	void *items;
+
+	if (seq_alloc(ld, n, path, "a list of {key, operator, value, effect}", sizeof *l.v, &items, &len) != 0)
+		return;
+	l.v = items;
+	if (len > CONFIG_POOL_TOLERATIONS_MAX) {
+		fail(ld, n, path, "more than %d tolerations", CONFIG_POOL_TOLERATIONS_MAX);
+		free(items);
+		return;
+	}
+	for (i = 0; i < len; i++) {
+		yaml_node_t *item = node_at(ld, n->data.sequence.items.start[i]);
+		struct config_toleration *t = &l.v[l.n++];
+
+		snprintf(sub, sizeof sub, "%s[%zu]", path, i);
+		if (item->type != YAML_MAPPING_NODE) {
+			fail(ld, item, sub, "must be a map with key, operator, value and effect");
+			continue;
+		}
+		read_fields(ld, item, sub, t, toleration_field, "key, operator, value, effect");
+		if (t->op == NULL)
+			t->op = strdup("Equal");
+		if (t->value == NULL)
+			t->value = strdup("");
+		if (t->effect == NULL)
+			t->effect = strdup("");
+		if (t->op == NULL || t->value == NULL || t->effect == NULL) {
+			fail(ld, item, sub, "out of memory");
+			continue;
+		}
+		/* Each problem at its field (a field of the wrong type has its own error). */
+		if (t->key == NULL && map_get(ld, item, "key") == NULL)
+			fail(ld, item, sub, "key is required (a toleration without one tolerates every taint)");
+		else if (t->key != NULL && (why = bad_label_key(t->key)) != NULL)
+			fail(ld, field_at(ld, item, "key"), sub, "key \"%s\" is not a taint key: it %s", t->key, why);
+		if (strcmp(t->op, "Equal") != 0 && strcmp(t->op, "Exists") != 0)
+			fail(ld, field_at(ld, item, "operator"), sub, "operator must be Equal or Exists");
+		else if (strcmp(t->op, "Exists") == 0 && t->value[0] != '\0')
+			fail(ld, field_at(ld, item, "value"), sub, "value must be empty with operator Exists");
+		else if ((why = bad_label_name(t->value, strlen(t->value), 1)) != NULL)
+			fail(ld, field_at(ld, item, "value"), sub, "value \"%s\" is not a taint value: it %s",
+			     t->value, why);
+		if (t->effect[0] != '\0' && strcmp(t->effect, "NoSchedule") != 0 &&
+		    strcmp(t->effect, "PreferNoSchedule") != 0 && strcmp(t->effect, "NoExecute") != 0)
+			fail(ld, field_at(ld, item, "effect"), sub,
+			     "effect must be NoSchedule, PreferNoSchedule or NoExecute (or absent: all)");
+	}
+	tolerations_free(out);
+	*out = l;
+}
+
 static void pool_free(struct config_pool *p)
 {
 	free(p->name);
 	labels_free(&p->node_selector);
 	strings_free(&p->resources);
+	tolerations_free(&p->tolerations);
+	strings_free(&p->namespaces);
+	label_selector_free(&p->pod_selector);
 }
 
 static int pool_field(struct loader *ld, void *target, const char *key, yaml_node_t *v,
@@ -666,6 +1076,12 @@ static int pool_field(struct loader *ld, void *target, const char *key, yaml_nod
 			fail(ld, v, path, "must be a whole number from 1 to %d", CONFIG_GPUS_PER_NODE_MAX);
 		else if (gpus > 0)
 			p->gpus_per_node = gpus;
+	} else if (strcmp(key, "tolerations") == 0) {
+		read_tolerations(ld, v, path, &p->tolerations);
+	} else if (strcmp(key, "namespaces") == 0) {
+		read_strings_checked(ld, v, path, &p->namespaces, not_namespace_glob, "");
+	} else if (strcmp(key, "podSelector") == 0) {
+		read_fields(ld, v, path, &p->pod_selector, label_selector_field, "matchLabels, matchExpressions");
 	} else {
 		return -1;
 	}
@@ -684,8 +1100,8 @@ static void read_pools(struct loader *ld, yaml_node_t *n, const char *path, stru
 		return;
 	}
 	len = seq_len(n);
-	if (len == 0 || len > 64) {
-		fail(ld, n, path, "must list from 1 to 64 pools");
+	if (len == 0 || len > CONFIG_POOLS_MAX) {
+		fail(ld, n, path, "must list from 1 to %d pools", CONFIG_POOLS_MAX);
 		return;
 	}
 	pools = calloc(len, sizeof *pools);
@@ -702,7 +1118,8 @@ static void read_pools(struct loader *ld, yaml_node_t *n, const char *path, stru
 			continue;
 		}
 		read_fields(ld, item, sub, &pools[i], pool_field,
-			    "name, nodeSelector, resources, maxGPUsPerPod, pricePerNodeHour, gpusPerNode");
+			    "name, nodeSelector, resources, maxGPUsPerPod, pricePerNodeHour, gpusPerNode, "
+			    "tolerations, namespaces, podSelector");
 		/* A field given but invalid has its own error already. */
 		if (pools[i].name == NULL && map_get(ld, item, "name") == NULL)
 			fail(ld, item, sub, "name is required");
@@ -720,7 +1137,7 @@ static void read_pools(struct loader *ld, yaml_node_t *n, const char *path, stru
 static void pod_selector_free(struct config_pod_selector *sel)
 {
 	strings_free(&sel->namespaces);
-	labels_free(&sel->match_labels);
+	label_selector_free(&sel->selector);
 }
 
 static int pod_selector_field(struct loader *ld, void *target, const char *key, yaml_node_t *v,
@@ -730,52 +1147,39 @@ static int pod_selector_field(struct loader *ld, void *target, const char *key, 
 
 	if (strcmp(key, "namespaces") == 0)
 		read_strings(ld, v, path, &sel->namespaces);
-	else if (strcmp(key, "matchLabels") == 0)
-		read_labels(ld, v, path, &sel->match_labels, 1);
 	else
-		return -1;
+		return label_selector_field(ld, &sel->selector, key, v, path);
 	return 0;
 }
 
 static void read_pod_selectors(struct loader *ld, yaml_node_t *n, const char *path, struct config *cfg)
 {
-	struct config_pod_selector *sels = NULL;
+	struct config_pod_selector *sels;
 	yaml_node_t *at;
-	size_t i, len = 0;
+	size_t i, len;
 	char sub[96];
+	void *items;
 
-	if (!is_null(n)) {
-		if (n->type != YAML_SEQUENCE_NODE) {
-			fail(ld, n, path, "must be a list of {namespaces: [...], matchLabels: {...}}");
-			return;
-		}
-		len = seq_len(n);
-		if (len > CONFIG_LIST_MAX) {
-			fail(ld, n, path, "more than %d entries", CONFIG_LIST_MAX);
-			return;
-		}
-		sels = calloc(len ? len : 1, sizeof *sels);
-		if (sels == NULL) {
-			fail(ld, n, path, "out of memory");
-			return;
-		}
-	}
+	if (seq_alloc(ld, n, path, "a list of {namespaces: [...], matchLabels: {...}, matchExpressions: [...]}",
+		      sizeof *sels, &items, &len) != 0)
+		return;
+	sels = items;
 	for (i = 0; i < len; i++) {
 		yaml_node_t *item = node_at(ld, n->data.sequence.items.start[i]);
 
 		snprintf(sub, sizeof sub, "%s[%zu]", path, i);
 		if (item->type != YAML_MAPPING_NODE) {
-			fail(ld, item, sub, "must be a map with namespaces and matchLabels");
+			fail(ld, item, sub, "must be a map with namespaces, matchLabels and matchExpressions");
 			continue;
 		}
-		read_fields(ld, item, sub, &sels[i], pod_selector_field, "namespaces, matchLabels");
+		read_fields(ld, item, sub, &sels[i], pod_selector_field, "namespaces, matchLabels, matchExpressions");
 		if (sels[i].namespaces.n == 0 && (at = required_at(ld, item, "namespaces", YAML_SEQUENCE_NODE)) != NULL)
 			fail(ld, at, sub, "namespaces is required and must not be empty: a workload sets "
 			     "its own labels, so labels alone would let any pod in any namespace exempt itself");
-		if (sels[i].match_labels.n == 0 &&
-		    (at = required_at(ld, item, "matchLabels", YAML_MAPPING_NODE)) != NULL)
-			fail(ld, at, sub, "matchLabels is required and must not be empty (it would exempt "
-			     "every pod in those namespaces: list them in exempt.namespaces instead)");
+		if (label_selector_empty(&sels[i].selector) && (at = selector_required_at(ld, item)) != NULL)
+			fail(ld, at, sub, "matchLabels or matchExpressions is required and must not be empty (an "
+			     "empty selector would exempt every pod in those namespaces: list them in "
+			     "exempt.namespaces instead)");
 	}
 	for (i = 0; i < cfg->n_exempt_pod_selectors; i++)
 		pod_selector_free(&cfg->exempt_pod_selectors[i]);
@@ -853,6 +1257,11 @@ static int top_field(struct loader *ld, void *target, const char *key, yaml_node
 		read_strings(ld, v, path, &cfg->gpu_node_names);
 	else if (strcmp(key, "pools") == 0)
 		read_pools(ld, v, path, cfg);
+	else if (strcmp(key, "placement") == 0)
+		read_placement(ld, v, path, &cfg->placement);
+	else if (strcmp(key, "deferLabels") == 0) {
+		read_strings_checked(ld, v, path, &cfg->defer_labels, bad_label_key, "is not a label key: it ");
+	}
 	else if (strcmp(key, "exempt") == 0)
 		read_fields(ld, v, path, cfg, exempt_field,
 			    "namespaces, daemonSets, daemonSetNamespaces, daemonSetControllers, podSelectors");
@@ -861,11 +1270,57 @@ static int top_field(struct loader *ld, void *target, const char *key, yaml_node
 	return 0;
 }
 
+const char *config_pool_key(const struct config *cfg)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->n_pools; i++)
+		if (cfg->pools[i].node_selector.n != 1 ||
+		    strcmp(cfg->pools[i].node_selector.v[0].key, cfg->pools[0].node_selector.v[0].key) != 0)
+			return NULL;
+	return cfg->n_pools > 0 ? cfg->pools[0].node_selector.v[0].key : NULL;
+}
+
+/*
+ * placement: fallback puts every eligible pool's value into one
+ * `key In [...]` requirement, which only says "one of these pools" when each
+ * pool is exactly one value of one key. Each pool that is not is an error at
+ * its nodeSelector (a pool without one has its own error already).
+ */
+static void check_fallback(struct loader *ld, const struct config *cfg)
+{
+	const char *key = NULL;
+	size_t i, ref = 0;
+	char path[64];
+
+	if (cfg->placement != CONFIG_PLACEMENT_FALLBACK || config_pool_key(cfg) != NULL)
+		return;
+	for (i = 0; i < cfg->n_pools && key == NULL; i++)
+		if (cfg->pools[i].node_selector.n == 1) {
+			key = cfg->pools[i].node_selector.v[0].key;
+			ref = i;
+		}
+	for (i = 0; i < cfg->n_pools; i++) {
+		const struct config_pool *p = &cfg->pools[i];
+		const char *name = p->name ? p->name : "(unnamed)";
+
+		snprintf(path, sizeof path, "pools[%zu].nodeSelector", i);
+		if (p->node_selector.n > 1)
+			fail(ld, NULL, path, "placement fallback needs every pool to select by exactly one label "
+			     "(pool \"%s\" has %zu), one and the same key for all (e.g. "
+			     "kubernetes.azure.com/agentpool, or karpenter.sh/nodepool)", name, p->node_selector.n);
+		else if (p->node_selector.n == 1 && strcmp(p->node_selector.v[0].key, key) != 0)
+			fail(ld, NULL, path, "placement fallback needs every pool to select by the same label key: "
+			     "pool \"%s\" selects by %s, pools[%zu] by %s", name, p->node_selector.v[0].key, ref, key);
+	}
+}
+
 /* Rules that span fields, checked once the whole file is overlaid. */
 static void check_whole(struct loader *ld, const struct config *cfg)
 {
 	size_t i, j;
 
+	check_fallback(ld, cfg);
 	if (cfg->gpu_resources.n == 0)
 		fail(ld, NULL, "gpuResources", "must list at least one resource");
 	if (cfg->taint_effect != NULL && strcmp(cfg->taint_effect, "NoSchedule") != 0 &&
@@ -960,7 +1415,7 @@ static int apply_yaml(struct config *cfg, const char *buf, size_t len, const cha
 		else
 			read_fields(&ld, root, "", cfg, top_field,
 				    "mode, namespaceModes, gpuResources, gpuTaint, gpuNodeLabels, "
-				    "gpuNodeNames, pools, exempt");
+				    "gpuNodeNames, pools, placement, deferLabels, exempt");
 	}
 	if (root != NULL) {
 		if (!yaml_parser_load(&parser, &extra)) {
@@ -1115,6 +1570,7 @@ void config_free(struct config *cfg)
 	for (i = 0; i < cfg->n_pools; i++)
 		pool_free(&cfg->pools[i]);
 	free(cfg->pools);
+	strings_free(&cfg->defer_labels);
 	strings_free(&cfg->exempt_namespaces);
 	strings_free(&cfg->exempt_daemonset_namespaces);
 	strings_free(&cfg->exempt_daemonset_controllers);
@@ -1132,6 +1588,11 @@ enum config_mode config_mode_for(const struct config *cfg, const char *ns)
 		if (strcmp(cfg->namespace_modes[i].ns, ns) == 0)
 			return cfg->namespace_modes[i].mode;
 	return cfg->mode;
+}
+
+const char *config_placement_name(enum config_placement placement)
+{
+	return placement == CONFIG_PLACEMENT_FALLBACK ? "fallback" : "pinned";
 }
 
 const char *config_mode_name(enum config_mode mode)

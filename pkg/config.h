@@ -14,6 +14,8 @@
 
 #include "error.h"
 
+#define CONFIG_POOLS_MAX 64  /* pools in a policy */
+
 enum config_mode {
 	CONFIG_MODE_ENFORCE = 0, /* mutate GPU pods, reject CPU pods aimed at GPU pools */
 	CONFIG_MODE_WARN,        /* mutate, but a would-be rejection is allowed with a warning */
@@ -35,6 +37,42 @@ struct config_labels {
 	size_t n;
 };
 
+enum config_placement {
+	CONFIG_PLACEMENT_PINNED = 0, /* one pool's nodeSelector: the first eligible pool */
+	CONFIG_PLACEMENT_FALLBACK    /* a required affinity over every eligible pool, preferred
+	                                terms cheapest first, every eligible pool's tolerations */
+};
+
+/* One matchExpressions entry of a label selector (metav1.LabelSelectorRequirement). */
+struct config_requirement {
+	char *key;
+	char *op;                     /* In, NotIn, Exists or DoesNotExist */
+	struct config_strings values; /* non-empty for In and NotIn, empty otherwise */
+};
+
+/*
+ * A metav1.LabelSelector over pod labels: every matchLabels entry and every
+ * expression must hold. Empty, it matches every pod (LabelSelectorAsSelector).
+ */
+struct config_label_selector {
+	struct config_labels match_labels;
+	struct config_requirement *match_expressions;
+	size_t n_match_expressions;
+};
+
+/* A toleration gpu-admission adds (pools[].tolerations). */
+struct config_toleration {
+	char *key;                    /* never empty: a pool's toleration names its taint */
+	char *op;                     /* Equal or Exists */
+	char *value;                  /* "" with Exists */
+	char *effect;                 /* NoSchedule, PreferNoSchedule, NoExecute, or "": every effect */
+};
+
+struct config_tolerations {
+	struct config_toleration *v;
+	size_t n;
+};
+
 struct config_pool {
 	char *name;
 	struct config_labels node_selector; /* never empty */
@@ -44,12 +82,16 @@ struct config_pool {
 	int priced;                         /* pricePerNodeHour was given */
 	double price_per_node_hour;         /* in the admin's currency, >= 0 */
 	long long gpus_per_node;            /* 0 = not given: the report counts allocatable */
+	/* Who may use it, and what a pod placed on it needs: */
+	struct config_tolerations tolerations;     /* added besides the GPU taint's */
+	struct config_strings namespaces;          /* globs; empty = every namespace */
+	struct config_label_selector pod_selector; /* empty = every pod */
 };
 
-/* One exempt.podSelectors entry: a pod in one of namespaces whose labels hold all of match_labels. */
+/* One exempt.podSelectors entry: a pod in one of namespaces whose labels match selector. */
 struct config_pod_selector {
-	struct config_strings namespaces;  /* globs; never empty: a workload sets its own labels */
-	struct config_labels match_labels; /* never empty */
+	struct config_strings namespaces;       /* globs; never empty: a workload sets its own labels */
+	struct config_label_selector selector;  /* never empty */
 };
 
 struct config_namespace_mode {
@@ -70,6 +112,8 @@ struct config {
 
 	struct config_pool *pools;             /* in order of preference, cheapest first */
 	size_t n_pools;
+	enum config_placement placement;
+	struct config_strings defer_labels;    /* pod label keys that leave placement to a queue */
 
 	struct config_strings exempt_namespaces;
 	int exempt_daemonsets;
@@ -149,6 +193,16 @@ void config_free(struct config *cfg);
 
 /* The mode in force for namespace ns (an override, or the global mode). */
 enum config_mode config_mode_for(const struct config *cfg, const char *ns);
+
+/* "pinned" or "fallback". Borrowed, static storage. */
+const char *config_placement_name(enum config_placement placement);
+
+/*
+ * The one label key every pool selects by, as placement fallback requires
+ * (check-config refuses fallback otherwise); NULL when the pools select by
+ * several keys or several labels. Borrowed from cfg.
+ */
+const char *config_pool_key(const struct config *cfg);
 
 /* "enforce", "warn" or "dryrun". Borrowed, static storage. */
 const char *config_mode_name(enum config_mode mode);

@@ -4,7 +4,8 @@
  * terminal ("2026-01-02T03:04:05.678Z info  listening addr=... port=8443").
  *
  * Every line carries "time" (RFC 3339, UTC, milliseconds), "level" and "msg";
- * a decision line adds uid, namespace, pod, decision, reason and latency_us.
+ * a decision line adds uid, namespace, pod, decision, reason, pool (or pools)
+ * and latency_us.
  * Lines are formatted into a stack buffer and written with one write(2), so
  * lines from different threads never interleave and logging never allocates.
  * Only names and identifiers are logged, never pod spec content.
@@ -63,6 +64,8 @@ struct log_decision {
 	const char *mode;       /* "enforce", "warn", "dryrun" or NULL */
 	int status;             /* HTTP status sent */
 	uint64_t latency_us;
+	const char *pool;       /* the pool the pod goes to */
+	const char *pools;      /* or the pools it may go to, cheapest first, comma-separated */
 };
 
 void log_decision(const struct log_decision *d);

@@ -85,16 +85,41 @@ static int parse_int64(const char *s, long long *out)
 	return 0;
 }
 
-/* The value count each operator requires (labels.NewRequirement); -1 for "one or more". */
-static int operator_values(const char *op)
+enum nodematch_op nodematch_op_parse(const char *op)
 {
-	if (strcmp(op, "In") == 0 || strcmp(op, "NotIn") == 0)
-		return -1;
-	if (strcmp(op, "Exists") == 0 || strcmp(op, "DoesNotExist") == 0)
-		return 0;
-	if (strcmp(op, "Gt") == 0 || strcmp(op, "Lt") == 0)
-		return 1;
-	return -2;  /* unknown operator */
+	static const struct { const char *name; enum nodematch_op op; } ops[] = {
+		{ "In", NODEMATCH_IN }, { "NotIn", NODEMATCH_NOT_IN }, { "Exists", NODEMATCH_EXISTS },
+		{ "DoesNotExist", NODEMATCH_DOES_NOT_EXIST }, { "Gt", NODEMATCH_GT }, { "Lt", NODEMATCH_LT },
+	};
+	size_t i;
+
+	for (i = 0; op != NULL && i < sizeof ops / sizeof ops[0]; i++)
+		if (strcmp(op, ops[i].name) == 0)
+			return ops[i].op;
+	return NODEMATCH_OP_INVALID;
+}
+
+/* The value count each operator requires (labels.NewRequirement); -1 for "one or more". */
+static int operator_values(enum nodematch_op op)
+{
+	switch (op) {
+	case NODEMATCH_IN: case NODEMATCH_NOT_IN: return -1;
+	case NODEMATCH_EXISTS: case NODEMATCH_DOES_NOT_EXIST: return 0;
+	case NODEMATCH_GT: case NODEMATCH_LT: return 1;
+	case NODEMATCH_OP_INVALID: break;
+	}
+	return -2;
+}
+
+int nodematch_set_op(enum nodematch_op op, const char *have, int listed)
+{
+	switch (op) {
+	case NODEMATCH_IN:             return have != NULL && listed;
+	case NODEMATCH_NOT_IN:         return have == NULL || !listed;
+	case NODEMATCH_EXISTS:         return have != NULL;
+	case NODEMATCH_DOES_NOT_EXIST: return have == NULL;
+	default:                       return 0;
+	}
 }
 
 static int value_listed(const json_t *values, const char *v)
@@ -108,61 +133,78 @@ static int value_listed(const json_t *values, const char *v)
 	return 0;
 }
 
-int nodematch_requirement(const json_t *req, const json_t *labels)
+/*
+ * Is req a requirement labels.NewRequirement accepts: an object with a key,
+ * a known operator, string values in the count it needs, and for Gt and Lt
+ * a value that parses? Fills *key, *op, *values (borrowed).
+ */
+static int requirement_valid(const json_t *req, const char **key, enum nodematch_op *op, const json_t **values)
 {
-	const char *key = member(req, "key"), *op = member(req, "operator"), *have;
-	const json_t *values = json_object_get(req, "values"), *x;
+	const json_t *x;
+	long long bound;
 	size_t i, n;
 	int want;
-	long long a, b;
 
-	if (!json_is_object(req) || key == NULL || op == NULL || key[0] == '\0')
+	*key = member(req, "key");
+	*op = nodematch_op_parse(member(req, "operator"));
+	*values = json_object_get(req, "values");
+	if (!json_is_object(req) || *key == NULL || (*key)[0] == '\0')
 		return 0;
-	if (values != NULL && !json_is_null(values) && !json_is_array(values))
+	if (*values != NULL && !json_is_null(*values) && !json_is_array(*values))
 		return 0;
-	n = json_array_size(values);
-	json_array_foreach(iterable(values), i, x)
+	n = json_array_size(*values);
+	json_array_foreach(iterable(*values), i, x)
 		if (!json_is_string(x))
 			return 0;
-	want = operator_values(op);
+	want = operator_values(*op);
 	if (want == -2 || (want == -1 && n == 0) || (want >= 0 && n != (size_t)want))
 		return 0;
-	have = json_is_object(labels) ? json_string_value(json_object_get(labels, key)) : NULL;
-	if (strcmp(op, "In") == 0)
-		return have != NULL && value_listed(values, have);
-	if (strcmp(op, "NotIn") == 0)
-		return have == NULL || !value_listed(values, have);
-	if (strcmp(op, "Exists") == 0)
-		return have != NULL;
-	if (strcmp(op, "DoesNotExist") == 0)
-		return have == NULL;
-	/* Gt, Lt: the requirement's value must parse, and so must the node's. */
-	if (parse_int64(json_string_value(json_array_get(values, 0)), &b) != 0)
-		return 0;
-	if (have == NULL || parse_int64(have, &a) != 0)
-		return 0;
-	return strcmp(op, "Gt") == 0 ? a > b : a < b;
+	/* Gt, Lt: the requirement's own value must parse, whatever the node has. */
+	return want != 1 || parse_int64(json_string_value(json_array_get(*values, 0)), &bound) == 0;
 }
 
-/* matchFields: metadata.name only, In or NotIn with exactly one value. */
+int nodematch_requirement(const json_t *req, const json_t *labels)
+{
+	const json_t *values;
+	const char *key, *have;
+	enum nodematch_op op;
+	long long a, b;
+
+	if (!requirement_valid(req, &key, &op, &values))
+		return 0;
+	have = json_is_object(labels) ? json_string_value(json_object_get(labels, key)) : NULL;
+	if (op != NODEMATCH_GT && op != NODEMATCH_LT)
+		return nodematch_set_op(op, have, have != NULL && value_listed(values, have));
+	/* Gt, Lt: the node's value must parse too. */
+	if (have == NULL || parse_int64(have, &a) != 0)
+		return 0;
+	parse_int64(json_string_value(json_array_get(values, 0)), &b);
+	return op == NODEMATCH_GT ? a > b : a < b;
+}
+
+/* matchFields: metadata.name only, In or NotIn with exactly one value (*name, borrowed). */
+static int field_valid(const json_t *req, enum nodematch_op *op, const char **name)
+{
+	const char *key = member(req, "key");
+	const json_t *values = json_object_get(req, "values");
+
+	*op = nodematch_op_parse(member(req, "operator"));
+	*name = json_string_value(json_array_get(values, 0));
+	return json_is_object(req) && key != NULL && strcmp(key, "metadata.name") == 0 &&
+	       (*op == NODEMATCH_IN || *op == NODEMATCH_NOT_IN) && json_array_size(values) == 1 &&
+	       *name != NULL;
+}
+
 static int field_requirement(const json_t *req, const char *node_name)
 {
-	const char *key = member(req, "key"), *op = member(req, "operator");
-	const json_t *values = json_object_get(req, "values");
+	enum nodematch_op op;
 	const char *v;
 
-	if (!json_is_object(req) || key == NULL || op == NULL || strcmp(key, "metadata.name") != 0)
+	if (!field_valid(req, &op, &v))
 		return 0;
-	if (!json_is_array(values) || json_array_size(values) != 1)
-		return 0;
-	v = json_string_value(json_array_get(values, 0));
-	if (v == NULL)
-		return 0;
-	if (strcmp(op, "In") == 0)
+	if (op == NODEMATCH_IN)
 		return node_name != NULL && strcmp(node_name, v) == 0;
-	if (strcmp(op, "NotIn") == 0)
-		return node_name == NULL || strcmp(node_name, v) != 0;
-	return 0;
+	return node_name == NULL || strcmp(node_name, v) != 0;
 }
 
 int nodematch_term(const json_t *term, const json_t *labels, const char *node_name)
@@ -220,4 +262,116 @@ int nodematch_pod_selects(const json_t *spec, const json_t *labels, const char *
 		if (nodematch_term(t, labels, node_name))
 			return 1;
 	return 0;
+}
+
+int nodematch_covers(const json_t *have, const char *key, const char *op, const char *value,
+		     const char *effect)
+{
+	static const char *const effects[] = { "NoSchedule", "PreferNoSchedule", "NoExecute" };
+	size_t i;
+
+	/*
+	 * Probed with the taints want tolerates: its effect, or all three when
+	 * it names none; for Exists, two values no one Equal toleration can
+	 * both match, so only an Exists (or wildcard) toleration passes.
+	 */
+	for (i = 0; i < sizeof effects / sizeof effects[0]; i++) {
+		if (effect[0] != '\0' && strcmp(effect, effects[i]) != 0)
+			continue;
+		if (strcmp(op, "Exists") == 0) {
+			if (!nodematch_tolerates(have, key, "", effects[i]) ||
+			    !nodematch_tolerates(have, key, "-", effects[i]))
+				return 0;
+		} else if (!nodematch_tolerates(have, key, value, effects[i])) {
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* ==== Nodes known in part: could one of them be selected? ==== */
+
+static enum nodematch_tri tri_and(enum nodematch_tri a, enum nodematch_tri b)
+{
+	if (a == NODEMATCH_NO || b == NODEMATCH_NO)
+		return NODEMATCH_NO;
+	return a == NODEMATCH_MAYBE || b == NODEMATCH_MAYBE ? NODEMATCH_MAYBE : NODEMATCH_YES;
+}
+
+static enum nodematch_tri tri_or(enum nodematch_tri a, enum nodematch_tri b)
+{
+	if (a == NODEMATCH_YES || b == NODEMATCH_YES)
+		return NODEMATCH_YES;
+	return a == NODEMATCH_MAYBE || b == NODEMATCH_MAYBE ? NODEMATCH_MAYBE : NODEMATCH_NO;
+}
+
+/* A requirement on a known key is decided by the upstream rule; on another key it may hold. */
+static enum nodematch_tri requirement_could(const json_t *req, const json_t *known)
+{
+	const json_t *values;
+	const char *key;
+	enum nodematch_op op;
+
+	if (!requirement_valid(req, &key, &op, &values))
+		return NODEMATCH_NO;  /* holds nowhere */
+	if (json_object_get(known, key) == NULL)
+		return NODEMATCH_MAYBE;
+	return nodematch_requirement(req, known) ? NODEMATCH_YES : NODEMATCH_NO;
+}
+
+static enum nodematch_tri term_could(const json_t *term, const json_t *known)
+{
+	const json_t *exprs, *fields, *r;
+	enum nodematch_tri t = NODEMATCH_YES;
+	size_t i;
+
+	if (!json_is_object(term))
+		return NODEMATCH_NO;
+	exprs = json_object_get(term, "matchExpressions");
+	fields = json_object_get(term, "matchFields");
+	if ((exprs != NULL && !json_is_null(exprs) && !json_is_array(exprs)) ||
+	    (fields != NULL && !json_is_null(fields) && !json_is_array(fields)) ||
+	    (json_array_size(exprs) == 0 && json_array_size(fields) == 0))
+		return NODEMATCH_NO;
+	json_array_foreach(iterable(exprs), i, r)
+		t = tri_and(t, requirement_could(r, known));
+	/* Node names are not known: a valid field requirement may hold, an invalid one nowhere. */
+	json_array_foreach(iterable(fields), i, r) {
+		enum nodematch_op op;
+		const char *name;
+
+		t = tri_and(t, field_valid(r, &op, &name) ? NODEMATCH_MAYBE : NODEMATCH_NO);
+	}
+	return t;
+}
+
+enum nodematch_tri nodematch_pod_could_select(const json_t *spec, const json_t *known)
+{
+	const json_t *sel = json_object_get(spec, "nodeSelector"), *v, *required, *terms, *t;
+	enum nodematch_tri all = NODEMATCH_YES, any = NODEMATCH_NO;
+	const char *key;
+	size_t i;
+
+	if (sel != NULL && !json_is_null(sel)) {
+		if (!json_is_object(sel))
+			return NODEMATCH_NO;
+		json_object_foreach(iterable(sel), key, v) {
+			const char *have = json_string_value(json_object_get(known, key));
+
+			if (!json_is_string(v))
+				return NODEMATCH_NO;
+			if (json_object_get(known, key) == NULL)
+				all = tri_and(all, NODEMATCH_MAYBE);
+			else if (have == NULL || strcmp(have, json_string_value(v)) != 0)
+				return NODEMATCH_NO;
+		}
+	}
+	required = json_object_get(json_object_get(json_object_get(spec, "affinity"), "nodeAffinity"),
+				   "requiredDuringSchedulingIgnoredDuringExecution");
+	if (required == NULL || json_is_null(required))
+		return all;
+	terms = json_object_get(required, "nodeSelectorTerms");
+	json_array_foreach(iterable(terms), i, t)
+		any = tri_or(any, term_could(t, known));
+	return tri_and(all, any);
 }

@@ -65,4 +65,55 @@ int nodematch_term(const json_t *term, const json_t *labels, const char *node_na
  */
 int nodematch_pod_selects(const json_t *spec, const json_t *labels, const char *node_name);
 
+/*
+ * Does toleration have (borrowed) tolerate every taint that the toleration
+ * key/op/value/effect tolerates (op "Equal" or "Exists"; effect "" for every
+ * effect)? How an existing toleration makes one gpu-admission would add
+ * redundant.
+ */
+int nodematch_covers(const json_t *have, const char *key, const char *op, const char *value,
+		     const char *effect);
+
+/* The operators of labels.Requirement (NodeSelectorRequirement's, LabelSelector's). */
+enum nodematch_op {
+	NODEMATCH_OP_INVALID = 0,
+	NODEMATCH_IN,
+	NODEMATCH_NOT_IN,
+	NODEMATCH_EXISTS,
+	NODEMATCH_DOES_NOT_EXIST,
+	NODEMATCH_GT,
+	NODEMATCH_LT
+};
+
+/* The operator named op (NULL or unknown: NODEMATCH_OP_INVALID). */
+enum nodematch_op nodematch_op_parse(const char *op);
+
+/*
+ * labels.Requirement.Matches for the set operators (In, NotIn, Exists,
+ * DoesNotExist; anything else matches nothing): have is the label's value
+ * (NULL when the label is absent), listed whether it is among the
+ * requirement's values. The one place these semantics are written: node
+ * requirements and metav1.LabelSelector expressions (which
+ * LabelSelectorAsSelector turns into the same requirements) both use it.
+ */
+int nodematch_set_op(enum nodematch_op op, const char *have, int listed);
+
+/* Three answers for nodes known only in part. */
+enum nodematch_tri {
+	NODEMATCH_NO = 0,   /* no such node satisfies the pod */
+	NODEMATCH_YES,      /* every such node does */
+	NODEMATCH_MAYBE     /* it depends on labels that are not known */
+};
+
+/*
+ * Could a node carrying the labels known (an object of strings; borrowed)
+ * satisfy pod spec's nodeSelector and required node affinity (borrowed)? A
+ * node's other labels and its name are unknown: a requirement on a key known
+ * does not set, or on metadata.name, may hold (MAYBE), unless it is invalid
+ * and so holds nowhere. Terms are ORed, requirements ANDed, an empty term
+ * matches nothing, as in nodematch_pod_selects(). Used to tell which pools a
+ * pod's own node selection rules out: a pool's nodes carry its nodeSelector.
+ */
+enum nodematch_tri nodematch_pod_could_select(const json_t *spec, const json_t *known);
+
 #endif

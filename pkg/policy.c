@@ -3,8 +3,10 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "nodematch.h"
 #include "quantity.h"
 
 /* ==== Reading the pod: typed accessors that treat null as absent ==== */
@@ -142,30 +144,54 @@ int policy_describe_taint(const struct config *cfg, char *buf, size_t cap)
 
 /* ==== Exemptions and modes ==== */
 
+int policy_selector_match(const struct config_label_selector *sel, const json_t *labels)
+{
+	size_t i;
+
+	for (i = 0; i < sel->match_labels.n; i++) {
+		const char *v = json_string_value(json_object_get(labels, sel->match_labels.v[i].key));
+
+		if (v == NULL || strcmp(v, sel->match_labels.v[i].value) != 0)
+			return 0;
+	}
+	for (i = 0; i < sel->n_match_expressions; i++) {
+		const struct config_requirement *r = &sel->match_expressions[i];
+		const char *have = json_string_value(json_object_get(labels, r->key));
+
+		if (!nodematch_set_op(nodematch_op_parse(r->op), have, have != NULL && policy_list_has(&r->values, have)))
+			return 0;
+	}
+	return 1;
+}
+
 /*
  * An admin-listed pod selector: the pod is in one of the entry's namespaces
- * and carries all of its labels. Labels alone would not do: a workload sets
+ * and its labels match the entry. Labels alone would not do: a workload sets
  * its own, so every entry is scoped to namespaces (config refuses one
  * without).
  */
 static int selector_exempt(const struct config *cfg, const struct pod_view *pv)
 {
-	size_t i, j;
+	size_t i;
 
 	for (i = 0; pv->labels != NULL && i < cfg->n_exempt_pod_selectors; i++) {
 		const struct config_pod_selector *sel = &cfg->exempt_pod_selectors[i];
 
-		if (!policy_match_any(&sel->namespaces, pv->ns))
-			continue;
-		for (j = 0; j < sel->match_labels.n; j++) {
-			const char *v = json_string_value(json_object_get(pv->labels, sel->match_labels.v[j].key));
-			if (v == NULL || strcmp(v, sel->match_labels.v[j].value) != 0)
-				break;
-		}
-		if (j == sel->match_labels.n)
+		if (policy_match_any(&sel->namespaces, pv->ns) && policy_selector_match(&sel->selector, pv->labels))
 			return 1;
 	}
 	return 0;
+}
+
+/* The deferLabels key the pod carries (its queue places it), or NULL. Borrowed from cfg. */
+static const char *deferred_to(const struct config *cfg, const struct pod_view *pv)
+{
+	size_t i;
+
+	for (i = 0; pv->labels != NULL && i < cfg->defer_labels.n; i++)
+		if (json_object_get(pv->labels, cfg->defer_labels.v[i]) != NULL)
+			return cfg->defer_labels.v[i];
+	return NULL;
 }
 
 /* The DaemonSet exemption: a DaemonSet pod (see policy_request) where the admin lets it apply. */
@@ -211,6 +237,20 @@ static int annotate(struct policy_result *res, struct error *err)
 					  json_string(policy_decision_name(res->verdict)));
 	if (res->pool != NULL)
 		rc |= json_object_set_new(res->annotations, "pool", json_string(res->pool));
+	else if (res->n_pools > 1) {
+		size_t i, len = 1;
+		char *pools;
+
+		for (i = 0; i < res->n_pools; i++)
+			len += strlen(res->pools[i]) + 1;
+		pools = malloc(len);
+		if (pools != NULL)
+			policy_describe_pools(res, ",", pools, len);
+		rc |= pools == NULL || json_object_set_new(res->annotations, "pools", json_string(pools)) != 0;
+		free(pools);
+	}
+	if (res->deferred != NULL)
+		rc |= json_object_set_new(res->annotations, "deferredTo", json_string(res->deferred));
 	if (rc != 0) {
 		error_set(err, ERROR_NOMEM, "out of memory");
 		return -1;
@@ -279,7 +319,7 @@ static int decide(const struct config *cfg, const struct policy_request *req,
 {
 	struct pod_view pv;
 	struct pod_routes routes;
-	const struct config_pool *pool = NULL;
+	struct pool_choice choice = { .n = 0 };
 
 	if (policy_pod_read(cfg, req, req->pod, &pv, err) != 0)
 		return -1;
@@ -306,16 +346,20 @@ static int decide(const struct config *cfg, const struct policy_request *req,
 		if (pv.dra && policy_warn(res, err, "pod also uses DRA resource claims; gpu-admission places it "
 				   "for its GPU resources only and does not inspect the claims") != 0)
 			return -1;
-		/* A DaemonSet pod is pinned to its node by the controller: tolerate, don't steer. */
-		if (!pv.daemonset) {
-			pool = policy_pool_choose(cfg, &pv, res);
-			if (pool == NULL) {
+		/*
+		 * A DaemonSet pod is pinned to its node by the controller, a queued
+		 * one is placed by its queue: tolerate, don't steer.
+		 */
+		res->deferred = deferred_to(cfg, &pv);
+		if (!pv.daemonset && res->deferred == NULL) {
+			if (policy_pool_choose(cfg, &pv, &choice, res, err) != 0)
+				return -1;
+			if (choice.n == 0) {
 				res->verdict = POLICY_REJECT;
 				goto exempt;
 			}
-			res->pool = pool->name;
 		}
-		if (policy_pool_mutate(cfg, &pv, pool, res, err) != 0)
+		if (policy_pool_mutate(cfg, &pv, choice.n > 0 ? &choice : NULL, res, err) != 0)
 			return -1;
 		if (req->validate && res->verdict == POLICY_MUTATE) {
 			res->verdict = POLICY_REJECT;
@@ -377,6 +421,16 @@ void policy_result_free(struct policy_result *res)
 	json_decref(res->warnings);
 	json_decref(res->annotations);
 	memset(res, 0, sizeof *res);
+}
+
+void policy_describe_pools(const struct policy_result *res, const char *sep, char *buf, size_t cap)
+{
+	size_t i;
+
+	if (cap > 0)
+		buf[0] = '\0';
+	for (i = 0; i < res->n_pools; i++)
+		policy_appendf(buf, cap, "%s%s", i ? sep : "", res->pools[i]);
 }
 
 const char *policy_decision_name(enum policy_decision d)

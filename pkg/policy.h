@@ -8,8 +8,12 @@
  *
  * Decisions:
  *  - a pod that requests a GPU resource (non-zero, in any container or init
- *    container) gets the GPU taint's toleration and the node selectors of the
- *    chosen pool (MUTATE), unless it already has them (ALLOW);
+ *    container) gets the GPU taint's toleration and is sent to the pools it
+ *    may use (eligible: serving it, allowed for its namespace and labels, not
+ *    ruled out by its own node selection): the first one's node selector
+ *    (placement pinned) or a required affinity over all of them (fallback),
+ *    with their tolerations (MUTATE), unless it already has them (ALLOW); a
+ *    pod a queue places (deferLabels) gets the toleration only;
  *  - a pod that requests no GPU but targets GPU nodes (toleration, nodeSelector,
  *    required node affinity, nodeName) is REJECTed with a message saying how
  *    to fix it;
@@ -75,7 +79,13 @@ struct policy_result {
 	int gpu;                       /* the pod requests a GPU */
 	const char *reason;            /* short stable code, e.g. "cpu-pod-gpu-toleration";
 	                                  static storage */
-	const char *pool;              /* chosen pool's name, or NULL; borrowed from config */
+	const char *pool;              /* the one pool the pod goes to, or NULL (none, or several:
+	                                  see pools); borrowed from config */
+	const char *pools[CONFIG_POOLS_MAX]; /* every pool the pod may land on, cheapest first
+	                                  (placement fallback: the eligible pools); borrowed */
+	size_t n_pools;
+	const char *deferred;          /* the deferLabels key that left placement to a queue, or
+	                                  NULL; borrowed from config */
 	char message[POLICY_MESSAGE_MAX]; /* the rejection (or would-be rejection) text */
 	char changes[POLICY_MESSAGE_MAX]; /* what the patch adds, for people:
 	                                     "+toleration sku=gpu:NoSchedule +nodeSelector k=v" */
@@ -98,6 +108,12 @@ int policy_evaluate(const struct config *cfg, const struct policy_request *req,
 
 /* Releases what res owns and zeroes it. Accepts NULL. */
 void policy_result_free(struct policy_result *res);
+
+/*
+ * The pools res names (res->pools, cheapest first) joined by sep into buf
+ * (cap bytes, NUL-terminated, cut quietly): for logs and annotations.
+ */
+void policy_describe_pools(const struct policy_result *res, const char *sep, char *buf, size_t cap);
 
 /* "allow", "mutate" or "reject". Static storage. */
 const char *policy_decision_name(enum policy_decision d);

@@ -38,6 +38,8 @@
 #define R_MISMATCH    "pool-mismatch"
 #define R_NO_POOL     "no-pool-fits"
 #define R_CONFLICT    "node-selector-conflict"
+#define R_AFF_CONFLICT "node-affinity-conflict"
+#define R_DENIED      "pool-not-allowed"       /* namespaces or podSelector: not this pod's pool */
 #define R_CPU_TOL     "cpu-pod-gpu-toleration"
 #define R_CPU_SEL     "cpu-pod-gpu-node-selector"
 #define R_CPU_AFF     "cpu-pod-gpu-affinity"
@@ -78,20 +80,40 @@ long long policy_demand_total(const struct gpu_demand *d);
 
 /* ==== GPU pods (policy_pool.c) ==== */
 
-/*
- * The pool for a GPU pod (borrowed from cfg), or NULL with the rejection's
- * reason and message in res.
- */
-const struct config_pool *policy_pool_choose(const struct config *cfg, const struct pod_view *pv,
-					     struct policy_result *res);
+/* How the chosen pools are put on a pod. */
+enum pool_how {
+	POOL_HOW_SELECTOR = 0, /* the one pool's nodeSelector entries (placement pinned, or the
+	                          pool the pod's nodeSelector or label picks) */
+	POOL_HOW_AFFINITY,     /* `key In [values]` in every required term, preferred terms
+	                          cheapest first (placement fallback) */
+	POOL_HOW_KEPT          /* the pod's required affinity already keeps it to these pools */
+};
+
+/* The pools a GPU pod goes to. */
+struct pool_choice {
+	const struct config_pool *pools[CONFIG_POOLS_MAX]; /* borrowed from cfg, cheapest first */
+	size_t n;
+	enum pool_how how;
+};
 
 /*
- * Sets res->verdict, reason, patch and changes for a GPU pod placed on pool
- * (NULL: tolerate only, as for a DaemonSet pod). A selector that conflicts
- * with the pool is a REJECT verdict, not an error. -1 only on ERROR_NOMEM.
+ * Chooses where a GPU pod goes among the pools eligible for it (serving its
+ * GPU resources, allowed for its namespace and labels, not ruled out by its
+ * own node selection). Returns 0 with ch filled and res->pools named, or 0
+ * with ch->n == 0 and the rejection's reason and message in res; -1 only on
+ * ERROR_NOMEM.
+ */
+int policy_pool_choose(const struct config *cfg, const struct pod_view *pv, struct pool_choice *ch,
+		       struct policy_result *res, struct error *err);
+
+/*
+ * Sets res->verdict, reason, patch and changes for a GPU pod sent to the
+ * pools of ch (NULL: tolerate the GPU taint only, as for a DaemonSet pod or
+ * one a queue places). -1 on ERROR_NOMEM, or ERROR_INPUT when a field the
+ * patch extends has the wrong type.
  */
 int policy_pool_mutate(const struct config *cfg, const struct pod_view *pv,
-		       const struct config_pool *pool, struct policy_result *res, struct error *err);
+		       const struct pool_choice *ch, struct policy_result *res, struct error *err);
 
 /* ==== CPU pods (policy_target.c) ==== */
 
@@ -146,6 +168,13 @@ json_t *policy_iterable(const json_t *j);
 const char *policy_str(const json_t *obj, const char *key, const char *dflt);
 
 int policy_match_any(const struct config_strings *globs, const char *s);
+
+/*
+ * Do pod labels (an object of strings, or NULL: none; borrowed) match sel,
+ * with metav1.LabelSelector semantics (matchLabels and matchExpressions
+ * ANDed, an empty selector matching everything: LabelSelectorAsSelector)?
+ */
+int policy_selector_match(const struct config_label_selector *sel, const json_t *labels);
 int policy_list_has(const struct config_strings *l, const char *s);
 long long policy_sat_add(long long a, long long b);  /* saturates at QUANTITY_MAX */
 long long policy_max_ll(long long a, long long b);

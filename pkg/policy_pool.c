@@ -1,4 +1,15 @@
-/* policy_pool: GPU pods, the pool they go to and the patch that sends them there. */
+/*
+ * policy_pool: GPU pods, the pools they may use and the patch that sends them there.
+ *
+ * A pool is eligible for a pod when it serves the pod's GPU resources in that
+ * number, its namespaces and podSelector admit the pod, and the pod's own
+ * nodeSelector and required node affinity do not rule its nodes out (judged
+ * by nodematch_pod_could_select() on the labels the pool selects by: other
+ * labels of its nodes are unknown, so only a sure contradiction excludes it).
+ * Placement pinned sends the pod to one pool by nodeSelector; fallback to
+ * every eligible pool by one required `key In [...]` requirement, with
+ * preferred terms that keep the cost order for the scheduler.
+ */
 #include "policy_int.h"
 
 #include <stdio.h>
@@ -7,11 +18,38 @@
 #include "nodematch.h"
 #include "patch.h"
 
-/* ==== Pools ==== */
+#define NODE_AFFINITY "/spec/affinity/nodeAffinity"
+#define REQUIRED      "requiredDuringSchedulingIgnoredDuringExecution"
+#define PREFERRED     "preferredDuringSchedulingIgnoredDuringExecution"
+#define WEIGHT_MAX    100  /* a preferred term's weight is 1..100 (ValidatePreferredSchedulingTerms) */
+#define PATH_MAX_LEN  256  /* a JSON Pointer into the pod's affinity */
+#define SELECTOR_KEYS_MAX 64  /* a pool's nodeSelector entries added to one pod; beyond: not added */
+
+/* ==== Which pools a pod may use ==== */
+
+enum pool_verdict {
+	POOL_OK = 0,
+	POOL_UNFIT,         /* does not serve the pod's GPU resources, or not that many */
+	POOL_NAMESPACE,     /* pools[].namespaces leaves the pod's namespace out */
+	POOL_LABELS,        /* pools[].podSelector does not match the pod's labels */
+	POOL_NODE_SELECTOR, /* the pod's nodeSelector rules out the pool's nodes */
+	POOL_AFFINITY       /* the pod's required node affinity does */
+};
 
 static int pool_serves(const struct config *cfg, const struct config_pool *p, const char *res)
 {
 	return policy_match_any(p->resources.n ? &p->resources : &cfg->gpu_resources, res);
+}
+
+/* Serves every GPU resource the pod asks for, in any number. */
+static int pool_serves_all(const struct config *cfg, const struct config_pool *p, const struct pod_view *pv)
+{
+	size_t i;
+
+	for (i = 0; i < pv->n_gpu; i++)
+		if (!pool_serves(cfg, p, pv->gpu[i].name))
+			return 0;
+	return 1;
 }
 
 /*
@@ -38,9 +76,28 @@ static int pool_unfit(const struct config *cfg, const struct config_pool *p,
 	return 0;
 }
 
+static int namespace_allowed(const struct config_pool *p, const char *ns)
+{
+	return p->namespaces.n == 0 || policy_match_any(&p->namespaces, ns);
+}
+
 static const char *selector_value(const struct pod_view *pv, const char *key)
 {
 	return pv->node_selector ? json_string_value(json_object_get(pv->node_selector, key)) : NULL;
+}
+
+/* The first of pool p's labels the pod's nodeSelector sets to another value, or NULL. */
+static const struct config_kv *selector_conflict(const struct config_pool *p, const struct pod_view *pv)
+{
+	size_t i;
+
+	for (i = 0; i < p->node_selector.n; i++) {
+		const char *have = selector_value(pv, p->node_selector.v[i].key);
+
+		if (have != NULL && strcmp(have, p->node_selector.v[i].value) != 0)
+			return &p->node_selector.v[i];
+	}
+	return NULL;
 }
 
 /* 2 when the pod's nodeSelector has all of the pool's key=values, 1 some, 0 none. */
@@ -54,6 +111,176 @@ static int pool_selected(const struct config_pool *p, const struct pod_view *pv)
 			hits++;
 	}
 	return hits == 0 ? 0 : hits == p->node_selector.n ? 2 : 1;
+}
+
+/* What every node of pool p carries: its nodeSelector, as node labels. New; NULL on ERROR_NOMEM. */
+static json_t *pool_labels(const struct config_pool *p, struct error *err)
+{
+	json_t *labels = json_object();
+	size_t i;
+
+	for (i = 0; labels != NULL && i < p->node_selector.n; i++)
+		if (json_object_set_new(labels, p->node_selector.v[i].key,
+					json_string(p->node_selector.v[i].value)) != 0) {
+			json_decref(labels);
+			labels = NULL;
+		}
+	if (labels == NULL)
+		error_set(err, ERROR_NOMEM, "out of memory");
+	return labels;
+}
+
+/* Is pool p eligible for the pod, and if not, why? -1 only on ERROR_NOMEM. */
+static int judge(const struct config *cfg, const struct pod_view *pv, const struct config_pool *p,
+		 enum pool_verdict *v, struct error *err)
+{
+	char scratch[2];
+	json_t *known;
+
+	*v = POOL_OK;
+	if (pool_unfit(cfg, p, pv, scratch, sizeof scratch))
+		*v = POOL_UNFIT;
+	else if (!namespace_allowed(p, pv->ns))
+		*v = POOL_NAMESPACE;
+	else if (!policy_selector_match(&p->pod_selector, pv->labels))
+		*v = POOL_LABELS;
+	else if (selector_conflict(p, pv) != NULL)
+		*v = POOL_NODE_SELECTOR;
+	/* Nothing of the pod's own to contradict the pool: no need to look closer. */
+	if (*v != POOL_OK || (pv->node_selector == NULL && json_object_get(pv->spec, "affinity") == NULL))
+		return 0;
+	known = pool_labels(p, err);
+	if (known == NULL)
+		return -1;
+	if (nodematch_pod_could_select(pv->spec, known) == NODEMATCH_NO)
+		*v = POOL_AFFINITY;
+	json_decref(known);
+	return 0;
+}
+
+/*
+ * A label selector as labels.Selector.String() writes it (the form kubectl
+ * takes with -l): "a=b,k in (x,y),k notin (z),k,!k".
+ */
+static void describe_selector(const struct config_label_selector *sel, char *buf, size_t cap)
+{
+	size_t i, j, n = 0;
+
+	for (i = 0; i < sel->match_labels.n; i++)
+		policy_appendf(buf, cap, "%s%s=%s", n++ ? "," : "", sel->match_labels.v[i].key,
+			       sel->match_labels.v[i].value);
+	for (i = 0; i < sel->n_match_expressions; i++) {
+		const struct config_requirement *r = &sel->match_expressions[i];
+		enum nodematch_op op = nodematch_op_parse(r->op);
+
+		policy_appendf(buf, cap, "%s%s%s", n++ ? "," : "", op == NODEMATCH_DOES_NOT_EXIST ? "!" : "", r->key);
+		if (op != NODEMATCH_IN && op != NODEMATCH_NOT_IN)
+			continue;
+		policy_appendf(buf, cap, " %s (", op == NODEMATCH_IN ? "in" : "notin");
+		for (j = 0; j < r->values.n; j++)
+			policy_appendf(buf, cap, "%s%s", j ? "," : "", r->values.v[j]);
+		policy_appendf(buf, cap, ")");
+	}
+}
+
+/* Why pool p (verdict v) cannot take the pod, for people, appended to buf. */
+static void describe_verdict(const struct config *cfg, const struct pod_view *pv, const struct config_pool *p,
+			     enum pool_verdict v, char *buf, size_t cap)
+{
+	size_t used = strlen(buf), i;
+	const struct config_kv *kv;
+
+	switch (v) {
+	case POOL_OK:
+		break;
+	case POOL_UNFIT:
+		if (used + 1 < cap)
+			pool_unfit(cfg, p, pv, buf + used, cap - used);
+		break;
+	case POOL_NAMESPACE:
+		policy_appendf(buf, cap, "namespace \"%s\" may not use GPU pool \"%s\"", pv->ns, p->name);
+		break;
+	case POOL_LABELS:
+		policy_appendf(buf, cap, "GPU pool \"%s\" is only for pods labelled ", p->name);
+		describe_selector(&p->pod_selector, buf, cap);
+		break;
+	case POOL_NODE_SELECTOR:
+		kv = selector_conflict(p, pv);
+		policy_appendf(buf, cap, "nodeSelector %s is \"%s\" but GPU pool \"%s\" needs \"%s\"", kv->key,
+			       selector_value(pv, kv->key), p->name, kv->value);
+		break;
+	case POOL_AFFINITY:
+		policy_appendf(buf, cap, "the pod's required node affinity rules out GPU pool \"%s\" (", p->name);
+		for (i = 0; i < p->node_selector.n; i++)
+			policy_appendf(buf, cap, "%s%s=%s", i ? ", " : "", p->node_selector.v[i].key,
+				       p->node_selector.v[i].value);
+		policy_appendf(buf, cap, ")");
+		break;
+	}
+}
+
+/* "GPU pools for R: a, b; namespace "ns" may use: a", appended to buf. */
+static void describe_pools_for(const struct config *cfg, const struct pod_view *pv, char *buf, size_t cap)
+{
+	size_t i, n = 0, allowed = 0;
+
+	policy_appendf(buf, cap, "GPU pools for ");
+	for (i = 0; i < pv->n_gpu; i++)
+		policy_appendf(buf, cap, "%s%s", i ? "+" : "", pv->gpu[i].name);
+	policy_appendf(buf, cap, ":");
+	for (i = 0; i < cfg->n_pools; i++)
+		if (pool_serves_all(cfg, &cfg->pools[i], pv))
+			policy_appendf(buf, cap, "%s %s", n++ ? "," : "", cfg->pools[i].name);
+	policy_appendf(buf, cap, "; namespace \"%s\" may use:", pv->ns);
+	for (i = 0; i < cfg->n_pools; i++)
+		if (pool_serves_all(cfg, &cfg->pools[i], pv) && namespace_allowed(&cfg->pools[i], pv->ns))
+			policy_appendf(buf, cap, "%s %s", allowed++ ? "," : "", cfg->pools[i].name);
+	if (allowed == 0)
+		policy_appendf(buf, cap, " none of them");
+}
+
+static const char *verdict_reason(enum pool_verdict v)
+{
+	switch (v) {
+	case POOL_NAMESPACE:
+	case POOL_LABELS:        return R_DENIED;
+	case POOL_NODE_SELECTOR: return R_CONFLICT;
+	case POOL_AFFINITY:      return R_AFF_CONFLICT;
+	default:                 return R_MISMATCH;
+	}
+}
+
+/*
+ * The pool the pod's label or nodeSelector picks (by, for the message)
+ * cannot take it: the rejection says why, and what the pod may use instead.
+ */
+static void reject_picked(const struct config *cfg, const struct pod_view *pv, const struct config_pool *p,
+			  enum pool_verdict v, int by_label, struct policy_result *res)
+{
+	const char *label = json_string_value(json_object_get(pv->labels, POOL_LABEL));
+	const struct config_kv *kv;
+
+	res->reason = verdict_reason(v);
+	res->message[0] = '\0';
+	if (v == POOL_NODE_SELECTOR) {
+		kv = selector_conflict(p, pv);
+		describe_verdict(cfg, pv, p, v, res->message, sizeof res->message);
+		policy_appendf(res->message, sizeof res->message, "; remove the selector or set it to \"%s\"",
+			       kv->value);
+		return;
+	}
+	if (by_label)
+		policy_appendf(res->message, sizeof res->message, "label %s=%s: ", POOL_LABEL, label);
+	else
+		policy_appendf(res->message, sizeof res->message, "the pod's nodeSelector picks GPU pool \"%s\", but ",
+			       p->name);
+	describe_verdict(cfg, pv, p, v, res->message, sizeof res->message);
+	if (v == POOL_UNFIT && by_label)
+		policy_appendf(res->message, sizeof res->message, "; remove the label to let gpu-admission pick a pool");
+	else if (v == POOL_NAMESPACE || v == POOL_LABELS) {
+		policy_appendf(res->message, sizeof res->message, ". ");
+		describe_pools_for(cfg, pv, res->message, sizeof res->message);
+	}
 }
 
 /* The pool allowing the most GPUs per pod (unlimited beats any limit); for messages. */
@@ -75,19 +302,185 @@ static const struct config_pool *largest_pool(const struct config *cfg, const ch
 	return best;
 }
 
-/*
- * Chooses the pool for a GPU pod: the one its label names, else one its
- * nodeSelector already picks (wholly, then partly), else the first that
- * fits. Returns the pool, or NULL with the rejection in res.
- */
-const struct config_pool *policy_pool_choose(const struct config *cfg, const struct pod_view *pv,
-					     struct policy_result *res)
+/* No pool serves what the pod asks for: say which resource or count is the problem. */
+static void reject_unserved(const struct config *cfg, const struct pod_view *pv, struct policy_result *res)
 {
-	const char *label = pv->labels ? json_string_value(json_object_get(pv->labels, POOL_LABEL)) : NULL;
-	char why[POLICY_MESSAGE_MAX];
+	size_t i;
+
+	res->reason = R_NO_POOL;
+	for (i = 0; i < pv->n_gpu; i++) {
+		const struct config_pool *big = largest_pool(cfg, pv->gpu[i].name);
+
+		if (big == NULL) {
+			snprintf(res->message, sizeof res->message,
+				 "no GPU pool serves %s; ask the cluster admin for a pool with that "
+				 "resource or request another GPU type", pv->gpu[i].name);
+			return;
+		}
+		if (big->max_gpus_per_pod > 0 && policy_demand_total(&pv->gpu[i]) > big->max_gpus_per_pod) {
+			snprintf(res->message, sizeof res->message,
+				 "the pod requests %lld %s but the largest GPU pool, \"%s\", allows at "
+				 "most %lld per pod; split the work across pods",
+				 policy_demand_total(&pv->gpu[i]), pv->gpu[i].name, big->name,
+				 big->max_gpus_per_pod);
+			return;
+		}
+	}
+	snprintf(res->message, sizeof res->message,
+		 "no single GPU pool serves every GPU resource the pod requests");
+}
+
+/* Pools serve the pod, but none it may use: each one's reason, then what exists. */
+static void reject_none(const struct config *cfg, const struct pod_view *pv, const enum pool_verdict *v,
+			struct policy_result *res)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < cfg->n_pools; i++)
+		if (v[i] != POOL_UNFIT && n++ == 0)
+			res->reason = verdict_reason(v[i]);
+	if (n == 0) {
+		reject_unserved(cfg, pv, res);
+		return;
+	}
+	snprintf(res->message, sizeof res->message, "no GPU pool can take this pod: ");
+	for (i = 0, n = 0; i < cfg->n_pools; i++) {
+		if (v[i] == POOL_UNFIT)
+			continue;
+		if (n++ > 0)
+			policy_appendf(res->message, sizeof res->message, "; ");
+		describe_verdict(cfg, pv, &cfg->pools[i], v[i], res->message, sizeof res->message);
+	}
+	policy_appendf(res->message, sizeof res->message, ". ");
+	describe_pools_for(cfg, pv, res->message, sizeof res->message);
+}
+
+/* ==== Pools the pod already keeps to ==== */
+
+/*
+ * The values of the first `key In [...]` requirement of a NodeSelectorTerm
+ * (borrowed), or NULL when it has none. Only such a requirement pins a term
+ * to pools: NotIn, Exists and the rest leave other nodes possible.
+ */
+static const json_t *term_key_in(const json_t *term, const char *key)
+{
+	const json_t *r, *values;
+	size_t i;
+
+	json_array_foreach(policy_iterable(json_object_get(term, "matchExpressions")), i, r) {
+		values = json_object_get(r, "values");
+		if (strcmp(policy_str(r, "key", ""), key) == 0 && strcmp(policy_str(r, "operator", ""), "In") == 0 &&
+		    json_is_array(values) && json_array_size(values) > 0)
+			return values;
+	}
+	return NULL;
+}
+
+/* Does a NodeSelectorTerm (borrowed) match no node by construction (empty, or not a term at all)? */
+static int term_matches_nothing(const json_t *term)
+{
+	const json_t *exprs = json_object_get(term, "matchExpressions"), *fields = json_object_get(term, "matchFields");
+
+	return !json_is_object(term) || (exprs != NULL && !json_is_null(exprs) && !json_is_array(exprs)) ||
+	       (fields != NULL && !json_is_null(fields) && !json_is_array(fields)) ||
+	       (json_array_size(exprs) == 0 && json_array_size(fields) == 0);
+}
+
+static const json_t *required_terms(const struct pod_view *pv)
+{
+	const json_t *na = json_object_get(json_object_get(pv->spec, "affinity"), "nodeAffinity");
+
+	return json_object_get(json_object_get(na, REQUIRED), "nodeSelectorTerms");
+}
+
+/*
+ * Marks in mark[] the pools of cfg (one key for all) whose value is v and
+ * for which ok[] holds; 0 when there is none.
+ */
+static int mark_value(const struct config *cfg, const char *v, const int *ok, int *mark)
+{
+	size_t i;
+	int found = 0;
+
+	for (i = 0; v != NULL && i < cfg->n_pools; i++)
+		if (ok[i] && strcmp(cfg->pools[i].node_selector.v[0].value, v) == 0) {
+			mark[i] = 1;
+			found = 1;
+		}
+	return found;
+}
+
+/*
+ * Does the pod's required node affinity already keep it to pools ok[] allows?
+ * Every term that can match anything must require `key In [values]` (the key
+ * all pools select by) with only values of such pools. The pools named go
+ * into ch, in the pools' order.
+ */
+static int kept_to(const struct config *cfg, const struct pod_view *pv, const int *ok, struct pool_choice *ch)
+{
+	const char *key = config_pool_key(cfg);
+	const json_t *terms = required_terms(pv), *t, *values, *v;
+	int mark[CONFIG_POOLS_MAX] = { 0 };
+	size_t i, j, live = 0;
+
+	if (key == NULL || !json_is_array(terms))
+		return 0;
+	json_array_foreach(policy_iterable(terms), i, t) {
+		if (term_matches_nothing(t))
+			continue;
+		values = term_key_in(t, key);
+		if (values == NULL)
+			return 0;
+		json_array_foreach(policy_iterable(values), j, v)
+			if (!mark_value(cfg, json_string_value(v), ok, mark))
+				return 0;
+		live++;
+	}
+	if (live == 0)
+		return 0;
+	ch->n = 0;
+	for (i = 0; i < cfg->n_pools; i++)
+		if (mark[i])
+			ch->pools[ch->n++] = &cfg->pools[i];
+	ch->how = POOL_HOW_KEPT;
+	return 1;
+}
+
+/* ==== Choosing ==== */
+
+static void name_pools(const struct pool_choice *ch, struct policy_result *res)
+{
+	size_t i;
+
+	for (i = 0; i < ch->n; i++)
+		res->pools[i] = ch->pools[i]->name;
+	res->n_pools = ch->n;
+	res->pool = ch->n == 1 ? ch->pools[0]->name : NULL;
+}
+
+/* The one pool a label or nodeSelector picks. */
+static void choose_one(const struct config_pool *p, enum pool_how how, struct pool_choice *ch)
+{
+	ch->pools[0] = p;
+	ch->n = 1;
+	ch->how = how;
+}
+
+int policy_pool_choose(const struct config *cfg, const struct pod_view *pv, struct pool_choice *ch,
+		       struct policy_result *res, struct error *err)
+{
+	const char *label = json_string_value(json_object_get(pv->labels, POOL_LABEL));
+	enum pool_verdict v[CONFIG_POOLS_MAX];
+	int ok[CONFIG_POOLS_MAX];
 	size_t i;
 	int want;
 
+	memset(ch, 0, sizeof *ch);
+	for (i = 0; i < cfg->n_pools; i++) {
+		if (judge(cfg, pv, &cfg->pools[i], &v[i], err) != 0)
+			return -1;
+		ok[i] = v[i] == POOL_OK;
+	}
 	if (label != NULL) {
 		for (i = 0; i < cfg->n_pools; i++)
 			if (strcmp(cfg->pools[i].name, label) == 0)
@@ -99,60 +492,48 @@ const struct config_pool *policy_pool_choose(const struct config *cfg, const str
 			for (i = 0; i < cfg->n_pools; i++)
 				policy_appendf(res->message, sizeof res->message, "%s %s", i ? "," : "",
 					cfg->pools[i].name);
-			return NULL;
+			return 0;
 		}
-		if (pool_unfit(cfg, &cfg->pools[i], pv, why, sizeof why)) {
-			res->reason = R_MISMATCH;
-			snprintf(res->message, sizeof res->message,
-				 "label %s=%s: %s; remove the label to let gpu-admission pick a pool",
-				 POOL_LABEL, label, why);
-			return NULL;
+		if (!ok[i]) {
+			reject_picked(cfg, pv, &cfg->pools[i], v[i], 1, res);
+			return 0;
 		}
-		return &cfg->pools[i];
+		choose_one(&cfg->pools[i], cfg->placement == CONFIG_PLACEMENT_FALLBACK ? POOL_HOW_AFFINITY
+			   : POOL_HOW_SELECTOR, ch);
+		goto out;
 	}
-	for (want = 2; want >= 1; want--) {
+	for (want = 2; want >= 1; want--)
 		for (i = 0; i < cfg->n_pools; i++) {
 			if (pool_selected(&cfg->pools[i], pv) != want)
 				continue;
-			if (pool_unfit(cfg, &cfg->pools[i], pv, why, sizeof why)) {
-				res->reason = R_MISMATCH;
-				snprintf(res->message, sizeof res->message,
-					 "the pod's nodeSelector picks GPU pool \"%s\", but %s",
-					 cfg->pools[i].name, why);
-				return NULL;
+			if (!ok[i]) {
+				reject_picked(cfg, pv, &cfg->pools[i], v[i], 0, res);
+				return 0;
 			}
-			return &cfg->pools[i];
+			choose_one(&cfg->pools[i], POOL_HOW_SELECTOR, ch);
+			goto out;
 		}
-	}
+	if (kept_to(cfg, pv, ok, ch))
+		goto out;
 	for (i = 0; i < cfg->n_pools; i++)
-		if (!pool_unfit(cfg, &cfg->pools[i], pv, why, sizeof why))
-			return &cfg->pools[i];
-
-	res->reason = R_NO_POOL;
-	for (i = 0; i < pv->n_gpu; i++) {
-		const struct config_pool *big = largest_pool(cfg, pv->gpu[i].name);
-
-		if (big == NULL) {
-			snprintf(res->message, sizeof res->message,
-				 "no GPU pool serves %s; ask the cluster admin for a pool with that "
-				 "resource or request another GPU type", pv->gpu[i].name);
-			return NULL;
-		}
-		if (big->max_gpus_per_pod > 0 && policy_demand_total(&pv->gpu[i]) > big->max_gpus_per_pod) {
-			snprintf(res->message, sizeof res->message,
-				 "the pod requests %lld %s but the largest GPU pool, \"%s\", allows at "
-				 "most %lld per pod; split the work across pods",
-				 policy_demand_total(&pv->gpu[i]), pv->gpu[i].name, big->name,
-				 big->max_gpus_per_pod);
-			return NULL;
-		}
+		if (ok[i])
+			ch->pools[ch->n++] = &cfg->pools[i];
+	if (ch->n == 0) {
+		reject_none(cfg, pv, v, res);
+		return 0;
 	}
-	snprintf(res->message, sizeof res->message,
-		 "no single GPU pool serves every GPU resource the pod requests");
-	return NULL;
+	if (cfg->placement == CONFIG_PLACEMENT_FALLBACK) {
+		ch->how = POOL_HOW_AFFINITY;
+	} else {
+		ch->how = POOL_HOW_SELECTOR;
+		ch->n = 1;
+	}
+out:
+	name_pools(ch, res);
+	return 0;
 }
 
-/* ==== GPU pods: build the patch ==== */
+/* ==== The patch ==== */
 
 static json_t *new_toleration(const struct config *cfg)
 {
@@ -161,6 +542,97 @@ static json_t *new_toleration(const struct config *cfg)
 				 "effect", cfg->taint_effect);
 	return json_pack("{s:s, s:s, s:s, s:s}", "key", cfg->taint_key, "operator", "Equal",
 			 "value", cfg->taint_value, "effect", cfg->taint_effect);
+}
+
+/* A pool's toleration as the API stores one: no value with Exists, no effect when it has none. */
+static json_t *pool_toleration(const struct config_toleration *t)
+{
+	json_t *j = json_pack("{s:s, s:s}", "key", t->key, "operator", t->op);
+
+	if (j != NULL && t->value[0] != '\0' && json_object_set_new(j, "value", json_string(t->value)) != 0) {
+		json_decref(j);
+		return NULL;
+	}
+	if (j != NULL && t->effect[0] != '\0' && json_object_set_new(j, "effect", json_string(t->effect)) != 0) {
+		json_decref(j);
+		return NULL;
+	}
+	return j;
+}
+
+/* Is toleration t already covered by one in list (an array, borrowed)? */
+static int covered(const json_t *list, const struct config_toleration *t)
+{
+	const json_t *have;
+	size_t i;
+
+	json_array_foreach(policy_iterable(list), i, have)
+		if (nodematch_covers(have, t->key, t->op, t->value, t->effect))
+			return 1;
+	return 0;
+}
+
+/*
+ * The tolerations to add into add (an array): the GPU taint's unless the pod
+ * tolerates it, then those of the chosen pools that neither the pod nor an
+ * earlier one already covers. Their description goes to res->changes.
+ */
+static int collect_tolerations(const struct config *cfg, const struct pod_view *pv, const struct pool_choice *ch,
+			       json_t *add, struct policy_result *res, struct error *err)
+{
+	char taint[128];
+	const json_t *t;
+	size_t i, j;
+	int tolerated = 0, wrong_key = 0;
+
+	policy_describe_taint(cfg, taint, sizeof taint);
+	json_array_foreach(policy_iterable(pv->tolerations), i, t) {
+		if (nodematch_tolerates(t, cfg->taint_key, cfg->taint_value, cfg->taint_effect))
+			tolerated = 1;
+		if (strcmp(policy_str(t, "key", ""), "nvidia.com/gpu") == 0 &&
+		    strcmp(cfg->taint_key, "nvidia.com/gpu") != 0)
+			wrong_key = 1;
+	}
+	if (!tolerated) {
+		if (json_array_append_new(add, new_toleration(cfg)) != 0)
+			goto nomem;
+		policy_appendf(res->changes, sizeof res->changes, "+toleration %s", taint);
+	}
+	for (i = 0; ch != NULL && i < ch->n; i++)
+		for (j = 0; j < ch->pools[i]->tolerations.n; j++) {
+			const struct config_toleration *pt = &ch->pools[i]->tolerations.v[j];
+
+			if (covered(pv->tolerations, pt) || covered(add, pt))
+				continue;
+			if (json_array_append_new(add, pool_toleration(pt)) != 0)
+				goto nomem;
+			policy_appendf(res->changes, sizeof res->changes, "%s+toleration %s%s%s%s%s",
+				       res->changes[0] ? " " : "", pt->key, pt->value[0] ? "=" : "", pt->value,
+				       pt->effect[0] ? ":" : "", pt->effect);
+		}
+	if (wrong_key && policy_warn(res, err, "toleration nvidia.com/gpu does not match AKS GPU node pools, "
+				     "whose taint is %s; %s", taint,
+				     tolerated ? "the pod already tolerates it" : "gpu-admission added a toleration for it") != 0)
+		return -1;
+	return 0;
+nomem:
+	error_set(err, ERROR_NOMEM, "out of memory");
+	return -1;
+}
+
+static int add_tolerations(const struct pod_view *pv, json_t *add, json_t *patch, struct error *err)
+{
+	json_t *t;
+	size_t i;
+
+	if (json_array_size(add) == 0)
+		return 0;
+	if (pv->tolerations == NULL)
+		return patch_add(patch, "/spec/tolerations", NULL, json_incref(add), err);
+	json_array_foreach(add, i, t)
+		if (patch_add(patch, "/spec/tolerations/-", NULL, json_incref(t), err) != 0)
+			return -1;
+	return 0;
 }
 
 /* Sorts a pool's selector entries by key so patches come out in one order. */
@@ -176,56 +648,17 @@ static void sort_entries(const struct config_kv **v, size_t n)
 		}
 }
 
-int policy_pool_mutate(const struct config *cfg, const struct pod_view *pv,
-			  const struct config_pool *pool, struct policy_result *res,
-			  struct error *err)
+/* pinned: the pool's nodeSelector entries the pod lacks (it sets none to another value: judge()). */
+static int add_selector(const struct pod_view *pv, const struct config_pool *pool, struct policy_result *res,
+			struct error *err)
 {
-	const struct config_kv *missing[64];
-	char taint[128];
+	const struct config_kv *missing[SELECTOR_KEYS_MAX];
 	size_t i, n_missing = 0;
-	int tolerated = 0, wrong_key = 0;
-	const json_t *t;
 
-	policy_describe_taint(cfg, taint, sizeof taint);
-	json_array_foreach(policy_iterable(pv->tolerations), i, t) {
-		if (nodematch_tolerates(t, cfg->taint_key, cfg->taint_value, cfg->taint_effect))
-			tolerated = 1;
-		if (strcmp(policy_str(t, "key", ""), "nvidia.com/gpu") == 0 &&
-		    strcmp(cfg->taint_key, "nvidia.com/gpu") != 0)
-			wrong_key = 1;
-	}
-	for (i = 0; pool != NULL && i < pool->node_selector.n && n_missing < 64; i++) {
-		const struct config_kv *kv = &pool->node_selector.v[i];
-		const char *have = selector_value(pv, kv->key);
-
-		if (have == NULL) {
-			missing[n_missing++] = kv;
-		} else if (strcmp(have, kv->value) != 0) {
-			res->reason = R_CONFLICT;
-			snprintf(res->message, sizeof res->message,
-				 "nodeSelector %s is \"%s\" but GPU pool \"%s\" needs \"%s\"; remove the "
-				 "selector or set it to \"%s\"", kv->key, have, pool->name, kv->value,
-				 kv->value);
-			res->verdict = POLICY_REJECT;
-			return 0;
-		}
-	}
+	for (i = 0; i < pool->node_selector.n && n_missing < SELECTOR_KEYS_MAX; i++)
+		if (selector_value(pv, pool->node_selector.v[i].key) == NULL)
+			missing[n_missing++] = &pool->node_selector.v[i];
 	sort_entries(missing, n_missing);
-
-	res->patch = json_array();
-	if (res->patch == NULL)
-		goto nomem;
-	if (!tolerated) {
-		json_t *tol = new_toleration(cfg);
-
-		if (pv->tolerations == NULL) {
-			if (patch_add(res->patch, "/spec/tolerations", NULL, json_pack("[o]", tol), err) != 0)
-				return -1;
-		} else if (patch_add(res->patch, "/spec/tolerations/-", NULL, tol, err) != 0) {
-			return -1;
-		}
-		policy_appendf(res->changes, sizeof res->changes, "+toleration %s", taint);
-	}
 	if (n_missing > 0 && pv->node_selector == NULL) {
 		json_t *obj = json_object();
 
@@ -245,12 +678,206 @@ int policy_pool_mutate(const struct config *cfg, const struct pod_view *pv,
 	for (i = 0; i < n_missing; i++)
 		policy_appendf(res->changes, sizeof res->changes, "%s+nodeSelector %s=%s",
 			res->changes[0] ? " " : "", missing[i]->key, missing[i]->value);
+	return 0;
+}
 
-	if (wrong_key && policy_warn(res, err, "toleration nvidia.com/gpu does not match AKS GPU node pools, "
-			      "whose taint is %s; %s", taint,
-			      tolerated ? "the pod already tolerates it" : "gpu-admission added a toleration for it") != 0)
+/* `key In [values]` (values borrowed, copied). New; NULL on ERROR_NOMEM. */
+static json_t *key_in(const char *key, const json_t *values)
+{
+	return json_pack("{s:s, s:s, s:O}", "key", key, "operator", "In", "values", values);
+}
+
+/* Are all of values (an array, borrowed) among within (an array of strings)? */
+static int values_within(const json_t *values, const json_t *within)
+{
+	const json_t *v, *w;
+	size_t i, j;
+
+	json_array_foreach(policy_iterable(values), i, v) {
+		json_array_foreach(policy_iterable(within), j, w)
+			if (json_equal(v, w))
+				break;
+		if (j == json_array_size(within))
+			return 0;
+	}
+	return 1;
+}
+
+/* Does a preferred term (borrowed) already prefer exactly `key In [value]`, whatever its weight? */
+static int prefers(const json_t *term, const char *key, const json_t *value)
+{
+	const json_t *pref = json_object_get(term, "preference");
+	const json_t *exprs = json_object_get(pref, "matchExpressions");
+	const json_t *values = term_key_in(pref, key);
+
+	return json_array_size(exprs) == 1 && json_array_size(json_object_get(pref, "matchFields")) == 0 &&
+	       json_array_size(values) == 1 && json_equal(json_array_get(values, 0), value);
+}
+
+/*
+ * The preferred terms that keep the cost order among values (one per pool
+ * value, cheapest first): weight 100 for the first, then down in equal
+ * steps, ceil(100 * (n - i) / n), all distinct for n <= 100. The scheduler
+ * sums the weights of the terms a node matches (NodeAffinity Score), so the
+ * cheapest pool scores highest. Terms the pod already has (same value) are
+ * left to their own weight. Appended to add; none for a single value.
+ */
+static int preferred_terms(const char *key, const json_t *values, const json_t *have, json_t *add,
+			   struct error *err)
+{
+	size_t i, j, n = json_array_size(values);
+	const json_t *v, *t;
+
+	for (i = 0; n > 1 && i < n; i++) {
+		json_t *one, *term;
+
+		v = json_array_get(values, i);
+		json_array_foreach(policy_iterable(have), j, t)
+			if (prefers(t, key, v))
+				break;
+		if (j < json_array_size(have))
+			continue;
+		one = json_pack("[O]", v);
+		term = one ? json_pack("{s:I, s:{s:[o]}}", "weight", (json_int_t)((WEIGHT_MAX * (n - i) + n - 1) / n),
+				       "preference", "matchExpressions", key_in(key, one)) : NULL;
+		json_decref(one);
+		if (term == NULL || json_array_append_new(add, term) != 0) {
+			error_set(err, ERROR_NOMEM, "out of memory");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int value_listed(const json_t *values, const char *v)
+{
+	const json_t *x;
+	size_t i;
+
+	json_array_foreach(policy_iterable(values), i, x)
+		if (strcmp(json_string_value(x), v) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * A new nodeAffinity (or its required part, when na exists) holding term
+ * and, with no nodeAffinity yet, the preferred terms prefs. The smallest
+ * missing object goes in with one "add". Borrows term and prefs.
+ */
+static int add_new_affinity(const json_t *affinity, const json_t *na, const json_t *term, const json_t *prefs,
+			    json_t *patch, struct error *err)
+{
+	json_t *req = json_pack("{s:[O]}", "nodeSelectorTerms", policy_iterable(term)), *value;
+
+	if (na != NULL)
+		return patch_add(patch, NODE_AFFINITY "/" REQUIRED, NULL, req, err);
+	value = req ? json_pack("{s:o}", REQUIRED, req) : NULL;
+	if (value != NULL && json_array_size(prefs) > 0 &&
+	    json_object_set(value, PREFERRED, policy_iterable(prefs)) != 0) {
+		json_decref(value);
+		value = NULL;
+	}
+	if (value == NULL) {
+		error_set(err, ERROR_NOMEM, "out of memory");
 		return -1;
+	}
+	if (affinity != NULL)
+		return patch_add(patch, "/spec/affinity/nodeAffinity", NULL, value, err);
+	return patch_add(patch, "/spec/affinity", NULL, json_pack("{s:o}", "nodeAffinity", value), err);
+}
 
+/*
+ * fallback: `key In [values]` ANDed into every required term that can match
+ * anything and does not already keep to those values (a new required node
+ * affinity when there is none), and the preferred terms. judge() has read
+ * the pod's affinity: a required one here has a term that can match a pool.
+ */
+static int add_affinity(const struct pod_view *pv, const struct pool_choice *ch, struct policy_result *res,
+			struct error *err)
+{
+	const char *key = ch->pools[0]->node_selector.v[0].key;
+	const json_t *affinity, *na = NULL, *required = NULL, *have_pref = NULL, *t, *in;
+	json_t *values = json_array(), *prefs = json_array(), *term = NULL;
+	char path[PATH_MAX_LEN];
+	size_t i, before = json_array_size(res->patch);
+	int rc = -1;
+
+	for (i = 0; values != NULL && i < ch->n; i++) {
+		const char *v = ch->pools[i]->node_selector.v[0].value;
+
+		/* A value two pools share (say, for two namespaces) goes in once. */
+		if (!value_listed(values, v) && json_array_append_new(values, json_string(v)) != 0)
+			goto nomem;
+	}
+	term = values ? json_pack("{s:[o]}", "matchExpressions", key_in(key, values)) : NULL;
+	if (term == NULL || prefs == NULL)
+		goto nomem;
+	if (policy_get_typed(pv->spec, "affinity", JSON_OBJECT, "spec", &affinity, err) != 0 ||
+	    policy_get_typed(affinity, "nodeAffinity", JSON_OBJECT, "spec.affinity", &na, err) != 0 ||
+	    policy_get_typed(na, REQUIRED, JSON_OBJECT, "spec.affinity.nodeAffinity", &required, err) != 0 ||
+	    policy_get_typed(na, PREFERRED, JSON_ARRAY, "spec.affinity.nodeAffinity", &have_pref, err) != 0 ||
+	    preferred_terms(key, values, have_pref, prefs, err) != 0)
+		goto out;
+	if (required == NULL && add_new_affinity(affinity, na, term, prefs, res->patch, err) != 0)
+		goto out;
+	json_array_foreach(policy_iterable(json_object_get(required, "nodeSelectorTerms")), i, t) {
+		if (term_matches_nothing(t))
+			continue;  /* an empty term must not come to match the pools */
+		in = term_key_in(t, key);
+		if (in != NULL && values_within(in, values))
+			continue;
+		t = json_object_get(t, "matchExpressions");
+		snprintf(path, sizeof path, NODE_AFFINITY "/" REQUIRED "/nodeSelectorTerms/%zu/matchExpressions%s",
+			 i, json_is_array(t) ? "/-" : "");
+		if (patch_add(res->patch, path, NULL, json_is_array(t) ? key_in(key, values)
+			      : json_pack("[o]", key_in(key, values)), err) != 0)
+			goto out;
+	}
+	/* Without a nodeAffinity before, the preferred terms went in with the new one. */
+	if (na != NULL && have_pref == NULL && json_array_size(prefs) > 0 &&
+	    patch_add(res->patch, NODE_AFFINITY "/" PREFERRED, NULL, json_incref(prefs), err) != 0)
+		goto out;
+	for (i = 0; have_pref != NULL && i < json_array_size(prefs); i++)
+		if (patch_add(res->patch, NODE_AFFINITY "/" PREFERRED "/-", NULL, json_incref(json_array_get(prefs, i)),
+			      err) != 0)
+			goto out;
+	if (json_array_size(res->patch) > before) {
+		policy_appendf(res->changes, sizeof res->changes, "%s+affinity %s in (", res->changes[0] ? " " : "", key);
+		for (i = 0; i < json_array_size(values); i++)
+			policy_appendf(res->changes, sizeof res->changes, "%s%s", i ? ", " : "",
+				       json_string_value(json_array_get(values, i)));
+		policy_appendf(res->changes, sizeof res->changes, ")");
+	}
+	rc = 0;
+	goto out;
+nomem:
+	error_set(err, ERROR_NOMEM, "out of memory");
+out:
+	json_decref(term);
+	json_decref(prefs);
+	json_decref(values);
+	return rc;
+}
+
+int policy_pool_mutate(const struct config *cfg, const struct pod_view *pv,
+		       const struct pool_choice *ch, struct policy_result *res, struct error *err)
+{
+	json_t *add = json_array();
+	int rc = -1;
+
+	res->patch = json_array();
+	if (add == NULL || res->patch == NULL) {
+		error_set(err, ERROR_NOMEM, "out of memory");
+		goto out;
+	}
+	if (collect_tolerations(cfg, pv, ch, add, res, err) != 0 ||
+	    add_tolerations(pv, add, res->patch, err) != 0)
+		goto out;
+	if (ch != NULL && ch->how == POOL_HOW_SELECTOR && add_selector(pv, ch->pools[0], res, err) != 0)
+		goto out;
+	if (ch != NULL && ch->how == POOL_HOW_AFFINITY && add_affinity(pv, ch, res, err) != 0)
+		goto out;
 	if (json_array_size(res->patch) == 0) {
 		json_decref(res->patch);
 		res->patch = NULL;
@@ -260,9 +887,8 @@ int policy_pool_mutate(const struct config *cfg, const struct pod_view *pv,
 		res->verdict = POLICY_MUTATE;
 		res->reason = R_GPU_MUTATED;
 	}
-	return 0;
-nomem:
-	error_set(err, ERROR_NOMEM, "out of memory");
-	return -1;
+	rc = 0;
+out:
+	json_decref(add);
+	return rc;
 }
-

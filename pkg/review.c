@@ -682,6 +682,8 @@ int review_handle_ex(const struct config *cfg, const char *body, size_t len, uns
 	res->mode = pr.mode;
 	res->evaluated = 1;
 	res->verdict = pr.verdict;
+	policy_describe_pools(&pr, ",", res->pools, sizeof res->pools);
+	res->n_pools = pr.n_pools;
 	rc = encode(rq.api_version, rq.uid, ERROR_NONE, pr.message, &pr, flags, res, err);
 out:
 	policy_result_free(&pr);

@@ -105,11 +105,15 @@ void cli_write_help(FILE *out, const struct cli_command *cmd)
 
 void cli_write_overview(FILE *out)
 {
-	size_t i;
+	size_t i, width = 0;
 
+	/* The summaries line up one column after the longest command name. */
+	for (i = 0; i < cli_n_commands; i++)
+		if (strlen(cli_commands[i]->name) > width)
+			width = strlen(cli_commands[i]->name);
 	fprintf(out, "usage: gpu-admission COMMAND [OPTIONS] [ARGS]\n\n%s\n\nCommands:\n", overview);
 	for (i = 0; i < cli_n_commands; i++)
-		fprintf(out, "  %-22s %s\n", cli_commands[i]->name, cli_commands[i]->summary);
+		fprintf(out, "  %-*s %s\n", (int)width, cli_commands[i]->name, cli_commands[i]->summary);
 	fprintf(out, "\nRun 'gpu-admission help COMMAND' or 'gpu-admission COMMAND --help' for a command's\n"
 		     "options; 'gpu-admission help --man' prints the manual page.\n"
 		     "\nExit status (every command):\n");

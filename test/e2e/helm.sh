@@ -106,6 +106,12 @@ refuse "maxGPUsPerPod negative" --set 'policy.pools[0].maxGPUsPerPod=-1'
 refuse "taint effect misspelt" --set policy.gpuTaint.effect=NoSchedul
 refuse "pricePerNodeHour negative" --set 'policy.pools[0].name=gpu' --set 'policy.pools[0].pricePerNodeHour=-1'
 refuse "gpusPerNode zero" --set 'policy.pools[0].name=gpu' --set 'policy.pools[0].gpusPerNode=0'
+refuse "unknown placement" --set policy.placement=spread
+refuse "pool toleration operator misspelt" --set 'policy.pools[0].name=gpu' --set 'policy.pools[0].tolerations[0].key=k' \
+	--set 'policy.pools[0].tolerations[0].operator=Exist'
+refuse "pool podSelector operator Gt" --set 'policy.pools[0].name=gpu' \
+	--set 'policy.pools[0].podSelector.matchExpressions[0].key=k' --set 'policy.pools[0].podSelector.matchExpressions[0].operator=Gt'
+refuse "pool namespace glob with a slash" --set 'policy.pools[0].name=gpu' --set 'policy.pools[0].namespaces[0]=ml/*'
 refuse "unknown prometheusRule key" --set prometheusRule.severity=page
 refuse "certExpiryDays zero" --set prometheusRule.certExpiryDays=0
 refuse "rejectionSpike factor not above 1" --set prometheusRule.rejectionSpike.factor=1

@@ -247,7 +247,7 @@ function main() {
 	const hooks = [[mwc, "/mutate"], [vwc, "/validate"]];
 	const expectedFailure = {
 		defaults: "Fail", "cert-manager": "Fail", "cert-manager-issuer": "Fail", secret: "Fail", "three-pools": "Fail",
-		full: "Fail", dryrun: "Ignore", "failure-ignore": "Ignore",
+		"spot-fallback": "Fail", full: "Fail", dryrun: "Ignore", "failure-ignore": "Ignore",
 	}[caseName];
 	const exempt = ((YAML.parse(cm.data["policy.yaml"]) || {}).exempt || {}).namespaces || [];
 	const caBundles = [];
@@ -309,7 +309,7 @@ function main() {
 
 	/* ---- certificates ---- */
 	const secrets = all("Secret");
-	if (caseName === "defaults" || caseName === "three-pools" || caseName === "dryrun" ||
+	if (caseName === "defaults" || caseName === "three-pools" || caseName === "spot-fallback" || caseName === "dryrun" ||
 		caseName === "failure-ignore" || caseName === "full") {
 		const s = secrets.find((x) => x.metadata.name === tlsSecretName);
 		check(`${caseName}: helm mode renders the TLS Secret the pods mount`, s && s.type === "kubernetes.io/tls" &&
@@ -365,6 +365,11 @@ function main() {
 			eq(policy.pools.map((p) => [p.name, p.nodeSelector["kubernetes.azure.com/agentpool"], p.maxGPUsPerPod]),
 				[["t4", "gput4", 1], ["a100", "gpua100", 8], ["h100", "gpuh100", 8]]));
 	}
+	if (caseName === "spot-fallback")
+		check(`${caseName}: placement fallback, spot pool with its toleration and podSelector, in order`,
+			policy.placement === "fallback" && eq(policy.pools.map((p) => p.name), ["t4-spot", "t4", "a100"]) &&
+			policy.pools[0].tolerations[0].key === "kubernetes.azure.com/scalesetpriority" &&
+			policy.pools[0].podSelector.matchLabels["gpu-admission/interruptible"] === "true");
 
 	/* ---- optional objects ---- */
 	const np = one("NetworkPolicy");

@@ -56,7 +56,7 @@ static void test_exempt_keys(void)
 	CHECK_INT(cfg->n_exempt_pod_selectors, 1);
 	CHECK_INT(cfg->exempt_pod_selectors[0].namespaces.n, 1);
 	CHECK_STR(cfg->exempt_pod_selectors[0].namespaces.v[0], "monitoring");
-	CHECK_INT(cfg->exempt_pod_selectors[0].match_labels.n, 2);
+	CHECK_INT(cfg->exempt_pod_selectors[0].selector.match_labels.n, 2);
 	config_free(cfg);
 }
 
@@ -125,7 +125,7 @@ static void test_errors_name_file_line_field(void)
 	expect_error("gpuTaint: {effect: Sometimes}\n", "gpuTaint.effect");
 	expect_error("exempt: {daemonSets: maybe}\n", "exempt.daemonSets: must be true or false");
 	expect_error("exempt:\n  podSelectors:\n    - {namespaces: [a], matchLabels: {}}\n",
-		     "podSelectors[0]: matchLabels is required and must not be empty");
+		     "podSelectors[0]: matchLabels or matchExpressions is required");
 	/* Labels are the workload's own: an entry must say where it applies, and why is said. */
 	expect_error("exempt:\n  podSelectors:\n    - matchLabels: {app: agent}\n",
 		     "policy.yaml:3:7: exempt.podSelectors[0]: namespaces is required and must not be empty: a "
@@ -134,7 +134,7 @@ static void test_errors_name_file_line_field(void)
 	expect_error("exempt:\n  podSelectors:\n    - {namespaces: [], matchLabels: {app: agent}}\n",
 		     "policy.yaml:3:20: exempt.podSelectors[0]: namespaces is required");
 	expect_error("exempt:\n  podSelectors:\n    - {namespaces: [a], matchLabels: {b: c}, team: x}\n",
-		     "exempt.podSelectors[0].team: unknown field (known: namespaces, matchLabels)");
+		     "exempt.podSelectors[0].team: unknown field (known: namespaces, matchLabels, matchExpressions)");
 	expect_error("exempt:\n  podSelectors: [{namespaces: [a], matchLabels: {a: b}}, x]\n",
 		     "podSelectors[1]: must be a map");
 	expect_error("exempt: {daemonSetNamespaces: monitoring}\n", "exempt.daemonSetNamespaces: must be a list");
@@ -224,6 +224,197 @@ static void test_required_field_one_error(void)
 	config_errors_free(&errs);
 }
 
+/* Pools v2: tolerations, namespaces, podSelector, placement, deferLabels. */
+static void test_pool_access(void)
+{
+	struct error err = { 0 };
+	struct config *cfg = load("placement: fallback\n"
+				  "deferLabels: [kueue.x-k8s.io/queue-name, example.com/queue]\n"
+				  "pools:\n"
+				  "  - name: t4-spot\n"
+				  "    nodeSelector: {kubernetes.azure.com/agentpool: gput4spot}\n"
+				  "    tolerations:\n"
+				  "      - {key: kubernetes.azure.com/scalesetpriority, value: spot, effect: NoSchedule}\n"
+				  "      - {key: example.com/x, operator: Exists}\n"
+				  "    namespaces: [ml-*, batch]\n"
+				  "    podSelector:\n"
+				  "      matchLabels: {gpu-admission/interruptible: \"true\"}\n"
+				  "      matchExpressions:\n"
+				  "        - {key: tier, operator: NotIn, values: [prod]}\n"
+				  "        - {key: team, operator: Exists}\n"
+				  "  - {name: t4, nodeSelector: {kubernetes.azure.com/agentpool: gput4}}\n", &err);
+
+	CHECK(cfg != NULL);
+	if (cfg == NULL) {
+		fprintf(stderr, "  %s\n", err.msg);
+		return;
+	}
+	CHECK_INT(cfg->placement, CONFIG_PLACEMENT_FALLBACK);
+	CHECK_STR(config_placement_name(cfg->placement), "fallback");
+	CHECK_STR(config_pool_key(cfg), "kubernetes.azure.com/agentpool");
+	CHECK_INT(cfg->defer_labels.n, 2);
+	CHECK_INT(cfg->pools[0].tolerations.n, 2);
+	CHECK_STR(cfg->pools[0].tolerations.v[0].op, "Equal");  /* the API's default */
+	CHECK_STR(cfg->pools[0].tolerations.v[1].value, "");
+	CHECK_STR(cfg->pools[0].tolerations.v[1].effect, "");
+	CHECK_INT(cfg->pools[0].namespaces.n, 2);
+	CHECK_INT(cfg->pools[0].pod_selector.match_labels.n, 1);
+	CHECK_INT(cfg->pools[0].pod_selector.n_match_expressions, 2);
+	CHECK_STR(cfg->pools[0].pod_selector.match_expressions[0].op, "NotIn");
+	CHECK_INT(cfg->pools[1].namespaces.n, 0);
+	config_free(cfg);
+
+	/* The defaults: pinned, Kueue's queue label. */
+	cfg = load("", &err);
+	CHECK(cfg != NULL);
+	if (cfg != NULL) {
+		CHECK_INT(cfg->placement, CONFIG_PLACEMENT_PINNED);
+		CHECK_INT(cfg->defer_labels.n, 1);
+		CHECK_STR(cfg->defer_labels.v[0], "kueue.x-k8s.io/queue-name");
+		CHECK_STR(config_pool_key(cfg), "kubernetes.azure.com/accelerator");
+	}
+	config_free(cfg);
+
+	/* fallback: one and the same key for every pool; each error at the pool's nodeSelector. */
+	expect_error("placement: fallback\npools:\n  - {name: a, nodeSelector: {kubernetes.azure.com/agentpool: a}}\n"
+		     "  - {name: b, nodeSelector: {karpenter.sh/nodepool: b}}\n",
+		     "policy.yaml:4:29: pools[1].nodeSelector: placement fallback needs every pool to select by the "
+		     "same label key: pool \"b\" selects by karpenter.sh/nodepool, pools[0] by "
+		     "kubernetes.azure.com/agentpool");
+	expect_error("placement: fallback\npools:\n  - {name: a, nodeSelector: {k: a, accelerator: nvidia}}\n",
+		     "policy.yaml:3:29: pools[0].nodeSelector: placement fallback needs every pool to select by "
+		     "exactly one label (pool \"a\" has 2)");
+
+	expect_error("placement: spread\n", "placement: must be pinned or fallback");
+	/* Unknown keys, at every level. */
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, tolerations: [{key: k, seconds: 5}]}\n",
+		     "pools[0].tolerations[0].seconds: unknown field (known: key, operator, value, effect)");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, podSelector: {matchLabel: {a: b}}}\n",
+		     "pools[0].podSelector.matchLabel: unknown field (known: matchLabels, matchExpressions)");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, podSelector: {matchExpressions: [{key: a, "
+		     "operator: Exists, value: [b]}]}}\n", "matchExpressions[0].value: unknown field");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, namespace: [x]}\n",
+		     "pools[0].namespace: unknown field (known: name, nodeSelector, resources, maxGPUsPerPod, "
+		     "pricePerNodeHour, gpusPerNode, tolerations, namespaces, podSelector)");
+	expect_error("deferLabel: [a]\n", "deferLabel: unknown field");
+	/* Bad globs and label text. */
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, namespaces: [Team-A]}\n",
+		     "policy.yaml:2:50: pools[0].namespaces[0]: \"Team-A\" can never match a namespace");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, namespaces: [\"ml/*\"]}\n", "can never match");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, namespaces: [\"\"]}\n", "namespaces[0]: must not be empty");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, podSelector: {matchExpressions: [{key: a, "
+		     "operator: In}]}}\n", "operator In needs at least one value");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, podSelector: {matchExpressions: [{key: a, "
+		     "operator: Exists, values: [x]}]}}\n", "operator Exists takes no values");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, podSelector: {matchExpressions: [{key: a, "
+		     "operator: Gt, values: [\"1\"]}]}}\n", "operator \"Gt\" is not one of In, NotIn, Exists, DoesNotExist");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, podSelector: {matchLabels: {\"a b\": c}}}\n",
+		     "is not a label");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, podSelector: {matchExpressions: [{key: a, "
+		     "operator: In, values: [\"-x\"]}]}}\n", "matchExpressions[0].values[0]: \"-x\" is not a label value");
+	expect_error("deferLabels: [\"/queue\"]\n", "deferLabels[0]: \"/queue\" is not a label key");
+	/* Tolerations as the API server checks them, and never a wildcard. */
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, tolerations: [{operator: Exists}]}\n",
+		     "tolerations[0]: key is required");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, tolerations: [{key: k, operator: Exists, value: v}]}\n",
+		     "value must be empty with operator Exists");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, tolerations: [{key: k, operator: Gt}]}\n",
+		     "operator must be Equal or Exists");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, tolerations: [{key: k, effect: Never}]}\n",
+		     "effect must be NoSchedule");
+	{
+		char yaml[4096] = "pools:\n  - {name: a, nodeSelector: {a: b}, tolerations: [";
+		int i;
+
+		for (i = 0; i < 33; i++)
+			strcat(yaml, i ? ", {key: k}" : "{key: k}");
+		strcat(yaml, "]}\n");
+		expect_error(yaml, "pools[0].tolerations: more than 32 tolerations");
+	}
+	/* exempt.podSelectors shares the reader: matchExpressions there too, checked alike. */
+	cfg = load("exempt:\n  podSelectors:\n    - {namespaces: [monitoring], matchExpressions: [{key: app, "
+		   "operator: In, values: [agent, exporter]}]}\n", &err);
+	CHECK(cfg != NULL);
+	if (cfg != NULL)
+		CHECK_INT(cfg->exempt_pod_selectors[0].selector.n_match_expressions, 1);
+	config_free(cfg);
+	expect_error("exempt:\n  podSelectors:\n    - {namespaces: [m], matchExpressions: [{key: a, operator: In}]}\n",
+		     "exempt.podSelectors[0].matchExpressions[0]: operator In needs at least one value");
+}
+
+/*
+ * Every pools v2 error is in the list with its own place: a rule over several
+ * fields (placement fallback against the pools' keys) at the field it names,
+ * an entry of a list at the entry, a toleration's or requirement's field at
+ * that field. Never file:0:0, and an invalid field is one error, not two.
+ */
+static void test_pool_errors_placed(void)
+{
+	static const char yaml[] =
+		"placement: fallback\n"
+		"deferLabels: [kueue.x-k8s.io/queue-name, \"/queue\"]\n"                        /* 2:42 */
+		"pools:\n"
+		"  - {name: a}\n"                                                                   /* 4:5 */
+		"  - {name: b, nodeSelector: {k: b}, namespaces: [ml, Team-A]}\n"                  /* 5:54 */
+		"  - {name: c, nodeSelector: {j: c}}\n"                                             /* 6:29 */
+		"  - name: d\n"
+		"    nodeSelector: {k: d}\n"
+		"    tolerations:\n"
+		"      - {key: 5, operator: Exists}\n"                                              /* 10:15 */
+		"      - {key: t, operator: Exists, value: v, effect: Never}\n"                     /* 11:43, 11:54 */
+		"    podSelector:\n"
+		"      matchLabels: {app: \"a b\"}\n"                                               /* 13:26 */
+		"      matchExpressions:\n"
+		"        - {key: x, operator: Gt, values: [\"1\"]}\n"                                /* 15:30 */
+		"        - {key: w, operator: In, values: [ok, \"-x\"]}\n"                            /* 16:47 */
+		"        - {key: z, operator: In}\n"                                                 /* 17:11 */
+		"placement: pinned\n";                                                              /* 18:1 */
+	static const char *const want[] = {
+		"policy.yaml:2:42: deferLabels[1]: \"/queue\" is not a label key: it must have a prefix of 1 to 253 "
+		"characters before '/'",
+		"policy.yaml:4:5: pools[0]: nodeSelector is required and must not be empty",
+		"policy.yaml:5:54: pools[1].namespaces[1]: \"Team-A\" can never match a namespace",
+		"policy.yaml:6:29: pools[2].nodeSelector: placement fallback needs every pool to select by the same "
+		"label key: pool \"c\" selects by j, pools[1] by k",
+		"policy.yaml:10:15: pools[3].tolerations[0].key: must be a string, not a number (quote it)",
+		"policy.yaml:11:43: pools[3].tolerations[1]: value must be empty with operator Exists",
+		"policy.yaml:11:54: pools[3].tolerations[1]: effect must be NoSchedule, PreferNoSchedule or NoExecute",
+		"policy.yaml:13:26: pools[3].podSelector.matchLabels.app: \"a b\" is not a label value: it may hold "
+		"only letters, digits, '-', '_' and '.'",
+		"policy.yaml:15:30: pools[3].podSelector.matchExpressions[0]: operator \"Gt\" is not one of In, NotIn, "
+		"Exists, DoesNotExist",
+		"policy.yaml:16:47: pools[3].podSelector.matchExpressions[1].values[1]: \"-x\" is not a label value: it "
+		"must begin and end with a letter or digit",
+		"policy.yaml:17:11: pools[3].podSelector.matchExpressions[2]: operator In needs at least one value",
+		"policy.yaml:18:1: (top level): duplicate key \"placement\"",
+	};
+	struct config_errors errs = { 0 };
+	struct error err = { 0 };
+	struct config *cfg = config_load_buffer_all(yaml, strlen(yaml), "policy.yaml", &errs, &err);
+	size_t i, n = sizeof want / sizeof want[0];
+
+	CHECK(cfg == NULL);
+	CHECK_INT(errs.total, n);
+	for (i = 0; i < errs.n; i++)
+		if (i >= n || strncmp(errs.v[i].text, want[i], strlen(want[i])) != 0)
+			fprintf(stderr, "  error %zu: \"%s\", want \"%s...\"\n", i, errs.v[i].text, i < n ? want[i] : "");
+	for (i = 0; i < n && i < errs.n; i++)
+		CHECK(strncmp(errs.v[i].text, want[i], strlen(want[i])) == 0);
+	config_errors_free(&errs);
+	config_free(cfg);
+
+	/* A missing selector is at the entry; an empty one at itself; one of the wrong type only says so. */
+	expect_error("exempt:\n  podSelectors:\n    - {namespaces: [m]}\n",
+		     "policy.yaml:3:7: exempt.podSelectors[0]: matchLabels or matchExpressions is required");
+	expect_error("exempt:\n  podSelectors:\n    - {namespaces: [m], matchExpressions: []}\n",
+		     "policy.yaml:3:43: exempt.podSelectors[0]: matchLabels or matchExpressions is required");
+	expect_error("exempt:\n  podSelectors:\n    - {namespaces: [m], matchLabels: [a]}\n",
+		     "policy.yaml:3:38: exempt.podSelectors[0].matchLabels: must be a map of strings");
+	cfg = load("exempt:\n  podSelectors:\n    - {namespaces: [m], matchLabels: [a]}\n", &err);
+	CHECK(cfg == NULL && strstr(err.msg, "more") == NULL);  /* that error alone */
+	config_free(cfg);
+}
+
 static void test_all_errors_listed(void)
 {
 	static const char yaml[] =
@@ -248,7 +439,8 @@ static void test_all_errors_listed(void)
 		"policy.yaml:8:5: pools[2]: name is required",
 		"policy.yaml:8:39: pools[2].resources: must be a list of strings",
 		"policy.yaml:10:15: exempt.daemonSets: must be true or false, not a string (remove the quotes)",
-		"policy.yaml:11:50: exempt.podSelectors[0]: matchLabels is required and must not be empty",
+		"policy.yaml:11:50: exempt.podSelectors[0]: matchLabels or matchExpressions is required and "
+		"must not be empty",
 	};
 	struct config_errors errs = { 0 };
 	struct error err = { 0 };
@@ -410,6 +602,8 @@ int main(void)
 	RUN(test_errors_name_file_line_field);
 	RUN(test_pool_prices);
 	RUN(test_required_field_one_error);
+	RUN(test_pool_access);
+	RUN(test_pool_errors_placed);
 	RUN(test_all_errors_listed);
 	RUN(test_wrong_types);
 	RUN(test_huge_map);

@@ -163,8 +163,116 @@ static void test_terms(void)
 		      "[{\"key\":\"accelerator\",\"operator\":\"Exists\"}]}]}}}}", cpu, "n1"));
 }
 
+static int covers(const char *have, const char *key, const char *op, const char *value, const char *effect)
+{
+	json_t *h = J(have);
+	int r = nodematch_covers(h, key, op, value, effect);
+
+	json_decref(h);
+	return r;
+}
+
+static void test_covers(void)
+{
+	const char *spot = "kubernetes.azure.com/scalesetpriority";
+
+	/* The same toleration, or a wider one, covers it. */
+	CHECK(covers("{\"key\":\"kubernetes.azure.com/scalesetpriority\",\"operator\":\"Equal\",\"value\":\"spot\","
+		     "\"effect\":\"NoSchedule\"}", spot, "Equal", "spot", "NoSchedule"));
+	CHECK(covers("{\"key\":\"kubernetes.azure.com/scalesetpriority\",\"operator\":\"Exists\"}", spot, "Equal",
+		     "spot", "NoSchedule"));
+	CHECK(covers("{\"operator\":\"Exists\"}", spot, "Exists", "", ""));
+	/* Narrower: another effect, another value, Equal where Exists is wanted, one effect of all. */
+	CHECK(!covers("{\"key\":\"kubernetes.azure.com/scalesetpriority\",\"operator\":\"Equal\",\"value\":\"spot\","
+		      "\"effect\":\"NoExecute\"}", spot, "Equal", "spot", "NoSchedule"));
+	CHECK(!covers("{\"key\":\"kubernetes.azure.com/scalesetpriority\",\"value\":\"regular\"}", spot, "Equal",
+		      "spot", "NoSchedule"));
+	CHECK(!covers("{\"key\":\"kubernetes.azure.com/scalesetpriority\",\"value\":\"\"}", spot, "Exists", "",
+		      "NoSchedule"));
+	CHECK(!covers("{\"key\":\"kubernetes.azure.com/scalesetpriority\",\"operator\":\"Exists\","
+		      "\"effect\":\"NoSchedule\"}", spot, "Exists", "", ""));
+	CHECK(!covers("[]", spot, "Exists", "", "NoSchedule"));
+}
+
+static void test_set_ops(void)
+{
+	/* labels.Requirement.Matches for the four set operators. */
+	CHECK(nodematch_set_op(nodematch_op_parse("In"), "a", 1));
+	CHECK(!nodematch_set_op(nodematch_op_parse("In"), "a", 0));
+	CHECK(!nodematch_set_op(nodematch_op_parse("In"), NULL, 0));
+	CHECK(nodematch_set_op(nodematch_op_parse("NotIn"), NULL, 0));
+	CHECK(nodematch_set_op(nodematch_op_parse("NotIn"), "b", 0));
+	CHECK(!nodematch_set_op(nodematch_op_parse("NotIn"), "a", 1));
+	CHECK(nodematch_set_op(nodematch_op_parse("Exists"), "", 0));
+	CHECK(!nodematch_set_op(nodematch_op_parse("Exists"), NULL, 0));
+	CHECK(nodematch_set_op(nodematch_op_parse("DoesNotExist"), NULL, 0));
+	CHECK(!nodematch_set_op(nodematch_op_parse("DoesNotExist"), "", 0));
+	CHECK(!nodematch_set_op(nodematch_op_parse("Gt"), "5", 1));
+	CHECK_INT(nodematch_op_parse("in"), NODEMATCH_OP_INVALID);
+	CHECK_INT(nodematch_op_parse(NULL), NODEMATCH_OP_INVALID);
+}
+
+static enum nodematch_tri could(const char *spec, const char *known)
+{
+	json_t *s = J(spec), *k = J(known);
+	enum nodematch_tri t = nodematch_pod_could_select(s, k);
+
+	json_decref(s);
+	json_decref(k);
+	return t;
+}
+
+#define IN(key, vals) "{\"key\":\"" key "\",\"operator\":\"In\",\"values\":[" vals "]}"
+
+/* A pool's nodes carry its selector's labels; other labels are unknown. */
+static void test_could_select(void)
+{
+	const char *t4 = "{\"kubernetes.azure.com/agentpool\":\"gput4\"}";
+
+	CHECK_INT(could("{}", t4), NODEMATCH_YES);
+	CHECK_INT(could("{\"nodeSelector\":{\"kubernetes.azure.com/agentpool\":\"gput4\"}}", t4), NODEMATCH_YES);
+	CHECK_INT(could("{\"nodeSelector\":{\"kubernetes.azure.com/agentpool\":\"gpuh100\"}}", t4), NODEMATCH_NO);
+	CHECK_INT(could("{\"nodeSelector\":{\"topology.kubernetes.io/zone\":\"eastus-1\"}}", t4), NODEMATCH_MAYBE);
+	/* The case: required affinity names the h100 pool. */
+	CHECK_INT(could(REQUIRED("[{\"matchExpressions\":[" IN("kubernetes.azure.com/agentpool", "\"gpuh100\"") "]}]"),
+			t4), NODEMATCH_NO);
+	CHECK_INT(could(REQUIRED("[{\"matchExpressions\":[" IN("kubernetes.azure.com/agentpool", "\"gpuh100\",\"gput4\"")
+				 "]}]"), t4), NODEMATCH_YES);
+	/* Another key: it may hold on the pool's nodes. NotIn of another value holds. */
+	CHECK_INT(could(REQUIRED("[{\"matchExpressions\":[" IN("topology.kubernetes.io/zone", "\"1\"") "]}]"), t4),
+		  NODEMATCH_MAYBE);
+	CHECK_INT(could(REQUIRED("[{\"matchExpressions\":[{\"key\":\"kubernetes.azure.com/agentpool\","
+				 "\"operator\":\"NotIn\",\"values\":[\"gpuh100\"]}]}]"), t4), NODEMATCH_YES);
+	CHECK_INT(could(REQUIRED("[{\"matchExpressions\":[{\"key\":\"kubernetes.azure.com/agentpool\","
+				 "\"operator\":\"DoesNotExist\"}]}]"), t4), NODEMATCH_NO);
+	/* Terms ORed: one that may hold is enough; requirements ANDed: one that cannot hold sinks the term. */
+	CHECK_INT(could(REQUIRED("[{\"matchExpressions\":[" IN("kubernetes.azure.com/agentpool", "\"gpuh100\"") "]},"
+				 "{\"matchExpressions\":[" IN("zone", "\"1\"") "]}]"), t4), NODEMATCH_MAYBE);
+	CHECK_INT(could(REQUIRED("[{\"matchExpressions\":[" IN("zone", "\"1\"") ","
+				 IN("kubernetes.azure.com/agentpool", "\"gpuh100\"") "]}]"), t4), NODEMATCH_NO);
+	/* Empty terms, no terms and invalid requirements hold nowhere, on a known key or not. */
+	CHECK_INT(could(REQUIRED("[{}]"), t4), NODEMATCH_NO);
+	CHECK_INT(could(REQUIRED("[]"), t4), NODEMATCH_NO);
+	CHECK_INT(could(REQUIRED("[{\"matchExpressions\":[{\"key\":\"zone\",\"operator\":\"Bogus\"}]}]"), t4),
+		  NODEMATCH_NO);
+	CHECK_INT(could(REQUIRED("[{\"matchExpressions\":[{\"key\":\"gpus\",\"operator\":\"Gt\",\"values\":[\"x\"]}]}]"),
+			t4), NODEMATCH_NO);
+	/* Node names are unknown: a valid matchFields may hold. */
+	CHECK_INT(could(REQUIRED("[{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\","
+				 "\"values\":[\"aks-gput4-1-vmss000000\"]}]}]"), t4), NODEMATCH_MAYBE);
+	CHECK_INT(could(REQUIRED("[{\"matchFields\":[{\"key\":\"metadata.uid\",\"operator\":\"In\","
+				 "\"values\":[\"x\"]}]}]"), t4), NODEMATCH_NO);
+	/* nodeSelector and affinity ANDed: a contradiction in either rules the pool out. */
+	CHECK_INT(could("{\"nodeSelector\":{\"zone\":\"1\"},\"affinity\":{\"nodeAffinity\":{"
+			"\"requiredDuringSchedulingIgnoredDuringExecution\":{\"nodeSelectorTerms\":[{\"matchExpressions\":["
+			IN("kubernetes.azure.com/agentpool", "\"gpua100\"") "]}]}}}}", t4), NODEMATCH_NO);
+}
+
 int main(void)
 {
+	RUN(test_covers);
+	RUN(test_set_ops);
+	RUN(test_could_select);
 	RUN(test_tolerates);
 	RUN(test_untolerated);
 	RUN(test_requirements);
