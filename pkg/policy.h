@@ -83,7 +83,7 @@ struct policy_result {
 	                                  see pools); borrowed from config */
 	const char *pools[CONFIG_POOLS_MAX]; /* every pool the pod may land on, cheapest first
 	                                  (placement fallback: the eligible pools); borrowed */
-	size_t n_pools;
+	size_t n_pools;                /* entries of pools; 1 when pool is set, 0 when none */
 	const char *deferred;          /* the deferLabels key that left placement to a queue, or
 	                                  NULL; borrowed from config */
 	char message[POLICY_MESSAGE_MAX]; /* the rejection (or would-be rejection) text */
@@ -93,7 +93,8 @@ struct policy_result {
 	                                  Send it only when decision == POLICY_MUTATE. */
 	json_t *warnings;              /* owned: array of strings, each <= warning_max bytes */
 	size_t warning_max;            /* POLICY_WARNING_MAX, or more with req.full_warnings */
-	json_t *annotations;           /* owned: auditAnnotations (decision, reason, pool, mode) */
+	json_t *annotations;           /* owned: auditAnnotations (decision, reason, mode, pool or
+	                                  pools, deferredTo, wouldDecide) */
 };
 
 /*
