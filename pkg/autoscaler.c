@@ -50,17 +50,6 @@ static void put(struct text *t, const char *fmt, ...)
 	t->len += (size_t)n;
 }
 
-/* The AKS node pool pool p selects by, or NULL. */
-static const char *agentpool_of(const struct config_pool *p)
-{
-	size_t i;
-
-	for (i = 0; i < p->node_selector.n; i++)
-		if (strcmp(p->node_selector.v[i].key, AUTOSCALER_POOL_KEY) == 0 && p->node_selector.v[i].value[0])
-			return p->node_selector.v[i].value;
-	return NULL;
-}
-
 /*
  * The scale set regex of AKS node pool name: anchored, so that gput4 does
  * not also match gput4spot, and every character outside [A-Za-z0-9] escaped
@@ -90,7 +79,7 @@ char *autoscaler_priority_configmap(const struct config *cfg, char *skipped, siz
 	if (skipped != NULL && cap > 0)
 		skipped[0] = '\0';
 	for (i = 0; i < cfg->n_pools; i++) {
-		const char *ap = agentpool_of(&cfg->pools[i]);
+		const char *ap = config_pool_aks_pool(&cfg->pools[i]);
 
 		if (ap == NULL) {
 			if (skipped != NULL && used + 1 < cap)
@@ -106,7 +95,7 @@ char *autoscaler_priority_configmap(const struct config *cfg, char *skipped, siz
 			names[n++] = ap;  /* two pools on one node pool: the first one's place */
 	}
 	if (n == 0) {
-		error_set(err, ERROR_CONFIG, "no pool selects by " AUTOSCALER_POOL_KEY ", so no AKS node pool is "
+		error_set(err, ERROR_CONFIG, "no pool selects by " CONFIG_AKS_POOL_LABEL ", so no AKS node pool is "
 			  "known to give priorities to (with node auto-provisioning, give the Karpenter NodePools "
 			  "spec.weight instead)");
 		return NULL;

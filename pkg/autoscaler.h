@@ -16,8 +16,6 @@
 #include "config.h"
 #include "error.h"
 
-#define AUTOSCALER_POOL_KEY "kubernetes.azure.com/agentpool"  /* the AKS node pool label */
-
 /*
  * New: the ConfigMap as YAML text (free()), one priority per AKS node pool
  * the pools select by kubernetes.azure.com/agentpool, the first pool highest,

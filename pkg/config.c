@@ -1270,6 +1270,16 @@ static int top_field(struct loader *ld, void *target, const char *key, yaml_node
 	return 0;
 }
 
+const char *config_pool_aks_pool(const struct config_pool *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->node_selector.n; i++)
+		if (strcmp(p->node_selector.v[i].key, CONFIG_AKS_POOL_LABEL) == 0 && p->node_selector.v[i].value[0])
+			return p->node_selector.v[i].value;
+	return NULL;
+}
+
 const char *config_pool_key(const struct config *cfg)
 {
 	size_t i;

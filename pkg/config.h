@@ -204,6 +204,14 @@ const char *config_placement_name(enum config_placement placement);
  */
 const char *config_pool_key(const struct config *cfg);
 
+#define CONFIG_AKS_POOL_LABEL "kubernetes.azure.com/agentpool"  /* AKS labels each node with its node pool */
+
+/*
+ * The AKS node pool pool p selects by (its CONFIG_AKS_POOL_LABEL value), or
+ * NULL when it selects otherwise. Borrowed from p.
+ */
+const char *config_pool_aks_pool(const struct config_pool *p);
+
 /* "enforce", "warn" or "dryrun". Borrowed, static storage. */
 const char *config_mode_name(enum config_mode mode);
 

@@ -17,22 +17,10 @@
 
 #include "nodematch.h"
 
-#define AKS_POOL_LABEL "kubernetes.azure.com/agentpool"
 #define HOSTNAME_LABEL "kubernetes.io/hostname"   /* equals the node's name on AKS */
 #define NAME_FIELD     "metadata.name"            /* the one field matchFields knows */
 
 /* ==== GPU nodes by name ==== */
-
-/* The AKS agent pool a pool selects by, or NULL. Borrowed from cfg. */
-static const char *aks_pool_of(const struct config_pool *p)
-{
-	size_t i;
-
-	for (i = 0; i < p->node_selector.n; i++)
-		if (strcmp(p->node_selector.v[i].key, AKS_POOL_LABEL) == 0 && p->node_selector.v[i].value[0])
-			return p->node_selector.v[i].value;
-	return NULL;
-}
 
 /*
  * Is node one of AKS agent pool pool's? AKS names them
@@ -54,7 +42,7 @@ static int names_known(const struct config *cfg)
 	if (cfg->gpu_node_names.n > 0)
 		return 1;
 	for (i = 0; i < cfg->n_pools; i++)
-		if (aks_pool_of(&cfg->pools[i]) == NULL)
+		if (config_pool_aks_pool(&cfg->pools[i]) == NULL)
 			return 0;
 	return 1;
 }
@@ -77,7 +65,7 @@ static enum node_kind node_named(const struct config *cfg, const char *node)
 	if (cfg->gpu_node_names.n > 0)
 		return policy_match_any(&cfg->gpu_node_names, node) ? NODE_GPU : NODE_OTHER;
 	for (i = 0; i < cfg->n_pools; i++) {
-		const char *pool = aks_pool_of(&cfg->pools[i]);
+		const char *pool = config_pool_aks_pool(&cfg->pools[i]);
 
 		if (pool != NULL && aks_pool_node(pool, node))
 			return NODE_GPU;
@@ -121,7 +109,7 @@ void policy_describe_node_names(const struct config *cfg, char *buf, size_t cap)
 	}
 	policy_appendf(buf, cap, "gpuNodeNames: not set;");
 	for (i = 0; i < cfg->n_pools; i++) {
-		const char *pool = aks_pool_of(&cfg->pools[i]);
+		const char *pool = config_pool_aks_pool(&cfg->pools[i]);
 
 		if (pool == NULL)
 			continue;
@@ -130,9 +118,9 @@ void policy_describe_node_names(const struct config *cfg, char *buf, size_t cap)
 	if (names_known(cfg))
 		return;
 	for (i = 0; i < cfg->n_pools; i++)
-		if (aks_pool_of(&cfg->pools[i]) == NULL)
+		if (config_pool_aks_pool(&cfg->pools[i]) == NULL)
 			break;
-	policy_appendf(buf, cap, "%s pool \"%s\" does not select by " AKS_POOL_LABEL ", so its nodes "
+	policy_appendf(buf, cap, "%s pool \"%s\" does not select by " CONFIG_AKS_POOL_LABEL ", so its nodes "
 		       "cannot be told by name: a CPU pod pinned to a node by name is admitted with a "
 		       "warning (set gpuNodeNames to judge it)", derived ? ";" : "", cfg->pools[i].name);
 }
@@ -393,7 +381,7 @@ int policy_routes_judge(const struct config *cfg, const struct pod_routes *r, un
 	if ((taken & ROUTE_PINNED) &&
 	    policy_warn(res, err, "pod requests no GPU and is pinned to a node by name (%s), which "
 			"gpu-admission cannot tell from a GPU node: set gpuNodeNames in the policy, e.g. "
-			"[\"aks-gpu*-vmss*\"], or select pools by " AKS_POOL_LABEL, r->pinned_by) != 0)
+			"[\"aks-gpu*-vmss*\"], or select pools by " CONFIG_AKS_POOL_LABEL, r->pinned_by) != 0)
 		return -1;
 	return 0;
 }

@@ -35,7 +35,7 @@ static int run_print_autoscaler_config(const struct cli_command *cmd, int argc, 
 		goto out;
 	}
 	if (skipped[0] != '\0')
-		cli_say(cmd, "warning: pools %s do not select by " AUTOSCALER_POOL_KEY " and are left out", skipped);
+		cli_say(cmd, "warning: pools %s do not select by " CONFIG_AKS_POOL_LABEL " and are left out", skipped);
 	fputs(text, stdout);
 	rc = cli_flush_stdout(&err) == 0 ? EXIT_OK : cli_fail(cmd, &err);
 out:
