@@ -91,14 +91,18 @@ static const struct scan_shape review_shape[] = {
 };
 
 /*
- * Rejects nesting deeper than REVIEW_MAX_DEPTH before jansson sees the body:
- * a cheap linear scan that keeps a hostile body from costing a deep parse.
- * Brackets inside strings are skipped.
+ * Rejects nesting deeper than REVIEW_MAX_DEPTH, and more than
+ * REVIEW_MAX_VALUES values, before jansson sees the body: a cheap linear scan
+ * that keeps a hostile body from costing a deep parse or hundreds of MB of
+ * values. Brackets and commas inside strings are skipped. The values are
+ * counted as 1 + commas + non-empty containers, which for valid JSON is
+ * exactly what the skip-scan counts (the root, every member and element), so
+ * both parse paths refuse the same documents.
  */
 static int check_depth(const char *body, size_t len, struct error *err)
 {
-	size_t i, depth = 0;
-	int in_string = 0;
+	size_t i, depth = 0, values = 1;
+	int in_string = 0, opened = 0;
 
 	for (i = 0; i < len; i++) {
 		char c = body[i];
@@ -108,9 +112,19 @@ static int check_depth(const char *body, size_t len, struct error *err)
 				i++;
 			else if (c == '"')
 				in_string = 0;
-		} else if (c == '"') {
+			continue;
+		}
+		if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
+			continue;
+		if (opened && c != '}' && c != ']')
+			values++;  /* the first member or element of a container */
+		opened = 0;
+		if (c == '"') {
 			in_string = 1;
+		} else if (c == ',') {
+			values++;
 		} else if (c == '{' || c == '[') {
+			opened = 1;
 			if (++depth > REVIEW_MAX_DEPTH) {
 				error_set(err, ERROR_INPUT, "request body nests deeper than %d levels",
 					  REVIEW_MAX_DEPTH);
@@ -118,6 +132,11 @@ static int check_depth(const char *body, size_t len, struct error *err)
 			}
 		} else if ((c == '}' || c == ']') && depth > 0) {
 			depth--;
+		}
+		if (values > REVIEW_MAX_VALUES) {
+			error_set(err, ERROR_INPUT, "request body holds more than %d JSON values",
+				  REVIEW_MAX_VALUES);
+			return -1;
 		}
 	}
 	return 0;
@@ -474,6 +493,26 @@ static int write_answer(const char *api_version, const char *uid, int allowed, e
 	return 0;
 }
 
+/*
+ * json_dumps() of v into memory of our own (malloc), which review_response_free()
+ * and free() may release: jansson allocates with whatever json_set_alloc_funcs()
+ * installed (the server points it at a per-request arena), so its buffer is
+ * copied out and handed back to jansson's own free. NULL when out of memory.
+ */
+static char *dump_compact(const json_t *v)
+{
+	json_malloc_t jmalloc;
+	json_free_t jfree;
+	char *text = json_dumps(v, JSON_COMPACT), *copy;
+
+	if (text == NULL)
+		return NULL;
+	json_get_alloc_funcs(&jmalloc, &jfree);
+	copy = strdup(text);
+	jfree(text);
+	return copy;
+}
+
 /* The answer (see encode()) from jansson: json_pack() and json_dumps(). */
 static int pack_answer(const char *api_version, const char *uid, int allowed, enum error_kind kind,
 		       const char *message, const struct policy_result *pr, struct review_response *res,
@@ -489,7 +528,7 @@ static int pack_answer(const char *api_version, const char *uid, int allowed, en
 	if (root == NULL)
 		goto nomem;
 	if (allowed && pr != NULL && pr->decision == POLICY_MUTATE && pr->patch != NULL) {
-		patch_text = json_dumps(pr->patch, JSON_COMPACT);
+		patch_text = dump_compact(pr->patch);
 		patch_b64 = patch_text ? base64(patch_text, strlen(patch_text)) : NULL;
 		if (patch_b64 == NULL ||
 		    json_object_set_new(resp, "patchType", json_string("JSONPatch")) != 0 ||
@@ -509,7 +548,7 @@ static int pack_answer(const char *api_version, const char *uid, int allowed, en
 	if (pr != NULL && json_object_size(pr->annotations) > 0 &&
 	    json_object_set(resp, "auditAnnotations", pr->annotations) != 0)
 		goto nomem;
-	res->body = json_dumps(root, JSON_COMPACT);
+	res->body = dump_compact(root);
 	if (res->body == NULL)
 		goto nomem;
 	res->len = strlen(res->body);
@@ -568,14 +607,16 @@ static json_t *parse(const char *body, size_t len, unsigned flags, struct error 
 	json_t *root;
 
 	if (!(flags & REVIEW_FULL_PARSE)) {
-		root = scan_extract(body, len, review_shape, REVIEW_MAX_DEPTH);
+		root = scan_extract_ex(body, len, review_shape, REVIEW_MAX_DEPTH, REVIEW_MAX_VALUES, NULL);
 		if (root != NULL)
 			return root;
 	}
 	if (check_depth(body, len, err) != 0)
 		return NULL;
 	root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (root == NULL)
+	if (root == NULL && json_error_code(&jerr) == json_error_out_of_memory)
+		error_set(err, ERROR_NOMEM, "out of memory parsing the request body");
+	else if (root == NULL)
 		error_set(err, ERROR_INPUT, "request body is not valid JSON: line %d column %d: %s",
 			  jerr.line, jerr.column, jerr.text);
 	return root;
