@@ -34,6 +34,11 @@ static void usage(FILE *out)
 		"  --max-connections-per-ip N   per client address, more are closed (default %u; 0: no limit)\n"
 		"  --timeout SECONDS            a request must arrive within this, idle connections close\n"
 		"                               after it (default %u)\n"
+		"  --header-timeout SECONDS     a new connection must send a whole request header within\n"
+		"                               this, TLS handshake included (default %u). At the connection\n"
+		"                               limit, the connection idle the longest makes room for a new one\n"
+		"  --memory-budget BYTES        request bodies and parse results in flight, together, at\n"
+		"                               most (default %u); beyond it: 503 with Retry-After\n"
 		"  --shutdown-grace SECONDS     SIGTERM to exit at most (default %u)\n"
 		"  --service-name NAME          warn when the certificate's SANs do not cover NAME\n"
 		"  --log-level LEVEL            debug, info, warn or error (default info)\n"
@@ -41,7 +46,8 @@ static void usage(FILE *out)
 		"Logs are JSON lines on stderr, one per admission decision at level info.\n"
 		"Exit: 0 after a clean shutdown, 2 when it cannot start.\n",
 		SERVER_DEFAULT_ADDR, SERVER_DEFAULT_MAX_BODY, SERVER_DEFAULT_MAX_CONNECTIONS,
-		SERVER_DEFAULT_MAX_PER_IP, SERVER_DEFAULT_TIMEOUT, SERVER_DEFAULT_GRACE);
+		SERVER_DEFAULT_MAX_PER_IP, SERVER_DEFAULT_TIMEOUT, SERVER_DEFAULT_HEADER_TIMEOUT,
+		SERVER_DEFAULT_MEMORY_BUDGET, SERVER_DEFAULT_GRACE);
 }
 
 /* Parses a decimal in [min, max] for flag; -1 with a message otherwise. */
@@ -62,7 +68,7 @@ static int number(const char *flag, const char *s, unsigned long long min, unsig
 
 enum {
 	OPT_ADDR = 256, OPT_CERT, OPT_KEY, OPT_SELF, OPT_CONFIG, OPT_METRICS, OPT_BODY, OPT_THREADS,
-	OPT_MAXCONN, OPT_PERIP, OPT_TIMEOUT, OPT_GRACE, OPT_SERVICE, OPT_LOG
+	OPT_MAXCONN, OPT_PERIP, OPT_TIMEOUT, OPT_GRACE, OPT_SERVICE, OPT_LOG, OPT_HEADER_TIMEOUT, OPT_BUDGET
 };
 
 int cmd_serve(int argc, char **argv)
@@ -79,6 +85,8 @@ int cmd_serve(int argc, char **argv)
 		{ "max-connections", required_argument, NULL, OPT_MAXCONN },
 		{ "max-connections-per-ip", required_argument, NULL, OPT_PERIP },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT },
+		{ "memory-budget", required_argument, NULL, OPT_BUDGET },
 		{ "shutdown-grace", required_argument, NULL, OPT_GRACE },
 		{ "service-name", required_argument, NULL, OPT_SERVICE },
 		{ "log-level", required_argument, NULL, OPT_LOG },
@@ -122,6 +130,14 @@ int cmd_serve(int argc, char **argv)
 		case OPT_TIMEOUT:
 			bad = number("--timeout", optarg, 1, 3600, &n);
 			o.timeout = (unsigned)n;
+			break;
+		case OPT_HEADER_TIMEOUT:
+			bad = number("--header-timeout", optarg, 1, 3600, &n);
+			o.header_timeout = (unsigned)n;
+			break;
+		case OPT_BUDGET:
+			bad = number("--memory-budget", optarg, 1, 1ull << 40, &n);
+			o.memory_budget = (size_t)n;
 			break;
 		case OPT_GRACE:
 			bad = number("--shutdown-grace", optarg, 1, 3600, &n);
