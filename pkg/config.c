@@ -92,6 +92,7 @@ struct loader {
 	const char *name;
 	struct error *err;
 	int errors;
+	int nomem;          /* an allocation failed: the result is ERROR_NOMEM, not a policy error */
 };
 
 /*
@@ -123,6 +124,13 @@ static void fail(struct loader *ld, const yaml_node_t *node, const char *path, c
 		snprintf(ld->err->msg + used, sizeof ld->err->msg - used, "\n%s:%zu:%zu: %s: %s",
 			 ld->name, node ? node->start_mark.line + 1 : 0,
 			 node ? node->start_mark.column + 1 : 0, path, msg);
+}
+
+/* An allocation failed while reading path: recorded like an error, and the load ends as ERROR_NOMEM. */
+static void fail_nomem(struct loader *ld, const yaml_node_t *node, const char *path)
+{
+	fail(ld, node, path, "out of memory");
+	ld->nomem = 1;
 }
 
 static yaml_node_t *node_at(struct loader *ld, int id)
@@ -171,7 +179,7 @@ static char *read_string(struct loader *ld, yaml_node_t *n, const char *path, in
 	}
 	s = strdup(is_null(n) ? "" : scalar(n));
 	if (s == NULL)
-		fail(ld, n, path, "out of memory");
+		fail_nomem(ld, n, path);
 	return s;
 }
 
@@ -230,7 +238,7 @@ static void read_strings(struct loader *ld, yaml_node_t *n, const char *path,
 	}
 	l.v = calloc(len ? len : 1, sizeof *l.v);
 	if (l.v == NULL) {
-		fail(ld, n, path, "out of memory");
+		fail_nomem(ld, n, path);
 		return;
 	}
 	for (i = 0; i < len; i++) {
@@ -283,7 +291,7 @@ static void read_labels(struct loader *ld, yaml_node_t *n, const char *path,
 	}
 	l.v = calloc(len ? len : 1, sizeof *l.v);
 	if (l.v == NULL) {
-		fail(ld, n, path, "out of memory");
+		fail_nomem(ld, n, path);
 		return;
 	}
 	for (i = 0; i < len; i++) {
@@ -464,7 +472,7 @@ static void read_pools(struct loader *ld, yaml_node_t *n, const char *path, stru
 	}
 	pools = calloc(len, sizeof *pools);
 	if (pools == NULL) {
-		fail(ld, n, path, "out of memory");
+		fail_nomem(ld, n, path);
 		return;
 	}
 	for (i = 0; i < len; i++) {
@@ -507,7 +515,7 @@ static void read_pod_selectors(struct loader *ld, yaml_node_t *n, const char *pa
 		}
 		sels = calloc(len ? len : 1, sizeof *sels);
 		if (sels == NULL) {
-			fail(ld, n, path, "out of memory");
+			fail_nomem(ld, n, path);
 			return;
 		}
 	}
@@ -561,7 +569,7 @@ static void read_namespace_modes(struct loader *ld, yaml_node_t *n, const char *
 	read_labels(ld, n, path, &l, 0);
 	modes = calloc(l.n ? l.n : 1, sizeof *modes);
 	if (modes == NULL) {
-		fail(ld, n, path, "out of memory");
+		fail_nomem(ld, n, path);
 		labels_free(&l);
 		return;
 	}
@@ -631,7 +639,7 @@ static int apply_yaml(struct config *cfg, const char *buf, size_t len, const cha
 {
 	yaml_parser_t parser;
 	yaml_document_t doc, extra;
-	struct loader ld = { .doc = &doc, .name = name, .err = err, .errors = 0 };
+	struct loader ld = { .doc = &doc, .name = name, .err = err, .errors = 0, .nomem = 0 };
 	yaml_node_t *root;
 	int rc = -1;
 
@@ -641,7 +649,11 @@ static int apply_yaml(struct config *cfg, const char *buf, size_t len, const cha
 	}
 	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
 	if (!yaml_parser_load(&parser, &doc)) {
-		error_set(err, ERROR_CONFIG, "%s:%zu:%zu: not valid YAML: %s", name,
+		/* libyaml names every syntax problem; a failure with none is an allocation it could not make. */
+		if (parser.error == YAML_MEMORY_ERROR || parser.error == YAML_NO_ERROR)
+			error_set(err, ERROR_NOMEM, "%s: out of memory reading the YAML", name);
+		else
+			error_set(err, ERROR_CONFIG, "%s:%zu:%zu: not valid YAML: %s", name,
 			  parser.problem_mark.line + 1, parser.problem_mark.column + 1,
 			  parser.problem ? parser.problem : "parse error");
 		goto out_parser;
@@ -664,6 +676,8 @@ static int apply_yaml(struct config *cfg, const char *buf, size_t len, const cha
 	if (ld.errors == 0)
 		check_whole(&ld, cfg);
 	rc = ld.errors == 0 ? 0 : -1;
+	if (ld.nomem)
+		error_set(err, ERROR_NOMEM, "%s: out of memory", name);
 	yaml_document_delete(&doc);
 out_parser:
 	yaml_parser_delete(&parser);

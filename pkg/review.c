@@ -262,6 +262,7 @@ struct writer {
 	char *buf;   /* owned; NUL-terminated once finished */
 	size_t len, cap;
 	int failed;  /* out of memory, or a value only jansson encodes */
+	int nomem;   /* it failed for memory: jansson would not do better (see encode()) */
 };
 
 #define WRITER_MAX_DEPTH 32  /* answers nest 4 deep; deeper is left to jansson */
@@ -280,7 +281,7 @@ static int w_room(struct writer *w, size_t n)
 		;
 	grown = realloc(w->buf, cap);
 	if (grown == NULL) {
-		w->failed = 1;
+		w->failed = w->nomem = 1;
 		return -1;
 	}
 	w->buf = grown;
@@ -423,15 +424,17 @@ static void w_value(struct writer *w, json_t *v, int depth)
 /* The patch as json_dumps() text, base64-encoded into w. */
 static void w_patch(struct writer *w, json_t *patch)
 {
-	struct writer text = { NULL, 0, 0, 0 };
+	struct writer text = { NULL, 0, 0, 0, 0 };
 
 	if (!json_is_array(patch) && !json_is_object(patch)) {
 		w->failed = 1;  /* json_dumps() refuses other roots without JSON_ENCODE_ANY */
 		return;
 	}
 	w_value(&text, patch, 1);
-	if (text.failed)
+	if (text.failed) {
 		w->failed = 1;
+		w->nomem |= text.nomem;
+	}
 	else if (w_room(w, BASE64_LEN(text.len)) == 0) {
 		base64_to(text.buf, text.len, w->buf + w->len);
 		w->len += BASE64_LEN(text.len);
@@ -440,13 +443,13 @@ static void w_patch(struct writer *w, json_t *patch)
 }
 
 /*
- * The answer (see encode()) from the writer: 0 with res filled, or -1 when
- * the writer gave up (nothing in res is touched).
+ * The answer (see encode()) from the writer: 0 with res filled, -1 when the
+ * writer gave up on a value (nothing in res is touched), -2 when memory ran out.
  */
 static int write_answer(const char *api_version, const char *uid, int allowed, enum error_kind kind,
 			const char *message, const struct policy_result *pr, struct review_response *res)
 {
-	struct writer w = { NULL, 0, 0, 0 };
+	struct writer w = { NULL, 0, 0, 0, 0 };
 	int patched = allowed && pr != NULL && pr->decision == POLICY_MUTATE && pr->patch != NULL;
 
 	W_LIT(&w, "{\"apiVersion\":");
@@ -482,7 +485,7 @@ static int write_answer(const char *api_version, const char *uid, int allowed, e
 	W_LIT(&w, "}}");
 	if (w.failed) {
 		free(w.buf);
-		return -1;
+		return w.nomem ? -2 : -1;
 	}
 	w.buf[w.len] = '\0';  /* w_room() always keeps a byte for it */
 	res->body = w.buf;
@@ -579,9 +582,17 @@ static int encode(const char *api_version, const char *uid, enum error_kind kind
 
 	if (!allowed && kind == ERROR_NONE)
 		kind = ERROR_POLICY;
-	if (!(flags & REVIEW_FULL_PARSE) &&
-	    write_answer(api_version, uid, allowed, kind, message, pr, res) == 0)
-		return 0;
+	if (!(flags & REVIEW_FULL_PARSE)) {
+		int rc = write_answer(api_version, uid, allowed, kind, message, pr, res);
+
+		if (rc == 0)
+			return 0;
+		/* Out of memory: jansson would be short of it too, and its encoder does not report it reliably. */
+		if (rc == -2) {
+			error_set(err, ERROR_NOMEM, "out of memory encoding the response");
+			return -1;
+		}
+	}
 	return pack_answer(api_version, uid, allowed, kind, message, pr, res, err);
 }
 
@@ -603,7 +614,7 @@ static void copy_id(char *dst, size_t cap, const char *src)
  */
 static json_t *parse(const char *body, size_t len, unsigned flags, struct error *err)
 {
-	json_error_t jerr;
+	json_error_t jerr;  /* zeroed below: jansson leaves its code byte unset when it sets no error */
 	json_t *root;
 
 	if (!(flags & REVIEW_FULL_PARSE)) {
@@ -613,8 +624,10 @@ static json_t *parse(const char *body, size_t len, unsigned flags, struct error 
 	}
 	if (check_depth(body, len, err) != 0)
 		return NULL;
+	memset(&jerr, 0, sizeof jerr);
 	root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (root == NULL && json_error_code(&jerr) == json_error_out_of_memory)
+	/* No error text: json_loadb() gave up before reading (out of memory setting up its lexer). */
+	if (root == NULL && (json_error_code(&jerr) == json_error_out_of_memory || jerr.text[0] == '\0'))
 		error_set(err, ERROR_NOMEM, "out of memory parsing the request body");
 	else if (root == NULL)
 		error_set(err, ERROR_INPUT, "request body is not valid JSON: line %d column %d: %s",

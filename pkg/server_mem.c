@@ -140,7 +140,9 @@ static void *arena_malloc(size_t n)
 		return NULL;
 	}
 	if ((c = chunk_map(size)) == NULL) {
+		/* Out of memory for real: flagged too, since jansson's parser does not report it reliably. */
 		server_budget_give(a->s, size);
+		a->refused = 1;
 		return NULL;
 	}
 	a->charged += size;
