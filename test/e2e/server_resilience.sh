@@ -102,11 +102,14 @@ PEAK=$(peak_kb)
 memory_checks "1M empty terms"
 
 # 24 uploads of 3 MiB at once: the budget (32 MiB) holds about ten bodies; the others
-# are answered 503 with Retry-After before their bodies are read.
+# are answered 503 with Retry-After before their bodies are read. (Under valgrind 12,
+# still past the budget: decrypting 3 MiB is slow there.)
+UPLOADS=24
+[ "$SLOW" -gt 1 ] && UPLOADS=12
 RSS0=$(rss_kb)
 reset_peak
 ps=""
-for k in $(seq 24); do
+for k in $(seq "$UPLOADS"); do
 	hcurl "$CA" /mutate --max-time $((60 * SLOW)) -H 'Content-Type: application/json' \
 		--data-binary "@$TMP/big.json" -D "$TMP/up$k.head" -o /dev/null -w '%{http_code}\n' \
 		>"$TMP/up$k.code" 2>/dev/null &
@@ -116,13 +119,13 @@ for p in $ps; do wait "$p"; done
 PEAK=$(peak_kb)
 ok200=$(cat "$TMP"/up*.code | grep -c '^200$')
 ok503=$(cat "$TMP"/up*.code | grep -c '^503$')
-echo "    24 x 3 MiB at once: $ok200 answered 200, $ok503 answered 503; peak RSS ${PEAK} kB"
-equals "$((ok200 + ok503))" 24 "24 concurrent 3 MiB uploads: each answered 200 or 503"
+echo "    $UPLOADS x 3 MiB at once: $ok200 answered 200, $ok503 answered 503; peak RSS ${PEAK} kB"
+equals "$((ok200 + ok503))" "$UPLOADS" "$UPLOADS concurrent 3 MiB uploads: each answered 200 or 503"
 check "... at least one served" sh -c "[ $ok200 -ge 1 ]"
 if [ "$ok503" -gt 0 ]; then
 	check "... a 503 says when to retry (Retry-After)" sh -c "grep -il '^retry-after: 1' $TMP/up*.head | grep -q ."
 fi
-memory_checks "24 x 3 MiB"
+memory_checks "$UPLOADS x 3 MiB"
 check "still serving after the memory attacks" client "$CA" --body "$SAMPLE_GPU" --count 5 \
 	--expect-body '"patchType":"JSONPatch"'
 stop_server "the memory-attack server"
