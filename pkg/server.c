@@ -41,7 +41,13 @@
  * kube-apiserver does not resend a POST that was written).
  */
 #define EVICT_MIN_IDLE_MS 1000
-#define RETRY_AFTER "1"      /* seconds, on every 503: kube-apiserver's client retries after it */
+/*
+ * Seconds, on every 503. kube-apiserver calls webhooks with client-go's rest
+ * client, which resends a 429 or 5xx answer that carries Retry-After after
+ * that many seconds (k8s.io/client-go/rest/request.go, checkWait), within the
+ * webhook's timeoutSeconds.
+ */
+#define RETRY_AFTER "1"
 #define RELOAD_RETRY_FIRST_MS 1000   /* a failed load is tried again after this, */
 #define RELOAD_RETRY_MAX_MS 30000    /* doubling up to this */
 
