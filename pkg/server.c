@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -189,8 +190,13 @@ int server_evict_idle(struct listener *l)
 		long long since = atomic_load(&conn->phase_ms);
 		int served = atomic_load(&conn->served) > 0;
 
+		int unread = 0;
+
 		if (conn->l != l || conn->cut || atomic_load(&conn->busy) || conn->fd == MHD_INVALID_SOCKET ||
 		    now - since < EVICT_MIN_IDLE_MS)
+			continue;
+		/* Bytes the server has not read yet: the client waits for us (a handshake in a busy worker). */
+		if (ioctl(conn->fd, FIONREAD, &unread) == 0 && unread > 0)
 			continue;
 		/* Never-asked first, then keep-alive; within each, the longest idle. */
 		if (victim == NULL || served < victim_served || (served == victim_served && since < oldest)) {
@@ -739,8 +745,8 @@ static int start_listener(struct server *s, const char *addr, int plain, struct 
 	 * handed-over connection whose worker (fd % workers) is at its share, and
 	 * that refusal path can wedge the worker. The accept thread enforces the
 	 * limit over all workers, so each worker's share is made the whole
-	 * limit, twice over (a connection cut for a waiting client is still
-	 * open for a moment after its successor was handed over): libmicrohttpd's
+	 * limit (twice over, for safety: a connection handed over after a stale
+	 * one was given up for lost may still find it starting): libmicrohttpd's
 	 * own check can then never trip.
 	 */
 	unsigned max = plain ? PLAIN_MAX_CONNECTIONS : s->o->max_connections;

@@ -119,17 +119,18 @@ static void *accept_loop(void *arg)
 		socklen_t len = sizeof peer;
 		int fd, one = 1;
 
-		if (atomic_load(&l->conns) + atomic_load(&l->handed) - atomic_load(&l->leaving) >= (int)l->max) {
+		if (atomic_load(&l->conns) + atomic_load(&l->handed) >= (int)l->max) {
 			/*
 			 * At the limit. A client waiting for a slot gets the one of
-			 * the connection idle the longest; with none idle it waits in
-			 * the listen queue. A handed-over connection starts within
+			 * the connection idle the longest, once it has closed (the
+			 * limit holds: a few milliseconds); with none idle it waits
+			 * in the listen queue. A handed-over connection starts within
 			 * milliseconds; one that has not after ACCEPT_STALE_MS was
 			 * dropped by libmicrohttpd before it began (out of memory)
 			 * and must not hold a slot forever.
 			 */
-			if (client_waiting(l->listen_fd) && server_evict_idle(l))
-				continue;
+			if (atomic_load(&l->leaving) == 0 && client_waiting(l->listen_fd))
+				server_evict_idle(l);
 			pause_ms(ACCEPT_BACKOFF_MS);
 			waited_ms += ACCEPT_BACKOFF_MS;
 			if (waited_ms >= ACCEPT_STALE_MS && atomic_load(&l->handed) > 0)

@@ -156,10 +156,11 @@ void server_accept_stop(struct listener *l);
 
 /*
  * Frees a slot of l for a waiting client: shuts down a connection with no
- * request in progress, idle for a second at least: one that never sent a
- * whole request header first (what a slot-holding attack looks like), else
- * an idle keep-alive one; the longest idle of them. 1 when one was cut, 0
- * when none qualifies.
+ * request in progress and no bytes waiting to be read, idle for a second at
+ * least: one that never sent a whole request header first (what a
+ * slot-holding attack looks like), else an idle keep-alive one; the longest
+ * idle of them. 1 when one was cut, 0 when none qualifies. The slot is free
+ * once libmicrohttpd has closed it (l->leaving counts it until then).
  */
 int server_evict_idle(struct listener *l);
 
