@@ -241,12 +241,13 @@ section5() {
 start_server "$TMP/frame.log" $CERT --threads 2 --timeout 60 || { bad "server did not start"; return; }
 BODY=$(tr -d '\n' <"$SAMPLE_GPU")
 LEN=$(printf '%s' "$BODY" | wc -c)
-# framed NAME: sends $TMP/NAME over TLS and keeps the connection open from our side;
-# what comes back until the server closes goes to $TMP/NAME.out (15 s at most, while
-# --timeout is 60 s: only an answer on the spot passes).
+# framed NAME: sends $TMP/NAME over TLS and keeps the connection open from our side
+# (s_client -quiet does not close at the end of its input); what comes back until the
+# server closes goes to $TMP/NAME.out (15 s at most, while --timeout is 60 s: only an
+# answer on the spot passes).
 framed() {
-	{ cat "$TMP/$1"; sleep $((30 * SLOW)); } | timeout $((15 * SLOW)) openssl s_client -quiet \
-		-connect "127.0.0.1:$PORT" -servername "$HOST" -CAfile "$CA" >"$TMP/$1.out" 2>/dev/null
+	timeout $((15 * SLOW)) openssl s_client -quiet -connect "127.0.0.1:$PORT" -servername "$HOST" \
+		-CAfile "$CA" <"$TMP/$1" >"$TMP/$1.out" 2>/dev/null
 }
 printf 'POST /mutate HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %s\r\nContent-Length: 5\r\n\r\n%s' \
 	"$HOST" "$LEN" "$BODY" >"$TMP/twolen"
