@@ -172,7 +172,9 @@ $(BUILD)/bench/%: test/bench/%.c $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -D_GNU_SOURCE $(pkgcflags) -o $@ $< $(LIB) $(LDFLAGS) $(pkglibs)
 
-bench: $(BIN) $(BUILD)/bench/bench_review $(BUILD)/bench/loadgen $(BUILD)/test/gen_manifests $(BUILD)/test/gen_snapshot test-deps
+bench: $(BIN) $(BUILD)/bench/bench_review $(BUILD)/bench/loadgen $(BUILD)/test/gen_manifests \
+       $(BUILD)/test/gen_snapshot $(BUILD)/test/gen_review test-deps
+	@sh .ci/deps bench
 	@BUILD=$(BUILD) BIN=$(BIN) sh test/bench/run.sh
 
 # Cost report benchmark alone: 5,000 nodes / 150,000 pods (a 1.9 GB generated snapshot, kept in build/bench).

@@ -6,6 +6,7 @@
 
 #include "manifest.h"
 #include "policy.h"
+#include "utf8.h"
 
 /*
  * A file name for the report: names are bytes, JSON strings are UTF-8. A name
@@ -77,7 +78,8 @@ static int add_problem(json_t *list, const char *name, unsigned long line, const
 	json_t *e = file ? json_pack("{s:s, s:I, s:s}", "file", file, "line", (json_int_t)line,
 				     "message", msg) : NULL;
 
-	if (e == NULL && file != NULL)  /* msg not valid UTF-8: libyaml quoting the input */
+	/* msg not valid UTF-8 (libyaml quoting the input), or out of memory, which the check tells apart. */
+	if (e == NULL && file != NULL && !utf8_valid((const unsigned char *)msg, strlen(msg)))
 		e = json_pack("{s:s, s:I, s:s}", "file", file, "line", (json_int_t)line,
 			      "message", "(error message not valid UTF-8)");
 	free(owned);
@@ -133,24 +135,31 @@ static int rebase_patch(json_t *doc_patch, const json_t *patch, const char *poin
 
 	json_array_foreach(patch, i, op) {
 		const char *path = json_string_value(json_object_get(op, "path"));
-		json_t *copy = json_copy(op);
+		/* Member by member: json_copy() drops a member it cannot store, and says nothing. */
+		json_t *copy = json_object(), *v;
+		const char *key;
 		char *full;
 		size_t n;
 
 		if (copy == NULL || path == NULL)
 			goto nomem_copy;
+		json_object_foreach(op, key, v)
+			if (strcmp(key, "path") != 0 && json_object_set(copy, key, v) != 0)
+				goto nomem_copy;
 		n = strlen(pointer) + strlen(path) + 1;
 		full = malloc(n);
 		if (full == NULL)
 			goto nomem_copy;
 		snprintf(full, n, "%s%s", pointer, path);
-		if (json_object_set_new(copy, "path", json_string(full)) != 0 ||
-		    json_array_append_new(doc_patch, copy) != 0) {
+		if (json_object_set_new(copy, "path", json_string(full)) != 0) {
 			free(full);
+			goto nomem_copy;
+		}
+		free(full);
+		if (json_array_append_new(doc_patch, copy) != 0) {
 			error_set(err, ERROR_NOMEM, "out of memory");
 			return -1;
 		}
-		free(full);
 		continue;
 nomem_copy:
 		json_decref(copy);

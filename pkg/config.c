@@ -158,6 +158,7 @@ struct loader {
 	yaml_document_t *doc;
 	const char *name;
 	struct config_errors *errs; /* every error, kept with where it is */
+	int nomem;                  /* an allocation failed: the load ends ERROR_NOMEM, not a policy error */
 };
 
 void config_errors_free(struct config_errors *errs)
@@ -274,6 +275,15 @@ static void fail(struct loader *ld, const yaml_node_t *node, const char *path, c
 		   ld->name, path[0] ? path : "(top level)", msg);
 }
 
+/*
+ * An allocation failed: the load ends ERROR_NOMEM, with no list of errors
+ * (a field that could not be stored would show up as a wrong one).
+ */
+static void fail_nomem(struct loader *ld)
+{
+	ld->nomem = 1;
+}
+
 static yaml_node_t *node_at(struct loader *ld, int id)
 {
 	return yaml_document_get_node(ld->doc, id);
@@ -342,7 +352,7 @@ static char *read_key(struct loader *ld, yaml_node_t *n, const char *path, int a
 	}
 	s = strdup(is_null(n) ? "" : scalar(n));
 	if (s == NULL)
-		fail(ld, n, path, "out of memory");
+		fail_nomem(ld);
 	return s;
 }
 
@@ -417,7 +427,7 @@ static int seq_alloc(struct loader *ld, yaml_node_t *n, const char *path, const 
 	}
 	*out = calloc(*len ? *len : 1, size);
 	if (*out == NULL) {
-		fail(ld, n, path, "out of memory");
+		fail_nomem(ld);
 		return -1;
 	}
 	return 0;
@@ -538,7 +548,7 @@ static void read_labels(struct loader *ld, yaml_node_t *n, const char *path,
 	}
 	l.v = calloc(len ? len : 1, sizeof *l.v);
 	if (l.v == NULL) {
-		fail(ld, n, path, "out of memory");
+		fail_nomem(ld);
 		return;
 	}
 	for (i = 0; i < len; i++) {
@@ -1014,7 +1024,7 @@ static void read_tolerations(struct loader *ld, yaml_node_t *n, const char *path
 		if (t->effect == NULL)
 			t->effect = strdup("");
 		if (t->op == NULL || t->value == NULL || t->effect == NULL) {
-			fail(ld, item, sub, "out of memory");
+			fail_nomem(ld);
 			continue;
 		}
 		/* Each problem at its field (a field of the wrong type has its own error). */
@@ -1106,7 +1116,7 @@ static void read_pools(struct loader *ld, yaml_node_t *n, const char *path, stru
 	}
 	pools = calloc(len, sizeof *pools);
 	if (pools == NULL) {
-		fail(ld, n, path, "out of memory");
+		fail_nomem(ld);
 		return;
 	}
 	for (i = 0; i < len; i++) {
@@ -1219,7 +1229,7 @@ static void read_namespace_modes(struct loader *ld, yaml_node_t *n, const char *
 	read_labels(ld, n, path, &l, 0);
 	modes = calloc(l.n ? l.n : 1, sizeof *modes);
 	if (modes == NULL) {
-		fail(ld, n, path, "out of memory");
+		fail_nomem(ld);
 		labels_free(&l);
 		return;
 	}
@@ -1387,11 +1397,18 @@ size_t config_warnings(const struct config *cfg, char *buf, size_t cap)
 
 /* ==== Loading ==== */
 
-/* libyaml stopped at a syntax error: one error at the place it names. */
+/*
+ * libyaml stopped: one error at the place it names. It names every syntax
+ * problem; a failure with none is an allocation it could not make.
+ */
 static void yaml_problem(struct loader *ld, const yaml_parser_t *parser)
 {
 	char msg[ERROR_MSG_MAX];
 
+	if (parser->error == YAML_MEMORY_ERROR || parser->error == YAML_NO_ERROR) {
+		fail_nomem(ld);
+		return;
+	}
 	snprintf(msg, sizeof msg, "not valid YAML: %s%s%s", parser->problem ? parser->problem : "parse error",
 		 parser->context ? " " : "", parser->context ? parser->context : "");
 	error_trim_utf8(msg);
@@ -1405,7 +1422,7 @@ static int apply_yaml(struct config *cfg, const char *buf, size_t len, const cha
 {
 	yaml_parser_t parser;
 	yaml_document_t doc, extra;
-	struct loader ld = { .doc = &doc, .name = name, .errs = errs };
+	struct loader ld = { .doc = &doc, .name = name, .errs = errs, .nomem = 0 };
 	yaml_node_t *root;
 	size_t before = errs->total;
 
@@ -1438,10 +1455,17 @@ static int apply_yaml(struct config *cfg, const char *buf, size_t len, const cha
 		}
 	}
 	/* Also after other errors: a rule over several fields is one more thing to fix. */
-	check_whole(&ld, cfg);
+	if (!ld.nomem)
+		check_whole(&ld, cfg);
 	yaml_document_delete(&doc);
 out_parser:
 	yaml_parser_delete(&parser);
+	if (ld.nomem) {
+		/* Not a policy error: no list, and err's kind tells the two apart. */
+		config_errors_free(errs);
+		error_set(err, ERROR_NOMEM, "%s: out of memory", name);
+		return -1;
+	}
 	return errs->total == before ? 0 : -1;
 }
 

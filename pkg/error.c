@@ -70,6 +70,7 @@ int error_http_status(enum error_kind kind)
 	case ERROR_TOO_LARGE:   return 413;
 	case ERROR_MEDIA_TYPE:  return 415;
 	case ERROR_UNAVAILABLE: return 503;
+	case ERROR_UNSUPPORTED: return 501;
 	case ERROR_SYSTEM:
 	case ERROR_NOMEM:
 	case ERROR_INTERNAL:    return 500;
@@ -88,6 +89,7 @@ const char *error_status_reason(enum error_kind kind)
 	case ERROR_TOO_LARGE:   return "RequestEntityTooLarge";
 	case ERROR_MEDIA_TYPE:  return "UnsupportedMediaType";
 	case ERROR_UNAVAILABLE: return "ServiceUnavailable";
+	case ERROR_UNSUPPORTED: return "BadRequest";  /* metav1 has no NotImplemented reason */
 	case ERROR_NONE:
 	case ERROR_SYSTEM:
 	case ERROR_NOMEM:
@@ -111,6 +113,7 @@ const char *error_kind_name(enum error_kind kind)
 	case ERROR_SYSTEM:      return "system";
 	case ERROR_NOMEM:       return "nomem";
 	case ERROR_INTERNAL:    return "internal";
+	case ERROR_UNSUPPORTED: return "unsupported";
 	}
 	return "internal";
 }

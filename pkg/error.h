@@ -24,7 +24,8 @@ enum error_kind {
 	ERROR_UNAVAILABLE,/* draining or not ready */
 	ERROR_SYSTEM,     /* an OS call failed (errno text in the message) */
 	ERROR_NOMEM,      /* allocation failed */
-	ERROR_INTERNAL    /* a bug: an invariant did not hold */
+	ERROR_INTERNAL,   /* a bug: an invariant did not hold */
+	ERROR_UNSUPPORTED /* a protocol feature not implemented (a Transfer-Encoding) */
 };
 
 #define ERROR_MSG_MAX 512

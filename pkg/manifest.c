@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include <yaml.h>
 
 #include "manifest_int.h"
+#include "utf8.h"
 #include "patch.h"
 
 #define TAG_PREFIX "tag:yaml.org,2002:"
@@ -170,7 +172,11 @@ static int int_syntax(const char *s, long long *out, int *overflow)
 	return 1;
 }
 
-static json_t *resolve_plain(const char *s, size_t len)
+/*
+ * The value a plain scalar resolves to (null, a boolean, a number), or NULL
+ * when it is text; *nomem is set when the value could not be allocated.
+ */
+static json_t *resolve_plain(const char *s, size_t len, int *nomem)
 {
 	static const char *const nulls[] = { "", "~", "null", "Null", "NULL", NULL };
 	static const char *const trues[] = { "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE",
@@ -198,15 +204,23 @@ static json_t *resolve_plain(const char *s, size_t len)
 		num[n++] = s[i];
 	}
 	num[n] = '\0';
-	if (int_syntax(num, &iv, &overflow) && !overflow)
-		return json_integer(iv);
+	if (int_syntax(num, &iv, &overflow) && !overflow) {
+		json_t *v = json_integer(iv);
+
+		*nomem = v == NULL;
+		return v;
+	}
 	if (float_syntax(num) || (overflow && strspn(num, "+-0123456789") == n)) {
 		double d;
 
 		errno = 0;
 		d = strtod(num, NULL);
-		if (errno == 0)
-			return json_real(d);  /* NULL (left a string) for inf */
+		if (errno == 0) {
+			json_t *v = json_real(d);  /* NULL (left a string) for inf */
+
+			*nomem = v == NULL && isfinite(d);
+			return v;
+		}
 	}
 	return NULL;
 }
@@ -214,6 +228,7 @@ static json_t *resolve_plain(const char *s, size_t len)
 json_t *manifest_scalar(const char *s, size_t len, int plain, const char *tag)
 {
 	json_t *v = NULL;
+	int nomem = 0;
 
 	if (tag != NULL && strncmp(tag, TAG_PREFIX, strlen(TAG_PREFIX)) == 0) {
 		const char *t = tag + strlen(TAG_PREFIX);
@@ -225,7 +240,9 @@ json_t *manifest_scalar(const char *s, size_t len, int plain, const char *tag)
 			plain = 0;  /* !!str, !!binary, !!timestamp ...: text */
 	}
 	if (plain)
-		v = resolve_plain(s, len);
+		v = resolve_plain(s, len, &nomem);
+	if (nomem)
+		return NULL;  /* never the text instead of the number it could not store */
 	return v != NULL ? v : json_stringn(s, len);
 }
 
@@ -280,6 +297,15 @@ static int oom(struct builder *b)
 {
 	b->nomem = 1;
 	return fail(b, 0, "out of memory");
+}
+
+/*
+ * s[0..len) did not become a JSON string: jansson refuses invalid UTF-8
+ * (what: the input error), and fails the same way when out of memory.
+ */
+static int not_string(struct builder *b, unsigned long line, const char *s, size_t len, const char *what)
+{
+	return utf8_valid((const unsigned char *)s, len) ? oom(b) : fail(b, line, what);
 }
 
 static unsigned long abs_line(const struct builder *b, const yaml_mark_t *m)
@@ -379,10 +405,15 @@ static int add_value(struct builder *b, json_t *v, unsigned long line)
 
 			json_decref(k);
 			if (k == NULL) {
+				int r = not_string(b, line, f->key, f->key_len, "a mapping key is not valid UTF-8");
+
 				free(f->key);
 				f->key = NULL;
-				return fail(b, line, "a mapping key is not valid UTF-8");
+				return r;
 			}
+			free(f->key);
+			f->key = NULL;
+			return oom(b);  /* a valid key that could not be stored */
 		}
 	}
 	free(f->key);
@@ -543,7 +574,7 @@ static int on_scalar(struct builder *b, const yaml_event_t *ev)
 			json_t *k = json_stringn(s, len);
 
 			if (k == NULL)
-				return fail(b, line, "a mapping key is not valid UTF-8");
+				return not_string(b, line, s, len, "a mapping key is not valid UTF-8");
 			if (anchor_add(b, (const char *)ev->data.scalar.anchor, k) != 0) {
 				json_decref(k);
 				return -1;
@@ -554,7 +585,7 @@ static int on_scalar(struct builder *b, const yaml_event_t *ev)
 	}
 	v = manifest_scalar(s, len, plain, (const char *)ev->data.scalar.tag);
 	if (v == NULL)
-		return fail(b, line, "a string is not valid UTF-8");
+		return not_string(b, line, s, len, "a string is not valid UTF-8");
 	if (anchor_add(b, (const char *)ev->data.scalar.anchor, v) != 0) {
 		json_decref(v);
 		return -1;

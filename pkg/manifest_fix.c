@@ -12,6 +12,7 @@
 
 #include "manifest_int.h"
 #include "patch.h"
+#include "utf8.h"
 
 #define WRITE_DEPTH_MAX 16    /* values the text inserter writes by hand */
 
@@ -82,6 +83,7 @@ static void mb_spaces(struct mbuf *b, size_t n)
  * foresee costs formatting, never correctness.
  */
 
+/* 1 when s may be written plain (it reads back as the same string), 0 when not, -1 out of memory. */
 static int plain_ok(const char *s)
 {
 	json_t *v;
@@ -92,6 +94,8 @@ static int plain_ok(const char *s)
 	if (strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._/-") != strlen(s))
 		return 0;
 	v = manifest_scalar(s, strlen(s), 1, NULL);
+	if (v == NULL)
+		return -1;  /* these bytes are ASCII: only memory can have failed */
 	ok = json_is_string(v);
 	json_decref(v);
 	return ok;
@@ -100,8 +104,13 @@ static int plain_ok(const char *s)
 static void write_scalar(struct mbuf *o, const json_t *v)
 {
 	char *s;
+	int plain = json_is_string(v) ? plain_ok(json_string_value(v)) : 0;
 
-	if (json_is_string(v) && plain_ok(json_string_value(v))) {
+	if (plain < 0) {
+		o->oom = 1;
+		return;
+	}
+	if (plain) {
 		mb_str(o, json_string_value(v));
 		return;
 	}
@@ -131,8 +140,10 @@ static int write_entries(struct mbuf *o, const json_t *v, size_t indent, int fir
 			mb_spaces(o, indent);
 		first = 0;
 		k = json_string(key);
-		if (k == NULL)
+		if (k == NULL) {
+			o->oom = 1;  /* a key of an object jansson holds is valid UTF-8: memory failed */
 			return -1;
+		}
 		write_scalar(o, k);
 		json_decref(k);
 		mb_str(o, ":");
@@ -238,9 +249,13 @@ static size_t before_comments(const char *chunk, size_t off)
 	return off;
 }
 
-/* Builds the text for one "add" operation, or -1 when this layout is not one it handles. */
+/*
+ * Builds the text for one "add" operation, or -1 when this layout is not one
+ * it handles, or when memory ran out (then *nomem is set: re-emitting is no
+ * way out of that, and would change the output).
+ */
 static int plan_insertion(const struct manifest *m, const struct manifest_doc *d, const json_t *op,
-			  struct insertion *ins)
+			  struct insertion *ins, int *nomem)
 {
 	const char *path = json_string_value(json_object_get(op, "path"));
 	const json_t *value = json_object_get(op, "value");
@@ -278,6 +293,8 @@ static int plan_insertion(const struct manifest *m, const struct manifest_doc *d
 	if (json_is_object(parent)) {
 		json_t *k = json_string(tok);
 
+		if (k == NULL && utf8_valid((const unsigned char *)tok, n))
+			*nomem = 1;
 		if (k == NULL || json_object_get(parent, tok) != NULL ||
 		    text_offset(m, d, p->first_line, p->first_col, &ins->off) != 0) {
 			json_decref(k);
@@ -329,13 +346,18 @@ static int plan_insertion(const struct manifest *m, const struct manifest_doc *d
 	o.p = NULL;
 	rc = 0;
 out:
+	if (o.oom)
+		*nomem = 1;
 	free(o.p);
 	return rc;
 }
 
-/* The document with the patch inserted as text, or NULL (then the caller re-emits). */
+/*
+ * The document with the patch inserted as text, or NULL: then the caller
+ * re-emits, unless *nomem says memory ran out.
+ */
 static char *insert_text(const struct manifest *m, const struct manifest_doc *d, const json_t *patch,
-			 size_t *outlen)
+			 size_t *outlen, int *nomem)
 {
 	struct insertion *ins = NULL;
 	size_t n = json_array_size(patch), i, done = 0;
@@ -343,11 +365,15 @@ static char *insert_text(const struct manifest *m, const struct manifest_doc *d,
 	const char *chunk = m->buf + d->off;
 	size_t cursor;
 
-	if (d->json || d->aliases || n == 0 || (ins = calloc(n, sizeof *ins)) == NULL)
+	if (d->json || d->aliases || n == 0)
 		return NULL;
+	if ((ins = calloc(n, sizeof *ins)) == NULL) {
+		*nomem = 1;
+		return NULL;
+	}
 	for (i = 0; i < n; i++) {
 		ins[i].seq = i;
-		if (plan_insertion(m, d, json_array_get(patch, i), &ins[i]) != 0)
+		if (plan_insertion(m, d, json_array_get(patch, i), &ins[i], nomem) != 0)
 			goto out;
 	}
 	qsort(ins, n, sizeof *ins, ins_cmp);
@@ -360,6 +386,8 @@ static char *insert_text(const struct manifest *m, const struct manifest_doc *d,
 	}
 	mb_add(&o, chunk + cursor, d->len - cursor);
 	done = !o.oom;
+	if (o.oom)
+		*nomem = 1;
 out:
 	for (i = 0; i < n; i++)
 		free(ins[i].text);
@@ -430,6 +458,8 @@ static int emit_node(yaml_emitter_t *e, const json_t *v, int depth)
 			s = json_string_value(v);
 			len = json_string_length(v);
 			back = manifest_scalar(s, len, 1, NULL);
+			if (back == NULL && utf8_valid((const unsigned char *)s, len))
+				return -1;  /* out of memory: re-emitting fails, the caller says so */
 			/*
 			 * A string that would read back as a number, bool or null must be
 			 * quoted, and so must "<<": plain, it is a merge key.
@@ -539,7 +569,7 @@ int manifest_render_patched(const struct manifest *m, size_t i, const json_t *pa
 	json_t *patched = NULL, *back = NULL;
 	char *text = NULL;
 	size_t len = 0;
-	int rc = -1;
+	int rc = -1, nomem = 0;
 
 	*out = NULL;
 	*outlen = 0;
@@ -554,9 +584,9 @@ int manifest_render_patched(const struct manifest *m, size_t i, const json_t *pa
 	}
 	if (patch_apply(patched, patch, err) != 0)
 		goto out;
-	text = insert_text(m, d, patch, &len);
+	text = insert_text(m, d, patch, &len, &nomem);
 	if (text != NULL) {
-		struct error ignored;
+		struct error ignored = { 0 };
 
 		/* The inserted text starts at the chunk's first line; line numbers are not needed here. */
 		back = manifest_parse_value(text, len, &ignored);
@@ -564,9 +594,15 @@ int manifest_render_patched(const struct manifest *m, size_t i, const json_t *pa
 			*how = "inserted";
 			goto done;
 		}
+		nomem = back == NULL && ignored.kind == ERROR_NOMEM;
 		json_decref(back);
 		back = NULL;
 		free(text);
+		text = NULL;
+	}
+	if (nomem) {
+		error_set(err, ERROR_NOMEM, "out of memory writing the fixed document");
+		goto out;
 	}
 	text = re_emit(m, d, patched, &len);
 	if (text == NULL) {

@@ -101,14 +101,18 @@ static const struct scan_shape review_shape[] = {
 };
 
 /*
- * Rejects nesting deeper than REVIEW_MAX_DEPTH before jansson sees the body:
- * a cheap linear scan that keeps a hostile body from costing a deep parse.
- * Brackets inside strings are skipped.
+ * Rejects nesting deeper than REVIEW_MAX_DEPTH, and more than
+ * REVIEW_MAX_VALUES values, before jansson sees the body: a cheap linear scan
+ * that keeps a hostile body from costing a deep parse or hundreds of MB of
+ * values. Brackets and commas inside strings are skipped. The values are
+ * counted as 1 + commas + non-empty containers, which for valid JSON is
+ * exactly what the skip-scan counts (the root, every member and element), so
+ * both parse paths refuse the same documents.
  */
 static int check_depth(const char *body, size_t len, struct error *err)
 {
-	size_t i, depth = 0;
-	int in_string = 0;
+	size_t i, depth = 0, values = 1;
+	int in_string = 0, opened = 0;
 
 	for (i = 0; i < len; i++) {
 		char c = body[i];
@@ -118,9 +122,19 @@ static int check_depth(const char *body, size_t len, struct error *err)
 				i++;
 			else if (c == '"')
 				in_string = 0;
-		} else if (c == '"') {
+			continue;
+		}
+		if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
+			continue;
+		if (opened && c != '}' && c != ']')
+			values++;  /* the first member or element of a container */
+		opened = 0;
+		if (c == '"') {
 			in_string = 1;
+		} else if (c == ',') {
+			values++;
 		} else if (c == '{' || c == '[') {
+			opened = 1;
 			if (++depth > REVIEW_MAX_DEPTH) {
 				error_set(err, ERROR_INPUT, "request body nests deeper than %d levels",
 					  REVIEW_MAX_DEPTH);
@@ -128,6 +142,11 @@ static int check_depth(const char *body, size_t len, struct error *err)
 			}
 		} else if ((c == '}' || c == ']') && depth > 0) {
 			depth--;
+		}
+		if (values > REVIEW_MAX_VALUES) {
+			error_set(err, ERROR_INPUT, "request body holds more than %d JSON values",
+				  REVIEW_MAX_VALUES);
+			return -1;
 		}
 	}
 	return 0;
@@ -267,6 +286,7 @@ struct writer {
 	char *buf;   /* owned; NUL-terminated once finished */
 	size_t len, cap;
 	int failed;  /* out of memory, or a value only jansson encodes */
+	int nomem;   /* it failed for memory: jansson would not do better (see encode()) */
 };
 
 #define WRITER_MAX_DEPTH 32  /* answers nest 4 deep; deeper is left to jansson */
@@ -285,7 +305,7 @@ static int w_room(struct writer *w, size_t n)
 		;
 	grown = realloc(w->buf, cap);
 	if (grown == NULL) {
-		w->failed = 1;
+		w->failed = w->nomem = 1;
 		return -1;
 	}
 	w->buf = grown;
@@ -428,15 +448,17 @@ static void w_value(struct writer *w, json_t *v, int depth)
 /* The patch as json_dumps() text, base64-encoded into w. */
 static void w_patch(struct writer *w, json_t *patch)
 {
-	struct writer text = { NULL, 0, 0, 0 };
+	struct writer text = { NULL, 0, 0, 0, 0 };
 
 	if (!json_is_array(patch) && !json_is_object(patch)) {
 		w->failed = 1;  /* json_dumps() refuses other roots without JSON_ENCODE_ANY */
 		return;
 	}
 	w_value(&text, patch, 1);
-	if (text.failed)
+	if (text.failed) {
 		w->failed = 1;
+		w->nomem |= text.nomem;
+	}
 	else if (w_room(w, BASE64_LEN(text.len)) == 0) {
 		base64_to(text.buf, text.len, w->buf + w->len);
 		w->len += BASE64_LEN(text.len);
@@ -445,13 +467,13 @@ static void w_patch(struct writer *w, json_t *patch)
 }
 
 /*
- * The answer (see encode()) from the writer: 0 with res filled, or -1 when
- * the writer gave up (nothing in res is touched).
+ * The answer (see encode()) from the writer: 0 with res filled, -1 when the
+ * writer gave up on a value (nothing in res is touched), -2 when memory ran out.
  */
 static int write_answer(const char *api_version, const char *uid, int allowed, enum error_kind kind,
 			const char *message, const struct policy_result *pr, struct review_response *res)
 {
-	struct writer w = { NULL, 0, 0, 0 };
+	struct writer w = { NULL, 0, 0, 0, 0 };
 	int patched = allowed && pr != NULL && pr->decision == POLICY_MUTATE && pr->patch != NULL;
 
 	W_LIT(&w, "{\"apiVersion\":");
@@ -487,7 +509,7 @@ static int write_answer(const char *api_version, const char *uid, int allowed, e
 	W_LIT(&w, "}}");
 	if (w.failed) {
 		free(w.buf);
-		return -1;
+		return w.nomem ? -2 : -1;
 	}
 	w.buf[w.len] = '\0';  /* w_room() always keeps a byte for it */
 	res->body = w.buf;
@@ -496,6 +518,26 @@ static int write_answer(const char *api_version, const char *uid, int allowed, e
 	if (patched)
 		res->patched = 1;
 	return 0;
+}
+
+/*
+ * json_dumps() of v into memory of our own (malloc), which review_response_free()
+ * and free() may release: jansson allocates with whatever json_set_alloc_funcs()
+ * installed (the server points it at a per-request arena), so its buffer is
+ * copied out and handed back to jansson's own free. NULL when out of memory.
+ */
+static char *dump_compact(const json_t *v)
+{
+	json_malloc_t jmalloc;
+	json_free_t jfree;
+	char *text = json_dumps(v, JSON_COMPACT), *copy;
+
+	if (text == NULL)
+		return NULL;
+	json_get_alloc_funcs(&jmalloc, &jfree);
+	copy = strdup(text);
+	jfree(text);
+	return copy;
 }
 
 /* The answer (see encode()) from jansson: json_pack() and json_dumps(). */
@@ -513,7 +555,7 @@ static int pack_answer(const char *api_version, const char *uid, int allowed, en
 	if (root == NULL)
 		goto nomem;
 	if (allowed && pr != NULL && pr->decision == POLICY_MUTATE && pr->patch != NULL) {
-		patch_text = json_dumps(pr->patch, JSON_COMPACT);
+		patch_text = dump_compact(pr->patch);
 		patch_b64 = patch_text ? base64(patch_text, strlen(patch_text)) : NULL;
 		if (patch_b64 == NULL ||
 		    json_object_set_new(resp, "patchType", json_string("JSONPatch")) != 0 ||
@@ -533,7 +575,7 @@ static int pack_answer(const char *api_version, const char *uid, int allowed, en
 	if (pr != NULL && json_object_size(pr->annotations) > 0 &&
 	    json_object_set(resp, "auditAnnotations", pr->annotations) != 0)
 		goto nomem;
-	res->body = json_dumps(root, JSON_COMPACT);
+	res->body = dump_compact(root);
 	if (res->body == NULL)
 		goto nomem;
 	res->len = strlen(res->body);
@@ -564,9 +606,17 @@ static int encode(const char *api_version, const char *uid, enum error_kind kind
 
 	if (!allowed && kind == ERROR_NONE)
 		kind = ERROR_POLICY;
-	if (!(flags & REVIEW_FULL_PARSE) &&
-	    write_answer(api_version, uid, allowed, kind, message, pr, res) == 0)
-		return 0;
+	if (!(flags & REVIEW_FULL_PARSE)) {
+		int rc = write_answer(api_version, uid, allowed, kind, message, pr, res);
+
+		if (rc == 0)
+			return 0;
+		/* Out of memory: jansson would be short of it too, and its encoder does not report it reliably. */
+		if (rc == -2) {
+			error_set(err, ERROR_NOMEM, "out of memory encoding the response");
+			return -1;
+		}
+	}
 	return pack_answer(api_version, uid, allowed, kind, message, pr, res, err);
 }
 
@@ -588,18 +638,22 @@ static void copy_id(char *dst, size_t cap, const char *src)
  */
 static json_t *parse(const char *body, size_t len, unsigned flags, struct error *err)
 {
-	json_error_t jerr;
+	json_error_t jerr;  /* zeroed below: jansson leaves its code byte unset when it sets no error */
 	json_t *root;
 
 	if (!(flags & REVIEW_FULL_PARSE)) {
-		root = scan_extract(body, len, review_shape, REVIEW_MAX_DEPTH);
+		root = scan_extract_ex(body, len, review_shape, REVIEW_MAX_DEPTH, REVIEW_MAX_VALUES, NULL);
 		if (root != NULL)
 			return root;
 	}
 	if (check_depth(body, len, err) != 0)
 		return NULL;
+	memset(&jerr, 0, sizeof jerr);
 	root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (root == NULL)
+	/* No error text: json_loadb() gave up before reading (out of memory setting up its lexer). */
+	if (root == NULL && (json_error_code(&jerr) == json_error_out_of_memory || jerr.text[0] == '\0'))
+		error_set(err, ERROR_NOMEM, "out of memory parsing the request body");
+	else if (root == NULL)
 		error_set(err, ERROR_INPUT, "request body is not valid JSON: line %d column %d: %s",
 			  jerr.line, jerr.column, jerr.text);
 	return root;

@@ -17,6 +17,13 @@
 #include "policy.h"
 
 #define REVIEW_MAX_DEPTH 100 /* JSON nesting accepted; a Pod needs about 20 */
+/*
+ * JSON values accepted in one review (the root, every member and element):
+ * what a parse may build is bounded by it. Real reviews hold a few hundred
+ * (a 6.7 KB pod: 268) to a few thousand (99 KB, 24 containers: 5,800); a
+ * 3 MiB body of empty objects would hold a million (250 MB once parsed).
+ */
+#define REVIEW_MAX_VALUES 100000
 
 struct review_response {
 	char *body;                   /* owned: the AdmissionReview JSON text */

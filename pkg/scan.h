@@ -55,4 +55,19 @@ struct scan_shape {
 json_t *scan_extract(const char *body, size_t len, const struct scan_shape *shape,
 		     size_t max_depth);
 
+/* What one scan_extract_ex() call did, for tests of its cost. */
+struct scan_stats {
+	size_t values;    /* JSON values met (1 + every member and element), up to where it stopped */
+	size_t compares;  /* slots probed by the duplicate-key check: linear in the keys, whatever they are */
+};
+
+/*
+ * As scan_extract(), and NULL as soon as the document holds more than
+ * max_values values (counted as scan_stats.values: the root plus every
+ * member and element), which bounds the work and memory spent before the
+ * caller refuses it. stats (may be NULL) receives the counters.
+ */
+json_t *scan_extract_ex(const char *body, size_t len, const struct scan_shape *shape,
+			size_t max_depth, size_t max_values, struct scan_stats *stats);
+
 #endif

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -33,6 +35,22 @@
 #define TICK_MS 100          /* signal wait / watchdog period */
 #define DRAIN_QUIET_MS 500   /* no TLS connection for this long while draining: done */
 #define PLAIN_MAX_CONNECTIONS 64
+/*
+ * At the connection limit a waiting client takes the slot of an idle
+ * connection, one idle at least this long: a client between two requests of
+ * a burst is not cut under its next request (its request would fail, and
+ * kube-apiserver does not resend a POST that was written).
+ */
+#define EVICT_MIN_IDLE_MS 1000
+/*
+ * Seconds, on every 503. kube-apiserver calls webhooks with client-go's rest
+ * client, which resends a 429 or 5xx answer that carries Retry-After after
+ * that many seconds (k8s.io/client-go/rest/request.go, checkWait), within the
+ * webhook's timeoutSeconds.
+ */
+#define RETRY_AFTER "1"
+#define RELOAD_RETRY_FIRST_MS 1000   /* a failed load is tried again after this, */
+#define RELOAD_RETRY_MAX_MS 30000    /* doubling up to this */
 
 /*
  * TLS 1.3 and 1.2 only; AEAD ciphers only; ECDHE key exchange only (forward
@@ -79,19 +97,21 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 
 		/* Counted as open before it stops counting as handed, so the accept thread never sees a gap. */
-		if (!l->plain) {
-			atomic_fetch_add(&s->tls_conns, 1);
-			server_accept_started(s);
-		}
+		atomic_fetch_add(&l->conns, 1);
+		server_accept_started(l);
 		conn = calloc(1, sizeof *conn);
 		*socket_context = conn;
 		if (conn == NULL)
 			return; /* the handshake fails for want of state; nothing else breaks */
 		conn->srv = s;
+		conn->l = l;
 		conn->plain = l->plain;
 		conn->fd = ci ? ci->connect_fd : MHD_INVALID_SOCKET;
-		atomic_init(&conn->phase_ms, now_ms());
+		conn->accepted_ms = now_ms();
+		atomic_init(&conn->phase_ms, conn->accepted_ms);
 		atomic_init(&conn->arrived, 0);
+		atomic_init(&conn->busy, 0);
+		atomic_init(&conn->served, 0);
 		pthread_mutex_lock(&s->conns_lock);
 		conn->next = s->conns;
 		if (s->conns != NULL)
@@ -100,8 +120,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 		pthread_mutex_unlock(&s->conns_lock);
 		return;
 	}
-	if (!l->plain)
-		atomic_fetch_sub(&s->tls_conns, 1);
+	atomic_fetch_sub(&l->conns, 1);
 	if (conn == NULL)
 		return;
 	/* libmicrohttpd closes the socket after this returns: unlinked here, the watchdog never touches it again. */
@@ -112,10 +131,22 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 		s->conns = conn->next;
 	if (conn->next != NULL)
 		conn->next->prev = conn->prev;
+	if (conn->cut)
+		atomic_fetch_sub(&l->leaving, 1);
 	pthread_mutex_unlock(&s->conns_lock);
 	server_cert_release(conn->cert);
 	free(conn);
 	*socket_context = NULL;
+}
+
+/* Shuts conn down (under conns_lock): libmicrohttpd sees it and closes it in its own thread. */
+static void cut(struct srv_conn *conn, const char *why)
+{
+	conn->cut = 1;
+	atomic_fetch_add(&conn->l->leaving, 1);
+	if (conn->fd != MHD_INVALID_SOCKET)
+		shutdown(conn->fd, SHUT_RDWR);
+	log_msg(LOG_LEVEL_DEBUG, why, LOG_END);
 }
 
 /*
@@ -124,23 +155,60 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
  * instead: from the moment a connection starts waiting for a request, the
  * whole request (headers and body) must arrive within o->timeout seconds, or
  * the socket is shut down, which libmicrohttpd then sees and closes in its own
- * thread. Idle keep-alive connections end the same way.
+ * thread. Idle keep-alive connections end the same way. A new connection must
+ * have sent its first whole request header (TLS handshake included) within
+ * o->header_timeout: one that holds a slot without asking anything goes soon.
  */
 static void watchdog(struct server *s)
 {
 	long long now = now_ms(), limit = (long long)s->o->timeout * 1000;
+	long long header_limit = (long long)s->o->header_timeout * 1000;
 	struct srv_conn *conn;
 
 	pthread_mutex_lock(&s->conns_lock);
 	for (conn = s->conns; conn != NULL; conn = conn->next) {
-		if (conn->cut || atomic_load(&conn->arrived) || now - atomic_load(&conn->phase_ms) <= limit)
+		if (conn->cut)
 			continue;
-		conn->cut = 1;
-		if (conn->fd != MHD_INVALID_SOCKET)
-			shutdown(conn->fd, SHUT_RDWR);
-		log_msg(LOG_LEVEL_DEBUG, "closing a connection whose request did not arrive in time", LOG_END);
+		if (!atomic_load(&conn->busy) && atomic_load(&conn->served) == 0 &&
+		    now - conn->accepted_ms > header_limit)
+			cut(conn, "closing a connection that sent no request header in time");
+		else if (!atomic_load(&conn->arrived) && now - atomic_load(&conn->phase_ms) > limit)
+			cut(conn, "closing a connection whose request did not arrive in time");
 	}
 	pthread_mutex_unlock(&s->conns_lock);
+}
+
+int server_evict_idle(struct listener *l)
+{
+	struct server *s = l->srv;
+	struct srv_conn *conn, *victim = NULL;
+	long long now = now_ms(), oldest = 0;
+	int victim_served = 0;
+
+	pthread_mutex_lock(&s->conns_lock);
+	for (conn = s->conns; conn != NULL; conn = conn->next) {
+		long long since = atomic_load(&conn->phase_ms);
+		int served = atomic_load(&conn->served) > 0;
+
+		int unread = 0;
+
+		if (conn->l != l || conn->cut || atomic_load(&conn->busy) || conn->fd == MHD_INVALID_SOCKET ||
+		    now - since < EVICT_MIN_IDLE_MS)
+			continue;
+		/* Bytes the server has not read yet: the client waits for us (a handshake in a busy worker). */
+		if (ioctl(conn->fd, FIONREAD, &unread) == 0 && unread > 0)
+			continue;
+		/* Never-asked first, then keep-alive; within each, the longest idle. */
+		if (victim == NULL || served < victim_served || (served == victim_served && since < oldest)) {
+			victim = conn;
+			oldest = since;
+			victim_served = served;
+		}
+	}
+	if (victim != NULL)
+		cut(victim, "closing the longest idle connection: a new client waits for its slot");
+	pthread_mutex_unlock(&s->conns_lock);
+	return victim != NULL;
 }
 
 /* ==== Requests ==== */
@@ -188,6 +256,8 @@ static enum MHD_Result answer(struct server *s, struct MHD_Connection *c, struct
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
 	if (atomic_load(&s->draining))
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+	if (status == error_http_status(ERROR_UNAVAILABLE))
+		MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, RETRY_AFTER);
 	ok = MHD_queue_response(c, (unsigned)status, r);
 	MHD_destroy_response(r);
 	metrics_request(s->metrics, rq->ep, dec, status, now_us() - rq->start_us);
@@ -219,10 +289,17 @@ static enum MHD_Result answer_error(struct server *s, struct MHD_Connection *c, 
 
 static int ready(struct server *s, const char **why)
 {
+	struct srv_config *cfg;
+
 	if (atomic_load(&s->draining)) {
 		*why = "draining\n";
 		return 0;
 	}
+	if ((cfg = server_config_acquire(s)) == NULL) {
+		*why = "no valid policy loaded (see the log; retrying)\n";
+		return 0;
+	}
+	server_config_release(cfg);
 	if ((long long)time(NULL) >= atomic_load(&s->not_after)) {
 		*why = "certificate expired\n";
 		return 0;
@@ -274,13 +351,39 @@ static enum MHD_Result answer_review(struct server *s, struct MHD_Connection *c,
 	struct error err = { 0 };
 	enum MHD_Result ok;
 	enum metrics_decision dec;
+	size_t arena;
 	char *body;
 	size_t len;
 	int rc;
 
+	if (cfg == NULL)
+		return answer_error(s, c, rq, ERROR_UNAVAILABLE, "no valid policy loaded: not ready");
+	if (server_arena_begin(s) != 0) {
+		server_config_release(cfg);
+		return answer_error(s, c, rq, ERROR_UNAVAILABLE, "out of memory: retry");
+	}
 	rc = review_handle(cfg->cfg, rq->body ? rq->body : "", rq->len, rq->ep == METRICS_EP_VALIDATE,
 			   &res, &err);
 	server_config_release(cfg);
+	/* The answer outlives the arena: anything it owns must not live there (it never does, but check). */
+	if (res.body != NULL && server_arena_owns(res.body)) {
+		body = malloc(res.len + 1);
+		if (body != NULL)
+			memcpy(body, res.body, res.len + 1);
+		res.body = body;
+		if (body == NULL && rc == 0) {
+			rc = -1;
+			error_set(&err, ERROR_NOMEM, "out of memory copying the answer");
+		}
+	}
+	arena = server_arena_end();
+	if (rq->reserved + (arena & ~SERVER_ARENA_REFUSED) > rq->held)
+		rq->held = rq->reserved + (arena & ~SERVER_ARENA_REFUSED);
+	if (arena & SERVER_ARENA_REFUSED) {
+		review_response_free(&res);
+		return answer_error(s, c, rq, ERROR_UNAVAILABLE,
+				    "server busy: the requests in flight hold the memory budget; retry");
+	}
 	if (rc != 0) {
 		review_response_free(&res);
 		return answer_error(s, c, rq, err.kind, err.msg);
@@ -319,9 +422,58 @@ static int is_json_media_type(const char *v)
 	return v[n] == '\0' || v[n] == ';' || v[n] == ' ' || v[n] == '\t';
 }
 
-/* Decides from the headers alone what can be; reserves the body buffer. */
+/* Counts the Content-Length headers and whether they differ (MHD_get_connection_values' iterator). */
+struct clen_seen {
+	unsigned n;
+	int differ;
+	const char *first;
+};
+
+static enum MHD_Result count_clen(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	struct clen_seen *seen = cls;
+
+	(void)kind;
+	if (key == NULL || strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) != 0)
+		return MHD_YES;
+	if (seen->n++ == 0)
+		seen->first = value;
+	else if (value == NULL || seen->first == NULL || strcmp(value, seen->first) != 0)
+		seen->differ = 1;
+	return MHD_YES;
+}
+
+/*
+ * Strict framing (RFC 9112 section 6): a body framed two ways at once is the
+ * stuff of request smuggling, and is refused before it is read. Differing
+ * Content-Length headers (libmicrohttpd would take the first), or
+ * Content-Length with Transfer-Encoding: 400. A Transfer-Encoding other than
+ * chunked, which libmicrohttpd would read until the connection closes: 501.
+ */
+static enum error_kind check_framing(struct MHD_Connection *c, const char **why)
+{
+	struct clen_seen seen = { 0, 0, NULL };
+	const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+
+	MHD_get_connection_values(c, MHD_HEADER_KIND, count_clen, &seen);
+	if (seen.differ) {
+		*why = "conflicting Content-Length headers";
+		return ERROR_INPUT;
+	}
+	if (te != NULL && strcasecmp(te, "chunked") != 0) {
+		*why = "Transfer-Encoding not implemented: only chunked is";
+		return ERROR_UNSUPPORTED;
+	}
+	if (te != NULL && seen.n > 0) {
+		*why = "both Content-Length and Transfer-Encoding";
+		return ERROR_INPUT;
+	}
+	return ERROR_NONE;
+}
+
+/* Decides from the headers alone what can be; reserves the body buffer within the memory budget. */
 static void check_headers(struct server *s, struct MHD_Connection *c, struct srv_req *rq,
-			  const char *method)
+			  const char *method, const char **why)
 {
 	int post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
 	int get = strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
@@ -329,6 +481,9 @@ static void check_headers(struct server *s, struct MHD_Connection *c, struct srv
 	unsigned long long n;
 	char *end;
 
+	if ((rq->early = check_framing(c, why)) != ERROR_NONE)
+		return;
+	*why = NULL;
 	if (rq->ep == METRICS_EP_OTHER) {
 		rq->early = ERROR_NOT_FOUND;
 		return;
@@ -345,32 +500,48 @@ static void check_headers(struct server *s, struct MHD_Connection *c, struct srv
 	}
 	clen = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 	if (clen == NULL)
-		return; /* chunked: capped as it arrives */
+		return; /* chunked: capped, and charged to the budget, as it arrives */
 	errno = 0;
 	n = strtoull(clen, &end, 10);
 	if (errno != 0 || end == clen || n > s->o->max_body) {
 		rq->early = ERROR_TOO_LARGE;
 		return;
 	}
+	if (server_budget_take(s, (size_t)n + 1) != 0) {
+		rq->early = ERROR_UNAVAILABLE;
+		return;
+	}
+	rq->reserved = (size_t)n + 1;
+	rq->held = rq->reserved;
 	rq->cap = (size_t)n;
 	rq->body = malloc(rq->cap + 1);
 	if (rq->body == NULL)
 		rq->cap = 0; /* grown on demand, or refused then */
 }
 
-/* Takes a chunk of the body, capping it at max_body: past the cap it is counted and dropped. */
+/* Drops the body taken so far: from now on it is only counted (refused, answered at its end). */
+static void drop_body(struct server *s, struct srv_req *rq, enum error_kind why)
+{
+	rq->early = why;
+	rq->dropped = rq->len;
+	free(rq->body);
+	rq->body = NULL;
+	rq->len = rq->cap = 0;
+	server_budget_give(s, rq->reserved);
+	rq->reserved = 0;
+}
+
+/*
+ * Takes a chunk of the body, capping it at max_body and within the memory
+ * budget: past either it is counted and dropped.
+ */
 static void take_body(struct server *s, struct srv_req *rq, const char *data, size_t n)
 {
 	size_t max = s->o->max_body;
 
-	if (rq->early != ERROR_NONE || n > max - rq->len) {
-		if (rq->early == ERROR_NONE) {
-			rq->early = ERROR_TOO_LARGE;
-			rq->dropped = rq->len;
-			free(rq->body);
-			rq->body = NULL;
-			rq->len = rq->cap = 0;
-		}
+	if (rq->early == ERROR_NONE && n > max - rq->len)
+		drop_body(s, rq, ERROR_TOO_LARGE);
+	if (rq->early != ERROR_NONE) {
 		rq->dropped += n;
 		return;
 	}
@@ -380,10 +551,20 @@ static void take_body(struct server *s, struct srv_req *rq, const char *data, si
 
 		while (cap < rq->len + n)
 			cap = cap > max / 2 ? max : cap * 2;
+		if (cap + 1 > rq->reserved) {
+			if (server_budget_take(s, cap + 1 - rq->reserved) != 0) {
+				drop_body(s, rq, ERROR_UNAVAILABLE);
+				rq->dropped += n;
+				return;
+			}
+			rq->reserved = cap + 1;
+			if (rq->reserved > rq->held)
+				rq->held = rq->reserved;
+		}
 		p = realloc(rq->body, cap + 1);
 		if (p == NULL) {
-			rq->early = ERROR_NOMEM;
-			rq->dropped = rq->len + n;
+			drop_body(s, rq, ERROR_NOMEM);
+			rq->dropped += n;
 			return;
 		}
 		rq->body = p;
@@ -402,6 +583,7 @@ static const char *early_message(enum error_kind kind, size_t max)
 	case ERROR_METHOD:     return "method not allowed";
 	case ERROR_MEDIA_TYPE: return "Content-Type must be application/json";
 	case ERROR_NOMEM:      return "out of memory";
+	case ERROR_UNAVAILABLE: return "server busy: the requests in flight hold the memory budget; retry";
 	case ERROR_TOO_LARGE:
 		snprintf(msg, sizeof msg, "request body larger than %zu bytes", max);
 		return msg;
@@ -420,6 +602,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	(void)version;
 	if (rq == NULL) {
 		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+		const char *why = NULL;
 
 		rq = calloc(1, sizeof *rq);
 		if (rq == NULL)
@@ -428,19 +611,23 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		rq->conn = ci ? ci->socket_context : NULL;
 		rq->ep = route(url, l->plain);
 		*req_cls = rq;
+		if (rq->conn != NULL)
+			atomic_store(&rq->conn->busy, 1);
 		atomic_fetch_add(&s->in_flight, 1);
 		metrics_in_flight(s->metrics, 1);
-		check_headers(s, c, rq, method);
+		check_headers(s, c, rq, method, &why);
 		/*
-		 * A body declared too large is refused now, before it is read
-		 * (libmicrohttpd then closes the connection rather than read
-		 * it). Everything else is answered on the last call, after any
-		 * body was read (or dropped), so the connection stays usable.
+		 * What the headers alone settle and a body would only prolong is
+		 * answered now, before the body is read (libmicrohttpd then closes
+		 * the connection rather than read it): a body declared too large
+		 * or beyond the memory budget, and broken framing. Everything else
+		 * is answered on the last call, after any body was read (or
+		 * dropped), so the connection stays usable.
 		 */
-		if (rq->early == ERROR_TOO_LARGE) {
+		if (rq->early == ERROR_TOO_LARGE || rq->early == ERROR_UNAVAILABLE || why != NULL) {
 			if (rq->conn != NULL)
 				atomic_store(&rq->conn->arrived, 1);
-			return answer_error(s, c, rq, rq->early, early_message(rq->early, s->o->max_body));
+			return answer_error(s, c, rq, rq->early, why ? why : early_message(rq->early, s->o->max_body));
 		}
 		return MHD_YES;
 	}
@@ -466,6 +653,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
 	struct listener *l = cls;
+	struct server *s = l->srv;
 	struct srv_req *rq = *req_cls;
 
 	(void)c; (void)toe;
@@ -474,10 +662,14 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 	if (rq->conn != NULL) {
 		atomic_store(&rq->conn->phase_ms, now_ms());
 		atomic_store(&rq->conn->arrived, 0);
+		atomic_fetch_add(&rq->conn->served, 1);
+		atomic_store(&rq->conn->busy, 0);
 	}
-	atomic_fetch_sub(&l->srv->in_flight, 1);
-	metrics_in_flight(l->srv->metrics, -1);
+	atomic_fetch_sub(&s->in_flight, 1);
+	metrics_in_flight(s->metrics, -1);
 	free(rq->body);
+	server_budget_give(s, rq->reserved);
+	server_mem_after_request(rq->held);
 	free(rq);
 	*req_cls = NULL;
 }
@@ -544,47 +736,45 @@ static int parse_addr(const char *addr, struct sockaddr_storage *ss, struct erro
 	return 0;
 }
 
-/* Starts the TLS listener (s->tls_d) or the plain one (s->plain_d) on addr. 0, or -1 with err. */
+/* Starts the TLS listener (s->tls_l) or the plain one (s->plain_l) on addr. 0, or -1 with err. */
 static int start_listener(struct server *s, const char *addr, int plain, struct error *err)
 {
 	struct listener *l = plain ? &s->plain_l : &s->tls_l;
 	struct sockaddr_storage ss;
 	struct MHD_Daemon *d;
-	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC;
+	/* The listening sockets are ours: pkg/server_accept.c accepts and spreads their connections. */
+	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_NO_LISTEN_SOCKET;
 	unsigned threads = plain ? 1 : s->o->threads;
 	/*
 	 * libmicrohttpd splits its limit evenly across workers and refuses a
 	 * handed-over connection whose worker (fd % workers) is at its share, and
-	 * that refusal path can wedge the worker. The accept thread enforces
-	 * --max-connections over all workers, so each worker's share is made the
-	 * whole limit: libmicrohttpd's own check can then never trip.
+	 * that refusal path can wedge the worker. The accept thread enforces the
+	 * limit over all workers, so each worker's share is made the whole
+	 * limit (twice over, for safety: a connection handed over after a stale
+	 * one was given up for lost may still find it starting): libmicrohttpd's
+	 * own check can then never trip.
 	 */
-	unsigned tls_limit = s->o->max_connections * threads;
-	const union MHD_DaemonInfo *info;
+	unsigned max = plain ? PLAIN_MAX_CONNECTIONS : s->o->max_connections;
 	char port[16];
 
 	if (parse_addr(addr, &ss, err) != 0)
 		return -1;
-	if (!plain) {
-		/* The TLS listener's socket is ours: pkg/server_accept.c spreads its connections. */
-		if ((s->listen_fd = server_accept_open(&ss, err)) < 0) {
-			error_prefix(err, "cannot listen on %s: ", addr);
-			return -1;
-		}
-		flags |= MHD_USE_TLS | MHD_USE_NO_LISTEN_SOCKET;
-	} else if (ss.ss_family == AF_INET6) {
-		flags |= server_addr_dual_stack(&ss) ? MHD_USE_DUAL_STACK : MHD_USE_IPv6;
+	if ((l->listen_fd = server_accept_open(&ss, err)) < 0) {
+		error_prefix(err, "cannot listen on %s: ", addr);
+		return -1;
 	}
+	if (!plain)
+		flags |= MHD_USE_TLS;
 	if (log_enabled(LOG_LEVEL_DEBUG))
 		flags |= MHD_USE_ERROR_LOG; /* handshake failures and the like, for debugging */
 	l->srv = s;
 	l->plain = plain;
+	l->max = max;
 	/* The logger goes first: libmicrohttpd reports on the options that follow as it reads them. */
 	d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, l,
 			     MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 			     MHD_OPTION_THREAD_POOL_SIZE, threads > 1 ? threads : 0u,
-			     MHD_OPTION_CONNECTION_LIMIT, plain ? PLAIN_MAX_CONNECTIONS : tls_limit,
+			     MHD_OPTION_CONNECTION_LIMIT, 2 * max * threads,
 			     MHD_OPTION_PER_IP_CONNECTION_LIMIT, plain ? 0u : s->o->max_per_ip,
 			     MHD_OPTION_CONNECTION_TIMEOUT, s->o->timeout,
 			     MHD_OPTION_NOTIFY_COMPLETED, on_completed, l,
@@ -593,25 +783,28 @@ static int start_listener(struct server *s, const char *addr, int plain, struct 
 			     MHD_OPTION_HTTPS_PRIORITIES, SRV_TLS_PRIORITIES,
 			     MHD_OPTION_END);
 	if (d == NULL) {
-		error_set(err, ERROR_SYSTEM, "cannot listen on %s (address in use, or not permitted)", addr);
+		error_set(err, ERROR_SYSTEM, "cannot listen on %s (libmicrohttpd did not start)", addr);
 		return -1;
 	}
-	if (!plain) {
-		s->tls_d = d; /* the accept thread hands connections to it from now on */
-		if (server_accept_start(s, err) != 0) {
-			MHD_stop_daemon(d);
-			s->tls_d = NULL;
-			return -1;
-		}
-		snprintf(port, sizeof port, "%u", server_accept_port(s->listen_fd));
-	} else {
-		s->plain_d = d;
-		info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-		snprintf(port, sizeof port, "%u", info ? (unsigned)info->port : 0u);
+	l->d = d; /* the accept thread hands connections to it from now on */
+	if (server_accept_start(l, err) != 0) {
+		MHD_stop_daemon(d);
+		l->d = NULL;
+		return -1;
 	}
+	snprintf(port, sizeof port, "%u", server_accept_port(l->listen_fd));
 	log_msg(LOG_LEVEL_INFO, "listening", "addr", addr, "port", port,
 		"scheme", plain ? "http" : "https", LOG_END);
 	return 0;
+}
+
+/* Stops accepting on l, then its daemon (which closes every connection). Safe to call twice. */
+static void stop_listener(struct listener *l)
+{
+	server_accept_stop(l);
+	if (l->d != NULL)
+		MHD_stop_daemon(l->d);
+	l->d = NULL;
 }
 
 /* ==== Lifecycle ==== */
@@ -624,7 +817,9 @@ void server_options_default(struct server_options *o)
 	o->max_connections = SERVER_DEFAULT_MAX_CONNECTIONS;
 	o->max_per_ip = SERVER_DEFAULT_MAX_PER_IP;
 	o->timeout = SERVER_DEFAULT_TIMEOUT;
+	o->header_timeout = SERVER_DEFAULT_HEADER_TIMEOUT;
 	o->grace = SERVER_DEFAULT_GRACE;
+	o->memory_budget = SERVER_DEFAULT_MEMORY_BUDGET;
 }
 
 /*
@@ -644,7 +839,7 @@ static void drain(struct server *s)
 	atomic_store(&s->draining, 1);
 	log_msg(LOG_LEVEL_INFO, "draining", LOG_END);
 	while ((now = now_ms()) < deadline - margin) {
-		if (atomic_load(&s->tls_conns) + atomic_load(&s->handed) > 0)
+		if (atomic_load(&s->tls_l.conns) + atomic_load(&s->tls_l.handed) > 0)
 			quiet = -1;
 		else if (quiet < 0)
 			quiet = now;
@@ -653,17 +848,44 @@ static void drain(struct server *s)
 		watchdog(s);
 		sleep_ms(20);
 	}
-	server_accept_stop(s);
+	server_accept_stop(&s->tls_l);
 	while (atomic_load(&s->in_flight) > 0 && now_ms() < deadline - 50)
 		sleep_ms(10);
 	if (atomic_load(&s->in_flight) > 0)
 		log_msg(LOG_LEVEL_WARN, "grace period over with requests in flight", LOG_END);
-	MHD_stop_daemon(s->tls_d);
-	s->tls_d = NULL;
-	if (s->plain_d != NULL)
-		MHD_stop_daemon(s->plain_d);
-	s->plain_d = NULL;
+	stop_listener(&s->tls_l);
+	stop_listener(&s->plain_l);
 	log_msg(LOG_LEVEL_INFO, "stopped", LOG_END);
+}
+
+/*
+ * Loads what w watches when its files changed, or when a failed load is due
+ * for another try (and the files hold still): a reload that failed for want
+ * of descriptors or memory, or a policy that was invalid and may be fixed,
+ * is retried with backoff rather than left until the files change again.
+ * force: SIGHUP, load now.
+ */
+static void reload_due(struct server *s, struct watch *w, int config, int force, long long now)
+{
+	const char *a = config ? s->o->config_path : s->o->tls_cert, *b = config ? NULL : s->o->tls_key;
+	int retry = w->retry_ms != 0 && now >= w->retry_ms;
+	struct error err = { 0 };
+	int rc;
+
+	if (a == NULL && !force)
+		return;  /* the embedded policy: nothing to watch */
+	if (!server_watch_due(w, a, b, retry) && !force)
+		return;
+	rc = config ? server_load_config(s, 0, &err) : server_load_cert(s, 0, &err);
+	if (rc == 0) {
+		w->retry_ms = 0;
+		w->backoff_ms = RELOAD_RETRY_FIRST_MS;
+		return;
+	}
+	if (!retry || w->backoff_ms < RELOAD_RETRY_FIRST_MS)
+		w->backoff_ms = RELOAD_RETRY_FIRST_MS;  /* a new failure starts the backoff again */
+	w->retry_ms = now + w->backoff_ms;
+	w->backoff_ms = w->backoff_ms * 2 < RELOAD_RETRY_MAX_MS ? w->backoff_ms * 2 : RELOAD_RETRY_MAX_MS;
 }
 
 static void serve_loop(struct server *s, const sigset_t *sigs)
@@ -673,7 +895,8 @@ static void serve_loop(struct server *s, const sigset_t *sigs)
 	long watch_ms = s->o->watch_ms ? (long)s->o->watch_ms : 1000;
 
 	for (;;) {
-		int sig = sigtimedwait(sigs, NULL, &tick);
+		int sig = sigtimedwait(sigs, NULL, &tick), hup = 0;
+		long long now;
 
 		if (sig == SIGTERM || sig == SIGINT) {
 			log_msg(LOG_LEVEL_INFO, sig == SIGTERM ? "SIGTERM received" : "SIGINT received", LOG_END);
@@ -681,16 +904,27 @@ static void serve_loop(struct server *s, const sigset_t *sigs)
 		}
 		if (sig == SIGHUP) {
 			log_msg(LOG_LEVEL_INFO, "SIGHUP received: reloading policy and certificate", LOG_END);
-			server_reload(s, 1, 1);
+			hup = 1;
 		}
 		watchdog(s);
-		if (now_ms() - last_watch >= watch_ms) {
-			last_watch = now_ms();
-			server_reload(s, s->o->config_path != NULL &&
-					 server_watch_due(&s->cfg_watch, s->o->config_path, NULL),
-				      !s->o->self_signed &&
-					 server_watch_due(&s->cert_watch, s->o->tls_cert, s->o->tls_key));
+		now = now_ms();
+		if (hup || now - last_watch >= watch_ms) {
+			last_watch = now;
+			reload_due(s, &s->cfg_watch, 1, hup, now);
+			if (!s->o->self_signed)
+				reload_due(s, &s->cert_watch, 0, hup, now);
 		}
+	}
+}
+
+/* Lets the process open as many descriptors as its hard limit allows: one per connection, and more. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 }
 
@@ -700,8 +934,15 @@ static int check_options(const struct server_options *o, struct error *err)
 		error_set(err, ERROR_INPUT, "give --tls-cert and --tls-key, or --self-signed");
 		return -1;
 	}
-	if (o->max_body == 0 || o->timeout == 0 || o->grace == 0 || o->max_connections == 0) {
-		error_set(err, ERROR_INPUT, "--max-body, --timeout, --shutdown-grace and --max-connections must be positive");
+	if (o->max_body == 0 || o->timeout == 0 || o->grace == 0 || o->max_connections == 0 ||
+	    o->header_timeout == 0) {
+		error_set(err, ERROR_INPUT, "--max-body, --timeout, --header-timeout, --shutdown-grace and "
+			  "--max-connections must be positive");
+		return -1;
+	}
+	if (o->memory_budget < o->max_body + 1) {
+		error_set(err, ERROR_INPUT, "--memory-budget (%zu) must hold at least one --max-body (%zu)",
+			  o->memory_budget, o->max_body);
 		return -1;
 	}
 	return 0;
@@ -740,10 +981,10 @@ int server_run(const struct server_options *opts, struct error *err)
 	struct server_options o = *opts;
 	struct server s;
 	sigset_t sigs, old;
-	int rc = -1, masked = 0;
+	int rc = -1, masked = 0, mem = 0;
 
 	memset(&s, 0, sizeof s);
-	s.listen_fd = -1;
+	s.tls_l.listen_fd = s.plain_l.listen_fd = -1;
 	if (check_options(&o, err) != 0)
 		return -1;
 	if (o.threads == 0)
@@ -752,14 +993,28 @@ int server_run(const struct server_options *opts, struct error *err)
 	pthread_mutex_init(&s.lock, NULL);
 	pthread_mutex_init(&s.conns_lock, NULL);
 	atomic_init(&s.draining, 0);
-	atomic_init(&s.tls_conns, 0);
 	atomic_init(&s.in_flight, 0);
+	atomic_init(&s.mem_used, 0);
 	atomic_init(&s.not_after, 0);
+	raise_fd_limit();
 	if ((s.metrics = metrics_new(o.version, err)) == NULL)
 		goto out;
 	server_watch_init(&s.cfg_watch, o.config_path, NULL);
 	server_watch_init(&s.cert_watch, o.tls_cert, o.tls_key);
-	if (server_load_config(&s, 1, err) != 0 || server_load_cert(&s, 1, err) != 0)
+	/*
+	 * A policy file that does not load is no reason to exit: a crash loop
+	 * would take every replica down with it at the next restart, and a
+	 * rolling update would replace good replicas. The server runs not ready
+	 * (/readyz 503) and keeps trying until the file is fixed.
+	 */
+	if (server_load_config(&s, 1, err) != 0) {
+		if (o.config_path == NULL)
+			goto out;
+		s.cfg_watch.retry_ms = now_ms() + RELOAD_RETRY_FIRST_MS;
+		s.cfg_watch.backoff_ms = RELOAD_RETRY_FIRST_MS * 2;
+		error_clear(err);
+	}
+	if (server_load_cert(&s, 1, err) != 0)
 		goto out;
 
 	/* Signals are taken by sigtimedwait() in this thread; the daemons' threads inherit the mask. */
@@ -770,6 +1025,8 @@ int server_run(const struct server_options *opts, struct error *err)
 	sigaddset(&sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sigs, &old);
 	masked = 1;
+	server_mem_start();
+	mem = 1;
 	if (start_listener(&s, o.addr, 0, err) != 0)
 		goto out;
 	if (o.metrics_addr != NULL && start_listener(&s, o.metrics_addr, 1, err) != 0)
@@ -778,11 +1035,10 @@ int server_run(const struct server_options *opts, struct error *err)
 	drain(&s);
 	rc = 0;
 out:
-	server_accept_stop(&s);
-	if (s.plain_d != NULL)
-		MHD_stop_daemon(s.plain_d);
-	if (s.tls_d != NULL)
-		MHD_stop_daemon(s.tls_d);
+	stop_listener(&s.plain_l);
+	stop_listener(&s.tls_l);
+	if (mem)
+		server_mem_stop();
 	if (masked) {
 		/*
 		 * A SIGTERM or SIGHUP that came during the drain is still pending:

@@ -10,7 +10,10 @@
  * and SIGHUP in every thread and waits for them itself. SIGHUP reloads the
  * policy and the certificate; SIGTERM / SIGINT drain and return. The policy
  * file and the certificate files are also polled and reloaded when they change
- * (a bad new file is logged and counted; the old one stays in service).
+ * (a bad new file is logged and counted; the old one stays in service, and
+ * the load is retried with backoff, as it is when it failed for want of
+ * descriptors). A policy file that does not load at start leaves the server
+ * running but not ready, retrying, rather than exiting.
  */
 #ifndef GPU_ADMISSION_SERVER_H
 #define GPU_ADMISSION_SERVER_H
@@ -24,6 +27,13 @@
 #define SERVER_DEFAULT_MAX_CONNECTIONS 1024u
 #define SERVER_DEFAULT_MAX_PER_IP 256u
 #define SERVER_DEFAULT_TIMEOUT 30u
+#define SERVER_DEFAULT_HEADER_TIMEOUT 5u  /* seconds from accept to a whole first request header */
+/*
+ * Bytes for every request body being read and every parse result being
+ * built, together: ten 3 MiB bodies at once, and well under the chart's
+ * 64 Mi limit with the ~10 MB the process needs besides. Over it: 503.
+ */
+#define SERVER_DEFAULT_MEMORY_BUDGET (32u * 1024 * 1024)
 #define SERVER_DEFAULT_GRACE 10u
 
 struct server_options {
@@ -40,6 +50,8 @@ struct server_options {
 	unsigned max_connections;
 	unsigned max_per_ip;        /* 0: no per-IP limit */
 	unsigned timeout;           /* seconds a request may take to arrive, and idle keep-alive */
+	unsigned header_timeout;    /* seconds from accept to the first whole request header */
+	size_t memory_budget;       /* bytes: bodies and parse results in flight; over it, 503 */
 	unsigned grace;             /* seconds from SIGTERM to exit */
 	unsigned watch_ms;          /* file poll period (0: 1000) */
 };
@@ -63,7 +75,9 @@ void server_options_default(struct server_options *o);
  * Serves until SIGTERM or SIGINT, then drains: /readyz answers 503, every
  * answer carries "Connection: close", in-flight and queued requests finish,
  * and the call returns 0 within o->grace seconds. Returns -1 with err when
- * it cannot start (bad address, port in use, invalid certificate or policy).
+ * it cannot start (bad address, port in use, invalid certificate, or an
+ * embedded policy that cannot be built). A policy file that does not load
+ * is not fatal: /readyz answers 503 and admission requests 503 until it does.
  * o and its strings are borrowed for the duration of the call.
  */
 int server_run(const struct server_options *o, struct error *err);

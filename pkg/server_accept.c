@@ -1,5 +1,5 @@
 /*
- * server_accept: the TLS listener's own accept loop.
+ * server_accept: the listeners' own accept loops.
  *
  * libmicrohttpd's thread pool lets every worker poll the listening socket and
  * accept up to ten connections in a row, so a burst of new connections (a
@@ -13,8 +13,16 @@
  * The connection limit keeps its meaning: at the limit nothing is accepted,
  * so the next client waits in the listen queue instead of being closed. A
  * worker starts a handed-over connection a moment later, so until then it is
- * counted in s->handed; without that a burst would be accepted past the
- * limit and libmicrohttpd would close the excess.
+ * counted in l->handed; without that a burst would be accepted past the
+ * limit and libmicrohttpd would close the excess. But a client waiting at the
+ * limit is not left there while connections sit idle: the one idle the
+ * longest is closed for it (idle keep-alive, or one that never sent a whole
+ * request), as nginx reuses its keep-alive connections, so 1024 idle
+ * connections cannot lock new clients out until their timeout.
+ *
+ * The plain metrics listener is accepted here too: libmicrohttpd's own accept
+ * busy-waits when it runs out of descriptors with no connection open (100 %
+ * CPU), where this loop backs off.
  */
 #define _GNU_SOURCE /* accept4 */
 #include <errno.h>
@@ -83,43 +91,56 @@ static void pause_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-void server_accept_started(struct server *s)
+void server_accept_started(struct listener *l)
 {
-	int n = atomic_load(&s->handed);
+	int n = atomic_load(&l->handed);
 
 	/* Never below zero: a connection dropped as stale may still start. */
-	while (n > 0 && !atomic_compare_exchange_weak(&s->handed, &n, n - 1))
+	while (n > 0 && !atomic_compare_exchange_weak(&l->handed, &n, n - 1))
 		;
+}
+
+/* Whether a client waits in the listen queue. */
+static int client_waiting(int listen_fd)
+{
+	struct pollfd p = { .fd = listen_fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) > 0;
 }
 
 static void *accept_loop(void *arg)
 {
-	struct server *s = arg;
-	struct pollfd p = { .fd = s->listen_fd, .events = POLLIN };
+	struct listener *l = arg;
+	struct pollfd p = { .fd = l->listen_fd, .events = POLLIN };
 	int waited_ms = 0, quiet_ms = 0;
 
-	while (!atomic_load(&s->stop_accept)) {
+	while (!atomic_load(&l->stop_accept)) {
 		struct sockaddr_storage peer;
 		socklen_t len = sizeof peer;
 		int fd, one = 1;
 
-		if (atomic_load(&s->tls_conns) + atomic_load(&s->handed) >= (int)s->o->max_connections) {
+		if (atomic_load(&l->conns) + atomic_load(&l->handed) >= (int)l->max) {
 			/*
-			 * The next client waits in the listen queue. A handed-over
-			 * connection starts within milliseconds; one that has not
-			 * after ACCEPT_STALE_MS was dropped by libmicrohttpd before it
-			 * began (out of memory) and must not hold a slot forever.
+			 * At the limit. A client waiting for a slot gets the one of
+			 * the connection idle the longest, once it has closed (the
+			 * limit holds: a few milliseconds); with none idle it waits
+			 * in the listen queue. A handed-over connection starts within
+			 * milliseconds; one that has not after ACCEPT_STALE_MS was
+			 * dropped by libmicrohttpd before it began (out of memory)
+			 * and must not hold a slot forever.
 			 */
+			if (atomic_load(&l->leaving) == 0 && client_waiting(l->listen_fd))
+				server_evict_idle(l);
 			pause_ms(ACCEPT_BACKOFF_MS);
 			waited_ms += ACCEPT_BACKOFF_MS;
-			if (waited_ms >= ACCEPT_STALE_MS && atomic_load(&s->handed) > 0)
-				atomic_store(&s->handed, 0);
+			if (waited_ms >= ACCEPT_STALE_MS && atomic_load(&l->handed) > 0)
+				atomic_store(&l->handed, 0);
 			continue;
 		}
 		waited_ms = 0;
 		if (poll(&p, 1, ACCEPT_POLL_MS) <= 0)
 			continue;
-		fd = accept4(s->listen_fd, (struct sockaddr *)&peer, &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		fd = accept4(l->listen_fd, (struct sockaddr *)&peer, &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (fd < 0) {
 			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
 				/* The client stays queued and poll() wakes at once: one warning a while, not a flood. */
@@ -136,38 +157,38 @@ static void *accept_loop(void *arg)
 		/* Answers are small and come in one write: send them now, not after Nagle's delay. */
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 		/* libmicrohttpd owns fd from here, closing it itself if it cannot take it. */
-		atomic_fetch_add(&s->handed, 1);
-		if (MHD_add_connection(s->tls_d, fd, (struct sockaddr *)&peer, len) != MHD_YES) {
-			server_accept_started(s); /* not coming: give the slot back */
+		atomic_fetch_add(&l->handed, 1);
+		if (MHD_add_connection(l->d, fd, (struct sockaddr *)&peer, len) != MHD_YES) {
+			server_accept_started(l); /* not coming: give the slot back */
 			log_msg(LOG_LEVEL_DEBUG, "connection refused by libmicrohttpd", "error", strerror(errno), LOG_END);
 		}
 	}
 	return NULL;
 }
 
-int server_accept_start(struct server *s, struct error *err)
+int server_accept_start(struct listener *l, struct error *err)
 {
 	int rc;
 
-	atomic_store(&s->stop_accept, 0);
-	rc = pthread_create(&s->acceptor, NULL, accept_loop, s);
+	atomic_store(&l->stop_accept, 0);
+	rc = pthread_create(&l->acceptor, NULL, accept_loop, l);
 	if (rc != 0) {
 		error_set(err, ERROR_SYSTEM, "cannot start the accept thread: %s", strerror(rc));
 		return -1;
 	}
-	s->accepting = 1;
+	l->accepting = 1;
 	return 0;
 }
 
-void server_accept_stop(struct server *s)
+void server_accept_stop(struct listener *l)
 {
-	if (s->accepting) {
-		atomic_store(&s->stop_accept, 1);
-		pthread_join(s->acceptor, NULL);
-		s->accepting = 0;
+	if (l->accepting) {
+		atomic_store(&l->stop_accept, 1);
+		pthread_join(l->acceptor, NULL);
+		l->accepting = 0;
 	}
-	if (s->listen_fd >= 0) {
-		close(s->listen_fd);
-		s->listen_fd = -1;
+	if (l->listen_fd >= 0) {
+		close(l->listen_fd);
+		l->listen_fd = -1;
 	}
 }

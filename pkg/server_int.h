@@ -1,7 +1,8 @@
 /*
  * server_int: what pkg/server.c (HTTP, connections, lifecycle),
- * pkg/server_reload.c (policy and certificate in service, hot reload) and
- * pkg/server_accept.c (the TLS listener's accept loop) share.
+ * pkg/server_reload.c (policy and certificate in service, hot reload),
+ * pkg/server_accept.c (the listeners' accept loops) and pkg/server_mem.c (the
+ * memory budget and per-request arenas) share.
  * Private to the server module; nothing outside pkg/server*.c includes it.
  */
 #ifndef GPU_ADMISSION_SERVER_INT_H
@@ -41,17 +42,22 @@ struct srv_cert {
 };
 
 struct server;
+struct listener;
 
 /* Per connection (libmicrohttpd's socket_context), from accept to close. */
 struct srv_conn {
 	struct srv_conn *prev, *next;  /* server.conns, under server.conns_lock */
 	struct server *srv;
+	struct listener *l;
 	MHD_socket fd;
 	int plain;                     /* on the plain-HTTP metrics listener */
-	int cut;                       /* the watchdog shut it down */
+	int cut;                       /* shut down by the watchdog or evicted; under conns_lock */
 	struct srv_cert *cert;         /* a reference, taken in the handshake */
+	long long accepted_ms;         /* when it was opened */
 	atomic_llong phase_ms;         /* when the connection began waiting for a request */
 	atomic_int arrived;            /* the current request is fully read */
+	atomic_int busy;               /* a request's headers are in: from the first callback to completion */
+	atomic_int served;             /* requests completed on it */
 };
 
 /* Per request (libmicrohttpd's req_cls), from the first callback to NOTIFY_COMPLETED. */
@@ -61,6 +67,8 @@ struct srv_req {
 	enum error_kind early;         /* refused from the headers alone; the body is dropped */
 	char *body;
 	size_t len, cap, dropped;
+	size_t reserved;               /* bytes of the memory budget held for the body */
+	size_t held;                   /* the most memory it held (body and parse): trim after a large one */
 	uint64_t start_us;
 };
 
@@ -75,34 +83,44 @@ struct file_sig {
 /* A watched file set: reloaded once its signature changed and then held still for one poll. */
 struct watch {
 	struct file_sig seen[2], loaded[2];
+	long long retry_ms;            /* the last load failed: try again at this time (0: not pending) */
+	long long backoff_ms;          /* the wait before the next retry */
 };
 
+/*
+ * One listening socket, TLS or plain: pkg/server_accept.c accepts on it and
+ * hands the connections to its libmicrohttpd daemon.
+ */
 struct listener {
 	struct server *srv;
 	int plain;
+	struct MHD_Daemon *d;
+	int listen_fd;
+	unsigned max;                  /* open connections at most; the next client waits in the queue */
+	pthread_t acceptor;
+	int accepting;                 /* acceptor is running */
+	atomic_int stop_accept;
+	atomic_int conns;              /* open connections */
+	atomic_int handed;             /* given to libmicrohttpd, not yet started (counted as open) */
+	atomic_int leaving;            /* shut down by us (watchdog, eviction), not yet closed */
 };
 
 struct server {
 	const struct server_options *o;
 	struct metrics *metrics;
-	struct MHD_Daemon *tls_d, *plain_d;
 	struct listener tls_l, plain_l;
 	pthread_mutex_t lock;          /* guards cfg and cert: taken once per request, briefly */
-	struct srv_config *cfg;
+	struct srv_config *cfg;        /* NULL until a valid policy has loaded (not ready) */
 	struct srv_cert *cert;
+	char cfg_error[256];           /* why there is no policy in service (under lock) */
 	/* The watchdog walks every connection under conns_lock: requests never wait for it. */
 	pthread_mutex_t conns_lock;
 	struct srv_conn *conns;
 	atomic_int draining;
-	atomic_int tls_conns;          /* open connections on the TLS listener */
 	atomic_int in_flight;
+	atomic_size_t mem_used;        /* the memory budget in use: bodies and parse arenas */
 	atomic_llong not_after;        /* of the certificate in service */
 	struct watch cfg_watch, cert_watch;
-	int listen_fd;                 /* the TLS listener's socket, accepted by pkg/server_accept.c */
-	pthread_t acceptor;
-	int accepting;                 /* acceptor is running */
-	atomic_int stop_accept;
-	atomic_int handed;             /* given to libmicrohttpd, not yet started (counted as open) */
 };
 
 /* Whether ss is "[::]": every address, IPv4 included (dual stack), as it is for Go servers. */
@@ -121,20 +139,74 @@ int server_accept_open(const struct sockaddr_storage *ss, struct error *err);
 unsigned server_accept_port(int fd);
 
 /*
- * Starts the thread that accepts on s->listen_fd and hands each connection
- * to s->tls_d, holding off while s->o->max_connections are open. -1 with err.
+ * Starts the thread that accepts on l->listen_fd and hands each connection
+ * to l->d, holding off while l->max are open; when a client is waiting then,
+ * the connection idle the longest is closed for it (server_evict_idle()).
+ * -1 with err.
  */
-int server_accept_start(struct server *s, struct error *err);
+int server_accept_start(struct listener *l, struct error *err);
 
-/* libmicrohttpd started a connection the accept thread handed over: it now counts in tls_conns. */
-void server_accept_started(struct server *s);
+/* libmicrohttpd started a connection the accept thread handed over: it now counts in l->conns. */
+void server_accept_started(struct listener *l);
 
-/* Stops accepting (waits for the thread) and closes s->listen_fd. Safe to call twice. */
-void server_accept_stop(struct server *s);
+/* Stops accepting (waits for the thread) and closes l->listen_fd. Safe to call twice. */
+void server_accept_stop(struct listener *l);
+
+/* ==== pkg/server.c ==== */
+
+/*
+ * Frees a slot of l for a waiting client: shuts down a connection with no
+ * request in progress and no bytes waiting to be read, idle for a second at
+ * least: one that never sent a whole request header first (what a
+ * slot-holding attack looks like), else an idle keep-alive one; the longest
+ * idle of them. 1 when one was cut, 0 when none qualifies. The slot is free
+ * once libmicrohttpd has closed it (l->leaving counts it until then).
+ */
+int server_evict_idle(struct listener *l);
+
+/* ==== pkg/server_mem.c ==== */
+
+/* Charges n bytes to the memory budget: 0, or -1 (nothing charged) when it would go over. */
+int server_budget_take(struct server *s, size_t n);
+
+/* Returns n bytes taken with server_budget_take(). */
+void server_budget_give(struct server *s, size_t n);
+
+/*
+ * Points jansson's allocator at the per-request arenas (outside a request it
+ * is malloc) and fixes glibc's mmap threshold. Call before the workers start;
+ * server_mem_stop() undoes it after they stopped.
+ */
+void server_mem_start(void);
+void server_mem_stop(void);
+
+/*
+ * Opens this thread's arena for one request: jansson allocates from it until
+ * server_arena_end(), charging chunks beyond the thread's first to s's
+ * budget. -1 when the first chunk cannot be allocated.
+ */
+int server_arena_begin(struct server *s);
+
+/* Whether p lies in this thread's open arena (and so dies with it). */
+int server_arena_owns(const void *p);
+
+/*
+ * Frees everything the request allocated from the arena and closes it.
+ * Returns the bytes it had charged to the budget, with SERVER_ARENA_REFUSED
+ * set when an allocation was refused for the budget (the answer is then 503).
+ */
+#define SERVER_ARENA_REFUSED ((size_t)1 << (sizeof(size_t) * 8 - 1))
+size_t server_arena_end(void);
+
+/* After a request that held `held` bytes: returns free heap memory to the kernel when it was large. */
+void server_mem_after_request(size_t held);
 
 /* ==== pkg/server_reload.c ==== */
 
-/* Borrowed until server_config_release(): the policy in service now (one reference taken). */
+/*
+ * Borrowed until server_config_release(): the policy in service now (one
+ * reference taken), or NULL while no valid policy has loaded.
+ */
 struct srv_config *server_config_acquire(struct server *s);
 
 /* Drops a reference; the last one frees. Accepts NULL. */
@@ -150,19 +222,19 @@ int server_cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_
 
 /*
  * Loads the policy / the certificate named in s->o and puts it in service.
- * initial: at start (failures are returned, not counted). Later, a failure is
- * logged and counted and the previous one stays.
+ * initial: at start (failures are not counted). A failure is logged (and
+ * later counted) and the previous one stays; the caller schedules a retry.
  */
 int server_load_config(struct server *s, int initial, struct error *err);
 int server_load_cert(struct server *s, int initial, struct error *err);
 
-/* Reloads the policy and/or the certificate (not a self-signed one). */
-void server_reload(struct server *s, int config, int cert);
-
 /* Records the current signature of files a and b (either may be NULL). */
 void server_watch_init(struct watch *w, const char *a, const char *b);
 
-/* 1 when a or b changed since the last load and held still since the previous poll. */
-int server_watch_due(struct watch *w, const char *a, const char *b);
+/*
+ * 1 when a or b changed since the last load (or retry: a failed load is due
+ * for another try) and held still since the previous poll.
+ */
+int server_watch_due(struct watch *w, const char *a, const char *b, int retry);
 
 #endif

@@ -21,7 +21,8 @@ struct srv_config *server_config_acquire(struct server *s)
 
 	pthread_mutex_lock(&s->lock);
 	c = s->cfg;
-	atomic_fetch_add(&c->refs, 1);
+	if (c != NULL)
+		atomic_fetch_add(&c->refs, 1);
 	pthread_mutex_unlock(&s->lock);
 	return c;
 }
@@ -155,11 +156,18 @@ int server_load_config(struct server *s, int initial, struct error *err)
 	return 0;
 fail:
 	free(c);
-	if (!initial) {
+	pthread_mutex_lock(&s->lock);
+	old = s->cfg;
+	pthread_mutex_unlock(&s->lock);
+	if (!initial)
 		metrics_reload(s->metrics, METRICS_RELOAD_CONFIG, 0);
-		log_msg(LOG_LEVEL_ERROR, "policy reload failed; the previous policy stays in service",
+	if (old != NULL)
+		log_msg(LOG_LEVEL_ERROR, "policy reload failed; the previous policy stays in service, retrying",
 			"error", err->msg, LOG_END);
-	}
+	else
+		log_msg(LOG_LEVEL_ERROR, "policy did not load; not ready until it does, retrying",
+			"config", s->o->config_path ? s->o->config_path : "(embedded default)",
+			"error", err->msg, LOG_END);
 	return -1;
 }
 
@@ -196,8 +204,8 @@ fail:
 	tls_pair_free(p);
 	if (!initial) {
 		metrics_reload(s->metrics, METRICS_RELOAD_CERT, 0);
-		log_msg(LOG_LEVEL_ERROR, "certificate reload failed; the previous certificate stays in service",
-			"error", err->msg, LOG_END);
+		log_msg(LOG_LEVEL_ERROR, "certificate reload failed; the previous certificate stays in service, "
+			"retrying", "error", err->msg, LOG_END);
 	}
 	return -1;
 }
@@ -226,11 +234,12 @@ static int sig_equal(const struct file_sig *a, const struct file_sig *b)
 
 /*
  * Polls paths (kubelet swaps a mounted Secret or ConfigMap through a symlink,
- * which stat() follows). Returns 1 when they changed since the last load and
- * have held still since the previous poll: a cert and key written one after
- * the other are read as a pair, not half-way.
+ * which stat() follows). Returns 1 when they changed since the last load (or
+ * retry is set: the last load failed and is to be tried again) and have held
+ * still since the previous poll: a cert and key written one after the other
+ * are read as a pair, not half-way.
  */
-int server_watch_due(struct watch *w, const char *a, const char *b)
+int server_watch_due(struct watch *w, const char *a, const char *b, int retry)
 {
 	struct file_sig now[2];
 	int changed, stable;
@@ -241,7 +250,7 @@ int server_watch_due(struct watch *w, const char *a, const char *b)
 	stable = sig_equal(&now[0], &w->seen[0]) && sig_equal(&now[1], &w->seen[1]);
 	w->seen[0] = now[0];
 	w->seen[1] = now[1];
-	if (!changed || !stable)
+	if (!(changed || retry) || !stable)
 		return 0;
 	w->loaded[0] = now[0];
 	w->loaded[1] = now[1];
@@ -254,14 +263,4 @@ void server_watch_init(struct watch *w, const char *a, const char *b)
 	file_sig(b, &w->loaded[1]);
 	w->seen[0] = w->loaded[0];
 	w->seen[1] = w->loaded[1];
-}
-
-void server_reload(struct server *s, int config, int cert)
-{
-	struct error err = { 0 };
-
-	if (config)
-		server_load_config(s, 0, &err);
-	if (cert && !s->o->self_signed)
-		server_load_cert(s, 0, &err);
 }

@@ -37,4 +37,22 @@ static inline size_t utf8_sequence(const unsigned char *p, const unsigned char *
 	return n;
 }
 
+/* Whether p[0..n) (borrowed) is all valid UTF-8 by the rules above. */
+static inline int utf8_valid(const unsigned char *p, size_t n)
+{
+	const unsigned char *end = p + n;
+	size_t k;
+
+	while (p < end) {
+		if (*p < 0x80) {
+			p++;
+			continue;
+		}
+		if ((k = utf8_sequence(p, end)) == 0)
+			return 0;
+		p += k;
+	}
+	return 1;
+}
+
 #endif

@@ -12,7 +12,8 @@
 
 enum {
 	OPT_ADDR = CLI_LONG_ONLY, OPT_CERT, OPT_KEY, OPT_SELF, OPT_CONFIG, OPT_METRICS, OPT_BODY, OPT_THREADS,
-	OPT_MAXCONN, OPT_PERIP, OPT_TIMEOUT, OPT_GRACE, OPT_SERVICE, OPT_LOG, OPT_LOG_FORMAT
+	OPT_MAXCONN, OPT_PERIP, OPT_TIMEOUT, OPT_GRACE, OPT_SERVICE, OPT_LOG, OPT_LOG_FORMAT,
+	OPT_HEADER_TIMEOUT, OPT_BUDGET
 };
 
 /* The defaults the help states, held to the server's own (pkg/server.h). */
@@ -21,6 +22,8 @@ _Static_assert(SERVER_DEFAULT_MAX_CONNECTIONS == 1024, "serve --help: --max-conn
 _Static_assert(SERVER_DEFAULT_MAX_PER_IP == 256, "serve --help: --max-connections-per-ip default 256");
 _Static_assert(SERVER_DEFAULT_TIMEOUT == 30, "serve --help: --timeout default 30");
 _Static_assert(SERVER_DEFAULT_GRACE == 10, "serve --help: --shutdown-grace default 10");
+_Static_assert(SERVER_DEFAULT_HEADER_TIMEOUT == 5, "serve --help: --header-timeout default 5");
+_Static_assert(SERVER_DEFAULT_MEMORY_BUDGET == 32u * 1024 * 1024, "serve --help: --memory-budget default 32 MiB");
 
 static const struct cli_option serve_options[] = {
 	{ "addr", OPT_ADDR, "HOST:PORT", "listen address (default " SERVER_DEFAULT_ADDR "; [::]:PORT listens\n"
@@ -39,6 +42,11 @@ static const struct cli_option serve_options[] = {
 	{ "max-connections-per-ip", OPT_PERIP, "N", "per client address, more are closed (default 256; 0: no limit)", 0 },
 	{ "timeout", OPT_TIMEOUT, "SECONDS", "a request must arrive within this, idle connections close\n"
 					     "after it (default 30)", 0 },
+	{ "header-timeout", OPT_HEADER_TIMEOUT, "SECONDS", "a new connection must send a whole request header within\n"
+							   "this, TLS handshake included (default 5). At the connection\n"
+							   "limit, the connection idle the longest makes room for a new one", 0 },
+	{ "memory-budget", OPT_BUDGET, "BYTES", "request bodies and parse results in flight, together, at\n"
+						"most (default 33554432, 32 MiB); beyond it: 503 with Retry-After", 0 },
 	{ "shutdown-grace", OPT_GRACE, "SECONDS", "SIGTERM to exit at most (default 10)", 0 },
 	{ "service-name", OPT_SERVICE, "NAME", "warn when the certificate's SANs do not cover NAME", 0 },
 	{ "log-level", OPT_LOG, "debug|info|warn|error", "the least important lines logged (default info)", 0 },
@@ -94,6 +102,16 @@ static int run_serve(const struct cli_command *cmd, int argc, char **argv)
 				return cli_stop(&p);
 			o.timeout = (unsigned)n;
 			break;
+		case OPT_HEADER_TIMEOUT:
+			if (cli_number(&p, 1, 3600, &n) != 0)
+				return cli_stop(&p);
+			o.header_timeout = (unsigned)n;
+			break;
+		case OPT_BUDGET:
+			if (cli_number(&p, 1, 1ull << 40, &n) != 0)
+				return cli_stop(&p);
+			o.memory_budget = (size_t)n;
+			break;
 		case OPT_GRACE:
 			if (cli_number(&p, 1, 3600, &n) != 0)
 				return cli_stop(&p);
@@ -128,11 +146,12 @@ const struct cli_command cmd_serve = {
 		"Serves the admission webhook over HTTPS: POST /mutate, POST /validate,\n"
 		"GET /healthz, /readyz, /metrics. SIGTERM drains and exits 0; SIGHUP reloads\n"
 		"the policy and the certificate, which are also reloaded when their files\n"
-		"change. Logs go to stderr, one line per admission decision at level info.",
+		"change. A policy that does not load leaves it running, not ready, retrying.\n"
+		"Logs go to stderr, one line per admission decision at level info.",
 	.options = serve_options,
 	.exits = (const struct cli_exit[]){
 		{ EXIT_OK, "stopped cleanly after SIGTERM or SIGINT" },
-		{ EXIT_USAGE, "usage error, or it cannot start: a bad certificate or policy, the address in use" },
+		{ EXIT_USAGE, "usage error, or it cannot start: a bad certificate, the address in use" },
 		{ 0, NULL },
 	},
 	.examples =

@@ -6,6 +6,12 @@
 # Load generator and server share this machine's cores, as they would in a
 # quick check anywhere; the server runs with its defaults (threads = cores,
 # log level info: one JSON line per decision, to a file).
+#
+# Also: the same wrk run against Debian's nginx answering a fixed reply (our
+# answer's bytes) over TLS with the same certificate, HTTP/1.1, 16
+# connections: the limit of TLS serving on this machine, and our throughput as
+# a fraction of it. And RSS around issue 14's memory attacks (a review of a
+# million empty affinity terms, 24 concurrent 3 MiB uploads).
 set -u
 BIN=${BIN:-bin/gpu-admission}
 B=${BUILD:-build}/bench
@@ -14,7 +20,13 @@ SECS=${BENCH_SECONDS:-10}
 mkdir -p "$B" "$(dirname "$OUT")"
 tmp=$(mktemp -d)
 pid=""
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
+npid=""
+cleanup() {
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null
+	[ -n "$npid" ] && kill "$npid" 2>/dev/null
+	wait 2>/dev/null
+	rm -rf "$tmp"
+}
 trap cleanup EXIT INT TERM
 
 free_port() { # a port nobody listens on, in the ephemeral range
@@ -24,6 +36,9 @@ free_port() { # a port nobody listens on, in the ephemeral range
 	done
 }
 rss_kb() { awk -v k="$2" '$1 == k":" { print $2 }' "/proc/$1/status"; }
+mb() { echo "$1" | awk '{printf "%.1f", $1/1024}'; }
+# One certificate (ECDSA P-256, as `certs` makes) for our server and for nginx.
+"$BIN" certs --service bench --namespace bench --out "$tmp/certs" >/dev/null
 
 echo "gpu-admission $($BIN version | cut -d' ' -f2) on $(nproc) cores, $(awk '/model name/ {$1=$2=$3=""; print; exit}' /proc/cpuinfo | sed 's/^ *//')"
 echo
@@ -36,7 +51,8 @@ echo
 # 2. Start the server; time from exec to /readyz 200.
 port=$(free_port)
 since=$(date +%s%N)
-"$BIN" serve --self-signed --addr "127.0.0.1:$port" 2>"$tmp/serve.log" &
+"$BIN" serve --tls-cert "$tmp/certs/tls.crt" --tls-key "$tmp/certs/tls.key" --addr "127.0.0.1:$port" \
+	2>"$tmp/serve.log" &
 pid=$!
 ready_ms=$("$B/loadgen" ready --port "$port" --since "$since") || { cat "$tmp/serve.log"; exit 1; }
 sleep 1
@@ -77,13 +93,105 @@ hs=$(openssl s_time -connect "127.0.0.1:$port" -new -time 5 2>/dev/null |
 printf '%-44s %10.0f /s\n' "full TLS handshakes (openssl s_time -new)" "${hs:-0}"
 kill -TERM "$pid"; wait "$pid" 2>/dev/null; pid=""
 
-# 6. Audit throughput on 10,000 generated templates.
+# 6. The same closed loop against nginx: a fixed reply (our answer to the 6.7 KB
+# review) over TLS, same certificate, same client, HTTP/1.1, 16 connections.
+nginx_rps=0; nginx_p50=""; nginx_p99=""; ratio=0
+ours16=$(awk '/^Requests\/sec/ {print $2}' "$tmp/wrk16")
+if command -v nginx >/dev/null 2>&1; then
+	nport=$(free_port)
+	mkdir -p "$tmp/nginx"
+	reply=$(curl -sk "https://127.0.0.1:$port/mutate" -H 'Content-Type: application/json' \
+		--data-binary @test/bench/review-6k.json 2>/dev/null)
+	# nginx's return text expands $variables and ends at a quote: our answer has neither.
+	case $reply in *"'"*|*'$'*|'') reply='{"fixed":"reply"}' ;; esac
+	cat >"$tmp/nginx/nginx.conf" <<NGINX
+worker_processes $(nproc);
+daemon off;
+pid $tmp/nginx/nginx.pid;
+error_log $tmp/nginx/error.log;
+events { worker_connections 1024; }
+http {
+	access_log off;
+	client_body_temp_path $tmp/nginx/body;
+	proxy_temp_path $tmp/nginx/proxy;
+	fastcgi_temp_path $tmp/nginx/fastcgi;
+	uwsgi_temp_path $tmp/nginx/uwsgi;
+	scgi_temp_path $tmp/nginx/scgi;
+	keepalive_requests 1000000;
+	keepalive_timeout 30s;
+	client_body_buffer_size 16k;
+	server {
+		listen 127.0.0.1:$nport ssl;
+		ssl_certificate $tmp/certs/tls.crt;
+		ssl_certificate_key $tmp/certs/tls.key;
+		ssl_protocols TLSv1.2 TLSv1.3;
+		default_type application/json;
+		location / { return 200 '$reply'; }
+	}
+}
+NGINX
+	nginx -c "$tmp/nginx/nginx.conf" -p "$tmp/nginx" 2>"$tmp/nginx/start.log" &
+	npid=$!
+	"$B/loadgen" ready --port "$nport" --since "$(date +%s%N)" >/dev/null 2>&1 || sleep 1
+	BENCH_BODY=test/bench/review-6k.json wrk -t2 -c16 -d"${SECS}s" --latency \
+		-s test/bench/post.lua "https://127.0.0.1:$nport/" >"$tmp/wrk-nginx" 2>&1
+	kill -TERM "$npid" 2>/dev/null; wait "$npid" 2>/dev/null; npid=""
+	nginx_rps=$(awk '/^Requests\/sec/ {print $2}' "$tmp/wrk-nginx")
+	nginx_p50=$(awk '$1 == "50%" {print $2}' "$tmp/wrk-nginx")
+	nginx_p99=$(awk '$1 == "99%" {print $2}' "$tmp/wrk-nginx")
+	ratio=$(echo "$ours16 ${nginx_rps:-0}" | awk '{ printf "%.2f", ($2 > 0 ? $1 / $2 : 0) }')
+	echo
+	printf '%-28s %12s %10s %10s\n' "nginx fixed reply, TLS" "requests/s" "p50" "p99"
+	printf '%-28s %12s %10s %10s\n' "  16 connections" "${nginx_rps:-0}" "$nginx_p50" "$nginx_p99"
+	printf '%-44s %10s\n' "our throughput / nginx's (16 connections)" "$ratio"
+else
+	echo
+	echo "nginx not installed (.ci/deps bench): no side-by-side line"
+fi
+
+# 7. RSS around the memory attacks, on a fresh server with its defaults.
+port=$(free_port)
+"$BIN" serve --tls-cert "$tmp/certs/tls.crt" --tls-key "$tmp/certs/tls.key" --addr "127.0.0.1:$port" \
+	2>"$tmp/serve-mem.log" &
+pid=$!
+"$B/loadgen" ready --port "$port" --since "$(date +%s%N)" >/dev/null || { cat "$tmp/serve-mem.log"; exit 1; }
+"${BUILD:-build}/test/gen_review" empty-terms 1000000 >"$tmp/terms.json"
+cp test/e2e/sample-gpu-pod.json "$tmp/big.json"
+head -c $((3145728 - 64 - $(wc -c <test/e2e/sample-gpu-pod.json))) /dev/zero | tr '\0' ' ' >>"$tmp/big.json"
+mpost() { curl -sk --max-time 60 "https://127.0.0.1:$port/mutate" -H 'Content-Type: application/json' \
+	--data-binary "@$1" -o /dev/null -w '%{http_code}\n'; }
+mpost test/bench/review-6k.json >/dev/null
+sleep 0.5
+base_kb=$(rss_kb "$pid" VmRSS)
+echo 5 >"/proc/$pid/clear_refs" 2>/dev/null
+terms_code=$(mpost "$tmp/terms.json")
+terms_peak_kb=$(rss_kb "$pid" VmHWM)
+sleep 0.5
+terms_after_kb=$(rss_kb "$pid" VmRSS)
+echo 5 >"/proc/$pid/clear_refs" 2>/dev/null
+ups=""
+for k in $(seq 24); do mpost "$tmp/big.json" >"$tmp/up$k" & ups="$ups $!"; done
+for k in $ups; do wait "$k"; done
+uploads_peak_kb=$(rss_kb "$pid" VmHWM)
+uploads_200=$(cat "$tmp"/up[0-9]* | grep -c '^200$')
+uploads_503=$(cat "$tmp"/up[0-9]* | grep -c '^503$')
+sleep 0.5
+uploads_after_kb=$(rss_kb "$pid" VmRSS)
+kill -TERM "$pid"; wait "$pid" 2>/dev/null; pid=""
+echo
+printf '%-44s %10s MB\n' "RSS before the memory attacks" "$(mb "$base_kb")"
+printf '%-44s %10s MB  (answer %s)\n' "... 1M empty terms (3 MiB): peak / after" \
+	"$(mb "$terms_peak_kb") / $(mb "$terms_after_kb")" "$terms_code"
+printf '%-44s %10s MB  (%s x 200, %s x 503)\n' "... 24 x 3 MiB at once: peak / after" \
+	"$(mb "$uploads_peak_kb") / $(mb "$uploads_after_kb")" "$uploads_200" "$uploads_503"
+
+# 8. Audit throughput on 10,000 generated templates.
 audit_line=$(BUILD=${BUILD:-build} BIN=$BIN sh test/audit/bench.sh 2>/dev/null | tail -n 1)
 echo
 echo "audit: $audit_line"
 audit_tps=$(echo "$audit_line" | grep -oE '[0-9]+ templates/s' | grep -oE '[0-9]+' | head -n 1)
 
-# 7. Cost report over a 5,000-node / 150,000-pod snapshot (about 1.9 GB, generated once).
+# 9. Cost report over a 5,000-node / 150,000-pod snapshot (about 1.9 GB, generated once).
 echo
 report_out=$(BUILD=${BUILD:-build} BIN=$BIN sh test/report/bench.sh)
 echo "$report_out" | head -n 1
@@ -97,8 +205,13 @@ cat >"$OUT" <<JSON
   "rss_idle_kb": $idle_kb,
   "rss_peak_kb": $peak_kb,
   "wrk_closed_loop_6k": [$wrk_json],
+  "nginx_fixed_reply_16": {"requests_per_second": ${nginx_rps:-0}, "p50": "$nginx_p50", "p99": "$nginx_p99"},
+  "throughput_fraction_of_nginx_16": $ratio,
   "open_loop_6k": $open_json,
   "tls_full_handshakes_per_second": ${hs:-0},
+  "rss_memory_attacks_kb": {"before": $base_kb, "empty_terms_peak": $terms_peak_kb, "empty_terms_after": $terms_after_kb,
+    "uploads_24x3MiB_peak": $uploads_peak_kb, "uploads_after": $uploads_after_kb,
+    "uploads_200": $uploads_200, "uploads_503": $uploads_503},
   "audit_templates_per_second": ${audit_tps:-0},
   "report_5000_nodes_150000_pods": ${report_json:-null}
 }

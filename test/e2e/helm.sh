@@ -119,7 +119,41 @@ refuse "unknown grafanaDashboard key" --set grafanaDashboard.uid=x
 want='caBundle is required'
 refuse "secret mode without caBundle" --set certs.mode=secret
 want='needs metrics.enabled'
-refuse "ServiceMonitor without the metrics port" --set serviceMonitor.enabled=true
+refuse "ServiceMonitor without the metrics port" --set serviceMonitor.enabled=true --set image.repository=r/g
+# No default image (none is published): an install without one fails saying how to make it.
+want='image.repository is required.*make image.*podman push'
+refuse "no image.repository (no public image exists)"
+
+# ---- kubeVersion and templates agree (issue 14) --------------------------------
+IMG="--set image.repository=myacr.azurecr.io/gpu-admission"
+# preStop sleep: alpha and off in 1.29, absent in 1.28, on by default from 1.30.
+for kv in 1.28.0 1.29.0 1.30.0 1.33.0; do
+	desc="kube $kv: renders (Chart.yaml kubeVersion >=1.28), preStop sleep only where it is on"
+	want_sleep=0
+	case $kv in 1.28.*|1.29.*) ;; *) want_sleep=1 ;; esac
+	t sh -c "'$HELM' template gpu-admission '$CHART' -n '$NS' $IMG --kube-version $kv >'$T/kv.yaml' &&
+		[ \$(grep -c '^ *sleep:' '$T/kv.yaml') -eq $want_sleep ]"
+done
+desc="kube 1.27: refused by Chart.yaml kubeVersion"
+t sh -c "! '$HELM' template gpu-admission '$CHART' -n '$NS' $IMG --kube-version 1.27.0 >/dev/null 2>&1"
+# NetworkPolicy with the ServiceMonitor: the scrapes are admitted; metricsFrom narrows them.
+np_metrics() { # VALUES... -> prints the peers allowed on the metrics port as JSON ("open": anyone)
+	"$HELM" template gpu-admission "$CHART" -n "$NS" $IMG --set metrics.enabled=true \
+		--set serviceMonitor.enabled=true --set networkPolicy.enabled=true "$@" >"$T/np.yaml" &&
+	node -e '
+		const Y = require(process.env.TOOLS + "/node_modules/yaml"), fs = require("fs");
+		const np = Y.parseAllDocuments(fs.readFileSync(process.argv[1], "utf8")).map((d) => d.toJS())
+			.find((o) => o && o.kind === "NetworkPolicy");
+		const r = (np.spec.ingress || []).filter((i) => (i.ports || []).some((p) => p.port === "metrics"));
+		console.log(r.length === 0 ? "blocked" : r.some((i) => !i.from) ? "open" : JSON.stringify(r.map((i) => i.from)));
+	' "$T/np.yaml"
+}
+desc="NetworkPolicy + ServiceMonitor, no metricsFrom: the metrics port admits the scrapes"
+got=$(np_metrics)
+if [ "$got" = open ]; then ok "$desc"; else notok "$desc"; echo "    got $got"; fi
+desc="NetworkPolicy + ServiceMonitor with metricsFrom: only those peers"
+got=$(np_metrics --set 'networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.team=mon')
+if [ "$got" = '[[{"namespaceSelector":{"matchLabels":{"team":"mon"}}}]]' ]; then ok "$desc"; else notok "$desc"; echo "    got $got"; fi
 
 # ---- the chart's default policy is the binary's embedded default --------------
 desc="chart default policy equals gpu-admission print-default-config"
@@ -148,7 +182,8 @@ out=$(review 16)
 if echo "$out" | grep -q '"allowed":false' && echo "$out" | grep -qE 'a100|h100'; then ok "$desc"; else notok "$desc"; echo "    $out"; fi
 
 # ---- NOTES.txt: its check command is runnable and its pod is a GPU pod we patch
-"$HELM" install gpu-admission "$CHART" -n "$NS" --dry-run=client >"$T/install.txt" 2>&1
+"$HELM" install gpu-admission "$CHART" -n "$NS" --dry-run=client --set image.repository=myacr.azurecr.io/gpu-admission \
+	>"$T/install.txt" 2>&1
 sed -n '/^NOTES:/,$p' "$T/install.txt" >"$T/notes.txt"
 desc="NOTES: tells to check with kubectl create --dry-run=server -o yaml"
 t grep -q "^kubectl create --dry-run=server -o yaml -f - <<'POD'" "$T/notes.txt"
@@ -171,8 +206,8 @@ t sh -c "grep -q 'namespace: default' '$T/notes-pod.yaml' && ! grep -q '\"defaul
 
 # ---- a single replica gets no PDB (it would block every node drain) -----------
 desc="replicaCount=1 renders no PodDisruptionBudget"
-t sh -c "'$HELM' template gpu-admission '$CHART' -n '$NS' --set replicaCount=1 | grep -q '^kind: Deployment' &&
-	! '$HELM' template gpu-admission '$CHART' -n '$NS' --set replicaCount=1 | grep -q '^kind: PodDisruptionBudget'"
+t sh -c "'$HELM' template gpu-admission '$CHART' -n '$NS' $IMG --set replicaCount=1 | grep -q '^kind: Deployment' &&
+	! '$HELM' template gpu-admission '$CHART' -n '$NS' $IMG --set replicaCount=1 | grep -q '^kind: PodDisruptionBudget'"
 
 # ---- manifests/ is the chart's render ----------------------------------------
 desc="manifests/gpu-admission.yaml matches the chart (regenerate: make manifests)"

@@ -204,7 +204,8 @@ function main() {
 		return a ? a.slice(name.length + 3) : undefined;
 	};
 	const known = ["addr", "tls-cert", "tls-key", "self-signed", "config", "metrics-addr", "max-body", "threads",
-		"max-connections", "max-connections-per-ip", "timeout", "shutdown-grace", "service-name", "log-level"];
+		"max-connections", "max-connections-per-ip", "timeout", "shutdown-grace", "service-name", "log-level",
+		"header-timeout", "memory-budget"];
 	const bad = args.filter((a) => a.startsWith("--") && !known.includes(a.slice(2).split("=")[0]));
 	check(`${caseName}: every flag is one serve knows`, !bad.length, bad.join(" "));
 	check(`${caseName}: no --self-signed in a cluster`, !args.includes("--self-signed"));
@@ -424,7 +425,8 @@ function main() {
 		check(`${caseName}: optional objects off by default`, !np && !sm && !one("Namespace") &&
 			!one("PrometheusRule") && all("ConfigMap").length === 1 &&
 			!c.ports.some((p) => p.name === "metrics"));
-		check(`${caseName}: image from repository and appVersion`, /^gpu-admission:\d+\.\d+\.\d+/.test(c.image));
+		check(`${caseName}: image from repository and appVersion`,
+			/^myacr\.azurecr\.io\/gpu-admission:\d+\.\d+\.\d+/.test(c.image));
 	}
 
 	if (outDir) {

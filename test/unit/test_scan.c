@@ -5,6 +5,8 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "collide.h"
+#include "review.h"
 #include "scan.h"
 
 static const struct scan_shape inner[] = {
@@ -307,6 +309,126 @@ static void test_mutations_never_accepted_wrongly(void)
 	CHECK(accepted > 1000); /* the mutations do leave many valid documents */
 }
 
+/* {"a":{KEY:0,...}} with n keys from collide.h (collide) or plain ones of the same length. */
+static char *object_of_keys(size_t n, int collide, size_t *len)
+{
+	char *buf = malloc(n * (COLLIDE_KEY_LEN + 5) + 16);
+	uint64_t state = 0;
+	unsigned char key[COLLIDE_KEY_LEN];
+	size_t o = 0, i;
+
+	if (buf == NULL)
+		return NULL;
+	o += (size_t)sprintf(buf, "{\"a\":{");
+	for (i = 0; i < n; i++) {
+		if (collide)
+			collide_next(&state, key);
+		else
+			snprintf((char *)key, sizeof key, "%015zu", i), key[15] = 'k';
+		o += (size_t)sprintf(buf + o, "%s\"%.*s\":0", i ? "," : "", COLLIDE_KEY_LEN, (const char *)key);
+	}
+	o += (size_t)sprintf(buf + o, "}}");
+	*len = o;
+	return buf;
+}
+
+/*
+ * Issue 14's hash flood: keys that all share one full 64-bit hash under the
+ * old public hash (quadratic there: 20,000 of them took 1.2 s, 70,000 about
+ * 100 s on a loaded machine) cost what ordinary keys of the same count cost,
+ * counted in slots probed rather than timed: linear, a few per key.
+ */
+static void test_colliding_keys_cost_linear(void)
+{
+	const size_t n = 20000;
+	struct scan_stats col = { 0 }, ord = { 0 };
+	size_t lc = 0, lo = 0;
+	char *dc = object_of_keys(n, 1, &lc), *dord = object_of_keys(n, 0, &lo);
+	uint64_t state = 0, h0 = 0;
+	unsigned char key[COLLIDE_KEY_LEN];
+	size_t i, same = 0;
+	json_t *a, *b;
+
+	CHECK(dc != NULL && dord != NULL);
+	if (dc == NULL || dord == NULL)
+		goto out;
+	for (i = 0; i < n; i++) {  /* the input is adversarial: one old hash for all */
+		collide_next(&state, key);
+		if (i == 0)
+			h0 = collide_old_hash(key, sizeof key);
+		same += collide_old_hash(key, sizeof key) == h0;
+	}
+	CHECK_INT(same, n);
+	a = scan_extract_ex(dc, lc, NULL, 8, SIZE_MAX, &col);
+	b = scan_extract_ex(dord, lo, NULL, 8, SIZE_MAX, &ord);
+	CHECK(a != NULL && b != NULL);
+	CHECK(jansson_accepts(dc, lc));
+	CHECK(col.compares <= 4 * n);
+	CHECK(ord.compares <= 4 * n);
+	CHECK(col.compares <= 2 * ord.compares + n);
+	if (col.compares > 4 * n)
+		fprintf(stderr, "  colliding keys probed %zu slots for %zu keys\n", col.compares, n);
+	json_decref(a);
+	json_decref(b);
+out:
+	free(dc);
+	free(dord);
+}
+
+/*
+ * REVIEW_MAX_VALUES: the scanner stops past the cap and the full parse's
+ * pre-check refuses the same documents, so both paths answer alike at the
+ * boundary (one value under, at, and over it).
+ */
+static void test_value_cap_same_on_both_paths(void)
+{
+	struct config *cfg;
+	struct error err;
+	int extra;
+
+	cfg = config_default(&err);
+	CHECK(cfg != NULL);
+	for (extra = -1; cfg != NULL && extra <= 1; extra++) {
+		/* 31 values around the list (root, request, pod ...), then the list's zeros. */
+		size_t n = (size_t)(REVIEW_MAX_VALUES - 31 + extra), o = 0, i;
+		char *doc = malloc(2 * n + 1024);
+		struct review_response fast, full;
+		struct error ef, eu;
+		struct scan_stats st = { 0 };
+		json_t *kept;
+		int rf, ru;
+
+		if (doc == NULL)
+			break;
+		o += (size_t)sprintf(doc, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+			"\"request\":{\"uid\":\"u\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},"
+			"\"resource\":{\"group\":\"\",\"version\":\"v1\",\"resource\":\"pods\"},\"namespace\":\"ml\","
+			"\"operation\":\"CREATE\",\"object\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\","
+			"\"metadata\":{\"name\":\"p\",\"namespace\":\"ml\"},\"spec\":{\"containers\":[{\"name\":\"c\","
+			"\"image\":\"x\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}],\"nodeSelector\":{\"l\":[");
+		for (i = 0; i < n; i++)
+			o += (size_t)sprintf(doc + o, i ? ",0" : "0");
+		o += (size_t)sprintf(doc + o, "]}}}}}");
+		kept = scan_extract_ex(doc, o, NULL, REVIEW_MAX_DEPTH, REVIEW_MAX_VALUES, &st);
+		CHECK((kept != NULL) == (extra <= 0));
+		if (extra <= 0)
+			CHECK_INT(st.values, REVIEW_MAX_VALUES + extra);
+		json_decref(kept);
+		rf = review_handle_ex(cfg, doc, o, 0, &fast, &ef);
+		ru = review_handle_ex(cfg, doc, o, REVIEW_FULL_PARSE, &full, &eu);
+		CHECK_INT(rf, ru);
+		CHECK_INT(rf, extra <= 0 ? 0 : -1);
+		if (rf == 0 && ru == 0)
+			CHECK(fast.len == full.len && memcmp(fast.body, full.body, fast.len) == 0);
+		if (rf != 0 && ru != 0)
+			CHECK_STR(ef.msg, eu.msg);
+		review_response_free(&fast);
+		review_response_free(&full);
+		free(doc);
+	}
+	config_free(cfg);
+}
+
 int main(void)
 {
 	RUN(test_extracts_only_the_shape);
@@ -318,6 +440,8 @@ int main(void)
 	RUN(test_depth_limit);
 	RUN(test_medium_objects_duplicate_found);
 	RUN(test_many_keys_duplicate_found);
+	RUN(test_colliding_keys_cost_linear);
+	RUN(test_value_cap_same_on_both_paths);
 	RUN(test_mutations_never_accepted_wrongly);
 	return check_done("scan");
 }

@@ -1,0 +1,169 @@
+/*
+ * hold_conns: opens many idle connections to a local server and holds them,
+ * for the connection-slot tests (issue 14: 1024 idle connections from five
+ * addresses, each under the per-address limit, must not lock new clients out).
+ *
+ *   hold_conns --port P --count N [--from 127.0.0.2,127.0.0.3,...] [--tls]
+ *              [--ready-file F] [--until FILE] [--seconds S]
+ *
+ * Opens N TCP connections to 127.0.0.1:P, binding them in turn to the --from
+ * addresses (loopback only), optionally completing a TLS handshake on each
+ * (certificates not checked), and sends nothing more. When all are open it
+ * writes the count to --ready-file, then holds them until FILE exists or S
+ * seconds pass (default 60), noting every connection the server closes.
+ * Last line: "opened=N closed_by_server=M".
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/ssl.h>
+
+#define MAX_CONNS 8192
+#define MAX_FROM 16
+#define POLL_MS 100
+
+struct held {
+	int fd;
+	SSL *ssl;
+	int closed;
+};
+
+static double mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int dial(int port, const char *from)
+{
+	struct sockaddr_in a;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	memset(&a, 0, sizeof a);
+	a.sin_family = AF_INET;
+	if (from != NULL) {
+		inet_pton(AF_INET, from, &a.sin_addr);
+		if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+			close(fd);
+			return -1;
+		}
+	}
+	a.sin_port = htons((unsigned short)port);
+	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+	if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int main(int argc, char **argv)
+{
+	const char *ready = NULL, *until = NULL, *from[MAX_FROM];
+	char fromlist[512] = "";
+	int port = 0, count = 0, tls = 0, n_from = 0, i, opened = 0, closed = 0;
+	double seconds = 60, end;
+	static struct held h[MAX_CONNS];
+	struct rlimit rl;
+	SSL_CTX *ctx = NULL;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (strcmp(a, "--port") == 0 && v) port = atoi(argv[++i]);
+		else if (strcmp(a, "--count") == 0 && v) count = atoi(argv[++i]);
+		else if (strcmp(a, "--from") == 0 && v) snprintf(fromlist, sizeof fromlist, "%s", argv[++i]);
+		else if (strcmp(a, "--tls") == 0) tls = 1;
+		else if (strcmp(a, "--ready-file") == 0 && v) ready = argv[++i];
+		else if (strcmp(a, "--until") == 0 && v) until = argv[++i];
+		else if (strcmp(a, "--seconds") == 0 && v) seconds = atof(argv[++i]);
+		else {
+			fprintf(stderr, "usage: hold_conns --port P --count N [--from A,B] [--tls] "
+				"[--ready-file F] [--until F] [--seconds S]\n");
+			return 2;
+		}
+	}
+	if (port <= 0 || count <= 0 || count > MAX_CONNS) {
+		fprintf(stderr, "hold_conns: --port and --count (1..%d) are required\n", MAX_CONNS);
+		return 2;
+	}
+	for (char *t = strtok(fromlist, ","); t != NULL && n_from < MAX_FROM; t = strtok(NULL, ","))
+		from[n_from++] = t;
+	/* One descriptor per connection: take the hard limit. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (tls) {
+		ctx = SSL_CTX_new(TLS_client_method());
+		if (ctx == NULL)
+			return 2;
+		SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL);
+	}
+	for (i = 0; i < count; i++) {
+		h[i].fd = dial(port, n_from ? from[i % n_from] : NULL);
+		if (h[i].fd < 0) {
+			fprintf(stderr, "hold_conns: connection %d: %s\n", i, strerror(errno));
+			break;
+		}
+		if (tls) {
+			h[i].ssl = SSL_new(ctx);
+			if (h[i].ssl == NULL || SSL_set_fd(h[i].ssl, h[i].fd) != 1 || SSL_connect(h[i].ssl) != 1) {
+				fprintf(stderr, "hold_conns: TLS handshake %d failed\n", i);
+				close(h[i].fd);
+				break;
+			}
+		}
+		opened++;
+	}
+	if (ready != NULL) {
+		FILE *f = fopen(ready, "w");
+
+		if (f != NULL) {
+			fprintf(f, "%d\n", opened);
+			fclose(f);
+		}
+	}
+	end = mono() + seconds;
+	while (mono() < end) {
+		struct stat st;
+
+		if (until != NULL && stat(until, &st) == 0)
+			break;
+		for (i = 0; i < opened; i++) {
+			struct pollfd p = { h[i].fd, POLLIN, 0 };
+			char byte;
+
+			if (h[i].closed || poll(&p, 1, 0) <= 0)
+				continue;
+			/* Readable: an end of file or a reset is the server's close (it sends nothing else unasked). */
+			if (recv(h[i].fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) <= 0 || (p.revents & (POLLHUP | POLLERR))) {
+				h[i].closed = 1;
+				closed++;
+			}
+		}
+		usleep(POLL_MS * 1000);
+	}
+	for (i = 0; i < opened; i++) {
+		if (h[i].ssl != NULL)
+			SSL_free(h[i].ssl);
+		close(h[i].fd);
+	}
+	SSL_CTX_free(ctx);
+	printf("opened=%d closed_by_server=%d\n", opened, closed);
+	return opened == count ? 0 : 1;
+}
