@@ -351,8 +351,10 @@ int audit_input(struct audit *a, const char *name, const char *buf, size_t len,
 						   : d->aliases ? "--fix re-emitted this document from its value, as it "
 						   "uses anchors and aliases: comments inside it were lost"
 						   : "--fix re-emitted this document from its value, as what it extends "
-						   "is in flow style ([] or {}): comments inside it were lost", err) != 0)
+						   "is in flow style ([] or {}): comments inside it were lost", err) != 0) {
+					free(rendered);
 					goto out;
+				}
 			}
 		}
 		if (out.len + piece_len + 1 > out.cap) {
@@ -422,7 +424,9 @@ static const char *str(const json_t *obj, const char *key)
 	return s ? s : "";
 }
 
-/* The index of the finding for kind ns/name in index (built by audit_finish), or -1. */
+#define AUDIT_NOMEM (-2) /* find_controller(), owner_finding(): out of memory, not "no controller" */
+
+/* The index of the finding for kind ns/name in index (built by audit_finish), -1, or AUDIT_NOMEM. */
 static long long find_controller(json_t *index, const char *kind, const char *ns, const char *name, size_t name_len)
 {
 	size_t n = strlen(kind) + strlen(ns) + name_len + 3;
@@ -430,7 +434,7 @@ static long long find_controller(json_t *index, const char *kind, const char *ns
 	json_t *v;
 
 	if (key == NULL)
-		return -1;
+		return AUDIT_NOMEM;
 	/* '/' appears in no kind, namespace or object name: an unambiguous separator. */
 	snprintf(key, n, "%s/%s/%.*s", kind, ns, (int)name_len, name);
 	v = json_object_get(index, key);
@@ -439,7 +443,7 @@ static long long find_controller(json_t *index, const char *kind, const char *ns
 }
 
 /*
- * The controller finding of a pod owned by owner = [kind, name, hash], or -1.
+ * The controller finding of a pod owned by owner = [kind, name, hash], -1, or AUDIT_NOMEM.
  * A Deployment's pods are owned by a ReplicaSet named DEPLOYMENT-HASH, a
  * CronJob's by a Job named CRONJOB-SCHEDULEDTIME: when only the top
  * controller is in the input, its name is found by dropping that suffix.
@@ -453,7 +457,7 @@ static long long owner_finding(json_t *index, const json_t *owner, const char *n
 	size_t len = strlen(name);
 	long long i = find_controller(index, kind, ns, name, len);
 
-	if (i >= 0 || dash == NULL || dash == name)
+	if (i != -1 || dash == NULL || dash == name)
 		return i;
 	if (strcmp(kind, "ReplicaSet") == 0 &&
 	    (hash == NULL || (strlen(hash) < len && strcmp(name + len - strlen(hash), hash) == 0 &&
@@ -502,7 +506,9 @@ int audit_finish(struct audit *a, struct error *err)
 		if (!json_is_array(owner))
 			continue;
 		f = json_array_get(a->findings, i);
-		if ((c = owner_finding(index, owner, str(f, "namespace"))) < 0)
+		if ((c = owner_finding(index, owner, str(f, "namespace"))) == AUDIT_NOMEM)
+			goto nomem;
+		if (c < 0)
 			continue;
 		snprintf(key, sizeof key, "%lld", c);
 		if ((pods = json_object_get(a->groups, key)) == NULL) {

@@ -12,6 +12,7 @@
 
 #include "file.h"
 #include "manifest.h"
+#include "utf8.h"
 
 #define CONFIG_FILE_MAX (1024 * 1024)
 #define CONFIG_LIST_MAX 1024   /* entries in any one list or map */
@@ -173,31 +174,36 @@ void config_errors_free(struct config_errors *errs)
 	memset(errs, 0, sizeof *errs);
 }
 
-/* Keeps one error; past CONFIG_ERRORS_MAX, or without memory, it is only counted. */
-static void errors_add(struct config_errors *errs, unsigned long line, unsigned long column,
-		       const char *name, const char *path, const char *msg)
+/*
+ * Keeps one error; past CONFIG_ERRORS_MAX it is only counted. -1 when memory
+ * ran out (the load then ends ERROR_NOMEM: a list with an error missing would
+ * be a wrong answer).
+ */
+static int errors_add(struct config_errors *errs, unsigned long line, unsigned long column,
+		      const char *name, const char *path, const char *msg)
 {
 	int n;
 	char *text;
 
 	errs->total++;
 	if (errs->n >= CONFIG_ERRORS_MAX)
-		return;
+		return 0;
 	if (errs->n % 64 == 0) {
 		struct config_error *grown = realloc(errs->v, (errs->n + 64) * sizeof *grown);
 
 		if (grown == NULL)
-			return;
+			return -1;
 		errs->v = grown;
 	}
 	n = snprintf(NULL, 0, "%s:%lu:%lu: %s: %s", name, line, column, path, msg);
 	if (n < 0 || (text = malloc((size_t)n + 1)) == NULL)
-		return;
+		return -1;
 	snprintf(text, (size_t)n + 1, "%s:%lu:%lu: %s: %s", name, line, column, path, msg);
 	errs->v[errs->n].line = line;
 	errs->v[errs->n].column = column;
 	errs->v[errs->n].text = text;
 	errs->n++;
+	return 0;
 }
 
 /*
@@ -271,8 +277,9 @@ static void fail(struct loader *ld, const yaml_node_t *node, const char *path, c
 	if (node == NULL)
 		node = locate(ld, path);
 	/* An empty document has no node at all: its first line is as near as it gets. */
-	errors_add(ld->errs, node ? node->start_mark.line + 1 : 1, node ? node->start_mark.column + 1 : 1,
-		   ld->name, path[0] ? path : "(top level)", msg);
+	if (errors_add(ld->errs, node ? node->start_mark.line + 1 : 1, node ? node->start_mark.column + 1 : 1,
+		       ld->name, path[0] ? path : "(top level)", msg) != 0)
+		ld->nomem = 1;
 }
 
 /*
@@ -309,11 +316,28 @@ static const char *scalar(const yaml_node_t *n)
 /* ==== Typed readers: each validates and reports with the field path ==== */
 
 /*
+ * New: the typed value of plain scalar n (manifest_scalar()), or NULL when n
+ * is not a plain scalar, or memory ran out (then the load ends ERROR_NOMEM:
+ * libyaml hands over valid UTF-8 only, which manifest_scalar() never refuses).
+ */
+static json_t *plain_value(struct loader *ld, const yaml_node_t *n)
+{
+	json_t *v;
+
+	if (n->type != YAML_SCALAR_NODE || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		return NULL;
+	v = manifest_scalar(scalar(n), n->data.scalar.length, 1, NULL);
+	if (v == NULL && utf8_valid(n->data.scalar.value, n->data.scalar.length))
+		fail_nomem(ld);
+	return v;
+}
+
+/*
  * The JSON type Kubernetes' YAML decoder gives scalar n (manifest_scalar()'s
  * rules: plain 1 is a number, "1" a string, plain true a boolean), so a
  * policy is typed exactly as a manifest is. "a string", "a number", ...
  */
-static const char *scalar_type(const yaml_node_t *n)
+static const char *scalar_type(struct loader *ld, const yaml_node_t *n)
 {
 	json_t *v;
 	const char *type;
@@ -322,7 +346,7 @@ static const char *scalar_type(const yaml_node_t *n)
 		return n->type == YAML_MAPPING_NODE ? "a map" : "a list";
 	if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
 		return "a string";
-	v = manifest_scalar(scalar(n), n->data.scalar.length, 1, NULL);
+	v = plain_value(ld, n);
 	type = json_is_integer(v) || json_is_real(v) ? "a number" : json_is_boolean(v) ? "a boolean"
 	     : json_is_null(v) ? "null" : "a string";
 	json_decref(v);
@@ -359,7 +383,7 @@ static char *read_key(struct loader *ld, yaml_node_t *n, const char *path, int a
 /* A string value: a plain scalar YAML reads as a number or a boolean is not one. */
 static char *read_string(struct loader *ld, yaml_node_t *n, const char *path, int allow_empty)
 {
-	const char *type = scalar_type(n);
+	const char *type = scalar_type(ld, n);
 
 	if (strcmp(type, "a string") != 0 && strcmp(type, "null") != 0) {
 		fail(ld, n, path, "must be a string, not %s%s", type,
@@ -595,14 +619,6 @@ static void read_mode(struct loader *ld, yaml_node_t *n, const char *path, enum 
 		fail(ld, n, path, "must be one of enforce, warn, dryrun");
 }
 
-/* New: the typed value of plain scalar n, or NULL when n is not a plain scalar. */
-static json_t *plain_value(const yaml_node_t *n)
-{
-	if (n->type != YAML_SCALAR_NODE || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
-		return NULL;
-	return manifest_scalar(scalar(n), n->data.scalar.length, 1, NULL);
-}
-
 static void read_placement(struct loader *ld, yaml_node_t *n, const char *path, enum config_placement *out)
 {
 	if (scalar_is(n, "pinned"))
@@ -615,12 +631,12 @@ static void read_placement(struct loader *ld, yaml_node_t *n, const char *path, 
 
 static void read_bool(struct loader *ld, yaml_node_t *n, const char *path, int *out)
 {
-	json_t *v = plain_value(n);
+	json_t *v = plain_value(ld, n);
 
 	if (json_is_boolean(v))
 		*out = json_is_true(v);
 	else
-		fail(ld, n, path, "must be true or false, not %s%s", scalar_type(n),
+		fail(ld, n, path, "must be true or false, not %s%s", scalar_type(ld, n),
 		     n->type == YAML_SCALAR_NODE && n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE
 		     ? " (remove the quotes)" : "");
 	json_decref(v);
@@ -629,7 +645,7 @@ static void read_bool(struct loader *ld, yaml_node_t *n, const char *path, int *
 static void read_count(struct loader *ld, yaml_node_t *n, const char *path, long long max,
 		       long long *out)
 {
-	json_t *v = plain_value(n);
+	json_t *v = plain_value(ld, n);
 
 	if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > max)
 		fail(ld, n, path, "must be a whole number from 0 to %lld%s", max,
@@ -1412,8 +1428,9 @@ static void yaml_problem(struct loader *ld, const yaml_parser_t *parser)
 	snprintf(msg, sizeof msg, "not valid YAML: %s%s%s", parser->problem ? parser->problem : "parse error",
 		 parser->context ? " " : "", parser->context ? parser->context : "");
 	error_trim_utf8(msg);
-	errors_add(ld->errs, parser->problem_mark.line + 1, parser->problem_mark.column + 1, ld->name,
-		   "(document)", msg);
+	if (errors_add(ld->errs, parser->problem_mark.line + 1, parser->problem_mark.column + 1, ld->name,
+		       "(document)", msg) != 0)
+		fail_nomem(ld);
 }
 
 /* Overlays the YAML in buf on cfg. Every problem goes to errs; 0 when there were none. */
@@ -1486,14 +1503,19 @@ static int ordered_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Puts errs in file order (rules over several fields are checked last, but point into the file). */
-static void errors_sort(struct config_errors *errs)
+/*
+ * Puts errs in file order (rules over several fields are checked last, but
+ * point into the file). -1 when out of memory.
+ */
+static int errors_sort(struct config_errors *errs)
 {
 	struct ordered_error *tmp;
 	size_t i;
 
-	if (errs->n < 2 || (tmp = calloc(errs->n, sizeof *tmp)) == NULL)
-		return;  /* without memory they stay in the order found */
+	if (errs->n < 2)
+		return 0;
+	if ((tmp = calloc(errs->n, sizeof *tmp)) == NULL)
+		return -1;
 	for (i = 0; i < errs->n; i++) {
 		tmp[i].e = errs->v[i];
 		tmp[i].seq = i;
@@ -1502,15 +1524,14 @@ static void errors_sort(struct config_errors *errs)
 	for (i = 0; i < errs->n; i++)
 		errs->v[i] = tmp[i].e;
 	free(tmp);
+	return 0;
 }
 
 /* The summary in err for a load that failed with errors in errs. */
 static void errors_summary(const struct config_errors *errs, const char *name, int listed,
 			   struct error *err)
 {
-	if (errs->n == 0)
-		error_set(err, ERROR_CONFIG, "%s: %zu errors (out of memory listing them)", name, errs->total);
-	else if (errs->total == 1)
+	if (errs->total == 1)
 		error_set(err, ERROR_CONFIG, "%s", errs->v[0].text);
 	else if (listed)
 		error_set(err, ERROR_CONFIG, "%s: %zu errors", name, errs->total);
@@ -1551,8 +1572,10 @@ struct config *config_load_buffer_all(const char *buf, size_t len, const char *n
 	if (apply_yaml(cfg, buf, len, name, e, err) != 0) {
 		config_free(cfg);
 		cfg = NULL;
-		if (e->total > 0) {
-			errors_sort(e);
+		if (e->total > 0 && errors_sort(e) != 0) {
+			config_errors_free(e);
+			error_set(err, ERROR_NOMEM, "%s: out of memory", name);
+		} else if (e->total > 0) {
 			errors_summary(e, name, errs != NULL, err);
 		}
 	}

@@ -178,7 +178,8 @@ struct config_errors {
  * As config_load_buffer / config_load_file, keeping every error in errs
  * (borrowed; emptied first). On failure err says "NAME: N errors" (or holds
  * the one error, or why the file could not be read: then errs is empty and
- * err's kind is not ERROR_CONFIG, e.g. ERROR_NOT_FOUND).
+ * err's kind is not ERROR_CONFIG, e.g. ERROR_NOT_FOUND; or ERROR_NOMEM when
+ * memory ran out anywhere in the load, errors found so far or not).
  */
 struct config *config_load_buffer_all(const char *buf, size_t len, const char *name,
 				      struct config_errors *errs, struct error *err);

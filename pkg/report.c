@@ -462,17 +462,26 @@ static int gpu_key(const struct config *cfg, const char *key)
 	return 0;
 }
 
-/* The node's entry for resource, added (allocatable 0) when missing and there is room. */
-static struct report_gpu *node_gpu(struct report_node *n, const char *resource, long long **used)
+/*
+ * The node's entry for resource, added (allocatable 0) when missing and there
+ * is room; NULL when the node has REPORT_GPU_KINDS_MAX kinds already, or
+ * memory ran out (then *nomem is set).
+ */
+static struct report_gpu *node_gpu(struct report_node *n, const char *resource, long long **used, int *nomem)
 {
 	size_t i;
 
+	*nomem = 0;
 	for (i = 0; i < n->n_alloc; i++)
 		if (strcmp(n->alloc[i].resource, resource) == 0)
 			break;
 	if (i == n->n_alloc) {
-		if (n->n_alloc == REPORT_GPU_KINDS_MAX || (n->alloc[i].resource = strdup(resource)) == NULL)
+		if (n->n_alloc == REPORT_GPU_KINDS_MAX)
 			return NULL;
+		if ((n->alloc[i].resource = strdup(resource)) == NULL) {
+			*nomem = 1;
+			return NULL;
+		}
 		n->alloc[i].count = 0;
 		n->used[i] = 0;
 		n->n_alloc++;
@@ -618,13 +627,17 @@ static int node_item(struct report *r, const char *input, const json_t *node, un
 		struct error qerr;
 		struct report_gpu *g;
 		long long *used;
+		int nomem;
 
 		if (!is_gpu_resource(cfg, key) || quantity_from_json(v, &q, &qerr) != 0 || q.negative ||
 		    q.value == 0)
 			continue;
-		if ((g = node_gpu(n, key, &used)) == NULL) {
-			snprintf(msg, sizeof msg, "Node %s: more than %d GPU resources, or out of memory", name,
-				 REPORT_GPU_KINDS_MAX);
+		if ((g = node_gpu(n, key, &used, &nomem)) == NULL && nomem) {
+			error_set(err, ERROR_NOMEM, "out of memory");
+			return -1;
+		}
+		if (g == NULL) {
+			snprintf(msg, sizeof msg, "Node %s: more than %d GPU resources", name, REPORT_GPU_KINDS_MAX);
 			return add_error(r, input, msg, err);
 		}
 		g->count = q.value;
@@ -739,8 +752,12 @@ static json_t *unbound(const json_t *pod)
 {
 	json_t *copy = json_copy(iterable(pod)), *spec = json_copy(json_object_get(pod, "spec"));
 
-	if (copy == NULL || spec == NULL || json_object_del(spec, "nodeName") != 0 ||
-	    json_object_set_new(copy, "spec", spec) != 0) {
+	if (copy == NULL || spec == NULL || json_object_del(spec, "nodeName") != 0) {
+		json_decref(copy);
+		json_decref(spec);
+		return NULL;
+	}
+	if (json_object_set_new(copy, "spec", spec) != 0) {  /* steals spec, set or not */
 		json_decref(copy);
 		return NULL;
 	}
@@ -858,9 +875,14 @@ static int pod_item(struct report *r, const char *input, const json_t *pod, unsi
 	n = &r->nodes[idx];
 	for (i = 0; i < count; i++) {
 		long long *used;
+		int nomem;
 
-		if (node_gpu(n, req[i].resource, &used) != NULL)
+		if (node_gpu(n, req[i].resource, &used, &nomem) != NULL) {
 			*used = sat_add(*used, req[i].count);
+		} else if (nomem) {
+			error_set(err, ERROR_NOMEM, "out of memory");
+			return -1;
+		}
 		n->gpus_requested = sat_add(n->gpus_requested, req[i].count);
 	}
 	if (count > 0) {

@@ -106,14 +106,22 @@ static int b64_value(unsigned char c)
 	return c == '+' ? 62 : c == '/' ? 63 : -1;
 }
 
-/* New: the bytes of base64 text s (padded, no line breaks), NUL-terminated; NULL when malformed or ENOMEM. */
-static char *b64_decode(const char *s, size_t len, size_t *out_len)
+/*
+ * New: the bytes of base64 text s (padded, no line breaks), NUL-terminated;
+ * NULL when malformed, or out of memory (then *nomem is set).
+ */
+static char *b64_decode(const char *s, size_t len, size_t *out_len, int *nomem)
 {
 	char *out;
 	size_t i, o = 0;
 
-	if (len % 4 != 0 || (out = malloc(len / 4 * 3 + 1)) == NULL)
+	*nomem = 0;
+	if (len % 4 != 0)
 		return NULL;
+	if ((out = malloc(len / 4 * 3 + 1)) == NULL) {
+		*nomem = 1;
+		return NULL;
+	}
 	for (i = 0; i < len; i += 4) {
 		int a = b64_value((unsigned char)s[i]), b = b64_value((unsigned char)s[i + 1]);
 		int c = s[i + 2] == '=' && i + 4 == len ? 0 : b64_value((unsigned char)s[i + 2]);
@@ -134,18 +142,38 @@ static char *b64_decode(const char *s, size_t len, size_t *out_len)
 	return out;
 }
 
+/*
+ * New: text[0..len) parsed, or NULL with err: ERROR_NOMEM when jansson ran
+ * out of memory (or gave up before reading), else kind with what.
+ */
+static json_t *parse_or(const char *text, size_t len, enum error_kind kind, const char *what, struct error *err)
+{
+	json_error_t jerr;  /* zeroed: jansson leaves its code byte unset when it sets no error */
+	json_t *root;
+
+	memset(&jerr, 0, sizeof jerr);
+	root = json_loadb(text, len, 0, &jerr);
+	if (root == NULL && (json_error_code(&jerr) == json_error_out_of_memory || jerr.text[0] == '\0'))
+		error_set(err, ERROR_NOMEM, "out of memory reading %s", what);
+	else if (root == NULL)
+		error_set(err, kind, "%s is not valid JSON: %s", what, jerr.text);
+	return root;
+}
+
 int review_answer_read(const char *answer, size_t len, json_t **patch, char *message, size_t cap,
 		       struct error *err)
 {
-	json_t *root = json_loadb(answer, len, 0, NULL), *resp;
+	json_t *root, *resp;
 	const char *b64, *msg;
 	char *text = NULL;
 	size_t text_len = 0;
-	int rc = -1;
+	int rc = -1, nomem = 0;
 
 	*patch = NULL;
 	if (cap > 0)
 		message[0] = '\0';
+	if ((root = parse_or(answer, len, ERROR_INTERNAL, "the answer", err)) == NULL)
+		return -1;
 	resp = json_object_get(root, "response");
 	if (!json_is_object(resp)) {
 		error_set(err, ERROR_INTERNAL, "the answer is not an AdmissionReview response");
@@ -156,16 +184,19 @@ int review_answer_read(const char *answer, size_t len, json_t **patch, char *mes
 		snprintf(message, cap, "%s", msg);
 	b64 = json_string_value(json_object_get(resp, "patch"));
 	if (b64 == NULL) {
-		*patch = json_array();
-	} else if ((text = b64_decode(b64, strlen(b64), &text_len)) != NULL) {
-		*patch = json_loadb(text, text_len, 0, NULL);
+		if ((*patch = json_array()) == NULL)
+			nomem = 1;
+	} else if ((text = b64_decode(b64, strlen(b64), &text_len, &nomem)) != NULL) {
+		if ((*patch = parse_or(text, text_len, ERROR_INTERNAL, "the answer's patch", err)) == NULL)
+			goto out;
 		if (!json_is_array(*patch)) {
 			json_decref(*patch);
 			*patch = NULL;
 		}
 	}
 	if (*patch == NULL) {
-		error_set(err, b64 == NULL ? ERROR_NOMEM : ERROR_INTERNAL, "cannot read the answer's patch");
+		error_set(err, nomem ? ERROR_NOMEM : ERROR_INTERNAL, nomem ? "out of memory reading the answer's patch"
+			  : "cannot read the answer's patch");
 		goto out;
 	}
 	rc = 0;
@@ -177,9 +208,17 @@ out:
 
 json_t *review_patched_object(const char *review, size_t len, const json_t *patch, struct error *err)
 {
-	json_t *root = json_loadb(review, len, 0, NULL);
-	json_t *object = json_deep_copy(json_object_get(json_object_get(root, "request"), "object"));
+	json_t *root = parse_or(review, len, ERROR_INPUT, "the review", err), *object;
+	const json_t *in = json_object_get(json_object_get(root, "request"), "object");
 
+	if (root == NULL)
+		return NULL;
+	object = json_deep_copy(in);
+	if (object == NULL && json_is_object(in)) {
+		json_decref(root);
+		error_set(err, ERROR_NOMEM, "out of memory copying request.object");
+		return NULL;
+	}
 	json_decref(root);
 	if (!json_is_object(object)) {
 		json_decref(object);

@@ -1,5 +1,5 @@
 /*
- * Failing allocations (issue 14): the review, config and audit paths run
+ * Failing allocations (issue 14): the review, config, audit and report paths run
  * once with every allocation counted, then again and again with the N-th
  * allocation failing, N = 1, 2, ... until a run makes fewer than N (so the
  * count is never written down: it follows whatever the code allocates).
@@ -20,14 +20,21 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <execinfo.h>
+#include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <yaml.h>
 
 #include "audit.h"
 #include "check.h"
 #include "config.h"
 #include "file.h"
+#include "manifest.h"
+#include "report.h"
 #include "review.h"
 
 /* ==== The counting, failing allocator ==== */
@@ -87,8 +94,23 @@ static void resolve(void)
  * held only to "no crash, no leak". (The server's arena flags every refused
  * allocation and answers 503 whatever jansson made of it; the answer writer
  * no longer falls back to json_dumps() when it runs out of memory itself.)
+ *
+ * Once an allocation fails inside them, every later one fails too until the
+ * call returns, as memory that has run out stays out (and as the server's
+ * arena refuses, once it has refused): jansson's lexer ignores a failure to
+ * save a byte of the token it reads (lex_save() in src/load.c, 2.14 and
+ * upstream), then decodes a string up to a closing quote it never saved,
+ * writing past the buffer it allocated next; with that allocation failing
+ * too it stops cleanly.
  */
 static int inside_jansson_io;
+static int jansson_out_of_memory;  /* an allocation inside the current jansson call failed */
+
+static void jansson_leave(void)
+{
+	if (--inside_jansson_io == 0)
+		jansson_out_of_memory = 0;
+}
 
 json_t *json_loadb(const char *buffer, size_t buflen, size_t flags, json_error_t *error)
 {
@@ -99,7 +121,7 @@ json_t *json_loadb(const char *buffer, size_t buflen, size_t flags, json_error_t
 		real = (json_t *(*)(const char *, size_t, size_t, json_error_t *))dlsym(RTLD_NEXT, "json_loadb");
 	inside_jansson_io++;
 	v = real(buffer, buflen, flags, error);
-	inside_jansson_io--;
+	jansson_leave();
 	return v;
 }
 
@@ -112,8 +134,36 @@ char *json_dumps(const json_t *json, size_t flags)
 		real = (char *(*)(const json_t *, size_t))dlsym(RTLD_NEXT, "json_dumps");
 	inside_jansson_io++;
 	s = real(json, flags);
-	inside_jansson_io--;
+	jansson_leave();
 	return s;
+}
+
+/*
+ * libyaml's loader (0.2.5, and src/loader.c upstream to this day) loses the
+ * item stack of a mapping or sequence node it has just made when pushing the
+ * node onto the document's node stack fails: its error path frees the tag
+ * and the anchor only. No caller can free it, so the growths of that stack
+ * (a realloc of document->nodes.start while yaml_parser_load() runs) are
+ * neither counted nor failed here; every other allocation of the loader is.
+ */
+static yaml_document_t *loading;
+
+int yaml_parser_load(yaml_parser_t *parser, yaml_document_t *document)
+{
+	static int (*real)(yaml_parser_t *, yaml_document_t *);
+	int ok;
+
+	if (real == NULL)
+		real = (int (*)(yaml_parser_t *, yaml_document_t *))dlsym(RTLD_NEXT, "yaml_parser_load");
+	loading = document;
+	ok = real(parser, document);
+	loading = NULL;
+	return ok;
+}
+
+static int libyaml_leaks_on(const void *old)
+{
+	return loading != NULL && old != NULL && old == (const void *)loading->nodes.start;
 }
 
 /* Whether this allocation is the one to fail; counts it. */
@@ -122,9 +172,12 @@ static int fault(void)
 	if (!armed)
 		return 0;
 	calls++;
+	if (jansson_out_of_memory && inside_jansson_io > 0)
+		return 1;
 	if (calls == fail_at) {
 		failed++;
 		in_jansson_parser = inside_jansson_io > 0;
+		jansson_out_of_memory = inside_jansson_io > 0;
 		armed = 0;  /* backtrace() may allocate */
 		if (getenv("OOM_TRACE") != NULL && strtoul(getenv("OOM_TRACE"), NULL, 10) == fail_at) {
 			/* OOM_TRACE=N: where the N-th failed, for addr2line -e build/test/test_oom */
@@ -206,7 +259,7 @@ void *realloc(void *old, size_t n)
 		oom_free(old);
 		return NULL;
 	}
-	if (fault()) {
+	if (!libyaml_leaks_on(old) && fault()) {
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -304,6 +357,9 @@ static void every_point(const struct path *p)
 	char msg[512];
 	int bad = 0;
 
+	/* OOM_ONLY=TEXT: only the paths whose name holds TEXT (with OOM_TRACE, to find one point). */
+	if (getenv("OOM_ONLY") != NULL && strstr(p->name, getenv("OOM_ONLY")) == NULL)
+		return;
 	/* The reference run: nothing fails, and it must succeed. */
 	arm(0);
 	msg[0] = '\0';
@@ -397,30 +453,261 @@ static void review_paths(const struct config *cfg, const char *name, const char 
 
 /* ---- config ---- */
 
-struct config_case {
-	const char *yaml;
-	int want_ok;
+/* A text built without allocating (the comparisons run between armed calls). */
+struct text {
+	char buf[32768];
+	size_t len;
+	int cut;
 };
+
+static void say(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void say(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (t->cut)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(t->buf + t->len, sizeof t->buf - t->len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof t->buf - t->len)
+		t->cut = 1;
+	else
+		t->len += (size_t)n;
+}
+
+static void say_strings(struct text *t, const char *name, const struct config_strings *l)
+{
+	size_t i;
+
+	say(t, " %s[", name);
+	for (i = 0; i < l->n; i++)
+		say(t, "%s%s", i ? "," : "", l->v[i]);
+	say(t, "]");
+}
+
+static void say_labels(struct text *t, const char *name, const struct config_labels *l)
+{
+	size_t i;
+
+	say(t, " %s{", name);
+	for (i = 0; i < l->n; i++)
+		say(t, "%s%s=%s", i ? "," : "", l->v[i].key, l->v[i].value);
+	say(t, "}");
+}
+
+static void say_selector(struct text *t, const char *name, const struct config_label_selector *sel)
+{
+	size_t i;
+
+	say(t, " %s(", name);
+	say_labels(t, "matchLabels", &sel->match_labels);
+	for (i = 0; i < sel->n_match_expressions; i++) {
+		say(t, " %s %s", sel->match_expressions[i].key, sel->match_expressions[i].op);
+		say_strings(t, "", &sel->match_expressions[i].values);
+	}
+	say(t, ")");
+}
+
+/*
+ * Every field the loader fills, as text: a load that absorbed a failed
+ * allocation must give the very same policy, not one with an entry missing.
+ */
+static void say_config(struct text *t, const struct config *cfg)
+{
+	size_t i, j;
+
+	say(t, "mode %d", (int)cfg->mode);
+	for (i = 0; i < cfg->n_namespace_modes; i++)
+		say(t, " ns %s=%d", cfg->namespace_modes[i].ns, (int)cfg->namespace_modes[i].mode);
+	say_strings(t, "gpuResources", &cfg->gpu_resources);
+	say(t, " taint %s=%s:%s", cfg->taint_key, cfg->taint_value, cfg->taint_effect);
+	say_strings(t, "gpuNodeLabels", &cfg->gpu_node_labels);
+	say_strings(t, "gpuNodeNames", &cfg->gpu_node_names);
+	for (i = 0; i < cfg->n_pools; i++) {
+		const struct config_pool *p = &cfg->pools[i];
+
+		say(t, "\npool %s max %lld priced %d %.4f per node %lld", p->name, p->max_gpus_per_pod, p->priced,
+		    p->price_per_node_hour, p->gpus_per_node);
+		say_labels(t, "nodeSelector", &p->node_selector);
+		say_strings(t, "resources", &p->resources);
+		say_strings(t, "namespaces", &p->namespaces);
+		say_selector(t, "podSelector", &p->pod_selector);
+		for (j = 0; j < p->tolerations.n; j++)
+			say(t, " toleration %s %s %s %s", p->tolerations.v[j].key, p->tolerations.v[j].op,
+			    p->tolerations.v[j].value, p->tolerations.v[j].effect);
+	}
+	say(t, "\nplacement %d", (int)cfg->placement);
+	say_strings(t, "deferLabels", &cfg->defer_labels);
+	say_strings(t, "exempt.namespaces", &cfg->exempt_namespaces);
+	say(t, " daemonSets %d", cfg->exempt_daemonsets);
+	say_strings(t, "daemonSetNamespaces", &cfg->exempt_daemonset_namespaces);
+	say_strings(t, "daemonSetControllers", &cfg->exempt_daemonset_controllers);
+	for (i = 0; i < cfg->n_exempt_pod_selectors; i++) {
+		say_strings(t, "podSelector.namespaces", &cfg->exempt_pod_selectors[i].namespaces);
+		say_selector(t, "", &cfg->exempt_pod_selectors[i].selector);
+	}
+}
+
+/* A failed load's answer: the summary and every error listed. */
+static void say_errors(struct text *t, const struct error *err, const struct config_errors *errs)
+{
+	size_t i;
+
+	say(t, "kind %d: %s\n%zu errors:", (int)err->kind, err->msg, errs->total);
+	for (i = 0; i < errs->n; i++)
+		say(t, "\n%s", errs->v[i].text);
+}
+
+struct config_case {
+	const char *name;
+	const char *yaml;   /* NULL: config_default() */
+	int want_ok;
+	struct text want;   /* the reference load: the policy, or its errors */
+};
+
+/* Loads c once with the current arming (the list-keeping loader for a file) into what it answered. */
+static struct config *load_case(const struct config_case *c, struct config_errors *errs, struct error *err)
+{
+	return c->yaml ? config_load_buffer_all(c->yaml, strlen(c->yaml), "policy.yaml", errs, err)
+		       : config_default(err);
+}
 
 static int run_config(const void *arg, char *msg, size_t cap)
 {
 	const struct config_case *c = arg;
+	static struct text got;
+	struct config_errors errs = { 0 };
 	struct error err = { 0 };
-	struct config *cfg = c->yaml ? config_load_buffer(c->yaml, strlen(c->yaml), "policy.yaml", &err)
-			   : config_default(&err);
-	int out = 0;
+	struct config *cfg = load_case(c, &errs, &err);
+	int out = 0, was = armed;
 
-	if (cfg != NULL && !c->want_ok) {
-		snprintf(msg, cap, "accepted a policy the reference refuses");
-		out = -1;
-	} else if (cfg == NULL && err.kind == ERROR_NOMEM) {
-		out = 1;
-	} else if (cfg == NULL && c->want_ok) {
-		snprintf(msg, cap, "failed with kind %d: %s", (int)err.kind, err.msg);
-		out = -1;
+	armed = 0;  /* the comparison's own work is not the path's */
+	got.len = 0;
+	got.cut = 0;
+	if (cfg == NULL && err.kind == ERROR_NOMEM) {
+		/* Out of memory is not a policy error: no list, nothing half-said. */
+		if (errs.n != 0 || errs.total != 0) {
+			snprintf(msg, cap, "ERROR_NOMEM with %zu errors listed", errs.total);
+			out = -1;
+		} else {
+			out = 1;
+		}
+	} else {
+		if (cfg != NULL)
+			say_config(&got, cfg);
+		else
+			say_errors(&got, &err, &errs);
+		if ((cfg != NULL) != c->want_ok || got.len != c->want.len || memcmp(got.buf, c->want.buf, got.len) != 0) {
+			size_t at = 0;
+
+			while (at < got.len && at < c->want.len && got.buf[at] == c->want.buf[at])
+				at++;
+			at = at > 80 ? at - 80 : 0;
+			snprintf(msg, cap, "a different answer: ...%.200s\n    want: ...%.200s", got.buf + at,
+				 at < c->want.len ? c->want.buf + at : "");
+			out = -1;
+		}
 	}
+	armed = was;
+	config_errors_free(&errs);
 	config_free(cfg);
 	return out;
+}
+
+static void config_path_case(struct config_case *c)
+{
+	struct config_errors errs = { 0 };
+	struct error err = { 0 };
+	struct config *cfg = load_case(c, &errs, &err);
+	char label[256];
+	struct path p = { label, run_config, c };
+
+	c->want.len = 0;
+	c->want.cut = 0;
+	if (cfg != NULL)
+		say_config(&c->want, cfg);
+	else
+		say_errors(&c->want, &err, &errs);
+	CHECK(!c->want.cut);
+	if ((cfg != NULL) != c->want_ok) {
+		fprintf(stderr, "  config %s: the reference load %s: %s\n", c->name,
+			cfg ? "succeeded" : "failed", err.msg);
+		CHECK(0);
+	} else {
+		snprintf(label, sizeof label, "config %s", c->name);
+		every_point(&p);
+	}
+	config_errors_free(&errs);
+	config_free(cfg);
+}
+
+/* Pools v2 (issue 12) and the tenancy keys (issue 13): every list and map the loader builds. */
+static const char pools_v2[] =
+	"mode: warn\n"
+	"namespaceModes: {team-a: dryrun, team-b: enforce}\n"
+	"gpuTaint: {key: sku, value: gpu, effect: NoSchedule}\n"
+	"gpuNodeNames: [aks-gpu*-vmss*]\n"
+	"placement: fallback\n"
+	"deferLabels: [kueue.x-k8s.io/queue-name, example.com/queue]\n"
+	"pools:\n"
+	"  - name: t4-spot\n    resources: [\"nvidia.com/gpu\"]\n    maxGPUsPerPod: 1\n"
+	"    nodeSelector: {kubernetes.azure.com/agentpool: gput4spot}\n"
+	"    pricePerNodeHour: 0.158\n    gpusPerNode: 1\n"
+	"    tolerations:\n"
+	"      - {key: kubernetes.azure.com/scalesetpriority, operator: Equal, value: spot, effect: NoSchedule}\n"
+	"      - {key: example.com/preemptible, operator: Exists}\n"
+	"    namespaces: [team-*, ml]\n"
+	"    podSelector:\n      matchLabels: {interruptible: \"true\"}\n"
+	"      matchExpressions:\n        - {key: tier, operator: In, values: [batch, dev]}\n"
+	"        - {key: critical, operator: DoesNotExist}\n"
+	"  - name: t4\n    resources: [\"nvidia.com/gpu\"]\n    maxGPUsPerPod: 1\n"
+	"    nodeSelector: {kubernetes.azure.com/agentpool: gput4}\n    pricePerNodeHour: 0.526\n"
+	"  - name: a100\n    resources: [\"nvidia.com/gpu\", \"nvidia.com/mig-*\"]\n    maxGPUsPerPod: 8\n"
+	"    nodeSelector: {kubernetes.azure.com/agentpool: gpua100}\n    namespaces: [ml]\n"
+	"exempt:\n  namespaces: [kube-system]\n  daemonSets: true\n"
+	"  daemonSetNamespaces: [monitoring, gpu-*]\n"
+	"  daemonSetControllers: [system:serviceaccount:kube-system:daemon-set-controller]\n"
+	"  podSelectors:\n    - namespaces: [monitoring]\n      matchLabels: {app: dcgm}\n"
+	"    - namespaces: [ops-*]\n      matchExpressions: [{key: role, operator: NotIn, values: [tenant]}]\n";
+
+static void test_config_every_allocation(void)
+{
+	static const char three_pools[] =
+		"mode: warn\n"
+		"namespaceModes: {team-a: dryrun, team-b: enforce}\n"
+		"gpuTaint: {key: sku, value: gpu, effect: NoSchedule}\n"
+		"gpuNodeNames: [aks-gpu*-vmss*]\n"
+		"pools:\n"
+		"  - name: t4\n    resources: [\"nvidia.com/gpu\"]\n    maxGPUsPerPod: 1\n"
+		"    nodeSelector: {kubernetes.azure.com/agentpool: gput4}\n"
+		"  - name: a100\n    resources: [\"nvidia.com/gpu\", \"nvidia.com/mig-*\"]\n    maxGPUsPerPod: 8\n"
+		"    nodeSelector: {kubernetes.azure.com/agentpool: gpua100}\n"
+		"exempt:\n  namespaces: [kube-system]\n  daemonSets: true\n"
+		"  podSelectors:\n    - namespaces: [monitoring]\n      matchLabels: {app: dcgm}\n";
+	/* Errors in fields, in a rule over several fields, and a type: every one listed, in file order. */
+	static const char invalid[] =
+		"mode: enforce\npools: 12\nunknown: 1\nplacement: sideways\n"
+		"exempt: {daemonSets: \"true\", podSelectors: [{matchLabels: {app: x}}]}\n";
+	static const char two_docs[] = "mode: warn\n---\nmode: dryrun\n";
+	static const char not_yaml[] = "mode: warn\npools: [unclosed\n";
+	static struct config_case cases[] = {
+		{ "config_default()", NULL, 1, { "", 0, 0 } },
+		{ "the embedded default", NULL, 1, { "", 0, 0 } },
+		{ "three pools, modes, exemptions", NULL, 1, { "", 0, 0 } },
+		{ "pools v2: fallback, spot tolerations, tenancy, prices", pools_v2, 1, { "", 0, 0 } },
+		{ "an invalid policy, five errors", invalid, 0, { "", 0, 0 } },
+		{ "two documents", two_docs, 0, { "", 0, 0 } },
+		{ "not YAML", not_yaml, 0, { "", 0, 0 } },
+	};
+	size_t i;
+
+	cases[1].yaml = config_default_yaml();
+	cases[2].yaml = three_pools;
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		config_path_case(&cases[i]);
 }
 
 /* ---- audit ---- */
@@ -434,14 +721,36 @@ struct audit_case {
 	size_t want_fixed_len;
 };
 
-/* Findings and errors of a, as one JSON text (malloc'd), for comparing runs. */
+/*
+ * What write(f, arg) writes, as one malloc'd text, for comparing runs; NULL
+ * when it fails. Called disarmed: the writers are not the paths under test.
+ */
+static char *written(int (*write)(const void *arg, FILE *f), const void *arg)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int rc;
+
+	if (f == NULL)
+		return NULL;
+	rc = write(arg, f);
+	if (fclose(f) != 0 || rc != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+static int write_audit(const void *arg, FILE *f)
+{
+	return audit_write_doc(arg, f, 'j');
+}
+
+/* The whole JSON report of a (findings, errors, notes, grouping, summary). */
 static char *audit_report(const struct audit *a)
 {
-	json_t *both = json_pack("[OO]", a->findings, a->errors);
-	char *text = both ? json_dumps(both, JSON_COMPACT) : NULL;
-
-	json_decref(both);
-	return text;
+	return written(write_audit, a);
 }
 
 static int run_audit(const void *arg, char *msg, size_t cap)
@@ -457,6 +766,8 @@ static int run_audit(const void *arg, char *msg, size_t cap)
 	rc = audit_init(&a, c->cfg, &err);
 	if (rc == 0)
 		rc = audit_input(&a, "input.yaml", c->input, c->len, &fixed, &fixed_len, &changed, &err);
+	if (rc == 0)
+		rc = audit_finish(&a, &err);
 	if (rc != 0) {
 		if (err.kind == ERROR_NOMEM) {
 			out = 1;
@@ -509,13 +820,15 @@ static void audit_path_case(const struct config *cfg, const char *name, const ch
 
 	memset(&a, 0, sizeof a);
 	if (audit_init(&a, cfg, &err) != 0 ||
-	    audit_input(&a, "input.yaml", input, len, &c.want_fixed, &c.want_fixed_len, &changed, &err) != 0) {
+	    audit_input(&a, "input.yaml", input, len, &c.want_fixed, &c.want_fixed_len, &changed, &err) != 0 ||
+	    audit_finish(&a, &err) != 0) {
 		fprintf(stderr, "  audit %s: the reference run failed: %s\n", name, err.msg);
 		CHECK(0);
 		audit_free(&a);
 		return;
 	}
 	c.want_report = audit_report(&a);
+	CHECK(c.want_report != NULL);
 	audit_free(&a);
 	snprintf(label, sizeof label, "audit %s", name);
 	every_point(&p);
@@ -541,72 +854,70 @@ static void test_interposed(void)
 /*
  * Golden requests that reach every part of the answer (patches, rejections,
  * warnings, exemptions, malformed requests answered with their uid, the
- * fast path's fallbacks); the first three also run under valgrind.
+ * fast path's fallbacks; UPDATE with its old object and user, the DaemonSet
+ * exemption by creator, pools with fallback placement, spot tolerations,
+ * team namespaces and pod selectors, deferred placement, a node named by
+ * nodeName or matchFields), each with its own config.yaml where it has one.
+ * The ones marked also run under valgrind, where each run is slow.
  */
-static const char *const review_cases[] = {
-	"gpu-limit-minimal", "cpu-all-routes", "toleration-nvidia-key-warning",
-	"corpus-azure-samples-aks-store-demo-aks-store-q-deployment-store-front-0", "mode-warn-reject",
-	"v1beta1", "missing-uid", "exempt-daemonset-gpu", "dra-only", "pool-label-unknown",
-	"nodeselector-conflict", "hostile-escaped-key-spec", "hostile-big-valid-numbers-skipped",
-	"resources-wrong-type", NULL,
+static const struct {
+	const char *name;
+	int under_valgrind;
+} review_cases[] = {
+	{ "gpu-limit-minimal", 1 }, { "cpu-all-routes", 1 }, { "toleration-nvidia-key-warning", 0 },
+	{ "corpus-azure-samples-aks-store-demo-aks-store-q-deployment-store-front-0", 0 },
+	{ "mode-warn-reject", 0 }, { "v1beta1", 0 }, { "missing-uid", 0 }, { "exempt-daemonset-gpu", 0 },
+	{ "dra-only", 0 }, { "pool-label-unknown", 0 }, { "nodeselector-conflict", 0 },
+	{ "hostile-escaped-key-spec", 0 }, { "hostile-big-valid-numbers-skipped", 0 },
+	{ "resources-wrong-type", 0 },
+	/* issue 13: UPDATE, the creator of a DaemonSet pod, names and fields that pick a GPU node */
+	{ "tenant-update-adds-toleration", 1 }, { "op-update", 0 }, { "update-old-object-not-object", 0 },
+	{ "update-labels-tolerating-cpu-pod", 0 }, { "tenant-ds-forged-device-plugin", 0 },
+	{ "tenant-nodename-derived", 0 }, { "tenant-matchfields-derived", 0 },
+	{ "exempt-pod-selector", 0 },
+	/* issue 12: eligibility, fallback placement, spot, team pools, deferred placement */
+	{ "fallback-two-terms", 1 }, { "fallback-preferred-there", 0 }, { "pools-spot-opt-in", 0 },
+	{ "pools-spot-toleration-narrower", 0 }, { "pools-namespace-denied-label-fallback", 0 },
+	{ "pools-affinity-pricier", 0 }, { "pool-none-fits", 0 }, { "kueue-deferred", 0 },
 };
 
 static void test_review_every_allocation(void)
 {
 	struct error err;
-	struct config *cfg = config_default(&err);
-	const char *slow = getenv("WRAP");
-	int i, used = 0;
+	struct config *dflt = config_default(&err);
+	const char *wrap = getenv("WRAP");
+	int slow = wrap != NULL && wrap[0] != '\0';
+	size_t i;
 
-	CHECK(cfg != NULL);
-	if (cfg == NULL)
+	CHECK(dflt != NULL);
+	if (dflt == NULL)
 		return;
-	for (i = 0; review_cases[i] != NULL; i++) {
+	for (i = 0; i < sizeof review_cases / sizeof review_cases[0]; i++) {
 		char path[512], *body;
 		size_t len = 0;
+		struct config *own = NULL;
 
-		if (slow != NULL && slow[0] != '\0' && i >= 3)
-			break;  /* under valgrind each run is slow: three cases are plenty */
-		snprintf(path, sizeof path, "test/golden/%s/request.json", review_cases[i]);
-		if ((body = file_read(path, 1u << 20, &len, &err)) == NULL)
-			continue;  /* renamed since: the others still cover the paths */
-		review_paths(cfg, review_cases[i], body, len);
+		if (slow && !review_cases[i].under_valgrind)
+			continue;
+		snprintf(path, sizeof path, "test/golden/%s/config.yaml", review_cases[i].name);
+		if (access(path, F_OK) == 0 && (own = config_load_file(path, &err)) == NULL) {
+			fprintf(stderr, "  review %s: %s\n", review_cases[i].name, err.msg);
+			CHECK(0);
+			continue;
+		}
+		snprintf(path, sizeof path, "test/golden/%s/request.json", review_cases[i].name);
+		body = file_read(path, 1u << 20, &len, &err);
+		CHECK(body != NULL);  /* a case renamed: rename it here too */
+		if (body != NULL)
+			review_paths(own ? own : dflt, review_cases[i].name, body, len);
 		free(body);
-		used++;
+		config_free(own);
 	}
-	CHECK(used >= 3);
 	/* Not JSON, and no uid: plain errors that must stay what they are. */
-	review_paths(cfg, "not-json", "{\"apiVersion\":", 14);
-	review_paths(cfg, "no-uid", "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+	review_paths(dflt, "not-json", "{\"apiVersion\":", 14);
+	review_paths(dflt, "no-uid", "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
 		     "\"request\":{}}", 70);
-	config_free(cfg);
-}
-
-static void test_config_every_allocation(void)
-{
-	static const char three_pools[] =
-		"mode: warn\n"
-		"namespaceModes: {team-a: dryrun, team-b: enforce}\n"
-		"gpuTaint: {key: sku, value: gpu, effect: NoSchedule}\n"
-		"gpuNodeNames: [aks-gpu*-vmss*]\n"
-		"pools:\n"
-		"  - name: t4\n    resources: [\"nvidia.com/gpu\"]\n    maxGPUsPerPod: 1\n"
-		"    nodeSelector: {kubernetes.azure.com/agentpool: gput4}\n"
-		"  - name: a100\n    resources: [\"nvidia.com/gpu\", \"nvidia.com/mig-*\"]\n    maxGPUsPerPod: 8\n"
-		"    nodeSelector: {kubernetes.azure.com/agentpool: gpua100}\n"
-		"exempt:\n  namespaces: [kube-system]\n  daemonSets: true\n"
-		"  podSelectors:\n    - matchLabels: {app: dcgm}\n";
-	struct config_case dflt = { NULL, 1 }, embedded = { config_default_yaml(), 1 }, pools = { three_pools, 1 },
-			   bad = { "mode: enforce\npools: 12\nunknown: 1\n", 0 };
-	struct path p1 = { "config_default()", run_config, &dflt };
-	struct path p2 = { "config_load_buffer(the embedded default)", run_config, &embedded };
-	struct path p3 = { "config_load_buffer(three pools, modes, exemptions)", run_config, &pools };
-	struct path p4 = { "config_load_buffer(an invalid policy)", run_config, &bad };
-
-	every_point(&p1);
-	every_point(&p2);
-	every_point(&p3);
-	every_point(&p4);
+	config_free(dflt);
 }
 
 static void test_audit_every_allocation(void)
@@ -634,15 +945,315 @@ static void test_audit_every_allocation(void)
 		"{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[{\"apiVersion\":\"v1\",\"kind\":\"Pod\","
 		"\"metadata\":{\"name\":\"p\",\"namespace\":\"ml\"},\"spec\":{\"containers\":[{\"name\":\"c\","
 		"\"image\":\"x\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}}]}\n";
+	/* kubectl get deploy,pods -o json: the pod is grouped under its Deployment (issue 16). */
+	static const char grouped_json[] =
+		"{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":["
+		"{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"infer\","
+		"\"namespace\":\"team-a\"},\"spec\":{\"template\":{\"metadata\":{\"labels\":{\"app\":\"infer\","
+		"\"interruptible\":\"true\",\"tier\":\"batch\"}},\"spec\":{\"containers\":[{\"name\":\"c\","
+		"\"image\":\"x\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":1}}}]}}}},"
+		"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"infer-5d9c7-abcde\","
+		"\"namespace\":\"team-a\",\"labels\":{\"app\":\"infer\",\"pod-template-hash\":\"5d9c7\"},"
+		"\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":\"infer-5d9c7\","
+		"\"uid\":\"u\",\"controller\":true}]},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"x\","
+		"\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}},"
+		"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"big\",\"namespace\":\"team-b\"},"
+		"\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"x\",\"resources\":{\"limits\":"
+		"{\"nvidia.com/gpu\":\"4\"}}}]}}]}\n";
 	struct error err;
 	struct config *cfg = config_default(&err);
+	struct config *v2 = config_load_buffer(pools_v2, sizeof pools_v2 - 1, "pools-v2.yaml", &err);
 
 	CHECK(cfg != NULL);
-	if (cfg == NULL)
+	CHECK(v2 != NULL);
+	if (cfg == NULL || v2 == NULL) {
+		config_free(cfg);
+		config_free(v2);
 		return;
+	}
 	audit_path_case(cfg, "a multi-document stream (mutate, reject, alias, exempt, broken)", manifests,
 			sizeof manifests - 1);
 	audit_path_case(cfg, "a kind: List in JSON", list_json, sizeof list_json - 1);
+	audit_path_case(v2, "pools v2 (fallback, spot, team pools): a multi-document stream", manifests,
+			sizeof manifests - 1);
+	audit_path_case(v2, "pools v2: a Deployment and its pod, grouped", grouped_json, sizeof grouped_json - 1);
+	config_free(cfg);
+	config_free(v2);
+}
+
+/* ---- review --wrap (review_offline.c) ---- */
+
+/*
+ * What `gpu-admission review --wrap -o patched` does with a template: the
+ * AdmissionReview the API server would send, the answer, the patch read back
+ * from it and applied to the pod. Not on the server's path, but the same
+ * review_handle() with its own allocations around it.
+ */
+struct wrap_case {
+	const struct config *cfg;
+	const struct manifest_template *t;  /* borrowed from a manifest loaded once */
+	char *want;                         /* the reference run: the patched pod, or the error */
+};
+
+/* The pipeline once; a malloc'd text of its outcome in *out (the patched pod, or the message). */
+static int wrap_once(const struct wrap_case *c, char **out, struct error *err)
+{
+	struct review_response res = { 0 };
+	json_t *review = review_wrap(c->t, err), *patch = NULL, *pod = NULL;
+	char *body = NULL, message[512];
+	int rc = -1;
+
+	*out = NULL;
+	if (review == NULL)
+		goto out;
+	if ((body = json_dumps(review, JSON_COMPACT)) == NULL) {
+		error_set(err, ERROR_NOMEM, "out of memory wrapping the pod");
+		goto out;
+	}
+	if (review_handle(c->cfg, body, strlen(body), 0, &res, err) != 0 ||
+	    review_answer_read(res.body, res.len, &patch, message, sizeof message, err) != 0)
+		goto out;
+	if (res.decision == POLICY_REJECT) {
+		*out = strdup(message);
+	} else {
+		if ((pod = review_patched_object(body, strlen(body), patch, err)) == NULL)
+			goto out;
+		*out = json_dumps(pod, JSON_COMPACT | JSON_SORT_KEYS);
+	}
+	if (*out == NULL) {
+		error_set(err, ERROR_NOMEM, "out of memory");
+		goto out;
+	}
+	rc = 0;
+out:
+	review_response_free(&res);
+	json_decref(review);
+	json_decref(patch);
+	json_decref(pod);
+	free(body);
+	return rc;
+}
+
+static int run_wrap(const void *arg, char *msg, size_t cap)
+{
+	const struct wrap_case *c = arg;
+	struct error err = { 0 };
+	char *got = NULL;
+	int out = 0;
+
+	if (wrap_once(c, &got, &err) != 0) {
+		if (err.kind == ERROR_NOMEM) {
+			out = 1;
+		} else {
+			snprintf(msg, cap, "failed with kind %d: %s", (int)err.kind, err.msg);
+			out = -1;
+		}
+	} else if (strcmp(got, c->want) != 0) {
+		snprintf(msg, cap, "a different outcome: %.200s\n    want: %.200s", got, c->want);
+		out = -1;
+	}
+	free(got);
+	return out;
+}
+
+static void test_wrap_every_allocation(void)
+{
+	/* A Deployment's GPU pod (mutated under fallback), a spot-opted CronJob pod, and a CPU pod aimed at GPUs. */
+	static const char manifests[] =
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: infer, namespace: team-a}\n"
+		"spec:\n  template:\n    metadata: {labels: {app: infer}}\n    spec:\n"
+		"      containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]\n"
+		"---\n"
+		"apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: nightly, namespace: ml}\n"
+		"spec:\n  schedule: '@daily'\n  jobTemplate:\n    spec:\n      template:\n"
+		"        metadata: {labels: {interruptible: 'true', tier: batch}}\n        spec:\n"
+		"          affinity: {nodeAffinity: {preferredDuringSchedulingIgnoredDuringExecution:\n"
+		"            [{weight: 1, preference: {matchExpressions: [{key: zone, operator: In, values: [a]}]}}]}}\n"
+		"          containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]\n"
+		"---\n"
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: sneaky, namespace: web}\n"
+		"spec:\n  nodeSelector: {kubernetes.azure.com/agentpool: gpua100}\n  containers: [{name: c, image: x}]\n";
+	struct manifest m;
+	struct error err;
+	struct config *cfg = config_load_buffer(pools_v2, sizeof pools_v2 - 1, "pools-v2.yaml", &err);
+	size_t i;
+
+	memset(&m, 0, sizeof m);
+	CHECK(cfg != NULL);
+	CHECK(cfg != NULL && manifest_load(manifests, sizeof manifests - 1, &m, &err) == 0);
+	for (i = 0; cfg != NULL && i < m.n_docs; i++) {
+		struct wrap_case c = { cfg, NULL, NULL };
+		char label[256];
+		struct path p = { label, run_wrap, &c };
+
+		CHECK(m.docs[i].n_templates == 1);
+		if (m.docs[i].n_templates != 1)
+			continue;
+		c.t = &m.docs[i].templates[0];
+		if (wrap_once(&c, &c.want, &err) != 0) {
+			fprintf(stderr, "  review --wrap %s: the reference run failed: %s\n", c.t->kind, err.msg);
+			CHECK(0);
+			continue;
+		}
+		snprintf(label, sizeof label, "review --wrap (a %s, pools v2)", c.t->kind);
+		every_point(&p);
+		free(c.want);
+	}
+	CHECK(m.n_docs == 3);
+	manifest_free(&m);
+	config_free(cfg);
+}
+
+/* ---- report ---- */
+
+/*
+ * A small `kubectl get nodes,pods,deploy -A -o json`: a tainted and an
+ * untainted T4 node, an A100 node, a CPU node; a GPU pod running, one
+ * Pending that fits no node, a CPU pod and a DaemonSet pod on GPU nodes, a
+ * finished GPU pod, and a Deployment (audited).
+ */
+static const char snapshot[] =
+	"{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[\n"
+	"{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"aks-gput4-1-vmss000000\","
+	"\"labels\":{\"kubernetes.azure.com/agentpool\":\"gput4\",\"kubernetes.azure.com/accelerator\":\"nvidia\"}},"
+	"\"spec\":{\"taints\":[{\"key\":\"sku\",\"value\":\"gpu\",\"effect\":\"NoSchedule\"}]},"
+	"\"status\":{\"allocatable\":{\"cpu\":\"4\",\"nvidia.com/gpu\":\"1\"}}},\n"
+	"{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"aks-gput4-1-vmss000001\","
+	"\"labels\":{\"kubernetes.azure.com/agentpool\":\"gput4\",\"kubernetes.azure.com/accelerator\":\"nvidia\"}},"
+	"\"spec\":{},\"status\":{\"allocatable\":{\"cpu\":\"4\",\"nvidia.com/gpu\":\"1\"}}},\n"
+	"{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"aks-gpua100-2-vmss000000\","
+	"\"labels\":{\"kubernetes.azure.com/agentpool\":\"gpua100\"}},"
+	"\"spec\":{\"taints\":[{\"key\":\"sku\",\"value\":\"gpu\",\"effect\":\"NoSchedule\"}]},"
+	"\"status\":{\"allocatable\":{\"cpu\":\"96\",\"nvidia.com/gpu\":\"8\"}}},\n"
+	"{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"aks-system-3-vmss000000\","
+	"\"labels\":{\"kubernetes.azure.com/agentpool\":\"system\"}},\"spec\":{},"
+	"\"status\":{\"allocatable\":{\"cpu\":\"4\"}}},\n"
+	"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"train-0\",\"namespace\":\"ml\"},"
+	"\"spec\":{\"nodeName\":\"aks-gput4-1-vmss000000\",\"tolerations\":[{\"key\":\"sku\",\"operator\":\"Equal\","
+	"\"value\":\"gpu\",\"effect\":\"NoSchedule\"}],\"containers\":[{\"name\":\"c\",\"image\":\"x\","
+	"\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]},\"status\":{\"phase\":\"Running\"}},\n"
+	"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"big-0\",\"namespace\":\"ml\"},"
+	"\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"x\",\"resources\":{\"limits\":"
+	"{\"nvidia.com/gpu\":\"16\"}}}]},\"status\":{\"phase\":\"Pending\"}},\n"
+	"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-0\",\"namespace\":\"web\"},"
+	"\"spec\":{\"nodeName\":\"aks-gput4-1-vmss000001\",\"containers\":[{\"name\":\"c\",\"image\":\"x\"}]},"
+	"\"status\":{\"phase\":\"Running\"}},\n"
+	"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"dcgm-x1\",\"namespace\":\"monitoring\","
+	"\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"DaemonSet\",\"name\":\"dcgm\",\"uid\":\"u\","
+	"\"controller\":true}]},\"spec\":{\"nodeName\":\"aks-gpua100-2-vmss000000\",\"tolerations\":"
+	"[{\"operator\":\"Exists\"}],\"containers\":[{\"name\":\"c\",\"image\":\"x\"}]},"
+	"\"status\":{\"phase\":\"Running\"}},\n"
+	"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"done-0\",\"namespace\":\"ml\"},"
+	"\"spec\":{\"nodeName\":\"aks-gpua100-2-vmss000000\",\"containers\":[{\"name\":\"c\",\"image\":\"x\","
+	"\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"8\"}}}]},\"status\":{\"phase\":\"Succeeded\"}},\n"
+	"{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"infer\",\"namespace\":\"ml\"},"
+	"\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"x\",\"resources\":"
+	"{\"limits\":{\"nvidia.com/gpu\":1}}}]}}}}\n"
+	"]}\n";
+
+static const char report_policy[] =
+	"pools:\n"
+	"  - {name: t4, resources: [nvidia.com/gpu], maxGPUsPerPod: 1, pricePerNodeHour: 0.526, gpusPerNode: 1,\n"
+	"     nodeSelector: {kubernetes.azure.com/agentpool: gput4}}\n"
+	"  - {name: a100, resources: [nvidia.com/gpu, nvidia.com/mig-*], maxGPUsPerPod: 8, pricePerNodeHour: 27.197,\n"
+	"     nodeSelector: {kubernetes.azure.com/agentpool: gpua100}}\n";
+
+struct report_case {
+	const struct config *cfg;
+	const char *path;  /* the snapshot, read anew by each run */
+	char *want;        /* the reference run's JSON report */
+};
+
+static int write_report(const void *arg, FILE *f)
+{
+	return report_json_write(arg, f, 0);
+}
+
+static int run_report(const void *arg, char *msg, size_t cap)
+{
+	const struct report_case *c = arg;
+	struct report r;
+	struct error err = { 0 };
+	int fd = open(c->path, O_RDONLY | O_CLOEXEC), rc, out = 0;
+
+	memset(&r, 0, sizeof r);
+	rc = fd < 0 ? -1 : report_init(&r, c->cfg, &err);
+	if (rc == 0)
+		rc = report_input(&r, "snapshot.json", fd, &err);
+	if (rc == 0)
+		rc = report_finish(&r, &err);
+	if (rc != 0) {
+		if (fd >= 0 && err.kind == ERROR_NOMEM) {
+			out = 1;
+		} else {
+			snprintf(msg, cap, "failed with kind %d: %s", (int)err.kind, fd < 0 ? "open" : err.msg);
+			out = -1;
+		}
+	} else {
+		int was = armed;
+		char *text;
+
+		armed = 0;  /* the writer is not the path under test */
+		text = written(write_report, &r);
+		if (text == NULL || c->want == NULL || strcmp(text, c->want) != 0) {
+			size_t at = 0;
+
+			while (text && c->want && text[at] && text[at] == c->want[at])
+				at++;
+			at = at > 60 ? at - 60 : 0;
+			snprintf(msg, cap, "a different report: ...%.160s\n    want: ...%.160s",
+				 text ? text + at : "(none)", c->want ? c->want + at : "(none)");
+			out = -1;
+		}
+		free(text);
+		armed = was;
+	}
+	if (fd >= 0)
+		close(fd);
+	report_free(&r);
+	return out;
+}
+
+static void test_report_every_allocation(void)
+{
+	char path[] = "/tmp/test_oom_snapshot_XXXXXX";
+	int fd = mkstemp(path);
+	struct error err;
+	struct config *cfg = config_load_buffer(report_policy, sizeof report_policy - 1, "policy.yaml", &err);
+	struct report_case c = { cfg, path, NULL };
+	struct path p = { "report of a small snapshot (pools, pending, CPU pods on GPU nodes, a workload)",
+			  run_report, &c };
+
+	CHECK(fd >= 0);
+	CHECK(cfg != NULL);
+	if (fd < 0 || cfg == NULL || write(fd, snapshot, sizeof snapshot - 1) != (ssize_t)(sizeof snapshot - 1)) {
+		CHECK(0);
+		goto out;
+	}
+	/* The reference run: every finding the snapshot was made for is there. */
+	{
+		struct report r;
+		int in = open(path, O_RDONLY | O_CLOEXEC);
+
+		memset(&r, 0, sizeof r);
+		if (in >= 0 && report_init(&r, cfg, &err) == 0 && report_input(&r, "snapshot.json", in, &err) == 0 &&
+		    report_finish(&r, &err) == 0)
+			c.want = written(write_report, &r);
+		CHECK(c.want != NULL);
+		CHECK(r.n_nodes == 4 && r.pending.n == 1 && r.cpu_pods.n == 1 && r.daemonsets.n == 1);
+		CHECK(r.misconfigs.n >= 1 && r.audit.templates == 1 && r.n_errors == 0);
+		if (in >= 0)
+			close(in);
+		report_free(&r);
+	}
+	if (c.want != NULL)
+		every_point(&p);
+out:
+	if (fd >= 0) {
+		close(fd);
+		unlink(path);
+	}
+	free(c.want);
 	config_free(cfg);
 }
 
@@ -654,6 +1265,8 @@ int main(void)
 	RUN(test_review_every_allocation);
 	RUN(test_config_every_allocation);
 	RUN(test_audit_every_allocation);
+	RUN(test_wrap_every_allocation);
+	RUN(test_report_every_allocation);
 	fprintf(stderr, "  %lu allocation points met, %lu runs with one failing; %lu of them failed inside "
 		"jansson's parser or encoder (no crash, no leak: their result may be any)\n", points_total, runs_total, lenient_total);
 	return check_done("oom");
