@@ -124,7 +124,14 @@ static void *arena_malloc(size_t n)
 
 	if (a->s == NULL)
 		return malloc(n);
-	if (n > SIZE_MAX / 2)
+	/*
+	 * Refused once, refused until the request ends (it is answered 503
+	 * anyway): jansson's lexer goes on after failing to save a byte of a
+	 * token and writes a string past the next allocation it gets
+	 * (lex_save(), lex_scan_string() in its src/load.c); it stops cleanly
+	 * when that one fails too.
+	 */
+	if (a->refused || n > SIZE_MAX / 2)
 		return NULL;
 	n = (n + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
 	if ((p = chunk_take(a->more, n)) != NULL || (p = chunk_take(a->first, n)) != NULL)
@@ -135,7 +142,7 @@ static void *arena_malloc(size_t n)
 		size = ARENA_CHUNK_MAX;
 	if (size < n)
 		size = n;
-	if (a->refused || server_budget_take(a->s, size) != 0) {
+	if (server_budget_take(a->s, size) != 0) {
 		a->refused = 1;
 		return NULL;
 	}
