@@ -27,6 +27,8 @@ enum error_kind {
 	ERROR_INTERNAL,   /* a bug: an invariant did not hold */
 	ERROR_UNSUPPORTED /* a protocol feature not implemented (a Transfer-Encoding) */
 };
+/* The last kind: what walks every kind (the status and label tables' tests) ends here. */
+#define ERROR_KIND_LAST ERROR_UNSUPPORTED
 
 #define ERROR_MSG_MAX 512
 

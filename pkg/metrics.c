@@ -11,7 +11,7 @@
  * maps a failure to (a unit test holds the two in step). Anything else is
  * counted under "other".
  */
-static const int codes[] = { 200, 400, 403, 404, 405, 413, 415, 500, 503 };
+static const int codes[] = { 200, 400, 403, 404, 405, 413, 415, 500, 501, 503 };
 #define N_CODES (sizeof codes / sizeof codes[0] + 1)
 
 static const uint64_t bucket_us[METRICS_BUCKETS] = {

@@ -139,11 +139,11 @@ static void test_every_error_status_is_labelled(void)
 	enum error_kind k;
 	char *text, want[128];
 
-	for (k = ERROR_NONE; k <= ERROR_INTERNAL; k++)
+	for (k = ERROR_NONE; k <= ERROR_KIND_LAST; k++)
 		metrics_request(m, METRICS_EP_MUTATE, METRICS_DEC_ERROR, error_http_status(k), 1);
 	metrics_request(m, METRICS_EP_MUTATE, METRICS_DEC_ERROR, 418, 1); /* none of ours */
 	text = render(m);
-	for (k = ERROR_NONE; k <= ERROR_INTERNAL; k++) {
+	for (k = ERROR_NONE; k <= ERROR_KIND_LAST; k++) {
 		snprintf(want, sizeof want, "endpoint=\"mutate\",decision=\"error\",code=\"%d\"}",
 			 error_http_status(k));
 		CHECK(has(text, want));
