@@ -120,8 +120,9 @@ want='caBundle is required'
 refuse "secret mode without caBundle" --set certs.mode=secret
 want='needs metrics.enabled'
 refuse "ServiceMonitor without the metrics port" --set serviceMonitor.enabled=true --set image.repository=r/g
-# No default image (none is published): an install without one fails saying how to make it.
-want='image.repository is required.*make image.*podman push'
+# No default image (none is published): an install without one fails saying how to make it
+# (and push it under the chart's own version).
+want="image.repository is required.*make image.*podman push.*gpu-admission:$(cat VERSION)[^0-9.]"
 refuse "no image.repository (no public image exists)"
 
 # ---- kubeVersion and templates agree (issue 14) --------------------------------

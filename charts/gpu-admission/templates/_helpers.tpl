@@ -44,7 +44,7 @@ app.kubernetes.io/component: admission-webhook
 
 {{- define "gpu-admission.image" -}}
 {{- if not .Values.image.repository -}}
-{{- fail "image.repository is required: no public gpu-admission image exists. Build it with `make image` (podman, from this repository), push it to a registry your cluster pulls from, e.g. `podman load -i build/image/gpu-admission.tar && podman push localhost/gpu-admission:dev myacr.azurecr.io/gpu-admission:0.1.0`, and install with --set image.repository=myacr.azurecr.io/gpu-admission" -}}
+{{- fail (printf "image.repository is required: no public gpu-admission image exists. Build it with `make image` (podman, from this repository), push it to a registry your cluster pulls from, e.g. `podman load -i build/image/gpu-admission.tar && podman push localhost/gpu-admission:dev myacr.azurecr.io/gpu-admission:%s`, and install with --set image.repository=myacr.azurecr.io/gpu-admission" .Chart.AppVersion) -}}
 {{- end -}}
 {{- if .Values.image.digest -}}
 {{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
