@@ -18,7 +18,8 @@ const struct cli_exit cli_exit_table[] = {
 			"check-config found errors" },
 	{ EXIT_USAGE, "usage or input error: an unknown option or a missing argument, a file that "
 		      "cannot be read, input that is not what the command reads, an invalid --config, "
-		      "serve could not start" },
+		      "serve could not start (a certificate it cannot use, an address in use; an invalid "
+		      "policy does not stop serve: it runs not ready and retries)" },
 	{ 0, NULL },
 };
 
