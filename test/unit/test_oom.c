@@ -166,7 +166,22 @@ static int libyaml_leaks_on(const void *old)
 	return loading != NULL && old != NULL && old == (const void *)loading->nodes.start;
 }
 
-/* Whether this allocation is the one to fail; counts it. */
+/* OOM_TRACE=N: where the N-th allocation failed, for addr2line -e build/test/test_oom. */
+static __attribute__((noinline)) void trace_failure(void)
+{
+	void *frames[32];
+
+	armed = 0;  /* backtrace() may allocate */
+	if (getenv("OOM_TRACE") != NULL && strtoul(getenv("OOM_TRACE"), NULL, 10) == fail_at)
+		backtrace_symbols_fd(frames, backtrace(frames, 32), 2);
+	armed = 1;
+}
+
+/*
+ * Whether this allocation is the one to fail; counts it. No array on its
+ * stack: under ASan it runs (for the dynamic linker) before ASan's stack
+ * instrumentation is ready, so the trace is a function of its own.
+ */
 static int fault(void)
 {
 	if (!armed)
@@ -178,14 +193,7 @@ static int fault(void)
 		failed++;
 		in_jansson_parser = inside_jansson_io > 0;
 		jansson_out_of_memory = inside_jansson_io > 0;
-		armed = 0;  /* backtrace() may allocate */
-		if (getenv("OOM_TRACE") != NULL && strtoul(getenv("OOM_TRACE"), NULL, 10) == fail_at) {
-			/* OOM_TRACE=N: where the N-th failed, for addr2line -e build/test/test_oom */
-			void *frames[32];
-
-			backtrace_symbols_fd(frames, backtrace(frames, 32), 2);
-		}
-		armed = 1;
+		trace_failure();
 		return 1;
 	}
 	return 0;
