@@ -160,7 +160,8 @@ $WRAP "$B" serve --self-signed --addr 127.0.0.1:0 --config "$tmp/bad.yaml" --log
 sp=$!
 PIDS="$PIDS $sp"
 i=0
-while [ $i -lt 1200 ] && ! grep -q '"msg":"policy did not load' "$tmp/err"; do sleep 0.05; i=$((i + 1)); done
+# "listening" comes after the policy's lines, once SIGTERM is serve's to handle.
+while [ $i -lt 1200 ] && ! grep -q '"msg":"listening"' "$tmp/err"; do sleep 0.05; i=$((i + 1)); done
 equals "$(grep -c '"msg":"policy error","error":"'"$tmp"'/bad.yaml:[0-9]*:[0-9]*: ' "$tmp/err")" 13 "serve logs one line per policy error"
 has "$tmp/err" "\"msg\":\"policy did not load; not ready until it does, retrying\",\"config\":\"$tmp/bad.yaml\",\"error\":\"$tmp/bad.yaml: 13 errors\"" "then that it is not ready, and why"
 kill -TERM "$sp"; wait "$sp"; rc=$?
