@@ -56,7 +56,7 @@ static const struct scan_shape metadata_shape[] = {
 	{ NULL, SCAN_WHOLE, NULL },
 };
 
-static const struct scan_shape object_shape[] = {
+const struct scan_shape review_object_shape[] = {
 	{ "metadata", SCAN_OBJECT, metadata_shape },
 	{ "spec", SCAN_OBJECT, spec_shape },
 	{ NULL, SCAN_WHOLE, NULL },
@@ -88,8 +88,8 @@ static const struct scan_shape request_shape[] = {
 	{ "namespace", SCAN_WHOLE, NULL },
 	{ "operation", SCAN_WHOLE, NULL },
 	{ "userInfo", SCAN_OBJECT, user_info_shape },
-	{ "object", SCAN_OBJECT, object_shape },
-	{ "oldObject", SCAN_OBJECT, object_shape },
+	{ "object", SCAN_OBJECT, review_object_shape },
+	{ "oldObject", SCAN_OBJECT, review_object_shape },
 	{ NULL, SCAN_WHOLE, NULL },
 };
 

@@ -15,6 +15,7 @@
 #include "error.h"
 #include "manifest.h"
 #include "policy.h"
+#include "scan.h"
 
 #define REVIEW_MAX_DEPTH 100 /* JSON nesting accepted; a Pod needs about 20 */
 /*
@@ -43,6 +44,14 @@ struct review_response {
 	                                 comma-separated (cut to fit); empty when none */
 	size_t n_pools;               /* how many it names */
 };
+
+/*
+ * The members of request.object (and oldObject) that the policy reads, and
+ * nothing else: the one declaration of them. The skip-scan keeps only these,
+ * and matchcond sends an UPDATE to the webhook only when one of them changed.
+ * Ends with a NULL key.
+ */
+extern const struct scan_shape review_object_shape[];
 
 /*
  * Handles one AdmissionReview in body[0..len) (borrowed) against cfg
