@@ -1,0 +1,93 @@
+/* gpu-admission print-match-conditions: the pod webhooks' CEL matchConditions for the policy. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "commands.h"
+#include "matchcond.h"
+
+static const struct cli_option matchcond_options[] = {
+	CLI_OPTION_CONFIG,
+	{ "output", 'o', "yaml|json", "YAML to paste under a webhook (default), or one JSON document", 0 },
+	{ NULL, 0, NULL, NULL, 0 },
+};
+
+static int run_print_match_conditions(const struct cli_command *cmd, int argc, char **argv)
+{
+	struct cli_parser p;
+	const char *config_path = NULL;
+	struct error err = { 0 };
+	struct config *cfg = NULL;
+	struct matchcond_set set = { 0 };
+	json_t *doc = NULL;
+	char *text = NULL;
+	int c, json = 0, rc;
+
+	cli_parse(&p, cmd, argc, argv);
+	while ((c = cli_next(&p)) != CLI_END) {
+		switch (c) {
+		case 'c': config_path = p.value; break;
+		case 'o':
+			if ((json = cli_choice(&p)) < 0)
+				return cli_stop(&p);
+			break;
+		case CLI_OPERAND: return cli_usage(cmd, "unexpected argument \"%s\"", p.value);
+		default: return cli_stop(&p);
+		}
+	}
+	if ((cfg = cli_load_config(config_path, &err)) == NULL ||
+	    matchcond_build(cfg, &matchcond_pod, &set, &err) != 0)
+		goto fail;
+	if (json) {
+		if ((doc = matchcond_json(&set, &err)) == NULL)
+			goto fail;
+		if (json_dumpf(doc, stdout, JSON_INDENT(2)) != 0 || fputc('\n', stdout) == EOF)
+			error_set(&err, ERROR_SYSTEM, "writing the output failed");
+	} else {
+		if ((text = matchcond_yaml(&set, &err)) == NULL)
+			goto fail;
+		fputs(text, stdout);
+	}
+	if (err.kind != ERROR_NONE || cli_flush_stdout(&err) != 0)
+		goto fail;
+	rc = EXIT_OK;
+	goto out;
+fail:
+	rc = cli_fail(cmd, &err);
+out:
+	json_decref(doc);
+	free(text);
+	matchcond_set_free(&set);
+	config_free(cfg);
+	return rc;
+}
+
+const struct cli_command cmd_print_match_conditions = {
+	.name = "print-match-conditions",
+	.summary = "CEL matchConditions that send the pod webhooks only the pods the policy may act on",
+	.usage = "[--config FILE] [-o yaml|json]",
+	.description =
+		"Prints the matchConditions for the pod webhooks (both of them), made from the\n"
+		"policy: kube-apiserver then calls gpu-admission only for a pod that names a\n"
+		"GPU resource of the policy, has resource claims, tolerates the GPU taint (or\n"
+		"every taint), selects or prefers a GPU node label or a pool's label, or is\n"
+		"pinned by name to a node that could be a GPU node; and for an UPDATE, only\n"
+		"when a field of the pod spec the policy reads changed. Every other pod is\n"
+		"admitted without a call, so a webhook outage under failurePolicy Fail cannot\n"
+		"block it.\n"
+		"\n"
+		"The conditions send at least every pod the webhook would mutate, warn about\n"
+		"or reject (a superset: a long list is sent rather than looked at), never\n"
+		"fail to evaluate, and stay within the API server's CEL cost limits: the\n"
+		"worst-case cost is printed above them. The Helm chart renders the same\n"
+		"expressions from its policy values (webhook.policyMatchConditions).",
+	.options = matchcond_options,
+	.exits = (const struct cli_exit[]){
+		{ EXIT_OK, "the conditions were printed" },
+		{ EXIT_USAGE, "usage or input error: an invalid --config, or a policy whose conditions would "
+			      "cost more than the API server allows" },
+		{ 0, NULL },
+	},
+	.examples = "gpu-admission print-match-conditions --config policy.yaml\n"
+		    "gpu-admission print-match-conditions -o json | jq -r '.matchConditions[0].expression'",
+	.run = run_print_match_conditions,
+};
