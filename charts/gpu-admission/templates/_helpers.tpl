@@ -121,7 +121,11 @@ namespaceSelector:
 objectSelector:
   {{- toYaml . | nindent 2 }}
 {{- end }}
-{{- with $ctx.Values.webhook.matchConditions }}
+{{- $conditions := list }}
+{{- if $ctx.Values.webhook.policyMatchConditions }}
+{{- $conditions = include "gpu-admission.podMatchConditions" $ctx | fromJsonArray }}
+{{- end }}
+{{- with concat $conditions $ctx.Values.webhook.matchConditions }}
 matchConditions:
   {{- toYaml . | nindent 2 }}
 {{- end }}
@@ -156,4 +160,146 @@ without all three keys, certs.helm.regenerate).
 {{- else -}}
 {{- printf "new-%s" (randAlphaNum 16) | sha256sum -}}
 {{- end -}}
+{{- end -}}
+
+{{/*
+The pod webhooks' CEL matchConditions, made from the policy values exactly as
+`gpu-admission print-match-conditions` makes them from the policy file
+(pkg/matchcond.c; test/e2e/matchcond.sh renders the chart for several policies
+and compares the two texts): kube-apiserver sends a pod only when gpu-admission
+may act on it, so an outage cannot block any other. A JSON list of {name,
+expression}. Lists are sorted and without duplicates, as the binary writes them.
+*/}}
+{{- define "gpu-admission.podMatchConditions" -}}
+{{- $p := .Values.policy -}}
+{{- $why := "is needed for webhook.policyMatchConditions (or set that to false)" -}}
+{{- $exact := list -}}
+{{- $wild := list -}}
+{{- range (required (printf "policy.gpuResources %s" $why) $p.gpuResources) -}}
+{{- if regexMatch "[*?]" . -}}{{- $wild = append $wild . -}}{{- else -}}{{- $exact = append $exact . -}}{{- end -}}
+{{- end -}}
+{{- $res := dict "exact" ($exact | uniq | sortAlpha) "wild" ($wild | uniq | sortAlpha) -}}
+{{- $taint := required (printf "policy.gpuTaint.key %s" $why) ($p.gpuTaint | default dict).key -}}
+{{- $taintKeys := list "" $taint "nvidia.com/gpu" | uniq | sortAlpha -}}
+{{- $labels := concat (list) (required (printf "policy.gpuNodeLabels %s" $why) $p.gpuNodeLabels) -}}
+{{- $pools := required (printf "policy.pools %s" $why) $p.pools -}}
+{{- /* GPU nodes by name, as policy_target.c tells them: gpuNodeNames, else aks-<pool>-* for each pool selected by agent pool. */ -}}
+{{- $known := true -}}
+{{- $names := list -}}
+{{- if $p.gpuNodeNames -}}
+{{- $names = $p.gpuNodeNames -}}
+{{- else -}}
+{{- range $pools -}}
+{{- $ap := index (.nodeSelector | default dict) "kubernetes.azure.com/agentpool" -}}
+{{- if $ap -}}{{- $names = append $names (printf "aks-%s-*" $ap) -}}{{- else -}}{{- $known = false -}}{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $nodeExact := list -}}
+{{- $nodeWild := list -}}
+{{- if $known -}}
+{{- range $names -}}
+{{- if regexMatch "[*?]" . -}}{{- $nodeWild = append $nodeWild . -}}{{- else -}}{{- $nodeExact = append $nodeExact . -}}{{- end -}}
+{{- end -}}
+{{- else -}}
+{{- $labels = append $labels "kubernetes.io/hostname" -}}
+{{- end -}}
+{{- /* The pools' other label keys: only the values pools select by them aim at GPU nodes. */ -}}
+{{- $poolKeys := dict -}}
+{{- range $pools -}}
+{{- range $k, $v := (.nodeSelector | default dict) -}}
+{{- if not (has $k $labels) -}}{{- $_ := set $poolKeys $k (append (get $poolKeys $k | default list) $v) -}}{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- range $k, $v := $poolKeys -}}{{- $_ := set $poolKeys $k ($v | uniq | sortAlpha) -}}{{- end -}}
+{{- $w := dict "res" $res "taintKeys" $taintKeys "labels" ($labels | uniq | sortAlpha) "poolKeys" $poolKeys "nodes" (dict "exact" ($nodeExact | uniq | sortAlpha) "wild" ($nodeWild | uniq | sortAlpha)) -}}
+{{- $_ := set $w "tested" $known -}}
+{{- $s := "object.spec" -}}
+{{- $sel := printf "%s.nodeSelector" $s -}}
+{{- $rel := printf "object != null && has(%s) && (\n  " $s -}}
+{{- $rel = printf "%s%s" $rel (include "gpu-admission.celContainers" (dict "w" $w "list" (printf "%s.containers" $s))) -}}
+{{- $rel = printf "%s\n  || %s" $rel (include "gpu-admission.celContainers" (dict "w" $w "list" (printf "%s.initContainers" $s))) -}}
+{{- $rel = printf "%s\n  || has(%s.resourceClaims) && size(%s.resourceClaims) > 0" $rel $s $s -}}
+{{- $rel = printf "%s\n  || has(%s.tolerations) && (size(%s.tolerations) > 16 || %s.tolerations.exists(t, !has(t.key) || t.key in %s))" $rel $s $s $s (include "gpu-admission.celList" $taintKeys) -}}
+{{- $rel = printf "%s\n  || has(%s) && (size(%s) > 16 || %s.exists(k, k in %s" $rel $sel $sel $sel (include "gpu-admission.celList" $w.labels) -}}
+{{- range $k, $v := $w.poolKeys -}}
+{{- $rel = printf "%s || k == %s && %s[k] in %s" $rel (include "gpu-admission.celLit" $k) $sel (include "gpu-admission.celList" $v) -}}
+{{- end -}}
+{{- if $w.tested -}}
+{{- $rel = printf "%s || k == 'kubernetes.io/hostname' && %s" $rel (include "gpu-admission.celAnyGlob" (merge (dict "v" (printf "%s[k]" $sel)) $w.nodes)) -}}
+{{- end -}}
+{{- $rel = printf "%s))" $rel -}}
+{{- $na := printf "%s.affinity.nodeAffinity" $s -}}
+{{- $req := printf "%s.requiredDuringSchedulingIgnoredDuringExecution" $na -}}
+{{- $terms := printf "%s.nodeSelectorTerms" $req -}}
+{{- $pref := printf "%s.preferredDuringSchedulingIgnoredDuringExecution" $na -}}
+{{- $rel = printf "%s\n  || has(%s.affinity) && has(%s) && (has(%s) && has(%s) && (size(%s) > 8 || %s.exists(t, %s))" $rel $s $na $req $terms $terms $terms (include "gpu-admission.celTerm" (dict "w" $w "t" "t")) -}}
+{{- $rel = printf "%s || has(%s) && (size(%s) > 8 || %s.exists(p, has(p.preference) && (%s))))" $rel $pref $pref $pref (include "gpu-admission.celTerm" (dict "w" $w "t" "p.preference")) -}}
+{{- $rel = printf "%s\n  || has(%s.nodeName)" $rel $s -}}
+{{- if $w.tested -}}
+{{- $rel = printf "%s && %s" $rel (include "gpu-admission.celAnyGlob" (merge (dict "v" (printf "%s.nodeName" $s)) $w.nodes)) -}}
+{{- end -}}
+{{- $rel = printf "%s\n)" $rel -}}
+{{- /* UPDATE: the spec members the policy reads (pkg/review.c review_object_shape), each compared whole. */ -}}
+{{- $upd := "!has(request.operation) || request.operation != 'UPDATE' || oldObject == null\n|| has(object.spec) != has(oldObject.spec) || has(object.spec) && (" -}}
+{{- range $i, $f := list "containers" "initContainers" "tolerations" "nodeSelector" "affinity" "nodeName" "resourceClaims" -}}
+{{- $m := printf "spec.%s" $f -}}
+{{- $upd = printf "%s\n  %shas(object.%s) != has(oldObject.%s) || has(object.%s) && object.%s != oldObject.%s" $upd (ternary "" "|| " (eq $i 0)) $m $m $m $m $m -}}
+{{- end -}}
+{{- $upd = printf "%s\n)" $upd -}}
+{{- toJson (list (dict "name" "gpu-relevant" "expression" $rel) (dict "name" "update-changes-what-policy-reads" "expression" $upd)) -}}
+{{- end -}}
+
+{{/* A CEL string literal: single-quoted, \ and ' escaped. */}}
+{{- define "gpu-admission.celLit" -}}
+'{{ . | replace "\\" "\\\\" | replace "'" "\\'" }}'
+{{- end -}}
+
+{{/* A CEL list literal of strings. */}}
+{{- define "gpu-admission.celList" -}}
+{{- $out := list -}}
+{{- range . -}}{{- $out = append $out (include "gpu-admission.celLit" .) -}}{{- end -}}
+[{{ join ", " $out }}]
+{{- end -}}
+
+{{/* Does CEL value .v match one of the globs (.exact without a wildcard, .wild with one)? */}}
+{{- define "gpu-admission.celAnyGlob" -}}
+{{- $v := .v -}}
+{{- $parts := list -}}
+{{- if .exact -}}{{- $parts = append $parts (printf "%s in %s" $v (include "gpu-admission.celList" .exact)) -}}{{- end -}}
+{{- if .wild -}}{{- $parts = append $parts (printf "size(%s) > 63" $v) -}}{{- end -}}
+{{- range .wild -}}
+{{- $pre := regexReplaceAll "^([^*?]*)[\\s\\S]*$" . "${1}" -}}
+{{- $suf := regexReplaceAll "^[\\s\\S]*[*?]([^*?]*)$" . "${1}" -}}
+{{- $t := list -}}
+{{- if $pre -}}{{- $t = append $t (printf "%s.startsWith(%s)" $v (include "gpu-admission.celLit" $pre)) -}}{{- end -}}
+{{- if $suf -}}{{- $t = append $t (printf "%s.endsWith(%s)" $v (include "gpu-admission.celLit" $suf)) -}}{{- end -}}
+{{- $parts = append $parts (ternary "true" (join " && " $t) (empty $t)) -}}
+{{- end -}}
+({{ join " || " $parts }})
+{{- end -}}
+
+{{/* A containers list (.list) naming a GPU resource, or resource claims. */}}
+{{- define "gpu-admission.celContainers" -}}
+{{- $l := .list -}}
+{{- $key := include "gpu-admission.celAnyGlob" (merge (dict "v" "k") .w.res) -}}
+{{- $m := list -}}
+{{- range list "c.resources.limits" "c.resources.requests" -}}
+{{- $m = append $m (printf "has(%s) && (size(%s) > 16 || %s.exists(k, %s))" . . . $key) -}}
+{{- end -}}
+has({{ $l }}) && (size({{ $l }}) > 16 || {{ $l }}.exists(c, has(c.resources) && (has(c.resources.claims) || {{ join " || " $m }})))
+{{- end -}}
+
+{{/* A node selector term (.t) whose requirements may aim at GPU nodes. */}}
+{{- define "gpu-admission.celTerm" -}}
+{{- $w := .w -}}
+{{- $e := printf "%s.matchExpressions" .t -}}
+{{- $f := printf "%s.matchFields" .t -}}
+{{- $values := printf "has(e.values) && (size(e.values) > 16 || e.values.exists(v, %s))" (include "gpu-admission.celAnyGlob" (merge (dict "v" "v") $w.nodes)) -}}
+{{- $pools := "" -}}
+{{- range $k, $v := $w.poolKeys -}}
+{{- $pools = printf "%s || e.key == %s && has(e.values) && (size(e.values) > 16 || e.values.exists(v, v in %s))" $pools (include "gpu-admission.celLit" $k) (include "gpu-admission.celList" $v) -}}
+{{- end -}}
+{{- $hostname := ternary (printf " || e.key == 'kubernetes.io/hostname' && %s" $values) "" $w.tested -}}
+{{- $name := ternary (printf " && %s" $values) "" $w.tested -}}
+has({{ $e }}) && (size({{ $e }}) > 8 || {{ $e }}.exists(e, has(e.key) && (e.key in {{ include "gpu-admission.celList" $w.labels }}{{ $pools }}{{ $hostname }}))) || has({{ $f }}) && (size({{ $f }}) > 8 || {{ $f }}.exists(e, has(e.key) && e.key == 'metadata.name'{{ $name }}))
 {{- end -}}
