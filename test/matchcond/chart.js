@@ -1,0 +1,70 @@
+#!/usr/bin/env node
+// The chart renders the matchConditions the binary prints, for the same policy.
+//
+//   node test/matchcond/chart.js HELM CHART BIN WORKDIR CASE=VALUES.yaml...
+//
+// For each case: `helm template` with the values, then both webhook
+// configurations' pod webhooks must carry first exactly the conditions
+// `BIN print-match-conditions --config POLICY -o json` prints for the policy the
+// chart put in its ConfigMap (names and expression texts byte for byte), then the
+// values' own webhook.matchConditions. With webhook.policyMatchConditions false,
+// only the values' own. One "ok"/"not ok" line per check.
+"use strict";
+const fs = require("fs");
+const path = require("path");
+const cp = require("child_process");
+
+const TOOLS = process.env.TOOLS || path.join(__dirname, "../../build/tools");
+const YAML = require(path.join(TOOLS, "node_modules", "yaml"));
+
+const [HELM, CHART, BIN, WORK, ...cases] = process.argv.slice(2);
+let passed = 0, failed = 0;
+function check(name, cond, detail) {
+	if (cond) { passed++; console.log(`ok - ${name}`); }
+	else { failed++; console.log(`not ok - ${name}${detail ? ": " + detail : ""}`); }
+}
+
+// The first difference between two texts, for a failure message.
+function firstDiff(a, b) {
+	let i = 0;
+	while (i < a.length && i < b.length && a[i] === b[i]) i++;
+	return `at byte ${i}: chart "${a.slice(Math.max(0, i - 40), i + 40)}" vs binary "${b.slice(Math.max(0, i - 40), i + 40)}"`;
+}
+
+for (const c of cases) {
+	const [name, values] = c.split("=");
+	const r = cp.spawnSync(HELM, ["template", "gpu-admission", CHART, "-n", "gpu-admission", "-f", values,
+		"--set", "image.repository=example.azurecr.io/gpu-admission"], { encoding: "utf8" });
+	if (r.status !== 0) { check(`${name}: helm template`, false, r.stderr.trim()); continue; }
+	const objs = YAML.parseAllDocuments(r.stdout).map((d) => d.toJS()).filter((o) => o && o.kind);
+	const cm = objs.find((o) => o.kind === "ConfigMap" && o.data && o.data["policy.yaml"]);
+	const vals = YAML.parse(fs.readFileSync(values, "utf8")) || {};
+	const own = ((vals.webhook || {}).matchConditions) || [];
+	const generated = !vals.webhook || vals.webhook.policyMatchConditions !== false;
+	let want = [];
+	if (generated) {
+		const policy = path.join(WORK, `${name}.policy.yaml`);
+		fs.writeFileSync(policy, cm.data["policy.yaml"]);
+		const b = cp.spawnSync(BIN, ["print-match-conditions", "--config", policy, "-o", "json"], { encoding: "utf8" });
+		if (b.status !== 0) { check(`${name}: print-match-conditions`, false, b.stderr.trim()); continue; }
+		want = JSON.parse(b.stdout).matchConditions;
+	}
+	want = want.concat(own);
+	for (const kind of ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"]) {
+		const hooks = objs.filter((o) => o.kind === kind).flatMap((o) => o.webhooks)
+			.filter((w) => w.rules.some((rule) => rule.resources.includes("pods")));
+		check(`${name}: ${kind} has a pod webhook`, hooks.length > 0);
+		for (const w of hooks) {
+			const got = w.matchConditions || [];
+			const same = got.length === want.length && got.every((g, i) => g.name === want[i].name &&
+				g.expression === want[i].expression);
+			let detail = `${got.length} conditions, want ${want.length}`;
+			const i = got.findIndex((g, j) => !want[j] || g.expression !== want[j].expression);
+			if (i >= 0 && want[i]) detail = `${got[i].name}: ${firstDiff(got[i].expression, want[i].expression)}`;
+			check(`${name}: ${kind} ${w.name} matchConditions ${generated ? "are the binary's" : "are only the values'"}` +
+				`${own.length ? ` + ${own.length} of the values'` : ""}`, same, detail);
+		}
+	}
+}
+console.log(`matchcond chart: ${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
