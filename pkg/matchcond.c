@@ -767,17 +767,15 @@ void matchcond_set_free(struct matchcond_set *s)
 	memset(s, 0, sizeof *s);
 }
 
-/* Moves b's text into s->v[s->n] as condition name; -1 with err when b failed. */
+/* Moves b's text into s->v[s->n] as condition name; -1 with err when b failed (b keeps its text). */
 static int take(struct matchcond_set *s, struct sb *b, const char *name, cost_t cost, struct error *err)
 {
 	if (b->nomem || b->s == NULL) {
 		error_set(err, ERROR_NOMEM, "out of memory");
-		free(b->s);
 		return -1;
 	}
 	if (b->toolong) {
 		error_set(err, ERROR_CONFIG, "matchConditions: %s would be longer than %d bytes", name, EXPRESSION_MAX);
-		free(b->s);
 		return -1;
 	}
 	s->v[s->n].name = name;

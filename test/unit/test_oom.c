@@ -34,6 +34,7 @@
 #include "config.h"
 #include "file.h"
 #include "manifest.h"
+#include "matchcond.h"
 #include "report.h"
 #include "review.h"
 
@@ -1265,6 +1266,78 @@ out:
 	config_free(cfg);
 }
 
+/* ---- matchConditions: built, then written as YAML and JSON ---- */
+
+struct matchcond_case {
+	const struct config *cfg;
+	char *want;  /* the YAML and the JSON of the run without failures */
+};
+
+/* New: the conditions of cfg as YAML then JSON text, or NULL with err (ERROR_NOMEM, or the build's). */
+static char *matchcond_text(const struct config *cfg, struct error *err)
+{
+	struct matchcond_set set;
+	char *yaml = NULL, *json = NULL, *text = NULL;
+	json_t *doc = NULL;
+
+	if (matchcond_build(cfg, &matchcond_pod, &set, err) == 0 && (yaml = matchcond_yaml(&set, err)) != NULL &&
+	    (doc = matchcond_json(&set, err)) != NULL) {
+		if ((json = json_dumps(doc, JSON_COMPACT)) == NULL ||
+		    (text = malloc(strlen(yaml) + strlen(json) + 1)) == NULL)
+			error_set(err, ERROR_NOMEM, "out of memory");
+		else
+			strcat(strcpy(text, yaml), json);
+	}
+	free(json);
+	json_decref(doc);
+	free(yaml);
+	matchcond_set_free(&set);
+	return text;
+}
+
+static int run_matchcond(const void *arg, char *msg, size_t cap)
+{
+	const struct matchcond_case *c = arg;
+	struct error err = { 0 };
+	char *text = matchcond_text(c->cfg, &err);
+	int out = 0;
+
+	if (text == NULL && err.kind == ERROR_NOMEM) {
+		out = 1;
+	} else if (text == NULL) {
+		snprintf(msg, cap, "failed with kind %d: %s", (int)err.kind, err.msg);
+		out = -1;
+	} else if (strcmp(text, c->want) != 0) {
+		snprintf(msg, cap, "different conditions");
+		out = -1;
+	}
+	free(text);
+	return out;
+}
+
+static void test_matchcond_every_allocation(void)
+{
+	/* Pools by agent pool (node names, pool key values), globs of both kinds. */
+	static const char policy[] =
+		"gpuResources: [nvidia.com/gpu, \"*.habana.ai/gaudi\", \"example.com/*-gpu\"]\n"
+		"pools:\n"
+		"  - {name: t4, nodeSelector: {kubernetes.azure.com/agentpool: gput4}}\n"
+		"  - {name: a100, nodeSelector: {kubernetes.azure.com/agentpool: gpua100}}\n";
+	struct error err;
+	struct config *cfg = config_load_buffer(policy, sizeof policy - 1, "policy.yaml", &err);
+	struct matchcond_case c = { cfg, NULL };
+	struct path p = { "matchConditions of a policy with pools by agent pool", run_matchcond, &c };
+
+	CHECK(cfg != NULL);
+	if (cfg != NULL)
+		c.want = matchcond_text(cfg, &err);
+	CHECK(c.want != NULL);
+	if (c.want != NULL)
+		every_point(&p);
+	free(c.want);
+	config_free(cfg);
+}
+
 int main(void)
 {
 	/* jansson allocates through the counting allocator even where malloc itself is not ours. */
@@ -1275,6 +1348,7 @@ int main(void)
 	RUN(test_audit_every_allocation);
 	RUN(test_wrap_every_allocation);
 	RUN(test_report_every_allocation);
+	RUN(test_matchcond_every_allocation);
 	fprintf(stderr, "  %lu allocation points met, %lu runs with one failing; %lu of them failed inside "
 		"jansson's parser or encoder (no crash, no leak: their result may be any)\n", points_total, runs_total, lenient_total);
 	return check_done("oom");
