@@ -2,7 +2,8 @@
 # The pod webhooks' CEL matchConditions (issue 14, item 1), end to end:
 #  - superset: evaluated with a real CEL implementation (@bufbuild/cel) on every
 #    golden case and every pod template of the corpus (CORPUS, default
-#    test/audit/corpus: the shared corpus, copied byte for byte), they send every request
+#    test/audit/corpus: the shared corpus, copied byte for byte, under the
+#    embedded policy and each of test/matchcond/policies/), they send every request
 #    the webhook would mutate, warn about or reject, and never fail to evaluate
 #    (test/matchcond/superset.js; its output has the share of CPU-only pods they
 #    filter out);
@@ -39,7 +40,9 @@ TOOLBIN=$(sh .ci/helm 2>"$T/tools.log") || { cat "$T/tools.log"; notok "install 
 export TOOLS="${TOOLBIN%/bin}"
 
 # ---- superset: golden cases and corpus ---------------------------------------
-node test/matchcond/superset.js "$BIN" test/golden "$CORPUS" >"$T/superset.log" 2>&1
+set --
+for f in test/matchcond/policies/*.yaml; do set -- "$@" --corpus-policy "$f"; done
+node test/matchcond/superset.js "$BIN" test/golden "$CORPUS" "$@" >"$T/superset.log" 2>&1
 rc=$?
 count "$T/superset.log" superset.js
 if [ "$rc" -eq 0 ]; then ok "superset.js: every request the webhook acts on is sent"; else notok "superset.js exit $rc"; fi

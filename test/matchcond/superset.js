@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The matchConditions are a superset of what the webhook acts on.
 //
-//   node test/matchcond/superset.js BIN GOLDEN_DIR CORPUS_DIR [--break FROM=>TO]
+//   node test/matchcond/superset.js BIN GOLDEN_DIR CORPUS_DIR [--corpus-policy FILE]... [--break FROM=>TO]
 //
 // Evaluates the conditions `BIN print-match-conditions --config POLICY -o json`
 // prints, with a real CEL implementation (@bufbuild/cel, which passes the CEL
@@ -9,7 +9,8 @@
 //  - every golden case (test/golden/<case>/request.json, answered per its
 //    expect*.json, under its config.yaml), and
 //  - every pod template audit finds in CORPUS_DIR, as the Pod its controller
-//    would create (review --wrap's pod), answered online by `BIN review`,
+//    would create (review --wrap's pod), answered online by `BIN review`, under
+//    the embedded policy and each --corpus-policy,
 // with the variables bound as kube-apiserver binds them
 // (k8s.io/apiserver/pkg/admission/plugin/cel/filter.go, ForInput): `object`
 // and `oldObject` the objects as JSON values (null when absent), `request` the
@@ -49,6 +50,9 @@ if (bi >= 0) {
 	broken = { from, to };
 	args.splice(bi, 2);
 }
+// --corpus-policy FILE (repeatable): judge the corpus under these policies too.
+const corpusPolicies = [null];
+for (let i; (i = args.indexOf("--corpus-policy")) >= 0;) corpusPolicies.push(args.splice(i, 2)[1]);
 const [BIN, GOLDEN, CORPUS] = args;
 const TMP = fs.mkdtempSync(path.join(os.tmpdir(), "matchcond-"));
 process.on("exit", () => fs.rmSync(TMP, { recursive: true, force: true }));
@@ -203,7 +207,6 @@ for (const c of fs.readdirSync(GOLDEN).sort()) {
 
 /* ==== Corpus pod templates ==== */
 
-const corpus = tally();
 const DAEMONSET_USER = "system:serviceaccount:kube-system:daemon-set-controller";  // review_offline.c
 const audit = cp.spawnSync(BIN, ["audit", "-o", "json", CORPUS], { encoding: "utf8" });
 const findings = JSON.parse(audit.stdout).findings;
@@ -253,18 +256,22 @@ function podOf(f, t) {
 	};
 }
 
-for (const f of findings) {
-	if (!docsCache.has(f.file))
-		docsCache.set(f.file, documents(f.file));
-	const t = pointerGet(docsCache.get(f.file)[f.document], f.pointer);
-	const body = podOf(f, t);
-	const name = `corpus ${path.basename(f.file)} ${f.kind}/${f.name}${f.pointer}`;
-	const answers = [review(body, null, false), review(body, null, true)];
-	judge(corpus, name, conditions(null), body.request, answers, cpuOnly(body, null));
+const corpora = [];
+for (const policy of corpusPolicies) {
+	const t = tally();
+	const label = policy ? path.basename(policy) : "default policy";
+	for (const f of findings) {
+		if (!docsCache.has(f.file)) docsCache.set(f.file, documents(f.file));
+		const body = podOf(f, pointerGet(docsCache.get(f.file)[f.document], f.pointer));
+		const name = `corpus (${label}) ${path.basename(f.file)} ${f.kind}/${f.name}${f.pointer}`;
+		const answers = [review(body, policy, false), review(body, policy, true)];
+		judge(t, name, conditions(policy), body.request, answers, cpuOnly(body, policy));
+	}
+	corpora.push([label, t]);
 }
 if (findings.length === 0) notok("corpus", "audit found no pod template");
 
-report("corpus (default policy)", corpus);
+for (const [label, t] of corpora) report(`corpus (${label})`, t);
 report("golden", golden);
 console.log(`matchcond superset: ${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);
