@@ -657,11 +657,15 @@ static const struct scan_shape *find_bytes(const struct scan_shape *shape, const
 	}
 }
 
-static const struct scan_shape *find(const struct scan_shape *shape, const struct key *k)
+/* The entry naming key k; one spelt with escapes is looked up decoded (rare: the slow way). */
+static const struct scan_shape *find_key(const struct scan_shape *shape, const struct key *k)
 {
-	if (k->escaped)
-		return NULL;
-	return find_bytes(shape, k->start, k->len);
+	unsigned char decoded[KEY_DECODED_MAX];
+
+	if (!k->escaped)
+		return find_bytes(shape, k->start, k->len);
+	decode_string((const unsigned char *)k->start, k->len, decoded);
+	return find_bytes(shape, (const char *)decoded, k->dlen);
 }
 
 /* The entry that ends shape (through SCAN_ALSO tables): what happens to the members it does not name. */
@@ -722,9 +726,7 @@ static int set_member(json_t *obj, const struct key *k, json_t *child)
 /*
  * An object at s->p, kept in *out (a new object). With a shape, only the
  * members it names are kept, each as its entry says; with shape NULL, every
- * member is kept whole. In a shaped object a key spelt with escapes is never
- * a match, which is safe only because such keys cannot occur in real
- * Kubernetes objects and are refused below.
+ * member is kept whole. A key spelt with escapes is looked up decoded.
  */
 static int descend_value(struct scanner *s, const struct scan_shape *search, json_t **out);
 
@@ -762,12 +764,8 @@ static int scan_object(struct scanner *s, const struct scan_shape *shape, json_t
 		    scan_key(s, pushed) != 0)
 			goto bad;
 		k = *pushed;  /* the key stack may move while the value is scanned */
-		if (shape != NULL) {
-			member = find(shape, &k);
-			/* A kept member spelt with escapes would be missed: refuse, the full parse decides. */
-			if (member == NULL && k.escaped)
-				goto bad;
-		}
+		if (shape != NULL)
+			member = find_key(shape, &k);
 		skip_ws(s);
 		if (s->p >= s->end || *s->p++ != ':')
 			goto bad;
@@ -882,8 +880,7 @@ static inline int next_item(struct scanner *s, char close)
  * Searching (SCAN_DESCEND): every member of every object and array below is
  * looked up in search; what an entry names is kept as it says, everything
  * else only validated, and a container is built only when something inside
- * it was kept (*out stays NULL otherwise). Keys spelt with escapes are
- * decoded before the lookup: nothing is missed, and nothing is refused.
+ * it was kept (*out stays NULL otherwise).
  */
 static int descend_object(struct scanner *s, const struct scan_shape *search, json_t **out)
 {
@@ -896,7 +893,6 @@ static int descend_object(struct scanner *s, const struct scan_shape *search, js
 	for (;;) {
 		struct key k, *pushed;
 		const struct scan_shape *member;
-		unsigned char decoded[KEY_DECODED_MAX];
 		json_t *child = NULL;
 
 		skip_ws(s);
@@ -904,12 +900,7 @@ static int descend_object(struct scanner *s, const struct scan_shape *search, js
 		    scan_key(s, pushed) != 0)
 			goto bad;
 		k = *pushed;  /* the key stack may move while the value is scanned */
-		if (!k.escaped) {
-			member = find(search, &k);
-		} else {
-			decode_string((const unsigned char *)k.start, k.len, decoded);
-			member = find_bytes(search, (const char *)decoded, k.dlen);
-		}
+		member = find_key(search, &k);
 		skip_ws(s);
 		if (s->p >= s->end || *s->p++ != ':')
 			goto bad;
