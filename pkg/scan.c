@@ -635,20 +635,20 @@ static int skip_value(struct scanner *s)
  */
 
 /* The entry of shape (through SCAN_ALSO tables) naming the key p[0..n), or NULL. */
-static const struct scan_shape *find_bytes(const struct scan_shape *shape, const char *p, size_t n)
+static inline const struct scan_shape *find_bytes(const struct scan_shape *shape, const char *p, size_t n)
 {
 	for (;;) {
 		/* The first byte settles most comparisons; strncmp stops at the shape key's end. */
 		for (; shape->key != NULL; shape++) {
 			const char *pat = shape->key;
 
+			if ((n == 0 || pat[0] == p[0]) && strncmp(pat, p, n) == 0 && pat[n] == '\0')
+				return shape;
 			if (pat[0] == '*') {
 				size_t m = strlen(pat + 1);
 
 				if (n > m && memcmp(p + n - m, pat + 1, m) == 0)
 					return shape;
-			} else if ((n == 0 || pat[0] == p[0]) && strncmp(pat, p, n) == 0 && pat[n] == '\0') {
-				return shape;
 			}
 		}
 		if (shape->kind != SCAN_ALSO || shape->children == NULL)
@@ -657,15 +657,19 @@ static const struct scan_shape *find_bytes(const struct scan_shape *shape, const
 	}
 }
 
-/* The entry naming key k; one spelt with escapes is looked up decoded (rare: the slow way). */
-static const struct scan_shape *find_key(const struct scan_shape *shape, const struct key *k)
+/* find_key() of a key spelt with escapes: looked up decoded (rare: the slow way). */
+static const struct scan_shape *find_escaped(const struct scan_shape *shape, const struct key *k)
 {
 	unsigned char decoded[KEY_DECODED_MAX];
 
-	if (!k->escaped)
-		return find_bytes(shape, k->start, k->len);
 	decode_string((const unsigned char *)k->start, k->len, decoded);
 	return find_bytes(shape, (const char *)decoded, k->dlen);
+}
+
+/* The entry naming key k, or NULL. */
+static inline const struct scan_shape *find_key(const struct scan_shape *shape, const struct key *k)
+{
+	return k->escaped ? find_escaped(shape, k) : find_bytes(shape, k->start, k->len);
 }
 
 /* The entry that ends shape (through SCAN_ALSO tables): what happens to the members it does not name. */
@@ -741,8 +745,7 @@ static int set_kept(json_t *obj, const struct scan_shape *member, const struct k
 static int scan_object(struct scanner *s, const struct scan_shape *shape, json_t **out)
 {
 	size_t from = s->n_keys;
-	const struct scan_shape *rest = shape != NULL ? rest_of(shape) : NULL;
-	const struct scan_shape *search = rest != NULL && rest->kind == SCAN_DESCEND ? rest->children : NULL;
+	const struct scan_shape *rest = NULL;  /* the shape's end, looked up at the first member it does not name */
 	json_t *obj;
 
 	if (++s->depth > s->max_depth || (obj = json_object()) == NULL)
@@ -777,8 +780,8 @@ static int scan_object(struct scanner *s, const struct scan_shape *shape, json_t
 			if (scan_value(s, member->children, member->kind, &child) != 0 ||
 			    set_kept(obj, member, &k, child) != 0)
 				goto bad;
-		} else if (search != NULL) {
-			if (descend_value(s, search, &child) != 0 ||
+		} else if ((rest != NULL || (rest = rest_of(shape)) != NULL) && rest->kind == SCAN_DESCEND) {
+			if (descend_value(s, rest->children, &child) != 0 ||
 			    (child != NULL && set_member(obj, &k, child) != 0))
 				goto bad;
 		} else if (skip_value(s) != 0) {

@@ -316,16 +316,25 @@ static int discover(struct walk *w, const json_t *obj, int list_depth)
 	return walk_object(w, obj, group, kind);
 }
 
-/* A walk appending to out (its paths are 8 KiB: not on the stack); NULL with err. */
+/*
+ * A walk appending to out (its paths are 8 KiB: not on the stack, and not
+ * zeroed either, as a webhook finds templates on every workload review);
+ * NULL with err.
+ */
 static struct walk *walk_new(struct template_list *out, struct error *err)
 {
-	struct walk *w = calloc(1, sizeof *w);
+	struct walk *w = malloc(sizeof *w);
 
 	if (w == NULL) {
 		error_set(err, ERROR_NOMEM, "out of memory finding pod templates");
 		return NULL;
 	}
 	w->out = out;
+	w->ptr[0] = w->path[0] = '\0';
+	w->ptr_len = w->path_len = 0;
+	w->metadata = NULL;
+	w->kind = w->name = w->ns = NULL;
+	w->daemonset = 0;
 	w->err = err;
 	return w;
 }

@@ -187,8 +187,11 @@ int workload_evaluate(const struct config *cfg, const struct workload_request *r
 		before.v[i].ns = ns;
 	if (ns == NULL)
 		ns = now.n > 0 ? now.v[0].ns : "default";
-	if (now.n > 0 && (j = calloc(now.n, sizeof *j)) == NULL)
+	/* Not zeroed (each result is 2.5 KB): judged says which results are set. */
+	if (now.n > 0 && (j = malloc(now.n * sizeof *j)) == NULL)
 		goto nomem;
+	for (i = 0; i < now.n; i++)
+		j[i].judged = 0;
 	res->templates = now.n;
 	a->mode = config_mode_for(cfg, ns);
 	a->verdict = POLICY_ALLOW;
