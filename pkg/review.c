@@ -787,6 +787,7 @@ int review_handle_ex(const struct config *cfg, const char *body, size_t len, uns
 		copy_id(res->name, sizeof res->name, name ? name : json_string_value(json_object_get(meta, "generateName")));
 	}
 	res->kind = template_kind_label(rq.group, rq.kind);
+	copy_id(res->object_kind, sizeof res->object_kind, rq.kind);
 	if (rq.what != REVIEW_POD) {
 		rc = answer_workload(cfg, body, len, flags, &rq, res, err);
 		goto out;

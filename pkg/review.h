@@ -37,6 +37,7 @@ struct review_response {
 	char uid[128];
 	char ns[64];
 	char name[254];
+	char object_kind[64];         /* request.kind.kind of what was judged (cut to fit) */
 	char pools[256];              /* the pool the policy names, or the eligible pools in order,
 	                                 comma-separated (cut to fit); empty when none */
 	size_t n_pools;               /* how many it names */

@@ -35,6 +35,7 @@
 #include "review.h"
 #include "template.h"
 #include "workload.h"
+#include "workload_check.h"
 
 #define TEXT_MAX 8192
 
@@ -56,13 +57,6 @@ static char *slurp(const char *path, size_t *len)
 	}
 	fclose(f);
 	return buf;
-}
-
-static const char *str(const json_t *obj, const char *key)
-{
-	const char *s = json_string_value(json_object_get(obj, key));
-
-	return s ? s : "";
 }
 
 /* The group of an apiVersion ("apps/v1": apps, "v1": the core group) and its version. */
@@ -150,8 +144,8 @@ static struct config *policy_for(const char *config_path, const struct manifest 
 
 			if (workload_kind(obj[k]) != 2)
 				continue;
-			split_api(str(obj[k], "apiVersion"), group, sizeof group, &version);
-			snprintf(entry, sizeof entry, "  - {group: %s, kind: %s}\n", group, str(obj[k], "kind"));
+			split_api(wc_str(obj[k], "apiVersion"), group, sizeof group, &version);
+			snprintf(entry, sizeof entry, "  - {group: %s, kind: %s}\n", group, wc_str(obj[k], "kind"));
 			if (strstr(base, entry) != NULL)
 				continue;
 			if (!listed++)
@@ -172,130 +166,13 @@ static json_t *findings_of(const json_t *findings, size_t doc, const char *ptr)
 	size_t i, n = strlen(ptr);
 
 	json_array_foreach(findings, i, f) {
-		const char *p = str(f, "pointer");
+		const char *p = wc_str(f, "pointer");
 
 		if ((size_t)json_integer_value(json_object_get(f, "document")) == doc && strncmp(p, ptr, n) == 0 &&
 		    (p[n] == '/' || p[n] == '\0'))
 			json_array_append(out, f);
 	}
 	return out;
-}
-
-static int weight(const json_t *f)
-{
-	const char *v = str(f, "verdict");
-
-	if (strcmp(v, "reject") == 0)
-		return 4;
-	if (strcmp(v, "mutate") == 0)
-		return 3;
-	return json_array_size(json_object_get(f, "warnings")) > 0 ? 2 : 1;
-}
-
-/* text cut as the webhook cuts a warning: 256 bytes, on a character. */
-static void cut(char *text)
-{
-	text[POLICY_WARNING_MAX] = '\0';
-	error_trim_utf8(text);
-}
-
-static int has_warning(const json_t *warnings, const char *want)
-{
-	size_t i;
-
-	for (i = 0; i < json_array_size(warnings); i++)
-		if (strcmp(json_string_value(json_array_get(warnings, i)), want) == 0)
-			return 1;
-	return 0;
-}
-
-/*
- * Compares an answer (response object) with the findings of its templates
- * (rel: their paths from the object, by index). NULL when they agree, else
- * what differs (static storage).
- */
-static const char *compare(const json_t *resp, const json_t *findings, const json_t *rel)
-{
-	static char why[TEXT_MAX];
-	const json_t *ann = json_object_get(resp, "auditAnnotations"), *f, *decider = NULL;
-	const json_t *warnings = json_object_get(resp, "warnings");
-	const char *message = str(json_object_get(resp, "status"), "message");
-	const char *mode = json_array_size(findings) ? str(json_array_get(findings, 0), "mode") : "enforce";
-	size_t i, w, rejected = 0, exempt = 0, n = json_array_size(findings);
-	char text[TEXT_MAX];
-
-	json_array_foreach(findings, i, f) {
-		rejected += strcmp(str(f, "verdict"), "reject") == 0;
-		exempt += strcmp(str(f, "verdict"), "exempt") == 0;
-		if (decider == NULL || weight(f) > weight(decider))
-			decider = f;
-	}
-	if (json_object_get(resp, "patch") != NULL)
-		return "a workload was patched";
-	if (json_is_true(json_object_get(resp, "allowed")) != !(rejected > 0 && strcmp(mode, "enforce") == 0))
-		return rejected > 0 ? "allowed, with a template audit rejects (enforce)"
-				    : "denied, with no template audit rejects";
-	json_array_foreach(findings, i, f) {
-		const char *path = json_string_value(json_array_get(rel, i));
-
-		if (strcmp(str(f, "verdict"), "reject") != 0)
-			continue;
-		snprintf(text, sizeof text, "pod template %s: %s", path, str(f, "message"));
-		if (strcmp(mode, "enforce") == 0) {
-			/* Every template named while the message has room (it is cut at 4 KiB). */
-			if (strstr(message, text) == NULL && strlen(message) + 64 < WORKLOAD_MESSAGE_MAX) {
-				snprintf(why, sizeof why, "the message does not say \"%s\"", text);
-				return why;
-			}
-		} else {
-			snprintf(text, sizeof text, "would be rejected (%s mode): pod template %s: %s", mode, path,
-				 str(f, "message"));
-			cut(text);
-			if (!has_warning(warnings, text) && json_array_size(warnings) < WORKLOAD_WARNINGS_MAX) {
-				snprintf(why, sizeof why, "no warning \"%s\"", text);
-				return why;
-			}
-		}
-	}
-	/* Every warning comes from a finding's warnings, the mode's, or says how many more there are. */
-	for (w = 0; w < json_array_size(warnings); w++) {
-		const char *got = json_string_value(json_array_get(warnings, w));
-		int from = strncmp(got, "would be rejected (", 19) == 0 || strstr(got, "more warning") != NULL;
-
-		json_array_foreach(findings, i, f) {
-			const json_t *fw = json_object_get(f, "warnings"), *one;
-			size_t k;
-
-			json_array_foreach(fw, k, one) {
-				snprintf(text, sizeof text, "pod template %s: %s",
-					 json_string_value(json_array_get(rel, i)), json_string_value(one));
-				cut(text);
-				from |= strcmp(text, got) == 0;
-			}
-		}
-		if (!from) {
-			snprintf(why, sizeof why, "warning \"%s\" is none of the findings'", got);
-			return why;
-		}
-	}
-	if (n > 0) {
-		size_t d = 0;
-
-		while (json_array_get(findings, d) != decider)
-			d++;
-		if (strcmp(str(ann, "reason"), str(decider, "reason")) != 0 ||
-		    strcmp(str(ann, "template"), json_string_value(json_array_get(rel, d))) != 0 ||
-		    strcmp(str(ann, "mode"), mode) != 0) {
-			snprintf(why, sizeof why, "annotated %s at %s (%s), the deciding finding is %s at %s (%s)",
-				 str(ann, "reason"), str(ann, "template"), str(ann, "mode"), str(decider, "reason"),
-				 json_string_value(json_array_get(rel, d)), mode);
-			return why;
-		}
-		if (strcmp(str(ann, "decision"), exempt == n ? "exempt" : rejected > 0 && strcmp(mode, "enforce") == 0
-			   ? "reject" : "allow") != 0)
-			return "the decision annotated is not the findings'";
-	}
-	return NULL;
 }
 
 static json_t *answer(const struct config *cfg, const char *body, unsigned flags, char **text)
@@ -330,8 +207,8 @@ static void check_object(const struct config *cfg, const char *where, const json
 	const char *version, *why;
 	size_t i;
 
-	split_api(str(obj, "apiVersion"), group, sizeof group, &version);
-	if (body == NULL || template_find_object(obj, group, str(obj, "kind"), &l, &err) != 0) {
+	split_api(wc_str(obj, "apiVersion"), group, sizeof group, &version);
+	if (body == NULL || template_find_object(obj, group, wc_str(obj, "kind"), &l, &err) != 0) {
 		fail(where, "cannot wrap the object");
 		goto out;
 	}
@@ -359,7 +236,7 @@ static void check_object(const struct config *cfg, const char *where, const json
 		fail(where, "/mutate answers otherwise than /validate");
 		goto out;
 	}
-	if ((why = compare(json_object_get(v, "response"), findings, rel)) != NULL) {
+	if ((why = wc_compare(json_object_get(v, "response"), findings, rel)) != NULL) {
 		fail(where, why);
 		fprintf(stderr, "  answer: %s\n", tv);
 		goto out;
@@ -418,7 +295,7 @@ static void check_file(const char *path, const char *config_path)
 				continue;
 			f = findings_of(a.findings, i, ptr[k]);
 			snprintf(where, sizeof where, "%s: document %zu%s%s: %s %s", path, i, ptr[k][0] ? " at " : "",
-				 ptr[k], str(obj[k], "kind"), str(json_object_get(obj[k], "metadata"), "name"));
+				 ptr[k], wc_str(obj[k], "kind"), wc_str(json_object_get(obj[k], "metadata"), "name"));
 			check_object(cfg, where, obj[k], f);
 			json_decref(f);
 		}
@@ -531,9 +408,9 @@ static void check_not_blind(void)
 	}
 	findings = json_deep_copy(json_object_get(blind_probe, "findings"));
 	json_array_foreach(findings, i, f)
-		if (strcmp(str(f, "verdict"), "reject") == 0)
+		if (strcmp(wc_str(f, "verdict"), "reject") == 0)
 			json_object_set_new(f, "verdict", json_string("ok"));
-	if (compare(json_object_get(blind_probe, "response"), findings, json_object_get(blind_probe, "rel")) == NULL)
+	if (wc_compare(json_object_get(blind_probe, "response"), findings, json_object_get(blind_probe, "rel")) == NULL)
 		fail("self-check", "the comparison is blind: an answer matched findings it does not");
 	else
 		passed++;
