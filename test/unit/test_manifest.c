@@ -433,6 +433,52 @@ static void test_render(void)
 	CHECK(out == NULL);
 }
 
+/* audit --fix of a rejected template: whole lines removed, comments and layout kept. */
+static void test_render_removals(void)
+{
+	const char *how;
+	char *out;
+
+	/* Sequence items, middle and last, and an entry of a map; the comments about the rest stay. */
+	out = render("spec:\n  # why\n  tolerations:\n  - key: a\n  - key: sku   # this one\n    operator: Exists\n"
+		     "  - key: b\n  - key: sku\n  nodeSelector:\n    zone: x\n    accelerator: nvidia # gpu\n"
+		     "  nodeName: gpu-1\n  # containers\n  containers: []\n",
+		     "[{\"op\":\"remove\",\"path\":\"/spec/tolerations/3\"},{\"op\":\"remove\",\"path\":\"/spec/tolerations/1\"},"
+		     "{\"op\":\"remove\",\"path\":\"/spec/nodeSelector/accelerator\"},"
+		     "{\"op\":\"remove\",\"path\":\"/spec/nodeName\"}]", &how);
+	CHECK_STR(out, "spec:\n  # why\n  tolerations:\n  - key: a\n  - key: b\n  nodeSelector:\n    zone: x\n"
+		  "  # containers\n  containers: []\n");
+	CHECK_STR(how, "inserted");
+	free(out);
+
+	/* A whole key with a block value, nested maps, a comment above the next key kept. */
+	out = render("spec:\n  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
+		     "        nodeSelectorTerms:\n        - matchExpressions: [{key: accelerator, operator: Exists}]\n"
+		     "  # the app\n  containers:\n  - name: c\n",
+		     "[{\"op\":\"remove\",\"path\":\"/spec/affinity\"}]", &how);
+	CHECK_STR(out, "spec:\n  # the app\n  containers:\n  - name: c\n");
+	CHECK_STR(how, "inserted");
+	free(out);
+
+	/* An indentless sequence as the whole value, at the end of the document. */
+	out = render("spec:\n  containers: []\n  tolerations:\n  - {key: sku, operator: Exists}\n",
+		     "[{\"op\":\"remove\",\"path\":\"/spec/tolerations\"}]", &how);
+	CHECK_STR(out, "spec:\n  containers: []\n");
+	CHECK_STR(how, "inserted");
+	free(out);
+
+	/* Inside flow style: re-emitted from the value instead. */
+	out = render("spec: {tolerations: [{key: sku}, {key: a}], containers: []}\n",
+		     "[{\"op\":\"remove\",\"path\":\"/spec/tolerations/0\"}]", &how);
+	CHECK_STR(out, "spec:\n  tolerations:\n  - key: a\n  containers: []\n");
+	CHECK_STR(how, "re-emitted");
+	free(out);
+
+	/* Nothing there to remove: an error. */
+	out = render("spec: {}\n", "[{\"op\":\"remove\",\"path\":\"/spec/nodeName\"}]", &how);
+	CHECK(out == NULL);
+}
+
 int main(void)
 {
 	RUN(test_scalar_typing);
@@ -444,6 +490,7 @@ int main(void)
 	RUN(test_anchors_and_merge);
 	RUN(test_hostile);
 	RUN(test_render);
+	RUN(test_render_removals);
 	RUN(test_to_yaml);
 	template_list_free(&found);
 	return check_done("manifest");
