@@ -72,35 +72,39 @@ static void describe(const struct workload_request *req, const struct judged *j,
 
 /*
  * The denial: the object, then each rejected template's path and rejection,
- * then how the manifest gets fixed. Cut on a character at the end of the
- * buffer, with every template named as long as there is room.
+ * then how the manifest gets fixed. Many templates are cut short, on a
+ * character, before that last sentence, which is always there.
  */
 static void deny_message(struct workload_result *res, const char *who, const struct judged *j, size_t n)
 {
-	size_t i, rejected = 0, fixable = 0;
-	char *m = res->message;
-	const size_t cap = sizeof res->message;
+	size_t i, rejected = 0, fixable = 0, room;
+	char *m = res->message, tail[256];
 
 	for (i = 0; i < n; i++)
 		if (j[i].judged && j[i].res.verdict == POLICY_REJECT) {
 			rejected++;
 			fixable += j[i].res.fix != NULL;
 		}
-	snprintf(m, cap, "%s: ", who);
+	if (fixable == rejected)
+		snprintf(tail, sizeof tail, "`gpu-admission audit --fix FILE` fixes the manifest (it removes what "
+			 "aims %s at GPU nodes)", rejected > 1 ? "each template" : "the template");
+	else
+		snprintf(tail, sizeof tail, "`gpu-admission audit FILE` shows each template's verdict%s",
+			 fixable > 0 ? ", and `--fix` removes the routes to GPU nodes of those it can" : "");
+	room = sizeof res->message - strlen(tail) - sizeof " ... ";
+	snprintf(m, room, "%s: ", who);
 	if (rejected > 1)
-		policy_appendf(m, cap, "%zu pod templates would be rejected. ", rejected);
+		policy_appendf(m, room, "%zu pod templates would be rejected. ", rejected);
 	for (i = 0; i < n; i++) {
 		if (!j[i].judged || j[i].res.verdict != POLICY_REJECT)
 			continue;
-		policy_appendf(m, cap, "pod template %s: %s. ", j[i].t->path, j[i].res.message);
+		policy_appendf(m, room, "pod template %s: %s. ", j[i].t->path, j[i].res.message);
 	}
-	if (fixable == rejected)
-		policy_appendf(m, cap, "`gpu-admission audit --fix FILE` fixes the manifest (it removes what aims %s at "
-			"GPU nodes)", rejected > 1 ? "each template" : "the template");
-	else
-		policy_appendf(m, cap, "`gpu-admission audit FILE` shows each template's verdict%s",
-			       fixable > 0 ? ", and `--fix` removes the routes to GPU nodes of those it can" : "");
-	error_trim_utf8(m);
+	if (strlen(m) + 1 >= room) {
+		error_trim_utf8(m);
+		policy_appendf(m, sizeof res->message, " ... ");
+	}
+	policy_appendf(m, sizeof res->message, "%s", tail);
 }
 
 /*
