@@ -348,6 +348,25 @@ static void test_pool_access(void)
  * an entry of a list at the entry, a toleration's or requirement's field at
  * that field. Never file:0:0, and an invalid field is one error, not two.
  */
+/* Loading yaml fails with exactly the errors want[0..n) (each a prefix), in order. */
+static void expect_errors(const char *yaml, const char *const *want, size_t n)
+{
+	struct config_errors errs = { 0 };
+	struct error err = { 0 };
+	struct config *cfg = config_load_buffer_all(yaml, strlen(yaml), "policy.yaml", &errs, &err);
+	size_t i;
+
+	CHECK(cfg == NULL);
+	CHECK_INT(errs.total, n);
+	for (i = 0; i < errs.n; i++)
+		if (i >= n || strncmp(errs.v[i].text, want[i], strlen(want[i])) != 0)
+			fprintf(stderr, "  error %zu: \"%s\", want \"%s...\"\n", i, errs.v[i].text, i < n ? want[i] : "");
+	for (i = 0; i < n && i < errs.n; i++)
+		CHECK(strncmp(errs.v[i].text, want[i], strlen(want[i])) == 0);
+	config_errors_free(&errs);
+	config_free(cfg);
+}
+
 static void test_pool_errors_placed(void)
 {
 	static const char yaml[] =
@@ -388,20 +407,10 @@ static void test_pool_errors_placed(void)
 		"policy.yaml:17:11: pools[3].podSelector.matchExpressions[2]: operator In needs at least one value",
 		"policy.yaml:18:1: (top level): duplicate key \"placement\"",
 	};
-	struct config_errors errs = { 0 };
 	struct error err = { 0 };
-	struct config *cfg = config_load_buffer_all(yaml, strlen(yaml), "policy.yaml", &errs, &err);
-	size_t i, n = sizeof want / sizeof want[0];
+	struct config *cfg;
 
-	CHECK(cfg == NULL);
-	CHECK_INT(errs.total, n);
-	for (i = 0; i < errs.n; i++)
-		if (i >= n || strncmp(errs.v[i].text, want[i], strlen(want[i])) != 0)
-			fprintf(stderr, "  error %zu: \"%s\", want \"%s...\"\n", i, errs.v[i].text, i < n ? want[i] : "");
-	for (i = 0; i < n && i < errs.n; i++)
-		CHECK(strncmp(errs.v[i].text, want[i], strlen(want[i])) == 0);
-	config_errors_free(&errs);
-	config_free(cfg);
+	expect_errors(yaml, want, sizeof want / sizeof want[0]);
 
 	/* A missing selector is at the entry; an empty one at itself; one of the wrong type only says so. */
 	expect_error("exempt:\n  podSelectors:\n    - {namespaces: [m]}\n",
@@ -437,20 +446,10 @@ static void test_workloads(void)
 		"policy.yaml:7:25: workloads[5].colour: unknown field (known: group, kind, versions)",
 		"policy.yaml:8:5: workloads[6]: must be a map with group, kind and versions",
 	};
-	struct config_errors errs = { 0 };
 	struct error err = { 0 };
-	struct config *cfg = config_load_buffer_all(yaml, strlen(yaml), "policy.yaml", &errs, &err);
-	size_t i, n = sizeof want / sizeof want[0];
+	struct config *cfg;
 
-	CHECK(cfg == NULL);
-	CHECK_INT(errs.total, n);
-	for (i = 0; i < errs.n; i++)
-		if (i >= n || strncmp(errs.v[i].text, want[i], strlen(want[i])) != 0)
-			fprintf(stderr, "  error %zu: \"%s\", want \"%s...\"\n", i, errs.v[i].text, i < n ? want[i] : "");
-	for (i = 0; i < n && i < errs.n; i++)
-		CHECK(strncmp(errs.v[i].text, want[i], strlen(want[i])) == 0);
-	config_errors_free(&errs);
-	config_free(cfg);
+	expect_errors(yaml, want, sizeof want / sizeof want[0]);
 
 	cfg = load("workloads:\n  - {group: kubeflow.org, kind: PyTorchJob}\n"
 		   "  - {group: serving.kserve.io, kind: LLMInferenceService, versions: [v1alpha1]}\n", &err);
