@@ -65,7 +65,7 @@ static char *wrap_input(const char *name, const char *buf, size_t len, int apply
 	}
 	if (apply && (n != 1 || !json_is_object(obj)))
 		error_set(err, ERROR_INPUT, "%s: --apply takes one object (%s): gpu-admission audit %s judges "
-			  "them all", name, n == 0 ? "there is none" : n > 1 ? "there are several" : "not a list",
+			  "them all", name, n == 0 ? "there is none" : n > 1 ? "there are several" : "this is a list",
 			  name);
 	else if (!apply && l.n == 0)
 		error_set(err, ERROR_INPUT, "%s: no pod template found (--wrap takes a Pod, or an object "
