@@ -36,6 +36,7 @@
 #include "manifest.h"
 #include "report.h"
 #include "review.h"
+#include "template.h"
 
 /* ==== The counting, failing allocator ==== */
 
@@ -999,7 +1000,7 @@ static void test_audit_every_allocation(void)
  */
 struct wrap_case {
 	const struct config *cfg;
-	const struct manifest_template *t;  /* borrowed from a manifest loaded once */
+	const struct template_item *t;      /* borrowed from a manifest loaded once */
 	char *want;                         /* the reference run: the patched pod, or the error */
 };
 
@@ -1091,21 +1092,26 @@ static void test_wrap_every_allocation(void)
 	CHECK(cfg != NULL && manifest_load(manifests, sizeof manifests - 1, &m, &err) == 0);
 	for (i = 0; cfg != NULL && i < m.n_docs; i++) {
 		struct wrap_case c = { cfg, NULL, NULL };
+		struct template_list l = { 0 };
 		char label[256];
 		struct path p = { label, run_wrap, &c };
 
-		CHECK(m.docs[i].n_templates == 1);
-		if (m.docs[i].n_templates != 1)
+		CHECK(template_find(m.docs[i].root, &l, &err) == 0 && l.n == 1);
+		if (l.n != 1) {
+			template_list_free(&l);
 			continue;
-		c.t = &m.docs[i].templates[0];
+		}
+		c.t = &l.v[0];
 		if (wrap_once(&c, &c.want, &err) != 0) {
 			fprintf(stderr, "  review --wrap %s: the reference run failed: %s\n", c.t->kind, err.msg);
 			CHECK(0);
+			template_list_free(&l);
 			continue;
 		}
 		snprintf(label, sizeof label, "review --wrap (a %s, pools v2)", c.t->kind);
 		every_point(&p);
 		free(c.want);
+		template_list_free(&l);
 	}
 	CHECK(m.n_docs == 3);
 	manifest_free(&m);

@@ -429,6 +429,129 @@ static void test_value_cap_same_on_both_paths(void)
 	config_free(cfg);
 }
 
+/* SCAN_ALSO: a table extended by another, as review extends the fields the policy reads. */
+static const struct scan_shape shared[] = {
+	{ "b", SCAN_WHOLE, NULL },
+	{ "obj", SCAN_OBJECT, inner },
+	{ NULL, SCAN_WHOLE, NULL },
+};
+static const struct scan_shape extended[] = {
+	{ "a", SCAN_WHOLE, NULL },
+	{ NULL, SCAN_ALSO, shared },
+};
+
+static void test_also_extends_a_shared_table(void)
+{
+	const char *text = "{\"a\":1,\"b\":2,\"c\":3,\"obj\":{\"keep\":4,\"drop\":5}}";
+	json_t *got = scan_extract(text, strlen(text), extended, 64);
+	json_t *want = json_loads("{\"a\":1,\"b\":2,\"obj\":{\"keep\":4}}", 0, NULL);
+
+	CHECK(got != NULL && json_equal(got, want));
+	json_decref(got);
+	json_decref(want);
+}
+
+/* SCAN_DESCEND: template-looking members found anywhere, kept whole, the way to them only. */
+static const struct scan_shape search[] = {
+	{ "template", SCAN_WHOLE, NULL },
+	{ "*Template", SCAN_WHOLE, NULL },
+	{ NULL, SCAN_WHOLE, NULL },
+};
+static const struct scan_shape descending[] = {
+	{ "kind", SCAN_WHOLE, NULL },
+	{ "metadata", SCAN_OBJECT, inner },
+	{ NULL, SCAN_DESCEND, search },
+};
+
+static json_t *descend(const char *text)
+{
+	return scan_extract(text, strlen(text), descending, 64);
+}
+
+static void test_descend_keeps_the_way_to_what_it_finds(void)
+{
+	json_t *got = descend("{\"kind\":\"J\",\"metadata\":{\"keep\":1,\"template\":{\"x\":1}},"
+			      "\"spec\":{\"n\":3,\"big\":{\"deep\":[1,2,{\"z\":\"s\"}]},"
+			      "\"jobs\":[{\"name\":\"a\"},7,{\"template\":{\"spec\":{\"containers\":[]}},\"x\":1},"
+			      "\"s\",{\"leaderTemplate\":{\"a\":[1]},\"Template\":{\"no\":1}}]}}");
+	json_t *want = json_loads("{\"kind\":\"J\",\"metadata\":{\"keep\":1},\"spec\":{\"jobs\":"
+				  "[null,null,{\"template\":{\"spec\":{\"containers\":[]}}},null,"
+				  "{\"leaderTemplate\":{\"a\":[1]}}]}}", 0, NULL);
+
+	CHECK(got != NULL && json_equal(got, want));
+	json_decref(got);
+	json_decref(want);
+	/* Nothing found: nothing built, not even the empty containers on the way. */
+	got = descend("{\"spec\":{\"a\":{\"b\":[{},[]]},\"c\":[]}}");
+	CHECK(got != NULL && json_object_size(got) == 0);
+	json_decref(got);
+}
+
+static void test_descend_decodes_escaped_keys(void)
+{
+	/* "\u0074emplate" is "template": found, and kept under its decoded name. */
+	json_t *got = descend("{\"spec\":{\"\\u0074emplate\":{\"a\":1},\"x\\n\":{\"template\":2}}}");
+	json_t *want = json_loads("{\"spec\":{\"template\":{\"a\":1},\"x\\n\":{\"template\":2}}}", 0, NULL);
+
+	CHECK(got != NULL && json_equal(got, want));
+	json_decref(got);
+	json_decref(want);
+}
+
+/* What descending keeps is what jansson parses, and it refuses what jansson refuses. */
+static void test_descend_validates_everything(void)
+{
+	static const char *const bad_docs[] = {
+		"{\"spec\":{\"a\":1,\"a\":2}}",           /* duplicate key on the way */
+		"{\"spec\":[{\"template\":1,\"template\":1}]}",
+		"{\"spec\":{\"a\":[1,]}}",
+		"{\"spec\":{\"a\":\"\\ud800\"}}",
+		"{\"spec\":{\"template\":{\"a\":tru}}}",
+	};
+	char deep[256];
+	size_t i;
+
+	for (i = 0; i < sizeof bad_docs / sizeof bad_docs[0]; i++) {
+		json_t *got = descend(bad_docs[i]);
+
+		CHECK(got == NULL);
+		CHECK(!jansson_accepts(bad_docs[i], strlen(bad_docs[i])));
+		json_decref(got);
+	}
+	/* The depth limit holds while searching too. */
+	strcpy(deep, "{\"spec\":");
+	for (i = 0; i < 70; i++)
+		strcat(deep, "[");
+	for (i = 0; i < 70; i++)
+		strcat(deep, "]");
+	strcat(deep, "}");
+	CHECK(descend(deep) == NULL);
+}
+
+static void test_shape_equal_compares_what_is_kept(void)
+{
+	json_t *a = json_loads("{\"a\":1,\"x\":1,\"obj\":{\"keep\":[1],\"drop\":1},"
+			       "\"list\":[{\"keep\":1,\"drop\":1}]}", 0, NULL);
+	json_t *b = json_loads("{\"a\":1,\"x\":2,\"obj\":{\"keep\":[1],\"drop\":2},"
+			       "\"list\":[{\"keep\":1,\"drop\":2}]}", 0, NULL);
+	json_t *c = json_loads("{\"a\":1,\"obj\":{\"keep\":[1]},\"list\":[{\"keep\":2}]}", 0, NULL);
+	json_t *d = json_loads("{\"a\":1,\"obj\":{\"keep\":[1]},\"list\":[{\"keep\":1},{}]}", 0, NULL);
+	json_t *e = json_loads("{\"obj\":{\"keep\":[1]},\"list\":[{\"keep\":1}]}", 0, NULL);
+
+	CHECK(scan_shape_equal(a, b, shape));    /* differ only where nothing is kept */
+	CHECK(!scan_shape_equal(a, c, shape));   /* a kept member of an element differs */
+	CHECK(!scan_shape_equal(a, d, shape));   /* one more element */
+	CHECK(!scan_shape_equal(a, e, shape));   /* a kept member missing */
+	CHECK(!scan_shape_equal(e, a, shape));
+	CHECK(scan_shape_equal(a, b, extended)); /* through SCAN_ALSO: obj.keep is compared, obj.drop not */
+	CHECK(!scan_shape_equal(a, e, extended)); /* a is kept there too */
+	json_decref(a);
+	json_decref(b);
+	json_decref(c);
+	json_decref(d);
+	json_decref(e);
+}
+
 int main(void)
 {
 	RUN(test_extracts_only_the_shape);
@@ -443,5 +566,10 @@ int main(void)
 	RUN(test_colliding_keys_cost_linear);
 	RUN(test_value_cap_same_on_both_paths);
 	RUN(test_mutations_never_accepted_wrongly);
+	RUN(test_also_extends_a_shared_table);
+	RUN(test_descend_keeps_the_way_to_what_it_finds);
+	RUN(test_descend_decodes_escaped_keys);
+	RUN(test_descend_validates_everything);
+	RUN(test_shape_equal_compares_what_is_kept);
 	return check_done("scan");
 }

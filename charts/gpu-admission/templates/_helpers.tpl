@@ -86,6 +86,7 @@ namespaces (always admitted unchanged anyway) and webhook.excludeNamespaces.
 {{- $ctx := index . 0 -}}
 {{- $path := index . 1 -}}
 {{- $caBundle := index . 2 -}}
+{{- $workloads := index . 3 -}}
 admissionReviewVersions: ["v1"]
 sideEffects: None
 timeoutSeconds: {{ $ctx.Values.webhook.timeoutSeconds }}
@@ -105,6 +106,36 @@ rules:
     apiVersions: ["v1"]
     resources: ["pods"]
     scope: Namespaced
+  {{- if $workloads }}
+  {{- /*
+  Workloads, judged at kubectl apply by their pod templates (the validating
+  webhook only: a workload is never patched). At v1: with matchPolicy
+  Equivalent the API server converts any other version to it.
+  */}}
+  - operations: ["CREATE", "UPDATE"]
+    apiGroups: ["apps"]
+    apiVersions: ["v1"]
+    resources: ["deployments", "statefulsets", "daemonsets", "replicasets"]
+    scope: Namespaced
+  - operations: ["CREATE", "UPDATE"]
+    apiGroups: ["batch"]
+    apiVersions: ["v1"]
+    resources: ["jobs", "cronjobs"]
+    scope: Namespaced
+  - operations: ["CREATE", "UPDATE"]
+    apiGroups: [""]
+    apiVersions: ["v1"]
+    resources: ["replicationcontrollers", "podtemplates"]
+    scope: Namespaced
+  {{- range $ctx.Values.policy.workloads }}
+  {{- /* The custom resources of the policy: the resource is the kind in lower case plus "s", the CRDs' plural. */}}
+  - operations: ["CREATE", "UPDATE"]
+    apiGroups: [{{ .group | quote }}]
+    apiVersions: {{ .versions | default (list "*") | toJson }}
+    resources: [{{ printf "%ss" (lower .kind) | quote }}]
+    scope: "*"
+  {{- end }}
+  {{- end }}
 namespaceSelector:
   matchExpressions:
     - key: kubernetes.io/metadata.name
