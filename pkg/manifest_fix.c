@@ -442,9 +442,10 @@ static int at_path(const struct frame *stack, size_t depth, char (*tokens)[1024]
  * document chunk[0..len): from the start of its key's
  * line (a mapping entry) or its "- " line (a sequence item) to the end of
  * its last line, whole lines of block style only. 0 with [*from, *to), or
- * -1 when the layout is not one this handles.
+ * -1 when the layout is not one this handles, or when memory ran out (then
+ * *nomem is set).
  */
-static int removal_span(const char *chunk, size_t len, const char *path, size_t *from, size_t *to)
+static int removal_span(const char *chunk, size_t len, const char *path, size_t *from, size_t *to, int *nomem)
 {
 	char tokens[REMOVE_DEPTH_MAX][1024];
 	struct frame *stack = NULL;
@@ -463,13 +464,19 @@ static int removal_span(const char *chunk, size_t len, const char *path, size_t 
 		tokens[n_tok++][n] = '\0';
 		path = s;
 	}
-	if (*path != '\0' || n_tok == 0 || (stack = calloc(REMOVE_DEPTH_MAX + 1, sizeof *stack)) == NULL ||
-	    !yaml_parser_initialize(&parser)) {
+	if (*path != '\0' || n_tok == 0)
+		return -1;
+	if ((stack = calloc(REMOVE_DEPTH_MAX + 1, sizeof *stack)) == NULL || !yaml_parser_initialize(&parser)) {
 		free(stack);
+		*nomem = 1;
 		return -1;
 	}
 	yaml_parser_set_input_string(&parser, (const unsigned char *)chunk, len);
-	while (!done && yaml_parser_parse(&parser, &ev)) {
+	while (!done) {
+		if (!yaml_parser_parse(&parser, &ev)) {
+			*nomem = parser.error == YAML_MEMORY_ERROR;
+			break;
+		}
 		int node = ev.type == YAML_SCALAR_EVENT || ev.type == YAML_MAPPING_START_EVENT ||
 			   ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_ALIAS_EVENT;
 		struct frame *top = depth > 0 ? &stack[depth - 1] : NULL;
@@ -561,17 +568,22 @@ static int removal_span(const char *chunk, size_t len, const char *path, size_t 
 	return rc;
 }
 
-/* Plans one "remove" operation as the deletion of whole lines; -1 when this layout is not one it handles. */
+/*
+ * Plans one "remove" operation as the deletion of whole lines; -1 when this
+ * layout is not one it handles, or when memory ran out (then *nomem is set).
+ */
 static int plan_removal(const struct manifest *m, const struct manifest_doc *d, const json_t *op,
-			struct insertion *ins)
+			struct insertion *ins, int *nomem)
 {
 	const char *path = json_string_value(json_object_get(op, "path"));
 	size_t from, to;
 
-	if (path == NULL || removal_span(m->buf + d->off, d->len, path, &from, &to) != 0)
+	if (path == NULL || removal_span(m->buf + d->off, d->len, path, &from, &to, nomem) != 0)
 		return -1;
-	if ((ins->text = calloc(1, 1)) == NULL)
+	if ((ins->text = calloc(1, 1)) == NULL) {
+		*nomem = 1;
 		return -1;
+	}
 	ins->off = from;
 	ins->del = to - from;
 	return 0;
@@ -601,7 +613,7 @@ static char *insert_text(const struct manifest *m, const struct manifest_doc *d,
 		const char *kind = json_string_value(json_object_get(op, "op"));
 
 		ins[i].seq = i;
-		if ((kind != NULL && strcmp(kind, "remove") == 0 ? plan_removal(m, d, op, &ins[i])
+		if ((kind != NULL && strcmp(kind, "remove") == 0 ? plan_removal(m, d, op, &ins[i], nomem)
 		     : plan_insertion(m, d, op, &ins[i], nomem)) != 0)
 			goto out;
 	}
