@@ -952,7 +952,7 @@ static int descend_object(struct scanner *s, const struct scan_shape *search, js
 		json_t *child = NULL;
 
 		skip_ws(s);
-		if (s->p >= s->end || *s->p != '"' || (pushed = push_key(s)) == NULL ||
+		if (s->p >= s->end || *s->p != '"' || count_value(s) != 0 || (pushed = push_key(s)) == NULL ||
 		    scan_key(s, pushed) != 0)
 			goto bad;
 		k = *pushed;  /* the key stack may move while the value is scanned */
@@ -999,7 +999,7 @@ static int descend_array(struct scanner *s, const struct scan_shape *search, jso
 		json_t *child = NULL;
 
 		skip_ws(s);
-		if (descend_value(s, search, &child) != 0)
+		if (count_value(s) != 0 || descend_value(s, search, &child) != 0)
 			goto bad;
 		if (child != NULL) {
 			if (arr == NULL && (arr = json_array()) == NULL) {

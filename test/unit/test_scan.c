@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "config.h"
 #include "collide.h"
 #include "review.h"
 #include "scan.h"
@@ -378,19 +379,16 @@ out:
 /*
  * REVIEW_MAX_VALUES: the scanner stops past the cap and the full parse's
  * pre-check refuses the same documents, so both paths answer alike at the
- * boundary (one value under, at, and over it).
+ * boundary (one value under, at, and over it). For a Pod, and for a custom
+ * resource the policy lists, whose review is scanned again with a shape that
+ * searches it (SCAN_DESCEND): the list sits where that search goes.
  */
-static void test_value_cap_same_on_both_paths(void)
+static void value_cap_case(const struct config *cfg, const char *head, size_t around)
 {
-	struct config *cfg;
-	struct error err;
 	int extra;
 
-	cfg = config_default(&err);
-	CHECK(cfg != NULL);
-	for (extra = -1; cfg != NULL && extra <= 1; extra++) {
-		/* 31 values around the list (root, request, pod ...), then the list's zeros. */
-		size_t n = (size_t)(REVIEW_MAX_VALUES - 31 + extra), o = 0, i;
+	for (extra = -1; extra <= 1; extra++) {
+		size_t n = REVIEW_MAX_VALUES - around + (size_t)(extra + 1) - 1, o = 0, i;
 		char *doc = malloc(2 * n + 1024);
 		struct review_response fast, full;
 		struct error ef, eu;
@@ -400,12 +398,7 @@ static void test_value_cap_same_on_both_paths(void)
 
 		if (doc == NULL)
 			break;
-		o += (size_t)sprintf(doc, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
-			"\"request\":{\"uid\":\"u\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},"
-			"\"resource\":{\"group\":\"\",\"version\":\"v1\",\"resource\":\"pods\"},\"namespace\":\"ml\","
-			"\"operation\":\"CREATE\",\"object\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\","
-			"\"metadata\":{\"name\":\"p\",\"namespace\":\"ml\"},\"spec\":{\"containers\":[{\"name\":\"c\","
-			"\"image\":\"x\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}],\"nodeSelector\":{\"l\":[");
+		o += (size_t)sprintf(doc, "%s", head);
 		for (i = 0; i < n; i++)
 			o += (size_t)sprintf(doc + o, i ? ",0" : "0");
 		o += (size_t)sprintf(doc + o, "]}}}}}");
@@ -414,8 +407,8 @@ static void test_value_cap_same_on_both_paths(void)
 		if (extra <= 0)
 			CHECK_INT(st.values, REVIEW_MAX_VALUES + extra);
 		json_decref(kept);
-		rf = review_handle_ex(cfg, doc, o, 0, &fast, &ef);
-		ru = review_handle_ex(cfg, doc, o, REVIEW_FULL_PARSE, &full, &eu);
+		rf = review_handle_ex(cfg, doc, o, REVIEW_VALIDATE, &fast, &ef);
+		ru = review_handle_ex(cfg, doc, o, REVIEW_VALIDATE | REVIEW_FULL_PARSE, &full, &eu);
 		CHECK_INT(rf, ru);
 		CHECK_INT(rf, extra <= 0 ? 0 : -1);
 		if (rf == 0 && ru == 0)
@@ -426,7 +419,37 @@ static void test_value_cap_same_on_both_paths(void)
 		review_response_free(&full);
 		free(doc);
 	}
+}
+
+static void test_value_cap_same_on_both_paths(void)
+{
+	static const char workloads[] = "workloads: [{group: kubeflow.org, kind: PyTorchJob}]\n";
+	struct error err;
+	struct config *cfg = config_default(&err);
+	struct config *custom = config_load_buffer(workloads, sizeof workloads - 1, "workloads.yaml", &err);
+
+	CHECK(cfg != NULL && custom != NULL);
+	/* 31 values around the list (root, request, pod ...), then the list's zeros. */
+	if (cfg != NULL)
+		value_cap_case(cfg, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+			"\"request\":{\"uid\":\"u\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},"
+			"\"resource\":{\"group\":\"\",\"version\":\"v1\",\"resource\":\"pods\"},\"namespace\":\"ml\","
+			"\"operation\":\"CREATE\",\"object\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\","
+			"\"metadata\":{\"name\":\"p\",\"namespace\":\"ml\"},\"spec\":{\"containers\":[{\"name\":\"c\","
+			"\"image\":\"x\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}],\"nodeSelector\":{\"l\":[",
+			31);
+	/* The same around a PyTorchJob's list, which only the search (SCAN_DESCEND) walks: 31 values around it too. */
+	if (custom != NULL)
+		value_cap_case(custom, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+			"\"request\":{\"uid\":\"u\",\"kind\":{\"group\":\"kubeflow.org\",\"version\":\"v1\","
+			"\"kind\":\"PyTorchJob\"},\"resource\":{\"group\":\"kubeflow.org\",\"version\":\"v1\","
+			"\"resource\":\"pytorchjobs\"},\"namespace\":\"ml\",\"operation\":\"CREATE\","
+			"\"object\":{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"PyTorchJob\","
+			"\"metadata\":{\"name\":\"p\",\"namespace\":\"ml\"},\"spec\":{\"pytorchReplicaSpecs\":{"
+			"\"Worker\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\"}]}}}},\"runPolicy\":{\"l\":[",
+			31);
 	config_free(cfg);
+	config_free(custom);
 }
 
 /* SCAN_ALSO: a table extended by another, as review extends the fields the policy reads. */
@@ -528,6 +551,28 @@ static void test_descend_validates_everything(void)
 	CHECK(descend(deep) == NULL);
 }
 
+/*
+ * The search (SCAN_DESCEND) counts what it walks as the rest of the scan
+ * does: the same count with or without it, and the cap holds inside it.
+ */
+static void test_descend_counts_values(void)
+{
+	static const char doc[] = "{\"kind\":\"J\",\"spec\":{\"a\":[1,{\"b\":2,\"c\":[]},[3,4]],"
+				  "\"template\":{\"x\":[5]},\"d\":{}}}";
+	struct scan_stats all = { 0 }, searched = { 0 };
+	json_t *a = scan_extract_ex(doc, sizeof doc - 1, NULL, 64, SIZE_MAX, &all);
+	json_t *b = scan_extract_ex(doc, sizeof doc - 1, descending, 64, SIZE_MAX, &searched), *c;
+
+	CHECK(a != NULL && b != NULL);
+	CHECK_INT(all.values, 15);
+	CHECK_INT(searched.values, all.values);
+	c = scan_extract_ex(doc, sizeof doc - 1, descending, 64, all.values - 1, NULL);
+	CHECK(c == NULL);
+	json_decref(a);
+	json_decref(b);
+	json_decref(c);
+}
+
 static void test_shape_equal_compares_what_is_kept(void)
 {
 	json_t *a = json_loads("{\"a\":1,\"x\":1,\"obj\":{\"keep\":[1],\"drop\":1},"
@@ -570,6 +615,7 @@ int main(void)
 	RUN(test_descend_keeps_the_way_to_what_it_finds);
 	RUN(test_descend_decodes_escaped_keys);
 	RUN(test_descend_validates_everything);
+	RUN(test_descend_counts_values);
 	RUN(test_shape_equal_compares_what_is_kept);
 	return check_done("scan");
 }
