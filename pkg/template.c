@@ -66,6 +66,38 @@ const char *template_kind_label(const char *group, const char *kind)
 	return b >= 0 ? builtin[b].kind : "custom";
 }
 
+/* ==== Memory ==== */
+
+void *template_mem_alloc(size_t n)
+{
+	json_malloc_t jmalloc;
+	json_free_t jfree;
+
+	json_get_alloc_funcs(&jmalloc, &jfree);
+	return jmalloc(n);
+}
+
+void template_mem_free(void *p)
+{
+	json_malloc_t jmalloc;
+	json_free_t jfree;
+
+	if (p == NULL)
+		return;
+	json_get_alloc_funcs(&jmalloc, &jfree);
+	jfree(p);
+}
+
+static char *mem_strdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *p = template_mem_alloc(n);
+
+	if (p != NULL)
+		memcpy(p, s, n);
+	return p;
+}
+
 /* ==== The walk ==== */
 
 struct walk {
@@ -128,19 +160,27 @@ static int add_template(struct walk *w, const json_t *node, int spec_direct, int
 	struct template_list *l = w->out;
 	struct template_item *t;
 
+	if (l->max > 0 && l->n == l->max) {
+		error_set(w->err, ERROR_INPUT, "more than %zu pod templates", l->max);
+		return -1;
+	}
 	if (l->n == l->cap) {
+		/* Grown by copying: the allocator has no realloc (an arena's frees cost nothing). */
 		size_t cap = l->cap ? l->cap * 2 : 4;
-		struct template_item *grown = realloc(l->v, cap * sizeof *grown);
+		struct template_item *grown = template_mem_alloc(cap * sizeof *grown);
 
 		if (grown == NULL)
 			return nomem(w);
+		if (l->n > 0)
+			memcpy(grown, l->v, l->n * sizeof *grown);
+		template_mem_free(l->v);
 		l->v = grown;
 		l->cap = cap;
 	}
 	t = &l->v[l->n];
 	memset(t, 0, sizeof *t);
-	t->pointer = strdup(w->ptr);
-	t->path = strdup(w->path_len ? w->path : ".");
+	t->pointer = mem_strdup(w->ptr);
+	t->path = mem_strdup(w->path_len ? w->path : ".");
 	if (spec_direct && (t->own = json_object()) != NULL &&
 	    ((w->metadata != NULL &&
 	      json_object_set(t->own, "metadata", (json_t *)(uintptr_t)w->metadata) != 0) ||
@@ -149,8 +189,8 @@ static int add_template(struct walk *w, const json_t *node, int spec_direct, int
 		t->own = NULL;
 	}
 	if (t->pointer == NULL || t->path == NULL || (spec_direct && t->own == NULL)) {
-		free(t->pointer);
-		free(t->path);
+		template_mem_free(t->pointer);
+		template_mem_free(t->path);
 		json_decref(t->own);
 		return nomem(w);
 	}
@@ -323,7 +363,7 @@ static int discover(struct walk *w, const json_t *obj, int list_depth)
  */
 static struct walk *walk_new(struct template_list *out, struct error *err)
 {
-	struct walk *w = malloc(sizeof *w);
+	struct walk *w = template_mem_alloc(sizeof *w);
 
 	if (w == NULL) {
 		error_set(err, ERROR_NOMEM, "out of memory finding pod templates");
@@ -347,7 +387,7 @@ int template_find(const json_t *root, struct template_list *out, struct error *e
 	if (w == NULL)
 		return -1;
 	rc = json_is_object(root) ? discover(w, root, 0) : json_is_array(root) ? discover_items(w, root, NULL, 0) : 0;
-	free(w);
+	template_mem_free(w);
 	return rc;
 }
 
@@ -360,14 +400,31 @@ int template_find_object(const json_t *obj, const char *group, const char *kind,
 	if (w == NULL)
 		return -1;
 	rc = json_is_object(obj) && kind != NULL ? walk_object(w, obj, group ? group : "", kind) : 0;
-	free(w);
+	template_mem_free(w);
 	return rc;
+}
+
+static int by_pointer(const void *a, const void *b)
+{
+	return strcmp(((const struct template_item *)a)->pointer, ((const struct template_item *)b)->pointer);
+}
+
+void template_list_index(struct template_list *l)
+{
+	if (l->n > 1)
+		qsort(l->v, l->n, sizeof *l->v, by_pointer);
+	l->indexed = 1;
 }
 
 const struct template_item *template_at(const struct template_list *l, const char *pointer)
 {
+	struct template_item key;
 	size_t i;
 
+	if (l->indexed) {
+		key.pointer = (char *)(uintptr_t)pointer;
+		return l->n > 0 ? bsearch(&key, l->v, l->n, sizeof *l->v, by_pointer) : NULL;
+	}
 	for (i = 0; i < l->n; i++)
 		if (strcmp(l->v[i].pointer, pointer) == 0)
 			return &l->v[i];
@@ -381,11 +438,11 @@ void template_list_free(struct template_list *l)
 	if (l == NULL)
 		return;
 	for (i = 0; i < l->n; i++) {
-		free(l->v[i].pointer);
-		free(l->v[i].path);
+		template_mem_free(l->v[i].pointer);
+		template_mem_free(l->v[i].path);
 		json_decref(l->v[i].own);
 	}
-	free(l->v);
+	template_mem_free(l->v);
 	memset(l, 0, sizeof *l);
 }
 

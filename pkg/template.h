@@ -60,7 +60,19 @@ struct template_item {
 struct template_list {
 	struct template_item *v;  /* owned, n of them */
 	size_t n, cap;
+	size_t max;               /* 0: any number; else finding more fails (ERROR_INPUT) */
+	int indexed;              /* template_list_index() has sorted v by pointer */
 };
+
+/*
+ * Memory for what finding and judging templates holds (lists, their paths,
+ * a workload's results): jansson's allocator, which the server points at
+ * the request's arena, so a workload review is charged to the memory budget
+ * and released with the request like its parsed values; malloc elsewhere.
+ * template_mem_free() accepts NULL.
+ */
+void *template_mem_alloc(size_t n);
+void template_mem_free(void *p);
 
 /*
  * Appends to out the templates of a document's root (borrowed; out's items
@@ -77,6 +89,14 @@ int template_find(const json_t *root, struct template_list *out, struct error *e
  */
 int template_find_object(const json_t *obj, const char *group, const char *kind, struct template_list *out,
 			 struct error *err);
+
+/*
+ * Sorts l's items by pointer, for lists only looked up with template_at()
+ * (an UPDATE's old templates): each lookup then costs O(log n), not O(n),
+ * so a hostile object's templates cannot cost n² comparisons. The order of
+ * the object's members is lost.
+ */
+void template_list_index(struct template_list *l);
 
 /* The template of l at pointer (borrowed), or NULL. Borrowed from l. */
 const struct template_item *template_at(const struct template_list *l, const char *pointer);

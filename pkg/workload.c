@@ -56,6 +56,14 @@ static int add_warning(struct workload_result *res, const char *prefix, const ch
 	return 0;
 }
 
+/* The object's own namespace, or "default". */
+static const char *object_ns(const json_t *obj)
+{
+	const char *s = json_string_value(json_object_get(json_object_get(obj, "metadata"), "namespace"));
+
+	return s != NULL && s[0] != '\0' ? s : "default";
+}
+
 /* The object's kind and name, as messages name it: "Deployment ml/logshipper". */
 static void describe(const struct workload_request *req, const struct judged *j, size_t n, const char *ns,
 		     char *buf, size_t cap)
@@ -180,10 +188,18 @@ int workload_evaluate(const struct config *cfg, const struct workload_request *r
 	a->annotations = json_object();
 	if (a->warnings == NULL || a->annotations == NULL)
 		goto nomem;
+	now.max = before.max = WORKLOAD_TEMPLATES_MAX;
 	if (template_find_object(req->object, req->group, req->kind, &now, err) != 0 ||
 	    (req->operation == POLICY_OP_UPDATE && req->old_object != NULL &&
-	     template_find_object(req->old_object, req->group, req->kind, &before, err) != 0))
+	     template_find_object(req->old_object, req->group, req->kind, &before, err) != 0)) {
+		if (err->kind == ERROR_INPUT) {
+			describe(req, NULL, 0, ns != NULL ? ns : object_ns(req->object), who, sizeof who);
+			error_set(err, ERROR_INPUT, "%s holds more than %d pod templates, the most the webhook judges "
+				  "in one object: `gpu-admission audit FILE` judges them all", who, WORKLOAD_TEMPLATES_MAX);
+		}
 		goto out;
+	}
+	template_list_index(&before);  /* each template is looked up there: O(log n) each */
 	/* The pods' namespace is the request's (the API server sets the object's to it). */
 	for (i = 0; ns != NULL && i < now.n; i++)
 		now.v[i].ns = ns;
@@ -192,7 +208,7 @@ int workload_evaluate(const struct config *cfg, const struct workload_request *r
 	if (ns == NULL)
 		ns = now.n > 0 ? now.v[0].ns : "default";
 	/* Not zeroed (each result is 2.5 KB): judged says which results are set. */
-	if (now.n > 0 && (j = malloc(now.n * sizeof *j)) == NULL)
+	if (now.n > 0 && (j = template_mem_alloc(now.n * sizeof *j)) == NULL)
 		goto nomem;
 	for (i = 0; i < now.n; i++)
 		j[i].judged = 0;
@@ -256,7 +272,7 @@ out:
 	for (i = 0; j != NULL && i < now.n; i++)
 		if (j[i].judged)
 			policy_result_free(&j[i].res);
-	free(j);
+	template_mem_free(j);
 	template_list_free(&now);
 	template_list_free(&before);
 	return rc;

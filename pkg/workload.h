@@ -34,6 +34,11 @@
 #include "policy.h"
 
 #define WORKLOAD_MESSAGE_MAX 4096   /* a denial: every rejected template, cut here on a character */
+#define WORKLOAD_TEMPLATES_MAX 256  /* pod templates judged in one object (and in its oldObject):
+                                       real ones hold 1 to a few dozen (a JobSet's replicatedJobs,
+                                       a RayCluster's worker groups); more is refused as input, so
+                                       a review's work and memory stay bounded (a 1.2 MB custom
+                                       resource can hold 32,000) */
 #define WORKLOAD_WARNINGS_MAX 8     /* warnings of 256 bytes in an answer: kube-apiserver
                                        truncates them all past 4096 characters in total
                                        (k8s.io/apiserver/pkg/endpoints/filters/warning.go),
