@@ -313,6 +313,11 @@ int review_sniff(const char *buf, size_t len, char *kind, size_t cap)
 	memset(&m, 0, sizeof m);
 	if (manifest_load(buf, len, &m, &ignored) == 0) {
 		for (i = 0; i < m.n_docs && !found; i++) {
+			const char *k = json_string_value(json_object_get(m.docs[i].root, "kind"));
+
+			/* A review that did not pass holds an object, but is no manifest: its own error stands. */
+			if (k != NULL && strcmp(k, "AdmissionReview") == 0)
+				continue;
 			if (template_find(m.docs[i].root, &l, &ignored) == 0 && l.n > 0) {
 				snprintf(kind, cap, "%s", l.v[0].kind);
 				found = 1;

@@ -107,6 +107,11 @@ spec:
 EOF
 expect_rc 2 "review of a bare Deployment" -- $WRAP "$B" review "$tmp/deploy.yaml"
 has "$tmp/err" "this is a Deployment, not an AdmissionReview" "bare Deployment explained"
+# A malformed review of a workload is a review: its own error, not "this is a AdmissionReview".
+jq -c 'del(.request.uid)' test/golden/workload-deployment-gpu/request.json >"$tmp/nouid.json"
+expect_rc 2 "review of a Deployment's review without a uid" -- $WRAP "$B" review "$tmp/nouid.json"
+has "$tmp/err" "AdmissionReview request.uid is missing or not a string" "the review's own error"
+lacks "$tmp/err" "not an AdmissionReview" "a review is not taken for a manifest"
 expect_rc 1 "review --wrap of a Deployment aimed at GPU nodes" -- $WRAP "$B" review --wrap "$tmp/deploy.yaml"
 has "$tmp/out" '"cpu-pod-gpu-node-selector"' "Deployment's pod reviewed"
 cat "$tmp/pod.yaml" >"$tmp/two.yaml"; echo --- >>"$tmp/two.yaml"; cat "$tmp/deploy.yaml" >>"$tmp/two.yaml"
