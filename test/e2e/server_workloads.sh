@@ -4,7 +4,8 @@
 # PyTorchJob under workloads:) posted to /validate as kube-apiserver posts
 # them, from the golden cases built from the corpus. Each answer: the verdict
 # of its templates, never a patch, the template's path in the message or the
-# annotations, the UPDATE rules; /mutate answers a workload without a patch;
+# annotations, the UPDATE rules (for each kind, an UPDATE that only scales or
+# reschedules is admitted untouched); /mutate answers a workload without a patch;
 # the metrics count it under its kind (a custom resource under "custom") and
 # the log line names it.
 . test/e2e/server.lib
@@ -49,6 +50,9 @@ check "Deployment on /mutate: the same denial, never a patch" \
 post /validate "$G/workload-deployment-gpu/request.json"
 check "GPU Deployment: admitted, not patched" \
 	jq -e '.response.allowed == true and (.response | has("patch") | not) and .response.auditAnnotations.reason == "gpu-pod-mutated"' "$TMP/out"
+post /mutate "$G/workload-deployment-gpu/request.json"
+check "GPU Deployment on /mutate: admitted, never patched (its pods are, when created)" \
+	jq -e '.response.allowed == true and (.response | has("patch") | not) and (.response | has("patchType") | not)' "$TMP/out"
 post /validate "$G/workload-deployment-update-scale/request.json"
 check "Deployment scaled: admitted untouched though its template would be rejected" \
 	jq -e '.response.allowed == true and .response.auditAnnotations.reason == "pod-templates-unchanged"' "$TMP/out"
@@ -66,6 +70,16 @@ check "CronJob no pool serves: denied, naming its template and audit FILE" \
 	jq -e '.response.allowed == false and (.response.status.message | contains("pod template spec.jobTemplate.spec.template: no GPU pool serves amd.com/gpu"))
 	       and (.response.status.message | contains("`gpu-admission audit FILE`"))' "$TMP/out"
 
+# An UPDATE that only changes the schedule and suspends it, of a CronJob whose template no pool
+# serves (its CREATE was denied above): admitted untouched, existing workloads keep working.
+jq '.request.operation = "UPDATE" | .request.oldObject = .request.object
+    | .request.object.spec.schedule = "0 3 * * *" | .request.object.spec.suspend = true' \
+	"$G/workload-cronjob-amd/request.json" >"$TMP/cronjob-suspend.json"
+post /validate "$TMP/cronjob-suspend.json"
+check "CronJob rescheduled and suspended: admitted untouched though its template would be denied" \
+	jq -e '.response.allowed == true and (.response | has("patch") | not)
+	       and .response.auditAnnotations.reason == "pod-templates-unchanged"' "$TMP/out"
+
 # ---- a PyTorchJob (custom, listed) ----
 post /validate "$G/workload-pytorchjob-gpu/request.json"
 check "PyTorchJob: admitted, not patched, its replicas' templates found" \
@@ -76,6 +90,14 @@ same_as workload-pytorchjob-amd "PyTorchJob with two templates no pool serves: t
 post /validate "$G/workload-pytorchjob-update-worker-cpu/request.json"
 check "PyTorchJob whose Worker turns CPU-only and tolerates the GPU taint: denied" \
 	jq -e '.response.allowed == false and (.response.status.message | contains("pod template spec.pytorchReplicaSpecs.Worker.template:"))' "$TMP/out"
+# The stored PyTorchJob is that denied one (a CPU Worker aimed at GPU nodes, created before the
+# policy): scaling its Workers from 1 to 4 changes no template, and is admitted untouched.
+jq '.request.oldObject = .request.object | .request.object.spec.pytorchReplicaSpecs.Worker.replicas = 4' \
+	"$G/workload-pytorchjob-update-worker-cpu/request.json" >"$TMP/pytorchjob-scale.json"
+post /validate "$TMP/pytorchjob-scale.json"
+check "PyTorchJob scaled: admitted untouched though its Worker template would be denied" \
+	jq -e '.response.allowed == true and (.response | has("patch") | not) and (.response | has("warnings") | not)
+	       and .response.auditAnnotations.reason == "pod-templates-unchanged"' "$TMP/out"
 
 # ---- metrics and the log line ----
 check "verdicts counted by kind: Deployment, CronJob, custom" sh -c "
