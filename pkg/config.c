@@ -151,10 +151,13 @@ static const char default_yaml[] =
 "# Custom resources the validating webhook judges at kubectl apply, by their\n"
 "# pod templates as `gpu-admission audit` finds them (every member named\n"
 "# template or ...Template holding a pod template or a PodSpec), on CREATE and\n"
-"# on UPDATE when a template changes: {group, kind, versions} (versions: the\n"
-"# API versions judged; absent: all of them). Deployment, StatefulSet,\n"
-"# DaemonSet, ReplicaSet, Job, CronJob, ReplicationController and PodTemplate\n"
-"# are always judged; the chart registers the webhook for every entry here.\n"
+"# on UPDATE when a template changes: {group, kind, versions, resource}\n"
+"# (versions: the API versions judged; absent: all of them). Deployment,\n"
+"# StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, ReplicationController and\n"
+"# PodTemplate are always judged; the chart registers the webhook for every\n"
+"# entry here, for the resource the kind in lower case plus \"s\" (the plural\n"
+"# of every CRD below), or resource when the CRD's plural is another\n"
+"# (kind: TrainingBatch, resource: trainingbatches).\n"
 "# KServe's InferenceService keeps its PodSpec inline in spec.predictor, with\n"
 "# no template member: listed, it is searched and nothing is found, and its\n"
 "# pods are judged when they are created, as without it. For example:\n"
@@ -1297,6 +1300,7 @@ static void workload_free(struct config_workload *w)
 {
 	free(w->group);
 	free(w->kind);
+	free(w->resource);
 	strings_free(&w->versions);
 }
 
@@ -1357,7 +1361,8 @@ static int workload_field(struct loader *ld, void *target, const char *key, yaml
 			  const char *path)
 {
 	struct config_workload *w = target;
-	char **slot = strcmp(key, "group") == 0 ? &w->group : strcmp(key, "kind") == 0 ? &w->kind : NULL;
+	char **slot = strcmp(key, "group") == 0 ? &w->group : strcmp(key, "kind") == 0 ? &w->kind
+		      : strcmp(key, "resource") == 0 ? &w->resource : NULL;
 
 	if (strcmp(key, "versions") == 0) {
 		read_strings_checked(ld, v, path, &w->versions, bad_version, "is not an API version: it ");
@@ -1378,7 +1383,7 @@ static void read_workloads(struct loader *ld, yaml_node_t *n, const char *path, 
 	const char *why;
 	void *items;
 
-	if (seq_alloc(ld, n, path, "a list of {group, kind, versions}", sizeof *l, &items, &len) != 0)
+	if (seq_alloc(ld, n, path, "a list of {group, kind, versions, resource}", sizeof *l, &items, &len) != 0)
 		return;
 	l = items;
 	for (i = 0; i < len; i++) {
@@ -1387,10 +1392,10 @@ static void read_workloads(struct loader *ld, yaml_node_t *n, const char *path, 
 
 		snprintf(sub, sizeof sub, "%s[%zu]", path, i);
 		if (item->type != YAML_MAPPING_NODE) {
-			fail(ld, item, sub, "must be a map with group, kind and versions");
+			fail(ld, item, sub, "must be a map with group, kind, versions and resource");
 			continue;
 		}
-		read_fields(ld, item, sub, w, workload_field, "group, kind, versions");
+		read_fields(ld, item, sub, w, workload_field, "group, kind, versions, resource");
 		if (w->group == NULL && map_get(ld, item, "group") == NULL)
 			fail(ld, item, sub, "group is required (the custom resource's API group, e.g. kubeflow.org)");
 		else if (w->group != NULL && (why = bad_group(w->group)) != NULL)
@@ -1399,6 +1404,10 @@ static void read_workloads(struct loader *ld, yaml_node_t *n, const char *path, 
 			fail(ld, item, sub, "kind is required (e.g. PyTorchJob)");
 		else if (w->kind != NULL && (why = bad_dns1035(w->kind, 1)) != NULL)
 			fail(ld, field_at(ld, item, "kind"), sub, "kind \"%s\" is not a kind: it %s", w->kind, why);
+		/* A CRD's plural is a DNS-1035 label (apiextensions validation: IsDNS1035Label). */
+		if (w->resource != NULL && (why = bad_dns1035(w->resource, 0)) != NULL)
+			fail(ld, field_at(ld, item, "resource"), sub, "resource \"%s\" is not a CRD's plural: it %s",
+			     w->resource, why);
 		for (j = 0; w->group != NULL && w->kind != NULL && j < i; j++)
 			if (l[j].group != NULL && l[j].kind != NULL && strcmp(l[j].group, w->group) == 0 &&
 			    strcmp(l[j].kind, w->kind) == 0) {

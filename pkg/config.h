@@ -102,6 +102,8 @@ struct config_workload {
 	char *group;                   /* the CRD's API group: a DNS subdomain with a dot */
 	char *kind;                    /* as the CRD names it (PyTorchJob) */
 	struct config_strings versions;/* the versions judged; empty: every version */
+	char *resource;                /* the CRD's plural (spec.names.plural), for the chart's
+	                                  rule; NULL: the kind in lower case plus "s" */
 };
 
 struct config_namespace_mode {

@@ -265,10 +265,10 @@ function main() {
 		check(`${caseName}: ${k} pods CREATE and UPDATE (an update can aim a pod at GPU nodes), v1`,
 			eq(w.rules[0], { operations: ["CREATE", "UPDATE"], apiGroups: [""], apiVersions: ["v1"], resources: ["pods"], scope: "Namespaced" }));
 		// Workloads go to the validating webhook only (never patched): the built-in kinds at v1, and a
-		// rule per custom resource of the policy (the resource: the kind in lower case plus "s").
+		// rule per custom resource of the policy (the resource: the entry's, else the kind in lower case plus "s").
 		const custom = ((YAML.parse(cm.data["policy.yaml"]) || {}).workloads || []).map((e) => ({
 			operations: ["CREATE", "UPDATE"], apiGroups: [e.group], apiVersions: e.versions || ["*"],
-			resources: [e.kind.toLowerCase() + "s"], scope: "*",
+			resources: [e.resource || e.kind.toLowerCase() + "s"], scope: "*",
 		}));
 		const workloadRules = k === "Mutating" ? [] : [
 			{ operations: ["CREATE", "UPDATE"], apiGroups: ["apps"], apiVersions: ["v1"],

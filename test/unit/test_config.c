@@ -435,7 +435,8 @@ static void test_workloads(void)
 		"  - {group: ray.io, kind: \"Ray_Cluster\", versions: [V1, v1]}\n"       /* 5:27, 5:53 */
 		"  - {group: kubeflow.org, kind: PyTorchJob}\n"                           /* 6:5 */
 		"  - {group: 1, kind: X, colour: red}\n"                                  /* 7:13, 7:25 */
-		"  - x\n";                                                                 /* 8:5 */
+		"  - x\n"                                                                  /* 8:5 */
+		"  - {group: b.io, kind: TrainingBatch, resource: TrainingBatches}\n";    /* 9:50 */
 	static const char *const want[] = {
 		"policy.yaml:3:13: workloads[1]: group \"apps\" has no dot: list custom resources only",
 		"policy.yaml:4:5: workloads[2]: kind is required",
@@ -443,8 +444,10 @@ static void test_workloads(void)
 		"policy.yaml:5:53: workloads[3].versions[0]: \"V1\" is not an API version",
 		"policy.yaml:6:5: workloads[4]: lists kubeflow.org PyTorchJob again (workloads[0])",
 		"policy.yaml:7:13: workloads[5].group: must be a string, not a number (quote it)",
-		"policy.yaml:7:25: workloads[5].colour: unknown field (known: group, kind, versions)",
-		"policy.yaml:8:5: workloads[6]: must be a map with group, kind and versions",
+		"policy.yaml:7:25: workloads[5].colour: unknown field (known: group, kind, versions, resource)",
+		"policy.yaml:8:5: workloads[6]: must be a map with group, kind, versions and resource",
+		"policy.yaml:9:50: workloads[7]: resource \"TrainingBatches\" is not a CRD's plural: it may hold only "
+		"lower-case letters, digits and '-'",
 	};
 	struct error err = { 0 };
 	struct config *cfg;
@@ -452,10 +455,13 @@ static void test_workloads(void)
 	expect_errors(yaml, want, sizeof want / sizeof want[0]);
 
 	cfg = load("workloads:\n  - {group: kubeflow.org, kind: PyTorchJob}\n"
-		   "  - {group: serving.kserve.io, kind: LLMInferenceService, versions: [v1alpha1]}\n", &err);
+		   "  - {group: serving.kserve.io, kind: LLMInferenceService, versions: [v1alpha1]}\n"
+		   "  - {group: b.io, kind: TrainingBatch, resource: trainingbatches}\n", &err);
 	CHECK(cfg != NULL);
 	if (cfg != NULL) {
-		CHECK_INT(cfg->n_workloads, 2);
+		CHECK_INT(cfg->n_workloads, 3);
+		CHECK(cfg->workloads[0].resource == NULL);  /* the chart's default: pytorchjobs */
+		CHECK_STR(cfg->n_workloads == 3 ? cfg->workloads[2].resource : "", "trainingbatches");
 		CHECK(config_workload_find(cfg, "kubeflow.org", "v1", "PyTorchJob") != NULL);
 		CHECK(config_workload_find(cfg, "kubeflow.org", "v2", "PyTorchJob") != NULL);  /* every version */
 		CHECK(config_workload_find(cfg, "kubeflow.org", "v1", "TFJob") == NULL);

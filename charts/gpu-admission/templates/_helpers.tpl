@@ -128,11 +128,11 @@ rules:
     resources: ["replicationcontrollers", "podtemplates"]
     scope: Namespaced
   {{- range $ctx.Values.policy.workloads }}
-  {{- /* The custom resources of the policy: the resource is the kind in lower case plus "s", the CRDs' plural. */}}
+  {{- /* The custom resources of the policy: the resource is the entry's, else the kind in lower case plus "s", the usual CRD plural. */}}
   - operations: ["CREATE", "UPDATE"]
     apiGroups: [{{ .group | quote }}]
     apiVersions: {{ .versions | default (list "*") | toJson }}
-    resources: [{{ printf "%ss" (lower .kind) | quote }}]
+    resources: [{{ .resource | default (printf "%ss" (lower .kind)) | quote }}]
     scope: "*"
   {{- end }}
   {{- end }}
