@@ -310,6 +310,18 @@ static void test_mutations_never_accepted_wrongly(void)
 	CHECK(accepted > 1000); /* the mutations do leave many valid documents */
 }
 
+/* SCAN_DESCEND: template-looking members found anywhere, kept whole, the way to them only. */
+static const struct scan_shape search[] = {
+	{ "template", SCAN_WHOLE, NULL },
+	{ "*Template", SCAN_WHOLE, NULL },
+	{ NULL, SCAN_WHOLE, NULL },
+};
+static const struct scan_shape descending[] = {
+	{ "kind", SCAN_WHOLE, NULL },
+	{ "metadata", SCAN_OBJECT, inner },
+	{ NULL, SCAN_DESCEND, search },
+};
+
 /* {"a":{KEY:0,...}} with n keys from collide.h (collide) or plain ones of the same length. */
 static char *object_of_keys(size_t n, int collide, size_t *len)
 {
@@ -349,6 +361,7 @@ static void test_colliding_keys_cost_linear(void)
 	unsigned char key[COLLIDE_KEY_LEN];
 	size_t i, same = 0;
 	json_t *a, *b;
+	char *dup;
 
 	CHECK(dc != NULL && dord != NULL);
 	if (dc == NULL || dord == NULL)
@@ -371,6 +384,20 @@ static void test_colliding_keys_cost_linear(void)
 		fprintf(stderr, "  colliding keys probed %zu slots for %zu keys\n", col.compares, n);
 	json_decref(a);
 	json_decref(b);
+	/* The same where a shape searches the object (SCAN_DESCEND, a custom resource's review). */
+	memset(&col, 0, sizeof col);
+	a = scan_extract_ex(dc, lc, descending, 8, SIZE_MAX, &col);
+	CHECK(a != NULL);
+	CHECK(col.compares > 0 && col.compares <= 4 * n);  /* checked, in linear time */
+	json_decref(a);
+	/* ... and a duplicate among them is found there. */
+	if (lo > 2 && (dup = malloc(lo + 32)) != NULL) {
+		memcpy(dup, dord, lo - 2);
+		snprintf(dup + lo - 2, 32, ",\"%.*s\":1}}", COLLIDE_KEY_LEN, dord + 7);
+		CHECK(scan_extract_ex(dup, strlen(dup), descending, 8, SIZE_MAX, NULL) == NULL);
+		CHECK(!jansson_accepts(dup, strlen(dup)));
+		free(dup);
+	}
 out:
 	free(dc);
 	free(dord);
@@ -473,18 +500,6 @@ static void test_also_extends_a_shared_table(void)
 	json_decref(got);
 	json_decref(want);
 }
-
-/* SCAN_DESCEND: template-looking members found anywhere, kept whole, the way to them only. */
-static const struct scan_shape search[] = {
-	{ "template", SCAN_WHOLE, NULL },
-	{ "*Template", SCAN_WHOLE, NULL },
-	{ NULL, SCAN_WHOLE, NULL },
-};
-static const struct scan_shape descending[] = {
-	{ "kind", SCAN_WHOLE, NULL },
-	{ "metadata", SCAN_OBJECT, inner },
-	{ NULL, SCAN_DESCEND, search },
-};
 
 static json_t *descend(const char *text)
 {
