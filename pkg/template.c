@@ -418,7 +418,7 @@ void template_list_index(struct template_list *l)
 
 const struct template_item *template_at(const struct template_list *l, const char *pointer)
 {
-	struct template_item key;
+	struct template_item key = { 0 };
 	size_t i;
 
 	if (l->indexed) {
