@@ -94,6 +94,9 @@ $(BUILD)/test/%: test/unit/%.c $(LIB) test/unit/check.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(pkgcflags) -Itest/unit -o $@ $< $(LIB) $(LDFLAGS) $(pkglibs)
 
+# test_policy_fields records every member lookup the policy makes (see the test).
+$(BUILD)/test/test_policy_fields: LDFLAGS += -Wl,--wrap=json_object_get -Wl,--wrap=json_object_iter
+
 $(BUILD)/test/%: test/tools/%.c $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(pkgcflags) -Itest/unit -o $@ $< $(LIB) $(LDFLAGS) $(pkglibs)

@@ -6,6 +6,7 @@
 
 #include "manifest.h"
 #include "policy.h"
+#include "template.h"
 #include "utf8.h"
 
 /*
@@ -125,56 +126,11 @@ static const char *message_of(enum audit_verdict v, const struct policy_result *
 }
 
 /*
- * Prefixes every operation's path with the template's pointer, turning a patch
- * against the template into one against the document. Appends to doc_patch.
- */
-static int rebase_patch(json_t *doc_patch, const json_t *patch, const char *pointer, struct error *err)
-{
-	size_t i;
-	json_t *op;
-
-	json_array_foreach(patch, i, op) {
-		const char *path = json_string_value(json_object_get(op, "path"));
-		/* Member by member: json_copy() drops a member it cannot store, and says nothing. */
-		json_t *copy = json_object(), *v;
-		const char *key;
-		char *full;
-		size_t n;
-
-		if (copy == NULL || path == NULL)
-			goto nomem_copy;
-		json_object_foreach(op, key, v)
-			if (strcmp(key, "path") != 0 && json_object_set(copy, key, v) != 0)
-				goto nomem_copy;
-		n = strlen(pointer) + strlen(path) + 1;
-		full = malloc(n);
-		if (full == NULL)
-			goto nomem_copy;
-		snprintf(full, n, "%s%s", pointer, path);
-		if (json_object_set_new(copy, "path", json_string(full)) != 0) {
-			free(full);
-			goto nomem_copy;
-		}
-		free(full);
-		if (json_array_append_new(doc_patch, copy) != 0) {
-			error_set(err, ERROR_NOMEM, "out of memory");
-			return -1;
-		}
-		continue;
-nomem_copy:
-		json_decref(copy);
-		error_set(err, path == NULL ? ERROR_INTERNAL : ERROR_NOMEM, "cannot rebase a patch operation");
-		return -1;
-	}
-	return 0;
-}
-
-/*
  * New: a Pod's controller as [kind, name, pod-template-hash label or null]
  * (the ownerReference marked controller, else the first), or null for
  * anything else. audit_finish() looks the controller up among the findings.
  */
-static json_t *controller_of(const struct manifest_template *t)
+static json_t *controller_of(const struct template_item *t)
 {
 	const json_t *meta = json_object_get(t->pod, "metadata"), *refs, *ref, *pick = NULL;
 	const char *kind, *name, *hash;
@@ -199,9 +155,8 @@ static json_t *controller_of(const struct manifest_template *t)
 
 /* Evaluates one template and records its finding; doc_patch collects its mutation for --fix. */
 static int audit_template(struct audit *a, const char *name, size_t doc_index,
-			  const struct manifest_template *t, json_t *doc_patch, struct error *err)
+			  const struct template_item *t, json_t *doc_patch, struct error *err)
 {
-	struct policy_request req = { 0 };
 	struct policy_result res;
 	struct error perr = { 0 };
 	enum audit_verdict v;
@@ -209,14 +164,8 @@ static int audit_template(struct audit *a, const char *name, size_t doc_index,
 	size_t k;
 	int rc = -1;
 
-	req.pod = t->pod;
-	req.ns = t->ns;
-	req.operation = POLICY_OP_CREATE;
-	req.daemonset = t->daemonset;
-	req.username = NULL;  /* offline: manifests and stored pods, whose owners are trusted */
-	req.old_pod = NULL;
-	req.full_warnings = 1;  /* a terminal or a CI log has no 256-byte cap */
-	if (policy_evaluate(a->cfg, &req, &res, &perr) != 0) {
+	/* The webhook's own judgement of a workload's templates (and, offline, of a stored Pod). */
+	if (template_judge(a->cfg, t, NULL, POLICY_OP_CREATE, &res, &perr) != 0) {
 		char msg[ERROR_MSG_MAX + 256];
 
 		if (perr.kind == ERROR_NOMEM) {
@@ -258,8 +207,12 @@ static int audit_template(struct audit *a, const char *name, size_t doc_index,
 	}
 	a->templates++;
 	a->count[v]++;
+	/* --fix: what the webhook would add to its pods, or the routes a rejection says to remove. */
 	if (doc_patch != NULL && res.verdict == POLICY_MUTATE && res.patch != NULL && !res.exempt &&
-	    rebase_patch(doc_patch, res.patch, t->pointer, err) != 0)
+	    template_rebase(t, res.patch, doc_patch, err) != 0)
+		goto out;
+	if (doc_patch != NULL && res.verdict == POLICY_REJECT && res.fix != NULL &&
+	    template_rebase(t, res.fix, doc_patch, err) != 0)
 		goto out;
 	rc = 0;
 out:
@@ -267,10 +220,26 @@ out:
 	return rc;
 }
 
+/* Whether a document's patch removes anything (a rejected template's fix). */
+static int removes(const json_t *doc_patch)
+{
+	size_t i;
+	const json_t *op;
+
+	json_array_foreach(doc_patch, i, op) {
+		const char *kind = json_string_value(json_object_get(op, "op"));
+
+		if (kind != NULL && strcmp(kind, "remove") == 0)
+			return 1;
+	}
+	return 0;
+}
+
 int audit_input(struct audit *a, const char *name, const char *buf, size_t len,
 		char **fixed, size_t *fixed_len, int *changed, struct error *err)
 {
 	struct manifest m;
+	struct template_list found = { 0 };
 	struct {
 		char *p;
 		size_t len, cap;
@@ -299,6 +268,7 @@ int audit_input(struct audit *a, const char *name, const char *buf, size_t len,
 		size_t piece_len = d->len;
 		char *rendered = NULL;
 
+		template_list_free(&found);  /* they borrow from the document released next */
 		if (i > 0)
 			manifest_doc_release(&m, i - 1);  /* one document's values at a time */
 		if (manifest_doc_load(&m, i, err) != 0)
@@ -320,9 +290,13 @@ int audit_input(struct audit *a, const char *name, const char *buf, size_t len,
 				goto out;
 			}
 		}
-		for (j = 0; j < d->n_templates; j++)
-			if (audit_template(a, name, i, &d->templates[j], doc_patch, err) != 0)
+		if (template_find(d->root, &found, err) != 0)
+			goto out;
+		for (j = 0; j < found.n; j++) {
+			found.v[j].line = manifest_line(d, found.v[j].node);
+			if (audit_template(a, name, i, &found.v[j], doc_patch, err) != 0)
 				goto out;
+		}
 		if (fixed == NULL)
 			continue;
 		if (json_array_size(doc_patch) > 0) {
@@ -350,6 +324,8 @@ int audit_input(struct audit *a, const char *name, const char *buf, size_t len,
 						   d->json ? "--fix rewrote this JSON document indented, in a new layout"
 						   : d->aliases ? "--fix re-emitted this document from its value, as it "
 						   "uses anchors and aliases: comments inside it were lost"
+						   : removes(doc_patch) ? "--fix re-emitted this document from its value, as "
+						   "it removes routes to GPU nodes from it: comments inside it were lost"
 						   : "--fix re-emitted this document from its value, as what it extends "
 						   "is in flow style ([] or {}): comments inside it were lost", err) != 0) {
 					free(rendered);
@@ -391,6 +367,7 @@ out:
 	free(out.p);
 	free(owned_name);
 	json_decref(doc_patch);
+	template_list_free(&found);
 	manifest_free(&m);
 	return rc;
 }

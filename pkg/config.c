@@ -146,7 +146,31 @@ static const char default_yaml[] =
 "  # sets its own labels) whose labels match its matchLabels and\n"
 "  # matchExpressions (as a pool's podSelector) are never rejected, e.g.\n"
 "  # [{namespaces: [monitoring], matchLabels: {app: agent}}].\n"
-"  podSelectors: []\n";
+"  podSelectors: []\n"
+"\n"
+"# Custom resources the validating webhook judges at kubectl apply, by their\n"
+"# pod templates as `gpu-admission audit` finds them (every member named\n"
+"# template or ...Template holding a pod template or a PodSpec), on CREATE and\n"
+"# on UPDATE when a template changes: {group, kind, versions, resource}\n"
+"# (versions: the API versions judged; absent: all of them). Deployment,\n"
+"# StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, ReplicationController and\n"
+"# PodTemplate are always judged; the chart registers the webhook for every\n"
+"# entry here, for the resource the kind in lower case plus \"s\" (the plural\n"
+"# of every CRD below), or resource when the CRD's plural is another\n"
+"# (kind: TrainingBatch, resource: trainingbatches).\n"
+"# KServe's InferenceService keeps its PodSpec inline in spec.predictor, with\n"
+"# no template member: listed, it is searched and nothing is found, and its\n"
+"# pods are judged when they are created, as without it. For example:\n"
+"#   workloads:\n"
+"#     - {group: kubeflow.org, kind: PyTorchJob}           # spec.pytorchReplicaSpecs.*.template\n"
+"#     - {group: ray.io, kind: RayCluster}                 # headGroupSpec, workerGroupSpecs[*]\n"
+"#     - {group: ray.io, kind: RayService}                 # spec.rayClusterConfig...\n"
+"#     - {group: ray.io, kind: RayJob}                     # spec.rayClusterSpec..., submitterPodTemplate\n"
+"#     - {group: jobset.x-k8s.io, kind: JobSet}            # replicatedJobs[*].template.spec.template\n"
+"#     - {group: leaderworkerset.x-k8s.io, kind: LeaderWorkerSet}  # leaderTemplate, workerTemplate\n"
+"#     - {group: serving.kserve.io, kind: InferenceService}\n"
+"#     - {group: serving.kserve.io, kind: LLMInferenceService, versions: [v1alpha1]}  # spec.template\n"
+"workloads: []\n";
 
 const char *config_default_yaml(void)
 {
@@ -391,6 +415,17 @@ static char *read_string(struct loader *ld, yaml_node_t *n, const char *path, in
 		return NULL;
 	}
 	return read_key(ld, n, path, allow_empty);
+}
+
+/* read_string() into *slot, replacing what it held; on an error (already reported) *slot stays. */
+static void read_string_into(struct loader *ld, yaml_node_t *n, const char *path, char **slot, int allow_empty)
+{
+	char *s = read_string(ld, n, path, allow_empty);
+
+	if (s != NULL) {
+		free(*slot);
+		*slot = s;
+	}
 }
 
 static void strings_free(struct config_strings *l)
@@ -848,7 +883,6 @@ static int requirement_field(struct loader *ld, void *target, const char *key, y
 {
 	struct config_requirement *r = target;
 	char **slot = strcmp(key, "key") == 0 ? &r->key : strcmp(key, "operator") == 0 ? &r->op : NULL;
-	char *str;
 
 	if (strcmp(key, "values") == 0) {
 		read_strings_checked(ld, v, path, &r->values, bad_label_value, "is not a label value: it ");
@@ -856,11 +890,7 @@ static int requirement_field(struct loader *ld, void *target, const char *key, y
 	}
 	if (slot == NULL)
 		return -1;
-	str = read_string(ld, v, path, 0);
-	if (str != NULL) {
-		free(*slot);
-		*slot = str;
-	}
+	read_string_into(ld, v, path, slot, 0);
 	return 0;
 }
 
@@ -1264,6 +1294,154 @@ static void read_namespace_modes(struct loader *ld, yaml_node_t *n, const char *
 	labels_free(&l);
 }
 
+/* ==== Workloads: custom resources the validating webhook judges ==== */
+
+static void workload_free(struct config_workload *w)
+{
+	free(w->group);
+	free(w->kind);
+	free(w->resource);
+	strings_free(&w->versions);
+}
+
+/*
+ * Why s is not a DNS-1035 label (validation.IsDNS1035Label: at most 63
+ * lower-case letters, digits and '-', starting with a letter, ending with a
+ * letter or digit), or NULL. upper: upper-case letters count as lower (a
+ * CRD's kind must be one once lowered).
+ */
+static const char *bad_dns1035(const char *s, int upper)
+{
+	size_t i, n = strlen(s);
+
+	if (n == 0 || n > 63)
+		return "must be 1 to 63 characters";
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (upper && s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
+			return upper ? "may hold only letters, digits and '-'" : "may hold only lower-case letters, digits and '-'";
+	if (!((s[0] >= 'a' && s[0] <= 'z') || (upper && s[0] >= 'A' && s[0] <= 'Z')))
+		return "must start with a letter";
+	if (s[n - 1] == '-')
+		return "must end with a letter or digit";
+	return NULL;
+}
+
+/* Why s is not an API version (v1, v1beta1), or NULL. */
+static const char *bad_version(const char *s)
+{
+	return bad_dns1035(s, 0);
+}
+
+/*
+ * Why s is not a custom resource's API group, or NULL: a DNS subdomain with
+ * a dot, as the API server requires of a CRD's spec.group
+ * (apiextensions validation: "should be a domain with at least one dot").
+ * The built-in groups (apps, batch, the core group) have none.
+ */
+static const char *bad_group(const char *s)
+{
+	size_t i, n = strlen(s);
+
+	if (n > 253)
+		return "must be at most 253 characters";
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-' || s[i] == '.'))
+			return "may hold only lower-case letters, digits, '-' and '.'";
+	if (strchr(s, '.') == NULL)
+		return "has no dot: list custom resources only (the built-in workload kinds of apps, batch and "
+		       "the core group are always judged)";
+	for (i = 0; i < n; i++)
+		if ((s[i] == '.' || s[i] == '-') && (i == 0 || i + 1 == n || s[i - 1] == '.' || s[i + 1] == '.'))
+			return "must be dot-separated labels, each beginning and ending with a letter or digit";
+	return NULL;
+}
+
+static int workload_field(struct loader *ld, void *target, const char *key, yaml_node_t *v,
+			  const char *path)
+{
+	struct config_workload *w = target;
+	char **slot = strcmp(key, "group") == 0 ? &w->group : strcmp(key, "kind") == 0 ? &w->kind
+		      : strcmp(key, "resource") == 0 ? &w->resource : NULL;
+
+	if (strcmp(key, "versions") == 0) {
+		read_strings_checked(ld, v, path, &w->versions, bad_version, "is not an API version: it ");
+		return 0;
+	}
+	if (slot == NULL)
+		return -1;
+	read_string_into(ld, v, path, slot, 0);
+	return 0;
+}
+
+/* workloads: each entry a custom resource, named once. */
+static void read_workloads(struct loader *ld, yaml_node_t *n, const char *path, struct config *cfg)
+{
+	struct config_workload *l;
+	size_t i, j, len;
+	char sub[96];
+	const char *why;
+	void *items;
+
+	if (seq_alloc(ld, n, path, "a list of {group, kind, versions, resource}", sizeof *l, &items, &len) != 0)
+		return;
+	l = items;
+	for (i = 0; i < len; i++) {
+		yaml_node_t *item = node_at(ld, n->data.sequence.items.start[i]);
+		struct config_workload *w = &l[i];
+
+		snprintf(sub, sizeof sub, "%s[%zu]", path, i);
+		if (item->type != YAML_MAPPING_NODE) {
+			fail(ld, item, sub, "must be a map with group, kind, versions and resource");
+			continue;
+		}
+		read_fields(ld, item, sub, w, workload_field, "group, kind, versions, resource");
+		if (w->group == NULL && map_get(ld, item, "group") == NULL)
+			fail(ld, item, sub, "group is required (the custom resource's API group, e.g. kubeflow.org)");
+		else if (w->group != NULL && (why = bad_group(w->group)) != NULL)
+			fail(ld, field_at(ld, item, "group"), sub, "group \"%s\" %s", w->group, why);
+		if (w->kind == NULL && map_get(ld, item, "kind") == NULL)
+			fail(ld, item, sub, "kind is required (e.g. PyTorchJob)");
+		else if (w->kind != NULL && (why = bad_dns1035(w->kind, 1)) != NULL)
+			fail(ld, field_at(ld, item, "kind"), sub, "kind \"%s\" is not a kind: it %s", w->kind, why);
+		/* A CRD's plural is a DNS-1035 label (apiextensions validation: IsDNS1035Label). */
+		if (w->resource != NULL && (why = bad_dns1035(w->resource, 0)) != NULL)
+			fail(ld, field_at(ld, item, "resource"), sub, "resource \"%s\" is not a CRD's plural: it %s",
+			     w->resource, why);
+		for (j = 0; w->group != NULL && w->kind != NULL && j < i; j++)
+			if (l[j].group != NULL && l[j].kind != NULL && strcmp(l[j].group, w->group) == 0 &&
+			    strcmp(l[j].kind, w->kind) == 0) {
+				fail(ld, item, sub, "lists %s %s again (%s[%zu]): one entry, with every version in it",
+				     w->group, w->kind, path, j);
+				break;
+			}
+	}
+	for (i = 0; i < cfg->n_workloads; i++)
+		workload_free(&cfg->workloads[i]);
+	free(cfg->workloads);
+	cfg->workloads = l;
+	cfg->n_workloads = len;
+}
+
+const struct config_workload *config_workload_find(const struct config *cfg, const char *group,
+						   const char *version, const char *kind)
+{
+	size_t i, j;
+
+	for (i = 0; group != NULL && kind != NULL && i < cfg->n_workloads; i++) {
+		const struct config_workload *w = &cfg->workloads[i];
+
+		if (w->group == NULL || w->kind == NULL || strcmp(w->group, group) != 0 || strcmp(w->kind, kind) != 0)
+			continue;
+		if (w->versions.n == 0)
+			return w;
+		for (j = 0; version != NULL && j < w->versions.n; j++)
+			if (strcmp(w->versions.v[j], version) == 0)
+				return w;
+	}
+	return NULL;
+}
+
 static int top_field(struct loader *ld, void *target, const char *key, yaml_node_t *v,
 		     const char *path)
 {
@@ -1291,6 +1469,8 @@ static int top_field(struct loader *ld, void *target, const char *key, yaml_node
 	else if (strcmp(key, "exempt") == 0)
 		read_fields(ld, v, path, cfg, exempt_field,
 			    "namespaces, daemonSets, daemonSetNamespaces, daemonSetControllers, podSelectors");
+	else if (strcmp(key, "workloads") == 0)
+		read_workloads(ld, v, path, cfg);
 	else
 		return -1;
 	return 0;
@@ -1459,7 +1639,7 @@ static int apply_yaml(struct config *cfg, const char *buf, size_t len, const cha
 		else
 			read_fields(&ld, root, "", cfg, top_field,
 				    "mode, namespaceModes, gpuResources, gpuTaint, gpuNodeLabels, "
-				    "gpuNodeNames, pools, placement, deferLabels, exempt");
+				    "gpuNodeNames, pools, placement, deferLabels, exempt, workloads");
 	}
 	if (root != NULL) {
 		if (!yaml_parser_load(&parser, &extra)) {
@@ -1634,6 +1814,9 @@ void config_free(struct config *cfg)
 	for (i = 0; i < cfg->n_exempt_pod_selectors; i++)
 		pod_selector_free(&cfg->exempt_pod_selectors[i]);
 	free(cfg->exempt_pod_selectors);
+	for (i = 0; i < cfg->n_workloads; i++)
+		workload_free(&cfg->workloads[i]);
+	free(cfg->workloads);
 	free(cfg);
 }
 

@@ -94,6 +94,18 @@ struct config_pod_selector {
 	struct config_label_selector selector;  /* never empty */
 };
 
+/*
+ * A custom resource the validating webhook judges by its pod templates
+ * (workloads:), matched on an AdmissionReview's request.kind.
+ */
+struct config_workload {
+	char *group;                   /* the CRD's API group: a DNS subdomain with a dot */
+	char *kind;                    /* as the CRD names it (PyTorchJob) */
+	struct config_strings versions;/* the versions judged; empty: every version */
+	char *resource;                /* the CRD's plural (spec.names.plural), for the chart's
+	                                  rule; NULL: the kind in lower case plus "s" */
+};
+
 struct config_namespace_mode {
 	char *ns;
 	enum config_mode mode;
@@ -122,6 +134,9 @@ struct config {
 	                                                       DaemonSet controller creates pods as */
 	struct config_pod_selector *exempt_pod_selectors;
 	size_t n_exempt_pod_selectors;
+
+	struct config_workload *workloads;     /* custom resources judged by their templates */
+	size_t n_workloads;
 };
 
 /*
@@ -194,6 +209,14 @@ void config_free(struct config *cfg);
 
 /* The mode in force for namespace ns (an override, or the global mode). */
 enum config_mode config_mode_for(const struct config *cfg, const char *ns);
+
+/*
+ * The workloads entry for a custom resource of group, version and kind (an
+ * AdmissionReview's request.kind; borrowed), or NULL when the policy does
+ * not list it. Borrowed from cfg.
+ */
+const struct config_workload *config_workload_find(const struct config *cfg, const char *group,
+						   const char *version, const char *kind);
 
 /* "pinned" or "fallback". Borrowed, static storage. */
 const char *config_placement_name(enum config_placement placement);

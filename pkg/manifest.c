@@ -11,10 +11,8 @@
 
 #include "manifest_int.h"
 #include "utf8.h"
-#include "patch.h"
 
 #define TAG_PREFIX "tag:yaml.org,2002:"
-#define LIST_DEPTH_MAX 4      /* kind: List nested in kind: List ... */
 
 /* ==== Lines and document markers (what libyaml counts as a break) ==== */
 
@@ -759,215 +757,11 @@ json_t *manifest_parse_value(const char *p, size_t n, struct error *err)
 	return root;
 }
 
-/* ==== Pod templates ==== */
-
-struct walk {
-	struct manifest_doc *d;
-	char ptr[MANIFEST_POINTER_MAX], path[MANIFEST_POINTER_MAX];
-	size_t ptr_len, path_len;
-	const char *kind, *name, *ns;
-	int daemonset;
-	int nomem;
-};
-
-/* Appends "/token" and ".token" (or "[i]") to the walk's paths; 0 when too long. */
-static int walk_push(struct walk *w, const char *key, size_t index, int is_index)
+unsigned long manifest_line(const struct manifest_doc *d, const json_t *node)
 {
-	char tok[1024], shown[1040];
-	size_t tl, sl;
+	const struct manifest_pos *p = manifest_pos_find(d, node);
 
-	if (is_index) {
-		snprintf(tok, sizeof tok, "%zu", index);
-		snprintf(shown, sizeof shown, "[%zu]", index);
-	} else {
-		if (patch_escape(key, tok, sizeof tok) < 0)
-			return 0;
-		snprintf(shown, sizeof shown, "%s%s", w->path_len ? "." : "", key);
-	}
-	tl = strlen(tok);
-	sl = strlen(shown);
-	if (w->ptr_len + tl + 2 > sizeof w->ptr || w->path_len + sl + 1 > sizeof w->path)
-		return 0;
-	w->ptr[w->ptr_len++] = '/';
-	memcpy(w->ptr + w->ptr_len, tok, tl + 1);
-	w->ptr_len += tl;
-	memcpy(w->path + w->path_len, shown, sl + 1);
-	w->path_len += sl;
-	return 1;
-}
-
-static void walk_pop(struct walk *w, size_t ptr_len, size_t path_len)
-{
-	w->ptr_len = ptr_len;
-	w->ptr[ptr_len] = '\0';
-	w->path_len = path_len;
-	w->path[path_len] = '\0';
-}
-
-static int add_template(struct walk *w, const json_t *pod)
-{
-	struct manifest_doc *d = w->d;
-	struct manifest_template *t, *grown;
-	const struct manifest_pos *p = manifest_pos_find(d, pod);
-
-	grown = realloc(d->templates, (d->n_templates + 1) * sizeof *grown);
-	if (grown == NULL)
-		goto nomem;
-	d->templates = grown;
-	t = &d->templates[d->n_templates];
-	memset(t, 0, sizeof *t);
-	t->pointer = strdup(w->ptr);
-	t->path = strdup(w->path_len ? w->path : ".");
-	if (t->pointer == NULL || t->path == NULL) {
-		free(t->pointer);
-		free(t->path);
-		goto nomem;
-	}
-	t->pod = pod;
-	t->kind = w->kind;
-	t->name = w->name;
-	t->ns = w->ns;
-	t->daemonset = w->daemonset;
-	t->line = p ? p->line : d->content_line;
-	d->n_templates++;
-	return 0;
-nomem:
-	w->nomem = 1;
-	return -1;
-}
-
-static int is_pod_template(const json_t *v)
-{
-	return json_is_object(v) && json_is_array(json_object_get(json_object_get(v, "spec"), "containers"));
-}
-
-/* "template", or a "...Template" (LeaderWorkerSet's leaderTemplate / workerTemplate). */
-static int template_key(const char *key)
-{
-	size_t n = strlen(key);
-
-	return strcmp(key, "template") == 0 || (n > 8 && strcmp(key + n - 8, "Template") == 0);
-}
-
-/* Custom resources: any "template" whose spec has containers, not descending into one found. */
-static int walk_generic(struct walk *w, const json_t *v, int depth)
-{
-	size_t pl = w->ptr_len, hl = w->path_len, i;
-	const char *key;
-	json_t *child;
-
-	if (depth > MANIFEST_DEPTH_MAX)
-		return 0;
-	if (json_is_object(v)) {
-		json_object_foreach((json_t *)(uintptr_t)v, key, child) {
-			if (!json_is_object(child) && !json_is_array(child))
-				continue;
-			if (!walk_push(w, key, 0, 0))
-				continue;
-			if (template_key(key) && is_pod_template(child)) {
-				if (add_template(w, child) != 0)
-					return -1;
-			} else if (walk_generic(w, child, depth + 1) != 0) {
-				return -1;
-			}
-			walk_pop(w, pl, hl);
-		}
-	} else if (json_is_array(v)) {
-		json_array_foreach(v, i, child) {
-			if (!json_is_object(child) && !json_is_array(child))
-				continue;
-			if (!walk_push(w, NULL, i, 1))
-				continue;
-			if (walk_generic(w, child, depth + 1) != 0)
-				return -1;
-			walk_pop(w, pl, hl);
-		}
-	}
-	return 0;
-}
-
-static const char *meta_str(const json_t *obj, const char *key)
-{
-	const char *s = json_string_value(json_object_get(json_object_get(obj, "metadata"), key));
-
-	return s != NULL && s[0] != '\0' ? s : NULL;
-}
-
-static int discover(struct walk *w, const json_t *obj, int list_depth);
-
-/*
- * The objects of a list: items of a kind: List (key "items"), or a document
- * that is itself an array (key NULL: `kubectl get -o json | jq .items`).
- */
-static int discover_items(struct walk *w, const json_t *items, const char *key, int list_depth)
-{
-	size_t pl = w->ptr_len, hl = w->path_len, i;
-	const json_t *item;
-
-	if (list_depth >= LIST_DEPTH_MAX)
-		return 0;
-	json_array_foreach(items, i, item) {
-		if (!json_is_object(item))
-			continue;
-		if (key != NULL && !walk_push(w, key, 0, 0))
-			continue;
-		if (walk_push(w, NULL, i, 1) && discover(w, item, list_depth + 1) != 0)
-			return -1;
-		walk_pop(w, pl, hl);
-	}
-	return 0;
-}
-
-static int discover(struct walk *w, const json_t *obj, int list_depth)
-{
-	static const struct { const char *kind; const char *path[4]; } known[] = {
-		{ "Deployment", { "spec", "template" } },
-		{ "ReplicaSet", { "spec", "template" } },
-		{ "StatefulSet", { "spec", "template" } },
-		{ "DaemonSet", { "spec", "template" } },
-		{ "Job", { "spec", "template" } },
-		{ "ReplicationController", { "spec", "template" } },
-		{ "CronJob", { "spec", "jobTemplate", "spec", "template" } },
-		{ "PodTemplate", { "template" } },
-	};
-	const char *kind = json_string_value(json_object_get(obj, "kind"));
-	const json_t *items = json_object_get(obj, "items");
-	size_t pl = w->ptr_len, hl = w->path_len, k, j;
-
-	if (kind == NULL)
-		return 0;  /* not a Kubernetes object: nothing to audit */
-	if (strlen(kind) >= 4 && strcmp(kind + strlen(kind) - 4, "List") == 0 && json_is_array(items))
-		return discover_items(w, items, "items", list_depth);
-	w->kind = kind;
-	w->name = meta_str(obj, "name");
-	if (w->name == NULL)
-		w->name = meta_str(obj, "generateName");
-	if (w->name == NULL)
-		w->name = "(unnamed)";
-	w->ns = meta_str(obj, "namespace");
-	if (w->ns == NULL)
-		w->ns = "default";
-	w->daemonset = strcmp(kind, "DaemonSet") == 0;
-	if (strcmp(kind, "Pod") == 0)
-		return json_is_object(json_object_get(obj, "spec")) ? add_template(w, obj) : 0;
-	for (k = 0; k < sizeof known / sizeof known[0]; k++) {
-		const json_t *v = obj;
-
-		if (strcmp(kind, known[k].kind) != 0)
-			continue;
-		for (j = 0; j < 4 && known[k].path[j] != NULL && v != NULL; j++) {
-			v = json_object_get(v, known[k].path[j]);
-			if (!walk_push(w, known[k].path[j], 0, 0))
-				v = NULL;
-		}
-		if (json_is_object(v) && add_template(w, v) != 0)
-			return -1;
-		walk_pop(w, pl, hl);
-		if (json_is_object(v))
-			return 0;
-		break;  /* no template where the kind puts it: look everywhere */
-	}
-	return walk_generic(w, obj, 0);
+	return p != NULL ? p->line : d->content_line;
 }
 
 /* ==== Loading a stream ==== */
@@ -975,7 +769,6 @@ static int discover(struct walk *w, const json_t *obj, int list_depth)
 static int load_doc(struct manifest_doc *d, const char *p, struct error *err)
 {
 	struct builder *b = calloc(1, sizeof *b);
-	struct walk *w = NULL;
 	int rc = -1;
 
 	if (b == NULL)
@@ -1004,13 +797,6 @@ static int load_doc(struct manifest_doc *d, const char *p, struct error *err)
 	d->aliases = b->aliases;
 	d->content_line = b->content_line;
 	b->pos = NULL;
-	if (json_is_object(d->root) || json_is_array(d->root)) {
-		if ((w = calloc(1, sizeof *w)) == NULL)
-			goto nomem;
-		w->d = d;
-		if ((json_is_object(d->root) ? discover(w, d->root, 0) : discover_items(w, d->root, NULL, 0)) != 0)
-			goto nomem;
-	}
 	rc = 0;
 	goto out;
 nomem:
@@ -1019,7 +805,6 @@ out:
 	if (b != NULL)
 		free(b->pos);
 	free(b);
-	free(w);
 	return rc;
 }
 
@@ -1106,17 +891,9 @@ int manifest_doc_load(struct manifest *m, size_t i, struct error *err)
 void manifest_doc_release(struct manifest *m, size_t i)
 {
 	struct manifest_doc *d = &m->docs[i];
-	size_t j;
 
-	for (j = 0; j < d->n_templates; j++) {
-		free(d->templates[j].pointer);
-		free(d->templates[j].path);
-	}
-	free(d->templates);
 	free(d->pos);
 	json_decref(d->root);
-	d->templates = NULL;
-	d->n_templates = 0;
 	d->pos = NULL;
 	d->n_pos = 0;
 	d->root = NULL;

@@ -1,6 +1,7 @@
 /*
  * manifest: Kubernetes manifests (YAML or JSON streams) as jansson values,
- * with line numbers, and the pod templates inside them.
+ * with line numbers. What the values hold (pod templates) is pkg/template.c's
+ * to find; manifest_line() says where a value found sits.
  *
  * A stream is split lexically into documents at "---" / "..." marker lines
  * (column 0, as the YAML spec defines them) and each document is parsed on
@@ -33,18 +34,6 @@
 #define MANIFEST_ALIAS_BUDGET 100000    /* values copied by aliases per document */
 #define MANIFEST_ERROR_MAX 256
 
-/* One pod template found in a document. */
-struct manifest_template {
-	const json_t *pod;    /* borrowed from the document's root: {metadata, spec} or a Pod */
-	char *pointer;        /* owned: JSON Pointer from the document root, "" for a Pod */
-	char *path;           /* owned: the same for people, "spec.template", "." for a Pod */
-	const char *kind;     /* borrowed: the owning object's kind ("Deployment") */
-	const char *name;     /* borrowed: metadata.name (or generateName), or "(unnamed)" */
-	const char *ns;       /* borrowed: metadata.namespace, or "default" */
-	int daemonset;        /* the template belongs to a DaemonSet */
-	unsigned long line;   /* 1-based line of the template ("template:" key, or the object) */
-};
-
 struct manifest_pos;      /* private: where each collection sits in the text */
 
 struct manifest_doc {
@@ -58,8 +47,6 @@ struct manifest_doc {
 	int loaded;           /* manifest_doc_load() has run */
 	int json;             /* the root is written in flow (JSON) style */
 	int aliases;          /* the document uses aliases or merge keys */
-	struct manifest_template *templates; /* owned, n_templates of them */
-	size_t n_templates;
 	struct manifest_pos *pos;            /* owned, n_pos, sorted by node */
 	size_t n_pos;
 };
@@ -73,8 +60,8 @@ struct manifest {
 };
 
 /*
- * Splits buf[0..len) (borrowed; must outlive m) into documents, parses each
- * and finds their pod templates. A document that does not parse is kept with
+ * Splits buf[0..len) (borrowed; must outlive m) into documents and parses
+ * each. A document that does not parse is kept with
  * failed set; that is not an error of the call. Returns 0, or -1 only when
  * memory runs out (ERROR_NOMEM). m must be released with manifest_free()
  * whatever the return value.
@@ -85,7 +72,7 @@ int manifest_load(const char *buf, size_t len, struct manifest *m, struct error 
  * The two halves of manifest_load(), for callers that hold one document's
  * values at a time (the auditor: memory stays flat however long the stream):
  * manifest_split() only finds the documents (m as above, nothing parsed);
- * manifest_doc_load() parses document i and finds its templates (once;
+ * manifest_doc_load() parses document i (once;
  * failures are recorded in the document, -1 only for ERROR_NOMEM);
  * manifest_doc_release() frees document i's values, keeping where it is.
  */
@@ -95,6 +82,13 @@ void manifest_doc_release(struct manifest *m, size_t i);
 
 /* Releases what m owns and zeroes it. Accepts NULL. */
 void manifest_free(struct manifest *m);
+
+/*
+ * The 1-based line where node (a collection in document d's values,
+ * borrowed) sits: its key's line ("template:"), or its own for an item; the
+ * document's first content line when node is not one of d's collections.
+ */
+unsigned long manifest_line(const struct manifest_doc *d, const json_t *node);
 
 /*
  * Renders document i of m with patch (a JSON Patch of "add" operations whose

@@ -64,13 +64,16 @@ static void mb_spaces(struct mbuf *b, size_t n)
 /*
  * Two ways, tried in order:
  *
- * 1. Text insertion. The policy only ever adds: a key to a mapping
- *    (spec.tolerations, spec.nodeSelector, a nodeSelector entry) or an item
- *    to a sequence (spec.tolerations/-). For a block-style target we know
- *    from libyaml's marks where its first key starts (insert the new key
- *    there, at the same indentation) or where the token after its last item
- *    starts (append the new item there, at the indentation of the existing
- *    "-"). Comments, quoting and layout of everything else stay as written.
+ * 1. Text edits. A mutation only adds: a key to a mapping (spec.tolerations,
+ *    spec.nodeSelector, a nodeSelector entry) or an item to a sequence
+ *    (spec.tolerations/-). For a block-style target we know from libyaml's
+ *    marks where its first key starts (insert the new key there, at the same
+ *    indentation) or where the token after its last item starts (append the
+ *    new item there, at the indentation of the existing "-"). A rejected
+ *    template's fix only removes: a mapping entry (its key's line through its
+ *    value) or a sequence item (its "- " line through the item), whole lines
+ *    of block style, found by following the document's events to the path.
+ *    Comments, quoting and layout of everything else stay as written.
  *
  * 2. Re-emitting the document from the patched value with libyaml's emitter
  *    (or jansson for a JSON document), keeping the marker line and leading
@@ -199,8 +202,9 @@ static int write_value(struct mbuf *o, const json_t *v, size_t indent, const cha
 
 struct insertion {
 	size_t off;     /* in the document's bytes */
+	size_t del;     /* bytes removed there (a fix's "remove"), 0 for an insertion */
 	size_t seq;     /* patch order: equal offsets keep it */
-	char *text;
+	char *text;     /* inserted at off; "" for a removal */
 };
 
 static int ins_cmp(const void *a, const void *b)
@@ -352,8 +356,241 @@ out:
 	return rc;
 }
 
+/* ==== Removals: the span of the value a pointer names, from the document's events ==== */
+
+#define REMOVE_DEPTH_MAX 64  /* nesting a removal's path is followed to */
+
+struct frame {
+	int map;            /* a mapping (else a sequence) */
+	int flow;           /* flow style: not edited as text */
+	int want_key;       /* mapping: the next node is a key */
+	size_t index;       /* sequence: the next item's index */
+	char key[1024];     /* mapping: the current key */
+	yaml_mark_t key_at; /* mapping: where the current key starts */
+};
+
+/* Byte offset in chunk of a libyaml mark (0-based line, column in characters), or -1. */
+static long mark_offset(const char *chunk, size_t len, const yaml_mark_t *m)
+{
+	const char *ls = manifest_line_start(chunk, chunk + len, 0, m->line), *p = ls;
+	size_t col;
+
+	if (ls == NULL)
+		return m->line == 0 ? 0 : -1;
+	for (col = 0; col < m->column; col++) {
+		if (p >= chunk + len)
+			return -1;
+		p++;
+		while (p < chunk + len && ((unsigned char)*p & 0xC0) == 0x80)
+			p++;  /* the rest of a UTF-8 character */
+	}
+	return (long)(p - chunk);
+}
+
+/* The offset of the start of the line holding off. */
+static size_t line_of(const char *chunk, size_t off)
+{
+	while (off > 0 && chunk[off - 1] != '\n' && chunk[off - 1] != '\r')
+		off--;
+	return off;
+}
+
+/* The offset just past the end of the line holding off (its break included). */
+static size_t line_end(const char *chunk, size_t len, size_t off)
+{
+	while (off < len && manifest_line_break(chunk + off, chunk + len) == 0)
+		off++;
+	return off + manifest_line_break(chunk + off, chunk + len);
+}
+
+/* Whether chunk[from, to) holds only blanks, and item: a "-" after them. */
+static int only_indent(const char *chunk, size_t from, size_t to, int item)
+{
+	while (from < to && chunk[from] == ' ')
+		from++;
+	if (item && from < to && chunk[from] == '-') {
+		from++;
+		while (from < to && chunk[from] == ' ')
+			from++;
+	}
+	return from == to;
+}
+
+/* Whether the value about to be read, under stack[0..depth), is the one tokens[0..n_tok) names. */
+static int at_path(const struct frame *stack, size_t depth, char (*tokens)[1024], size_t n_tok)
+{
+	char idx[32];
+	size_t n;
+
+	if (depth != n_tok)
+		return 0;
+	for (n = 0; n < depth; n++) {
+		const char *tok = stack[n].key;
+
+		if (!stack[n].map) {
+			snprintf(idx, sizeof idx, "%zu", stack[n].index);
+			tok = idx;
+		}
+		if (strcmp(tok, tokens[n]) != 0)
+			return 0;
+	}
+	return 1;
+}
+
 /*
- * The document with the patch inserted as text, or NULL: then the caller
+ * The lines to delete for the value the JSON Pointer path names in the
+ * document chunk[0..len): from the start of its key's
+ * line (a mapping entry) or its "- " line (a sequence item) to the end of
+ * its last line, whole lines of block style only. 0 with [*from, *to), or
+ * -1 when the layout is not one this handles, or when memory ran out (then
+ * *nomem is set).
+ */
+static int removal_span(const char *chunk, size_t len, const char *path, size_t *from, size_t *to, int *nomem)
+{
+	char tokens[REMOVE_DEPTH_MAX][1024];
+	struct frame *stack = NULL;
+	size_t n_tok = 0, depth = 0, n;
+	yaml_parser_t parser;
+	yaml_event_t ev;
+	long start = -1, end = -1;
+	int item = 0, rc = -1, done = 0, target = -1;
+
+	/* The path's tokens, unescaped. */
+	while (*path == '/' && n_tok < REMOVE_DEPTH_MAX) {
+		const char *s = path + 1;
+
+		for (n = 0; *s != '\0' && *s != '/' && n + 1 < sizeof tokens[0]; s++)
+			tokens[n_tok][n++] = s[0] == '~' && (s[1] == '0' || s[1] == '1') ? (*++s == '0' ? '~' : '/') : *s;
+		tokens[n_tok++][n] = '\0';
+		path = s;
+	}
+	if (*path != '\0' || n_tok == 0)
+		return -1;
+	if ((stack = calloc(REMOVE_DEPTH_MAX + 1, sizeof *stack)) == NULL || !yaml_parser_initialize(&parser)) {
+		free(stack);
+		*nomem = 1;
+		return -1;
+	}
+	yaml_parser_set_input_string(&parser, (const unsigned char *)chunk, len);
+	while (!done) {
+		if (!yaml_parser_parse(&parser, &ev)) {
+			*nomem = parser.error == YAML_MEMORY_ERROR;
+			break;
+		}
+		int node = ev.type == YAML_SCALAR_EVENT || ev.type == YAML_MAPPING_START_EVENT ||
+			   ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_ALIAS_EVENT;
+		struct frame *top = depth > 0 ? &stack[depth - 1] : NULL;
+
+		if (ev.type == YAML_STREAM_END_EVENT || ev.type == YAML_DOCUMENT_END_EVENT)
+			done = 1;
+		if (node && top != NULL && top->map && top->want_key) {
+			/* A key: plain text only (a collection as a key is nothing Kubernetes has). */
+			if (ev.type != YAML_SCALAR_EVENT || ev.data.scalar.length >= sizeof top->key)
+				done = 1;
+			else {
+				memcpy(top->key, ev.data.scalar.value, ev.data.scalar.length);
+				top->key[ev.data.scalar.length] = '\0';
+				top->key_at = ev.start_mark;
+				top->want_key = 0;
+			}
+			yaml_event_delete(&ev);
+			continue;
+		}
+		if (node) {
+			int on_path = target < 0 && at_path(stack, depth, tokens, n_tok);
+
+			if (on_path) {
+				if (top->flow || (ev.type == YAML_MAPPING_START_EVENT &&
+						  ev.data.mapping_start.style == YAML_FLOW_MAPPING_STYLE) ||
+				    (ev.type == YAML_SEQUENCE_START_EVENT &&
+				     ev.data.sequence_start.style == YAML_FLOW_SEQUENCE_STYLE)) {
+					done = 1;  /* flow style: left to re-emission */
+				} else {
+					item = !top->map;
+					start = mark_offset(chunk, len, top->map ? &top->key_at : &ev.start_mark);
+					target = (int)depth;
+					if (ev.type == YAML_SCALAR_EVENT || ev.type == YAML_ALIAS_EVENT) {
+						end = mark_offset(chunk, len, &ev.end_mark);
+						end = end < 0 ? -1 : (long)line_end(chunk, len, (size_t)end);
+						done = 1;
+					}
+				}
+			}
+			if (ev.type == YAML_SCALAR_EVENT || ev.type == YAML_ALIAS_EVENT) {
+				if (top != NULL && top->map)
+					top->want_key = 1;
+				else if (top != NULL)
+					top->index++;
+			}
+		}
+		if (ev.type == YAML_MAPPING_START_EVENT || ev.type == YAML_SEQUENCE_START_EVENT) {
+			if (depth >= REMOVE_DEPTH_MAX) {
+				done = 1;
+			} else {
+				memset(&stack[depth], 0, sizeof stack[depth]);
+				stack[depth].map = ev.type == YAML_MAPPING_START_EVENT;
+				stack[depth].want_key = stack[depth].map;
+				stack[depth].flow = stack[depth].map ? ev.data.mapping_start.style == YAML_FLOW_MAPPING_STYLE
+						    : ev.data.sequence_start.style == YAML_FLOW_SEQUENCE_STYLE;
+				depth++;
+			}
+		} else if (ev.type == YAML_MAPPING_END_EVENT || ev.type == YAML_SEQUENCE_END_EVENT) {
+			if (depth > 0)
+				depth--;
+			if (target >= 0 && (size_t)target == depth) {
+				/* The value's end: where the next token starts, a line below its last. */
+				end = mark_offset(chunk, len, &ev.end_mark);
+				if (end >= 0 && (size_t)end < len && !only_indent(chunk, line_of(chunk, (size_t)end), (size_t)end, 0))
+					end = -1;
+				else if (end >= 0)
+					end = (long)before_comments(chunk, line_of(chunk, (size_t)end));
+				done = 1;
+			} else if (depth > 0) {
+				if (stack[depth - 1].map)
+					stack[depth - 1].want_key = 1;
+				else
+					stack[depth - 1].index++;
+			}
+		}
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&parser);
+	free(stack);
+	if (start >= 0 && end > start) {
+		size_t ls = line_of(chunk, (size_t)start);
+
+		if (only_indent(chunk, ls, (size_t)start, item)) {
+			*from = ls;
+			*to = (size_t)end;
+			rc = 0;
+		}
+	}
+	return rc;
+}
+
+/*
+ * Plans one "remove" operation as the deletion of whole lines; -1 when this
+ * layout is not one it handles, or when memory ran out (then *nomem is set).
+ */
+static int plan_removal(const struct manifest *m, const struct manifest_doc *d, const json_t *op,
+			struct insertion *ins, int *nomem)
+{
+	const char *path = json_string_value(json_object_get(op, "path"));
+	size_t from, to;
+
+	if (path == NULL || removal_span(m->buf + d->off, d->len, path, &from, &to, nomem) != 0)
+		return -1;
+	if ((ins->text = calloc(1, 1)) == NULL) {
+		*nomem = 1;
+		return -1;
+	}
+	ins->off = from;
+	ins->del = to - from;
+	return 0;
+}
+
+/*
+ * The document with the patch applied as text, or NULL: then the caller
  * re-emits, unless *nomem says memory ran out.
  */
 static char *insert_text(const struct manifest *m, const struct manifest_doc *d, const json_t *patch,
@@ -372,17 +609,23 @@ static char *insert_text(const struct manifest *m, const struct manifest_doc *d,
 		return NULL;
 	}
 	for (i = 0; i < n; i++) {
+		const json_t *op = json_array_get(patch, i);
+		const char *kind = json_string_value(json_object_get(op, "op"));
+
 		ins[i].seq = i;
-		if (plan_insertion(m, d, json_array_get(patch, i), &ins[i], nomem) != 0)
+		if ((kind != NULL && strcmp(kind, "remove") == 0 ? plan_removal(m, d, op, &ins[i], nomem)
+		     : plan_insertion(m, d, op, &ins[i], nomem)) != 0)
 			goto out;
 	}
 	qsort(ins, n, sizeof *ins, ins_cmp);
 	/* Assemble front to back: ins is sorted back to front, so walk it in reverse. */
 	cursor = 0;
 	for (i = n; i > 0; i--) {
+		if (ins[i - 1].off < cursor)
+			goto out;  /* edits that overlap: left to re-emission */
 		mb_add(&o, chunk + cursor, ins[i - 1].off - cursor);
 		mb_str(&o, ins[i - 1].text);
-		cursor = ins[i - 1].off;
+		cursor = ins[i - 1].off + ins[i - 1].del;
 	}
 	mb_add(&o, chunk + cursor, d->len - cursor);
 	done = !o.oom;

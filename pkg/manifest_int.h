@@ -1,5 +1,5 @@
 /*
- * manifest_int: what pkg/manifest.c (parsing, templates) and
+ * manifest_int: what pkg/manifest.c (parsing, positions) and
  * pkg/manifest_fix.c (rendering --fix output) share. Private to the
  * manifest module.
  */

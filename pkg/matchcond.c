@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "review.h"
+#include "policy.h"
 #include "scan.h"
 
 /*
@@ -685,10 +685,10 @@ static cost_t put_changed(struct sb *b, const char *path, const struct scan_shap
 	return cost;
 }
 
-/* The member of review_object_shape at dotted path (e.g. "spec"), or NULL. */
+/* The member of policy_pod_fields (a pod as the policy reads it) at dotted path (e.g. "spec"), or NULL. */
 static const struct scan_shape *declared(const char *path)
 {
-	const struct scan_shape *m = review_object_shape;
+	const struct scan_shape *m = policy_pod_fields;
 	size_t len;
 
 	while (m != NULL) {
@@ -737,7 +737,7 @@ static cost_t put_changed_path(struct sb *b, const char *path, const struct scan
  * stored one's did not (policy.c judge_update: a CPU-only pod's new routes to
  * GPU nodes; a GPU pod never). The metadata the policy reads (labels,
  * owner references, the namespace) only ever exempts a pod. So for a Pod the
- * spec's members the policy reads are compared, as review_object_shape
+ * spec's members the policy reads are compared, as policy_pod_spec_fields
  * declares them; a list of objects (containers) whole. For a workload, the
  * paths the target names, whole.
  */

@@ -15,7 +15,7 @@
  *    or a node name (nodeName, a kubernetes.io/hostname selector or
  *    requirement, matchFields on metadata.name) could be a GPU node's;
  *  - update-changes-what-policy-reads: not an UPDATE, or one that changes a
- *    member of the pod spec the policy reads (review_object_shape, the one
+ *    member of the pod spec the policy reads (policy_pod_spec_fields, the one
  *    declaration of them), compared whole: an UPDATE is judged only for
  *    what the new spec does that the stored one did not.
  * The conditions are a superset of what the webhook acts on, never a guess:

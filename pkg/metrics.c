@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "template.h"
+
 /*
  * The status codes the server answers: 200 and every one error_http_status()
  * maps a failure to (a unit test holds the two in step). Anything else is
@@ -26,6 +28,7 @@ static const char *const bucket_le[METRICS_BUCKETS] = {
 #define N_HIST 2
 #define N_MODES 3     /* enum config_mode: enforce, warn, dryrun */
 #define N_VERDICTS 3  /* enum policy_decision: allow, mutate, reject */
+#define N_KINDS (TEMPLATE_KINDS + 1)  /* the kind label: a built-in kind's name, or "custom" */
 
 struct histogram {
 	atomic_ullong bucket[METRICS_BUCKETS + 1]; /* non-cumulative; last is +Inf */
@@ -35,7 +38,7 @@ struct histogram {
 struct metrics {
 	atomic_ullong requests[METRICS_EP_COUNT][METRICS_DEC_COUNT][N_CODES];
 	struct histogram latency[N_HIST];
-	atomic_ullong verdicts[N_HIST][N_MODES][N_VERDICTS]; /* [endpoint][config_mode][policy_decision] */
+	atomic_ullong verdicts[N_HIST][N_KINDS][N_MODES][N_VERDICTS]; /* [endpoint][kind][mode][verdict] */
 	atomic_llong in_flight;
 	atomic_ullong reloads[METRICS_RELOAD_COUNT][2]; /* [kind][ok] */
 	atomic_llong cert_expiry;
@@ -111,11 +114,27 @@ void metrics_request(struct metrics *m, enum metrics_endpoint ep, enum metrics_d
 	atomic_fetch_add_explicit(&h->sum_us, latency_us, memory_order_relaxed);
 }
 
-void metrics_verdict(struct metrics *m, enum metrics_endpoint ep, enum config_mode mode,
+/* The kind label's index: a built-in kind (template_kind()), else the last, "custom". */
+static size_t kind_index(const char *kind)
+{
+	size_t k;
+
+	for (k = 0; kind != NULL && k < TEMPLATE_KINDS; k++)
+		if (strcmp(kind, template_kind(k)) == 0)
+			return k;
+	return TEMPLATE_KINDS;
+}
+
+static const char *kind_name(size_t k)
+{
+	return k < TEMPLATE_KINDS ? template_kind(k) : "custom";
+}
+
+void metrics_verdict(struct metrics *m, enum metrics_endpoint ep, const char *kind, enum config_mode mode,
 		     enum policy_decision verdict)
 {
 	if ((unsigned)ep < N_HIST && (unsigned)mode < N_MODES && (unsigned)verdict < N_VERDICTS)
-		atomic_fetch_add_explicit(&m->verdicts[ep][mode][verdict], 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&m->verdicts[ep][kind_index(kind)][mode][verdict], 1, memory_order_relaxed);
 }
 
 void metrics_in_flight(struct metrics *m, int delta)
@@ -205,22 +224,24 @@ static void render_requests(struct buf *b, const struct metrics *m)
 
 static void render_verdicts(struct buf *b, const struct metrics *m)
 {
-	size_t ep, mode, v;
+	size_t ep, kind, mode, v;
 
-	emit(b, "# HELP gpu_admission_policy_verdicts_total Reviews the policy evaluated, by what enforce mode answers "
-		"and the mode in force (in dryrun and warn: what enforcing would change).\n"
+	emit(b, "# HELP gpu_admission_policy_verdicts_total Reviews the policy evaluated, by the kind of object "
+		"(Pod, a built-in workload kind, or custom), what enforce mode answers and the mode in force (in "
+		"dryrun and warn: what enforcing would change).\n"
 		"# TYPE gpu_admission_policy_verdicts_total counter\n");
 	for (ep = 0; ep < N_HIST; ep++)
-		for (mode = 0; mode < N_MODES; mode++)
-			for (v = 0; v < N_VERDICTS; v++) {
-				unsigned long long n = load(&m->verdicts[ep][mode][v]);
+		for (kind = 0; kind < N_KINDS; kind++)
+			for (mode = 0; mode < N_MODES; mode++)
+				for (v = 0; v < N_VERDICTS; v++) {
+					unsigned long long n = load(&m->verdicts[ep][kind][mode][v]);
 
-				if (n > 0)
-					emit(b, "gpu_admission_policy_verdicts_total{endpoint=\"%s\",mode=\"%s\","
-					     "verdict=\"%s\"} %llu\n", ep_names[ep],
-					     config_mode_name((enum config_mode)mode),
-					     policy_decision_name((enum policy_decision)v), n);
-			}
+					if (n > 0)
+						emit(b, "gpu_admission_policy_verdicts_total{endpoint=\"%s\",kind=\"%s\","
+						     "mode=\"%s\",verdict=\"%s\"} %llu\n", ep_names[ep], kind_name(kind),
+						     config_mode_name((enum config_mode)mode),
+						     policy_decision_name((enum policy_decision)v), n);
+				}
 }
 
 static void render_latency(struct buf *b, const struct metrics *m)

@@ -62,10 +62,13 @@ void metrics_request(struct metrics *m, enum metrics_endpoint ep, enum metrics_d
 
 /*
  * Counts one admission review the policy evaluated on ep (mutate or
- * validate): verdict is what enforce mode answers, mode the mode in force.
- * In dryrun and warn this is what enforcing would change.
+ * validate): kind is what it judged (review_response.kind: "Pod", a
+ * built-in workload kind; anything else, NULL included, counts as
+ * "custom", so the label stays bounded), verdict what enforce mode answers,
+ * mode the mode in force. In dryrun and warn this is what enforcing would
+ * change.
  */
-void metrics_verdict(struct metrics *m, enum metrics_endpoint ep, enum config_mode mode,
+void metrics_verdict(struct metrics *m, enum metrics_endpoint ep, const char *kind, enum config_mode mode,
 		     enum policy_decision verdict);
 
 /* Adds delta (+1 / -1) to the in-flight gauge. */

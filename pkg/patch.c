@@ -31,11 +31,29 @@ long patch_escape(const char *token, char *out, size_t outsz)
 	return (long)o;
 }
 
+/* base[/escaped token] into path (PATCH_PATH_MAX bytes); -1 with ERROR_INTERNAL when too long. */
+static int build_path(char *path, const char *base, const char *token, struct error *err)
+{
+	size_t blen = strlen(base);
+
+	if (blen + 1 >= PATCH_PATH_MAX)
+		goto long_path;
+	memcpy(path, base, blen + 1);
+	if (token != NULL) {
+		path[blen] = '/';
+		if (patch_escape(token, path + blen + 1, PATCH_PATH_MAX - blen - 1) < 0)
+			goto long_path;
+	}
+	return 0;
+long_path:
+	error_set(err, ERROR_INTERNAL, "patch path too long");
+	return -1;
+}
+
 int patch_add(json_t *patch, const char *base, const char *token, json_t *value,
 	      struct error *err)
 {
 	char path[PATCH_PATH_MAX];
-	size_t blen = strlen(base);
 	json_t *op = NULL;
 	int rc = -1;
 
@@ -43,18 +61,8 @@ int patch_add(json_t *patch, const char *base, const char *token, json_t *value,
 		error_set(err, ERROR_NOMEM, "out of memory building a patch");
 		goto out;
 	}
-	if (blen + 1 >= sizeof path) {
-		error_set(err, ERROR_INTERNAL, "patch path too long");
+	if (build_path(path, base, token, err) != 0)
 		goto out;
-	}
-	memcpy(path, base, blen + 1);
-	if (token != NULL) {
-		path[blen] = '/';
-		if (patch_escape(token, path + blen + 1, sizeof path - blen - 1) < 0) {
-			error_set(err, ERROR_INTERNAL, "patch path too long");
-			goto out;
-		}
-	}
 	op = json_pack("{s:s, s:s, s:O}", "op", "add", "path", path, "value", value);
 	if (op == NULL || json_array_append_new(patch, op) != 0) {
 		op = NULL;
@@ -65,6 +73,21 @@ int patch_add(json_t *patch, const char *base, const char *token, json_t *value,
 out:
 	json_decref(value);
 	return rc;
+}
+
+int patch_remove(json_t *patch, const char *base, const char *token, struct error *err)
+{
+	char path[PATCH_PATH_MAX];
+	json_t *op;
+
+	if (build_path(path, base, token, err) != 0)
+		return -1;
+	op = json_pack("{s:s, s:s}", "op", "remove", "path", path);
+	if (op == NULL || json_array_append_new(patch, op) != 0) {
+		error_set(err, ERROR_NOMEM, "out of memory building a patch");
+		return -1;
+	}
+	return 0;
 }
 
 /*
@@ -138,7 +161,11 @@ json_t *patch_pointer_get(json_t *doc, const char *ptr)
 	return *ptr == '\0' ? doc : NULL;
 }
 
-static int apply_add(json_t *doc, const char *path, json_t *value, struct error *err)
+/*
+ * Adds value (borrowed) at path in doc, or with value NULL removes what path
+ * names (RFC 6902: it must exist).
+ */
+static int apply_op(json_t *doc, const char *path, json_t *value, struct error *err)
 {
 	char tok[PATCH_PATH_MAX];
 	json_t *parent = doc;
@@ -170,6 +197,11 @@ static int apply_add(json_t *doc, const char *path, json_t *value, struct error 
 		p = end;
 	}
 	if (json_is_object(parent)) {
+		if (value == NULL) {
+			if (json_object_del(parent, tok) != 0)
+				goto missing;
+			return 0;
+		}
 		if (json_object_set(parent, tok, value) != 0)
 			goto nomem;
 		return 0;
@@ -181,11 +213,19 @@ static int apply_add(json_t *doc, const char *path, json_t *value, struct error 
 			error_set(err, ERROR_INPUT, "patch: bad array index in \"%s\"", path);
 			return -1;
 		}
+		if (value == NULL) {
+			if (json_array_remove(parent, idx) != 0)
+				goto missing;
+			return 0;
+		}
 		if (json_array_insert(parent, idx, value) != 0)
 			goto nomem;
 		return 0;
 	}
 	error_set(err, ERROR_INPUT, "patch: parent of \"%s\" is not a container", path);
+	return -1;
+missing:
+	error_set(err, ERROR_INPUT, "patch: \"%s\" does not exist to remove", path);
 	return -1;
 nomem:
 	error_set(err, ERROR_NOMEM, "patch: out of memory");
@@ -208,8 +248,13 @@ int patch_apply(json_t *doc, const json_t *patch, struct error *err)
 		json_t *copy;
 		int rc;
 
+		if (kind != NULL && path != NULL && strcmp(kind, "remove") == 0) {
+			if (apply_op(doc, path, NULL, err) != 0)
+				return -1;
+			continue;
+		}
 		if (kind == NULL || path == NULL || value == NULL || strcmp(kind, "add") != 0) {
-			error_set(err, ERROR_INPUT, "patch: operation %zu is not a well-formed add", i);
+			error_set(err, ERROR_INPUT, "patch: operation %zu is not a well-formed add or remove", i);
 			return -1;
 		}
 		/* A deep copy keeps doc independent of the patch's lifetime. */
@@ -218,7 +263,7 @@ int patch_apply(json_t *doc, const json_t *patch, struct error *err)
 			error_set(err, ERROR_NOMEM, "patch: out of memory");
 			return -1;
 		}
-		rc = apply_add(doc, path, copy, err);
+		rc = apply_op(doc, path, copy, err);
 		json_decref(copy);
 		if (rc != 0)
 			return -1;

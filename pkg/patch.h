@@ -1,8 +1,9 @@
 /*
  * patch: RFC 6901 JSON Pointers and RFC 6902 JSON Patch documents.
  *
- * The policy engine emits only "add" operations; patch_apply() exists so the
- * auditor (--fix) and the tests can apply what the engine produced.
+ * The policy engine's patches for pods are "add" operations only; its fixes
+ * for manifests (audit --fix of a rejected template) "remove" ones.
+ * patch_apply() exists so the auditor and the tests can apply them.
  */
 #ifndef GPU_ADMISSION_PATCH_H
 #define GPU_ADMISSION_PATCH_H
@@ -30,9 +31,16 @@ int patch_add(json_t *patch, const char *base, const char *token, json_t *value,
 	      struct error *err);
 
 /*
- * Applies the "add" operations of patch (an array, borrowed) to doc in place.
- * Any other op, a path that does not resolve, or a malformed operation is
- * ERROR_INPUT; doc may then be partly modified. Returns 0 or -1.
+ * Appends {"op":"remove","path":base[/escaped token]} to the array patch.
+ * Returns 0, or -1 (ERROR_NOMEM, or ERROR_INTERNAL for a path over 1 KiB).
+ */
+int patch_remove(json_t *patch, const char *base, const char *token, struct error *err);
+
+/*
+ * Applies the "add" and "remove" operations of patch (an array, borrowed) to
+ * doc in place. Any other op, a path that does not resolve (or, to remove,
+ * names nothing), or a malformed operation is ERROR_INPUT; doc may then be
+ * partly modified. Returns 0 or -1.
  */
 int patch_apply(json_t *doc, const json_t *patch, struct error *err);
 

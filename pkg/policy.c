@@ -117,23 +117,52 @@ void policy_appendf(char *buf, size_t cap, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Adds a warning, cut to res->warning_max (kube-apiserver's 256 bytes online) on a character boundary. */
-int policy_warn(struct policy_result *res, struct error *err, const char *fmt, ...)
+/*
+ * Adds a warning (note: one that only says what the policy did, see
+ * policy_result.notes), cut to res->warning_max (kube-apiserver's 256 bytes
+ * online) on a character boundary.
+ */
+static int add_warning(struct policy_result *res, struct error *err, int note, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
+
+static int add_warning(struct policy_result *res, struct error *err, int note, const char *fmt, va_list ap)
 {
 	char buf[POLICY_WARNING_FULL_MAX + 1];
 	size_t cap = res->warning_max && res->warning_max < POLICY_WARNING_FULL_MAX ? res->warning_max
 		     : POLICY_WARNING_FULL_MAX;
-	va_list ap;
+	size_t i = json_array_size(res->warnings);
 
-	va_start(ap, fmt);
 	vsnprintf(buf, cap + 1, fmt, ap);
-	va_end(ap);
 	error_trim_utf8(buf);
 	if (json_array_append_new(res->warnings, json_string(buf)) != 0) {
 		error_set(err, ERROR_NOMEM, "out of memory");
 		return -1;
 	}
+	if (note && i < POLICY_NOTES_BITS)
+		res->notes |= 1ul << i;
 	return 0;
+}
+
+int policy_warn(struct policy_result *res, struct error *err, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = add_warning(res, err, 0, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int policy_note(struct policy_result *res, struct error *err, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = add_warning(res, err, 1, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 int policy_describe_taint(const struct config *cfg, char *buf, size_t cap)
@@ -212,14 +241,14 @@ static int apply_mode(struct policy_result *res, struct error *err)
 		if (res->verdict != POLICY_REJECT)
 			return 0;
 		res->decision = POLICY_ALLOW;
-		return policy_warn(res, err, "would be rejected (warn mode): %s", res->message);
+		return policy_note(res, err, "would be rejected (warn mode): %s", res->message);
 	case CONFIG_MODE_DRYRUN:
 		if (res->verdict == POLICY_ALLOW)
 			return 0;
 		res->decision = POLICY_ALLOW;
 		if (res->verdict == POLICY_MUTATE)
-			return policy_warn(res, err, "would add (dryrun mode): %s", res->changes);
-		return policy_warn(res, err, "would be rejected (dryrun mode): %s", res->message);
+			return policy_note(res, err, "would add (dryrun mode): %s", res->changes);
+		return policy_note(res, err, "would be rejected (dryrun mode): %s", res->message);
 	}
 	return 0;
 }
@@ -273,6 +302,22 @@ static unsigned judged_routes(const struct pod_view *pv)
 }
 
 /*
+ * Judges the routes of r in which; a rejection of a pod the DaemonSet
+ * exemption does not admit says how to fix it, and carries the fix.
+ */
+static int judge_routes(const struct config *cfg, const struct pod_view *pv, const struct pod_routes *r,
+			unsigned which, struct policy_result *res, struct error *err)
+{
+	int advise = !daemonset_exempt(cfg, pv);
+
+	if (policy_routes_judge(cfg, r, which, advise, res, err) != 0)
+		return -1;
+	if (advise && res->verdict == POLICY_REJECT)
+		return policy_routes_fix(cfg, pv, r->taken & which, res, err);
+	return 0;
+}
+
+/*
  * UPDATE. Kubernetes lets tolerations be added to a pod, and nodeSelector
  * entries be added and node affinity changed while it has scheduling gates
  * (ValidatePodUpdate, pkg/apis/core/validation/validation.go): a pod created
@@ -306,8 +351,7 @@ static int judge_update(const struct config *cfg, const struct policy_request *r
 		policy_routes_find(cfg, &old, &before);
 	}
 	policy_routes_find(cfg, pv, &now);
-	if (policy_routes_judge(cfg, &now, judged_routes(pv) & ~before.taken, !daemonset_exempt(cfg, pv),
-				res, err) != 0)
+	if (judge_routes(cfg, pv, &now, judged_routes(pv) & ~before.taken, res, err) != 0)
 		return -1;
 	if (res->verdict != POLICY_REJECT)
 		res->reason = R_UPDATE_OK;
@@ -343,7 +387,7 @@ static int decide(const struct config *cfg, const struct policy_request *req,
 		res->reason = R_QUANTITY;
 		snprintf(res->message, sizeof res->message, "%s", pv.bad_quantity);
 	} else if (pv.n_gpu > 0) {
-		if (pv.dra && policy_warn(res, err, "pod also uses DRA resource claims; gpu-admission places it "
+		if (pv.dra && policy_note(res, err, "pod also uses DRA resource claims; gpu-admission places it "
 				   "for its GPU resources only and does not inspect the claims") != 0)
 			return -1;
 		/*
@@ -372,17 +416,16 @@ static int decide(const struct config *cfg, const struct policy_request *req,
 		}
 	} else if (pv.dra) {
 		res->reason = R_DRA;
-		return policy_warn(res, err, "pod uses DRA resource claims; gpu-admission cannot tell from the pod "
+		return policy_note(res, err, "pod uses DRA resource claims; gpu-admission cannot tell from the pod "
 			    "alone whether they are GPUs, so it neither mutates nor rejects it");
 	} else {
 		policy_routes_find(cfg, &pv, &routes);
-		if (policy_routes_judge(cfg, &routes, judged_routes(&pv), !daemonset_exempt(cfg, &pv), res,
-					err) != 0)
+		if (judge_routes(cfg, &pv, &routes, judged_routes(&pv), res, err) != 0)
 			return -1;
 	}
 exempt:
 	if (res->verdict == POLICY_REJECT && daemonset_exempt(cfg, &pv)) {
-		if (policy_warn(res, err, "admitted only because DaemonSet pods are exempt: %s", res->message) != 0)
+		if (policy_note(res, err, "admitted only because DaemonSet pods are exempt: %s", res->message) != 0)
 			return -1;
 		res->exempt = 1;
 		res->verdict = POLICY_ALLOW;
@@ -418,6 +461,7 @@ void policy_result_free(struct policy_result *res)
 	if (res == NULL)
 		return;
 	json_decref(res->patch);
+	json_decref(res->fix);
 	json_decref(res->warnings);
 	json_decref(res->annotations);
 	memset(res, 0, sizeof *res);

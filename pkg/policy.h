@@ -32,6 +32,7 @@
 
 #include "config.h"
 #include "error.h"
+#include "scan.h"
 
 enum policy_decision {
 	POLICY_ALLOW = 0, /* admit unchanged */
@@ -49,6 +50,7 @@ enum policy_operation {
 #define POLICY_WARNING_MAX 256  /* bytes per warning, kube-apiserver's own cap */
 #define POLICY_MESSAGE_MAX 1024
 #define POLICY_WARNING_FULL_MAX (POLICY_MESSAGE_MAX + 128) /* a whole warning: a message and its preamble */
+#define POLICY_NOTES_BITS (sizeof(unsigned long) * 8)    /* warnings policy_result.notes tells apart */
 
 struct policy_request {
 	const json_t *pod;          /* borrowed: a Pod, or a pod template {metadata, spec} */
@@ -64,8 +66,14 @@ struct policy_request {
 	enum policy_operation operation;
 	int validate;               /* validating webhook: never patch; a GPU pod still
 	                               missing toleration or selectors is rejected */
-	int daemonset;              /* offline only: the caller knows the pod belongs to a
-	                               DaemonSet (auditing a DaemonSet's template) */
+	int daemonset;              /* the caller knows the pod belongs to a DaemonSet: a
+	                               DaemonSet's template (with template set), or offline
+	                               a stored pod audited as one */
+	int template;               /* pod is a pod template, judged for the pods a controller
+	                               will create from it: its own ownerReferences are none
+	                               of theirs (controllers set their own), and daemonset
+	                               alone says whether they are a DaemonSet's, whoever
+	                               sends the template (username is then not consulted) */
 	int full_warnings;          /* offline (audit): keep warnings whole, up to
 	                               POLICY_WARNING_FULL_MAX, not cut to the API
 	                               server's POLICY_WARNING_MAX */
@@ -91,11 +99,33 @@ struct policy_result {
 	                                     "+toleration sku=gpu:NoSchedule +nodeSelector k=v" */
 	json_t *patch;                 /* owned: JSON Patch enforce mode would apply, or NULL.
 	                                  Send it only when decision == POLICY_MUTATE. */
+	json_t *fix;                   /* owned: for a CPU-only pod rejected for its routes to GPU
+	                                  nodes, the JSON Patch ("remove" operations, paths from
+	                                  the pod's root) that takes them away as the message
+	                                  advises: what `audit --fix` writes. NULL otherwise */
 	json_t *warnings;              /* owned: array of strings, each <= warning_max bytes */
+	unsigned long notes;           /* bit i set: warnings[i] only says what the policy or the
+	                                  mode did (an exemption, DRA claims it cannot judge, a
+	                                  rejection warn mode admitted): nothing the pod's author
+	                                  must change. Only the first POLICY_NOTES_BITS warnings
+	                                  are told apart; later ones count as warnings */
 	size_t warning_max;            /* POLICY_WARNING_MAX, or more with req.full_warnings */
 	json_t *annotations;           /* owned: auditAnnotations (decision, reason, mode, pool or
 	                                  pools, deferredTo, wouldDecide) */
 };
+
+/*
+ * The members of a pod the policy reads, and nothing else, as scan shapes: a
+ * Pod or a pod template {metadata, spec} (policy_pod_fields), and its
+ * metadata and spec on their own for callers that read more of them (review
+ * and report keep names for their logs: SCAN_ALSO). Declared once, next to
+ * the reads (policy_pod.c); every fast path that prunes a pod before the
+ * policy sees it takes its shape from here, and test/unit/test_policy_fields.c
+ * fails when the policy reads a member these do not keep.
+ */
+extern const struct scan_shape policy_pod_fields[];
+extern const struct scan_shape policy_pod_metadata_fields[];
+extern const struct scan_shape policy_pod_spec_fields[];
 
 /*
  * Evaluates req against cfg (both borrowed) and fills res, which the caller
@@ -115,6 +145,9 @@ void policy_result_free(struct policy_result *res);
  * (cap bytes, NUL-terminated, cut quietly): for logs and annotations.
  */
 void policy_describe_pools(const struct policy_result *res, const char *sep, char *buf, size_t cap);
+
+/* Appends printf text to buf (size cap, NUL-terminated), cut quietly at the end: for messages. */
+void policy_appendf(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* "allow", "mutate" or "reject". Static storage. */
 const char *policy_decision_name(enum policy_decision d);

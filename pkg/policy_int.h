@@ -152,6 +152,15 @@ void policy_routes_find(const struct config *cfg, const struct pod_view *pv, str
 int policy_routes_judge(const struct config *cfg, const struct pod_routes *r, unsigned which,
 			int advise, struct policy_result *res, struct error *err);
 
+/*
+ * Sets res->fix: the "remove" operations that take the hard routes in taken
+ * away from the pod in pv (every toleration of the GPU taint by key, every
+ * GPU nodeSelector entry, the required node affinity, spec.nodeName; a list
+ * or map left empty goes whole). -1 only on ERROR_NOMEM.
+ */
+int policy_routes_fix(const struct config *cfg, const struct pod_view *pv, unsigned taken,
+		      struct policy_result *res, struct error *err);
+
 /* ==== Shared helpers (policy.c) ==== */
 
 /*
@@ -179,11 +188,15 @@ int policy_list_has(const struct config_strings *l, const char *s);
 long long policy_sat_add(long long a, long long b);  /* saturates at QUANTITY_MAX */
 long long policy_max_ll(long long a, long long b);
 
-/* Appends printf text to buf (size cap); truncates quietly. */
-void policy_appendf(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* Adds a warning to res, cut to res->warning_max (kube-apiserver's 256 bytes online); -1 on ERROR_NOMEM. */
+/*
+ * Adds a warning to res, cut to res->warning_max (kube-apiserver's 256 bytes
+ * online); -1 on ERROR_NOMEM. policy_note() adds one that only says what the
+ * policy did (res->notes).
+ */
 int policy_warn(struct policy_result *res, struct error *err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+int policy_note(struct policy_result *res, struct error *err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* "sku=gpu:NoSchedule" into buf; snprintf's return. */

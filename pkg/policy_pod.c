@@ -6,6 +6,43 @@
 
 #include "quantity.h"
 
+/*
+ * What policy_pod_read() and everything after it read of a pod, and nothing
+ * else (see policy.h). Whole: affinity (policy_target.c, policy_pool.c),
+ * tolerations, nodeSelector, labels, ownerReferences, resources and
+ * resourceClaims, read at any depth.
+ */
+static const struct scan_shape container_fields[] = {
+	{ "name", SCAN_WHOLE, NULL },
+	{ "restartPolicy", SCAN_WHOLE, NULL },
+	{ "resources", SCAN_WHOLE, NULL },
+	{ NULL, SCAN_WHOLE, NULL },
+};
+
+const struct scan_shape policy_pod_spec_fields[] = {
+	{ "containers", SCAN_ARRAY_OF_OBJECTS, container_fields },
+	{ "initContainers", SCAN_ARRAY_OF_OBJECTS, container_fields },
+	{ "tolerations", SCAN_WHOLE, NULL },
+	{ "nodeSelector", SCAN_WHOLE, NULL },
+	{ "affinity", SCAN_WHOLE, NULL },
+	{ "nodeName", SCAN_WHOLE, NULL },
+	{ "resourceClaims", SCAN_WHOLE, NULL },
+	{ NULL, SCAN_WHOLE, NULL },
+};
+
+const struct scan_shape policy_pod_metadata_fields[] = {
+	{ "namespace", SCAN_WHOLE, NULL },
+	{ "labels", SCAN_WHOLE, NULL },
+	{ "ownerReferences", SCAN_WHOLE, NULL },
+	{ NULL, SCAN_WHOLE, NULL },
+};
+
+const struct scan_shape policy_pod_fields[] = {
+	{ "metadata", SCAN_OBJECT, policy_pod_metadata_fields },
+	{ "spec", SCAN_OBJECT, policy_pod_spec_fields },
+	{ NULL, SCAN_WHOLE, NULL },
+};
+
 long long policy_demand_total(const struct gpu_demand *d)
 {
 	return policy_max_ll(policy_sat_add(d->app_sum, d->sidecar_sum), d->init_max);
@@ -194,16 +231,19 @@ int policy_pod_read(const struct config *cfg, const struct policy_request *req, 
 	pv->ns = req->ns && req->ns[0] ? req->ns : policy_str(pv->metadata, "namespace", "");
 	if (pv->ns[0] == '\0')
 		pv->ns = "default";
-	ds = controlled_by_daemonset(pv->metadata, err);
+	ds = req->template ? 0 : controlled_by_daemonset(pv->metadata, err);
 	if (ds < 0)
 		return -1;
 	/*
-	 * Online, the reference counts only from the DaemonSet controller itself:
-	 * anyone who may create a pod can write one. Offline (no username) the
-	 * pod is as stored, and a stored DaemonSet pod was created by its
-	 * controller, or is a DaemonSet's template (req->daemonset).
+	 * A template's pods get their controller's reference, never the
+	 * template's own (controller.GetPodFromTemplate copies labels,
+	 * annotations and finalizers): whether they are a DaemonSet's is the
+	 * caller's to say. Online, a pod's reference counts only from the
+	 * DaemonSet controller itself: anyone who may create a pod can write one.
+	 * Offline (no username) the pod is as stored, and a stored DaemonSet pod
+	 * was created by its controller.
 	 */
-	if (req->username == NULL)
+	if (req->template || req->username == NULL)
 		pv->daemonset = req->daemonset || ds;
 	else
 		pv->daemonset = ds && policy_list_has(&cfg->exempt_daemonset_controllers, req->username);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "nodematch.h"
+#include "patch.h"
 
 #define HOSTNAME_LABEL "kubernetes.io/hostname"   /* equals the node's name on AKS */
 #define NAME_FIELD     "metadata.name"            /* the one field matchFields knows */
@@ -259,6 +260,21 @@ static void pinned(struct pod_routes *r, const char *by)
 	r->taken |= ROUTE_PINNED;
 }
 
+/* What toleration t does with the GPU taint: 0 nothing, 1 tolerates it by key, 2 tolerates every taint. */
+static int tolerates_gpu(const struct config *cfg, const json_t *t)
+{
+	if (!nodematch_tolerates(t, cfg->taint_key, cfg->taint_value, cfg->taint_effect))
+		return 0;
+	return policy_str(t, "key", "")[0] == '\0' ? 2 : 1;
+}
+
+/* A nodeSelector entry that selects GPU nodes: a GPU label, a pool's key=value (not a hostname). */
+static int selects_gpu(const struct config *cfg, const char *key, const char *value)
+{
+	return gpu_label(cfg, key, value) ||
+	       (strcmp(key, HOSTNAME_LABEL) == 0 && node_named(cfg, value) == NODE_GPU);
+}
+
 void policy_routes_find(const struct config *cfg, const struct pod_view *pv, struct pod_routes *r)
 {
 	char taint[128];
@@ -269,12 +285,18 @@ void policy_routes_find(const struct config *cfg, const struct pod_view *pv, str
 	memset(r, 0, sizeof *r);
 	policy_describe_taint(cfg, taint, sizeof taint);
 	json_array_foreach(policy_iterable(pv->tolerations), i, t) {
-		if (!nodematch_tolerates(t, cfg->taint_key, cfg->taint_value, cfg->taint_effect))
-			continue;
-		if (policy_str(t, "key", "")[0] == '\0')
+		switch (tolerates_gpu(cfg, t)) {
+		case 2:
 			r->taken |= ROUTE_WILDCARD;
-		else if (!(r->taken & ROUTE_TOLERATION))
-			take(r, ROUTE_TOLERATION, "it tolerates the GPU taint %s (spec.tolerations[%zu])", taint, i);
+			break;
+		case 1:
+			if (!(r->taken & ROUTE_TOLERATION))
+				take(r, ROUTE_TOLERATION, "it tolerates the GPU taint %s (spec.tolerations[%zu])",
+				     taint, i);
+			break;
+		default:
+			break;
+		}
 	}
 	json_object_foreach(policy_iterable(pv->node_selector), key, v) {
 		const char *value = json_string_value(v);
@@ -383,5 +405,81 @@ int policy_routes_judge(const struct config *cfg, const struct pod_routes *r, un
 			"gpu-admission cannot tell from a GPU node: set gpuNodeNames in the policy, e.g. "
 			"[\"aks-gpu*-vmss*\"], or select pools by " CONFIG_AKS_POOL_LABEL, r->pinned_by) != 0)
 		return -1;
+	return 0;
+}
+
+/* ==== The fix: what audit --fix removes ==== */
+
+/* The GPU tolerations of the spec, last first (indices stay valid), or the whole list. */
+static int fix_tolerations(const struct config *cfg, const struct pod_view *pv, json_t *fix, struct error *err)
+{
+	size_t i = json_array_size(pv->tolerations), n = 0;
+	char idx[32];
+
+	while (i-- > 0)
+		n += tolerates_gpu(cfg, json_array_get(pv->tolerations, i)) == 1;
+	if (n == json_array_size(pv->tolerations))
+		return patch_remove(fix, "/spec/tolerations", NULL, err);
+	for (i = json_array_size(pv->tolerations); i-- > 0;) {
+		if (tolerates_gpu(cfg, json_array_get(pv->tolerations, i)) != 1)
+			continue;
+		snprintf(idx, sizeof idx, "%zu", i);
+		if (patch_remove(fix, "/spec/tolerations", idx, err) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The GPU entries of the nodeSelector, or the whole map. */
+static int fix_selector(const struct config *cfg, const struct pod_view *pv, json_t *fix, struct error *err)
+{
+	const char *key;
+	const json_t *v;
+	size_t n = 0;
+
+	json_object_foreach(policy_iterable(pv->node_selector), key, v)
+		n += selects_gpu(cfg, key, json_string_value(v));
+	if (n == json_object_size(pv->node_selector))
+		return patch_remove(fix, "/spec/nodeSelector", NULL, err);
+	json_object_foreach(policy_iterable(pv->node_selector), key, v)
+		if (selects_gpu(cfg, key, json_string_value(v)) && patch_remove(fix, "/spec/nodeSelector", key, err) != 0)
+			return -1;
+	return 0;
+}
+
+/* The required node affinity; the nodeAffinity or affinity it leaves empty with it. */
+static int fix_affinity(const struct pod_view *pv, json_t *fix, struct error *err)
+{
+	const json_t *affinity = json_object_get(pv->spec, "affinity");
+	const json_t *na = json_object_get(affinity, "nodeAffinity");
+
+	if (json_object_size(na) > 1)
+		return patch_remove(fix, "/spec/affinity/nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
+				 err);
+	if (json_object_size(affinity) > 1)
+		return patch_remove(fix, "/spec/affinity", "nodeAffinity", err);
+	return patch_remove(fix, "/spec/affinity", NULL, err);
+}
+
+int policy_routes_fix(const struct config *cfg, const struct pod_view *pv, unsigned taken,
+		      struct policy_result *res, struct error *err)
+{
+	json_t *fix = json_array();
+
+	if (fix == NULL) {
+		error_set(err, ERROR_NOMEM, "out of memory");
+		return -1;
+	}
+	if (((taken & ROUTE_TOLERATION) && fix_tolerations(cfg, pv, fix, err) != 0) ||
+	    ((taken & ROUTE_SELECTOR) && fix_selector(cfg, pv, fix, err) != 0) ||
+	    ((taken & ROUTE_AFFINITY) && fix_affinity(pv, fix, err) != 0) ||
+	    ((taken & ROUTE_NODE_NAME) && patch_remove(fix, "/spec/nodeName", NULL, err) != 0)) {
+		json_decref(fix);
+		return -1;
+	}
+	json_decref(res->fix);
+	res->fix = json_array_size(fix) > 0 ? fix : NULL;
+	if (res->fix == NULL)
+		json_decref(fix);
 	return 0;
 }

@@ -22,36 +22,21 @@
 
 /*
  * What the report reads of an item, and nothing else: the scanner hands only
- * these members to jansson (README "Cost report" lists them). Pods: placement,
- * requests, owner, phase. Nodes: labels, taints, allocatable.
+ * these members to jansson (README "Cost report" lists them). Pods:
+ * placement, requests, owner (what the policy reads, declared with its
+ * reads: policy_pod_fields), scheduling gates, phase. Nodes: labels, taints,
+ * allocatable.
  */
-static const struct scan_shape container_shape[] = {
-	{ "name", SCAN_WHOLE, NULL },
-	{ "restartPolicy", SCAN_WHOLE, NULL },
-	{ "resources", SCAN_WHOLE, NULL },
-	{ NULL, SCAN_WHOLE, NULL },
-};
-
 static const struct scan_shape spec_shape[] = {
-	{ "containers", SCAN_ARRAY_OF_OBJECTS, container_shape },
-	{ "initContainers", SCAN_ARRAY_OF_OBJECTS, container_shape },
-	{ "tolerations", SCAN_WHOLE, NULL },
-	{ "nodeSelector", SCAN_WHOLE, NULL },
-	{ "affinity", SCAN_WHOLE, NULL },
-	{ "nodeName", SCAN_WHOLE, NULL },
-	{ "resourceClaims", SCAN_WHOLE, NULL },
 	{ "schedulingGates", SCAN_WHOLE, NULL },
 	{ "taints", SCAN_WHOLE, NULL },
-	{ NULL, SCAN_WHOLE, NULL },
+	{ NULL, SCAN_ALSO, policy_pod_spec_fields },
 };
 
 static const struct scan_shape metadata_shape[] = {
 	{ "name", SCAN_WHOLE, NULL },
 	{ "generateName", SCAN_WHOLE, NULL },
-	{ "namespace", SCAN_WHOLE, NULL },
-	{ "labels", SCAN_WHOLE, NULL },
-	{ "ownerReferences", SCAN_WHOLE, NULL },
-	{ NULL, SCAN_WHOLE, NULL },
+	{ NULL, SCAN_ALSO, policy_pod_metadata_fields },
 };
 
 static const struct scan_shape status_shape[] = {

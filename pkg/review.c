@@ -5,66 +5,100 @@
 #include <string.h>
 
 #include "scan.h"
+#include "template.h"
 #include "utf8.h"
+#include "workload.h"
 
 #define UID_MAX 127
+
+/* What kind of object a review carries, and how it is judged. */
+enum review_object {
+	REVIEW_OTHER = 0,  /* admitted untouched */
+	REVIEW_POD,        /* kind Pod, resource pods, no subresource: the policy */
+	REVIEW_WORKLOAD,   /* a built-in workload kind (apps/v1 Deployment, ...): its templates */
+	REVIEW_CUSTOM      /* a custom resource the policy lists under workloads: its templates */
+};
 
 struct review_request {
 	const char *api_version;  /* borrowed from the parsed body */
 	const char *uid;
 	const json_t *object;
-	const json_t *old_object; /* UPDATE: the pod as stored; NULL when absent */
+	const json_t *old_object; /* UPDATE: the object as stored; NULL when absent */
 	const char *ns;
 	const char *username;     /* request.userInfo.username; "" when absent */
+	const char *group, *kind; /* request.kind */
 	enum policy_operation operation;
-	int is_pod;               /* kind Pod, resource pods, no subresource */
+	enum review_object what;
 };
 
 /* ==== Decoding ==== */
 
 /*
- * Every member of an AdmissionReview that decode() and the policy engine
- * read, and nothing else: the skip-scan hands only these to jansson. A member
- * read anywhere but listed here would silently read as absent on the fast
- * path; the golden driver and the differential fuzz target compare both
- * paths on every input to catch exactly that.
+ * Every member of an AdmissionReview that decode(), the template finder and
+ * the policy engine read, and nothing else: the skip-scan hands only these
+ * to jansson. What the policy reads of a pod is declared once, next to its
+ * reads (policy_pod_fields, ...); these tables add what review reads itself.
+ * The golden driver and the differential fuzz target compare the fast path
+ * with the full parse on every input, and test_policy_fields fails when the
+ * policy reads a member its declaration does not keep.
  */
-static const struct scan_shape container_shape[] = {
-	{ "name", SCAN_WHOLE, NULL },
-	{ "restartPolicy", SCAN_WHOLE, NULL },
-	{ "resources", SCAN_WHOLE, NULL },
-	{ NULL, SCAN_WHOLE, NULL },
-};
 
-static const struct scan_shape spec_shape[] = {
-	{ "containers", SCAN_ARRAY_OF_OBJECTS, container_shape },
-	{ "initContainers", SCAN_ARRAY_OF_OBJECTS, container_shape },
-	{ "tolerations", SCAN_WHOLE, NULL },
-	{ "nodeSelector", SCAN_WHOLE, NULL },
-	{ "affinity", SCAN_WHOLE, NULL },
-	{ "nodeName", SCAN_WHOLE, NULL },
-	{ "resourceClaims", SCAN_WHOLE, NULL },
-	{ NULL, SCAN_WHOLE, NULL },
-};
-
+/* An object's metadata: the policy's, and the names the log line shows. */
 static const struct scan_shape metadata_shape[] = {
 	{ "name", SCAN_WHOLE, NULL },
 	{ "generateName", SCAN_WHOLE, NULL },
-	{ "namespace", SCAN_WHOLE, NULL },
-	{ "labels", SCAN_WHOLE, NULL },
-	{ "ownerReferences", SCAN_WHOLE, NULL },
+	{ NULL, SCAN_ALSO, policy_pod_metadata_fields },
+};
+
+/* CronJob's spec.jobTemplate: a Job template, whose pod template the finder reads. */
+static const struct scan_shape job_spec_shape[] = {
+	{ TEMPLATE_KEY, SCAN_OBJECT, policy_pod_fields },
 	{ NULL, SCAN_WHOLE, NULL },
 };
 
-const struct scan_shape review_object_shape[] = {
+static const struct scan_shape job_template_shape[] = {
+	{ "spec", SCAN_OBJECT, job_spec_shape },
+	{ NULL, SCAN_WHOLE, NULL },
+};
+
+/*
+ * A Pod's spec, or a built-in workload's: where each keeps its pod template
+ * (template.c), which holds what the policy reads of a pod.
+ */
+static const struct scan_shape spec_shape[] = {
+	{ TEMPLATE_KEY, SCAN_OBJECT, policy_pod_fields },
+	{ "jobTemplate", SCAN_OBJECT, job_template_shape },
+	{ NULL, SCAN_ALSO, policy_pod_spec_fields },
+};
+
+/* A Pod, or a built-in workload (PodTemplate keeps its template at the top). */
+static const struct scan_shape object_shape[] = {
 	{ "metadata", SCAN_OBJECT, metadata_shape },
 	{ "spec", SCAN_OBJECT, spec_shape },
+	{ TEMPLATE_KEY, SCAN_OBJECT, policy_pod_fields },
 	{ NULL, SCAN_WHOLE, NULL },
+};
+
+/*
+ * A custom resource: templates can sit anywhere (template.c's search), so
+ * every member that looks like one is kept whole, found at any depth below
+ * the object but in its metadata, with only the way to it.
+ */
+static const struct scan_shape template_search[] = {
+	{ TEMPLATE_KEY, SCAN_WHOLE, NULL },
+	{ "*" TEMPLATE_KEY_SUFFIX, SCAN_WHOLE, NULL },
+	{ NULL, SCAN_WHOLE, NULL },
+};
+
+static const struct scan_shape custom_object_shape[] = {
+	{ "metadata", SCAN_OBJECT, metadata_shape },
+	{ NULL, SCAN_DESCEND, template_search },
 };
 
 /* request.kind and request.resource: only what decode() compares. */
 static const struct scan_shape group_kind_shape[] = {
 	{ "group", SCAN_WHOLE, NULL },
+	{ "version", SCAN_WHOLE, NULL },
 	{ "kind", SCAN_WHOLE, NULL },
 	{ NULL, SCAN_WHOLE, NULL },
 };
@@ -88,8 +122,8 @@ static const struct scan_shape request_shape[] = {
 	{ "namespace", SCAN_WHOLE, NULL },
 	{ "operation", SCAN_WHOLE, NULL },
 	{ "userInfo", SCAN_OBJECT, user_info_shape },
-	{ "object", SCAN_OBJECT, review_object_shape },
-	{ "oldObject", SCAN_OBJECT, review_object_shape },
+	{ "object", SCAN_OBJECT, object_shape },
+	{ "oldObject", SCAN_OBJECT, object_shape },
 	{ NULL, SCAN_WHOLE, NULL },
 };
 
@@ -98,6 +132,18 @@ static const struct scan_shape review_shape[] = {
 	{ "kind", SCAN_WHOLE, NULL },
 	{ "request", SCAN_OBJECT, request_shape },
 	{ NULL, SCAN_WHOLE, NULL },
+};
+
+/* A custom resource's review, scanned again once request.kind says it is one. */
+static const struct scan_shape custom_request_shape[] = {
+	{ "object", SCAN_OBJECT, custom_object_shape },
+	{ "oldObject", SCAN_OBJECT, custom_object_shape },
+	{ NULL, SCAN_ALSO, request_shape },
+};
+
+static const struct scan_shape custom_review_shape[] = {
+	{ "request", SCAN_OBJECT, custom_request_shape },
+	{ NULL, SCAN_ALSO, review_shape },
 };
 
 /*
@@ -173,7 +219,30 @@ static const char *read_uid(const json_t *root, struct error *err)
 	return s;
 }
 
-static int decode(const json_t *root, struct review_request *rq, struct error *err)
+/*
+ * What the review carries, by request.kind: the kind of the object as the
+ * webhook receives it, after the API server converted it to the version a
+ * rule of the webhook registered (matchPolicy Equivalent: an apps/v1beta2
+ * Deployment arrives as apps/v1, request.kind apps/v1 Deployment, while
+ * request.requestKind keeps what the client sent). request.resource names
+ * the resource (pods, deployments); a subresource (status, scale, ...)
+ * carries another object or another change and is never judged.
+ * Built-in workloads are judged at v1, the version every rule of the chart
+ * names; custom resources as the policy's workloads list them.
+ */
+static enum review_object which_object(const struct config *cfg, const char *group, const char *version,
+				       const char *kind, const char *resource, const char *sub)
+{
+	if (kind == NULL || (sub != NULL && sub[0] != '\0'))
+		return REVIEW_OTHER;
+	if (strcmp(kind, "Pod") == 0 && group[0] == '\0')
+		return resource == NULL || strcmp(resource, "pods") == 0 ? REVIEW_POD : REVIEW_OTHER;
+	if (template_builtin(group, kind))
+		return version != NULL && strcmp(version, "v1") == 0 ? REVIEW_WORKLOAD : REVIEW_OTHER;
+	return config_workload_find(cfg, group, version, kind) != NULL ? REVIEW_CUSTOM : REVIEW_OTHER;
+}
+
+static int decode(const struct config *cfg, const json_t *root, struct review_request *rq, struct error *err)
 {
 	const json_t *req = json_object_get(root, "request");
 	const json_t *kind = json_object_get(req, "kind"), *resource = json_object_get(req, "resource");
@@ -183,6 +252,7 @@ static int decode(const json_t *root, struct review_request *rq, struct error *e
 	const char *sub = json_string_value(json_object_get(req, "subResource"));
 	const char *kkind = json_string_value(json_object_get(kind, "kind"));
 	const char *kgroup = json_string_value(json_object_get(kind, "group"));
+	const char *kversion = json_string_value(json_object_get(kind, "version"));
 	const char *rname = json_string_value(json_object_get(resource, "resource"));
 	const json_t *ns = json_object_get(req, "namespace");
 
@@ -208,8 +278,9 @@ static int decode(const json_t *root, struct review_request *rq, struct error *e
 	if (policy_operation_parse(json_string_value(json_object_get(req, "operation")),
 				   &rq->operation, err) != 0)
 		return -1;
-	rq->is_pod = kkind != NULL && strcmp(kkind, "Pod") == 0 && (kgroup == NULL || kgroup[0] == '\0') &&
-		     (rname == NULL || strcmp(rname, "pods") == 0) && (sub == NULL || sub[0] == '\0');
+	rq->group = kgroup != NULL ? kgroup : "";
+	rq->kind = kkind;
+	rq->what = which_object(cfg, rq->group, kversion, kkind, rname, sub);
 	if (object != NULL && !json_is_null(object) && !json_is_object(object)) {
 		error_set(err, ERROR_INPUT, "request.object must be an object");
 		return -1;
@@ -636,13 +707,14 @@ static void copy_id(char *dst, size_t cap, const char *src)
  * The document to decide on: the skip-scan's pruned tree when it can vouch
  * for the body, else jansson's full parse, which also words every error.
  */
-static json_t *parse(const char *body, size_t len, unsigned flags, struct error *err)
+static json_t *parse(const char *body, size_t len, const struct scan_shape *shape, unsigned flags,
+		     struct error *err)
 {
 	json_error_t jerr;  /* zeroed below: jansson leaves its code byte unset when it sets no error */
 	json_t *root;
 
 	if (!(flags & REVIEW_FULL_PARSE)) {
-		root = scan_extract_ex(body, len, review_shape, REVIEW_MAX_DEPTH, REVIEW_MAX_VALUES, NULL);
+		root = scan_extract_ex(body, len, shape, REVIEW_MAX_DEPTH, REVIEW_MAX_VALUES, NULL);
 		if (root != NULL)
 			return root;
 	}
@@ -657,6 +729,59 @@ static json_t *parse(const char *body, size_t len, unsigned flags, struct error 
 		error_set(err, ERROR_INPUT, "request body is not valid JSON: line %d column %d: %s",
 			  jerr.line, jerr.column, jerr.text);
 	return root;
+}
+
+/*
+ * Answers a workload's review (rq decoded from the first pass): its
+ * templates judged, the answer never a patch. A custom resource's templates
+ * can sit anywhere, so its body is scanned again with the shape that
+ * searches for them; the full parse already holds everything.
+ */
+static int answer_workload(const struct config *cfg, const char *body, size_t len, unsigned flags,
+			   struct review_request *rq, struct review_response *res, struct error *err)
+{
+	struct workload_request wreq = { 0 };
+	struct workload_result wr;
+	struct error perr;
+	json_t *custom = NULL;
+	int rc = -1;
+
+	memset(&wr, 0, sizeof wr);
+	if (rq->what == REVIEW_CUSTOM && !(flags & REVIEW_FULL_PARSE)) {
+		const json_t *req;
+
+		if ((custom = parse(body, len, custom_review_shape, flags, err)) == NULL)
+			goto out;
+		req = json_object_get(custom, "request");
+		rq->object = json_object_get(req, "object");
+		rq->old_object = json_is_object(json_object_get(req, "oldObject")) ? json_object_get(req, "oldObject")
+			       : NULL;
+	}
+	wreq.object = rq->object;
+	wreq.old_object = rq->operation == POLICY_OP_UPDATE ? rq->old_object : NULL;
+	wreq.group = rq->group;
+	wreq.kind = rq->kind;
+	wreq.ns = rq->ns;
+	wreq.operation = rq->operation;
+	if (workload_evaluate(cfg, &wreq, &wr, &perr) != 0) {
+		if (perr.kind == ERROR_NOMEM) {
+			*err = perr;
+			goto out;
+		}
+		res->decision = POLICY_REJECT;
+		rc = encode(rq->api_version, rq->uid, perr.kind, perr.msg, NULL, flags, res, err);
+		goto out;
+	}
+	res->decision = wr.answer.decision;
+	res->reason = wr.answer.reason;
+	res->mode = wr.answer.mode;
+	res->evaluated = 1;
+	res->verdict = wr.answer.verdict;
+	rc = encode(rq->api_version, rq->uid, ERROR_NONE, wr.message, &wr.answer, flags, res, err);
+out:
+	workload_result_free(&wr);
+	json_decref(custom);
+	return rc;
 }
 
 int review_handle(const struct config *cfg, const char *body, size_t len, int validate,
@@ -679,7 +804,7 @@ int review_handle_ex(const struct config *cfg, const char *body, size_t len, uns
 	memset(&pr, 0, sizeof pr);
 	memset(&rq, 0, sizeof rq);
 	res->reason = "malformed";
-	root = parse(body, len, flags, err);
+	root = parse(body, len, review_shape, flags, err);
 	if (root == NULL)
 		goto out;
 	if (!json_is_object(root)) {
@@ -695,16 +820,16 @@ int review_handle_ex(const struct config *cfg, const char *body, size_t len, uns
 		rq.api_version = "";
 
 	/* From here on every answer is an AdmissionReview carrying the uid. */
-	if (decode(root, &rq, &perr) != 0) {
+	if (decode(cfg, root, &rq, &perr) != 0) {
 		const char *version = strcmp(rq.api_version, "admission.k8s.io/v1beta1") == 0
 				      ? rq.api_version : "admission.k8s.io/v1";
 		res->decision = POLICY_REJECT;
 		rc = encode(version, rq.uid, perr.kind, perr.msg, NULL, flags, res, err);
 		goto out;
 	}
-	if (!rq.is_pod || rq.object == NULL) {
+	if (rq.what == REVIEW_OTHER || rq.object == NULL) {
 		res->decision = POLICY_ALLOW;
-		res->reason = rq.is_pod ? "no-object" : "not-a-pod";
+		res->reason = rq.what == REVIEW_OTHER ? "not-judged" : "no-object";
 		rc = encode(rq.api_version, rq.uid, ERROR_NONE, NULL, NULL, flags, res, err);
 		goto out;
 	}
@@ -714,6 +839,12 @@ int review_handle_ex(const struct config *cfg, const char *body, size_t len, uns
 
 		copy_id(res->ns, sizeof res->ns, rq.ns ? rq.ns : json_string_value(json_object_get(meta, "namespace")));
 		copy_id(res->name, sizeof res->name, name ? name : json_string_value(json_object_get(meta, "generateName")));
+	}
+	res->kind = template_kind_label(rq.group, rq.kind);
+	copy_id(res->object_kind, sizeof res->object_kind, rq.kind);
+	if (rq.what != REVIEW_POD) {
+		rc = answer_workload(cfg, body, len, flags, &rq, res, err);
+		goto out;
 	}
 	preq.pod = rq.object;
 	preq.old_pod = rq.operation == POLICY_OP_UPDATE ? rq.old_object : NULL;

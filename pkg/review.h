@@ -2,7 +2,9 @@
  * review: AdmissionReview in, AdmissionReview out.
  *
  * Decodes an admission.k8s.io/v1 or v1beta1 AdmissionReview, runs the policy
- * on the Pod it carries, and encodes the answer in the same version with the
+ * on the Pod it carries, or on the pod templates of the workload it carries
+ * (pkg/workload.c: built-in workload kinds, and the custom resources the
+ * policy lists), and encodes the answer in the same version with the
  * request's uid. This is the whole of what /mutate, /validate and the
  * `review` CLI do; the server adds only transport.
  */
@@ -13,9 +15,8 @@
 
 #include "config.h"
 #include "error.h"
-#include "manifest.h"
 #include "policy.h"
-#include "scan.h"
+#include "template.h"
 
 #define REVIEW_MAX_DEPTH 100 /* JSON nesting accepted; a Pod needs about 20 */
 /*
@@ -36,22 +37,18 @@ struct review_response {
 	int evaluated;                /* the policy ran: verdict and mode are set */
 	enum policy_decision verdict; /* what enforce mode answers (differs from decision in warn/dryrun) */
 	int patched;                  /* a patch was sent */
+	const char *kind;             /* what was judged, for the metrics' kind label: "Pod", a
+	                                 built-in workload kind, or "custom" (static storage);
+	                                 NULL when nothing was */
 	/* Identifiers for the one log line per decision; empty when absent. */
 	char uid[128];
 	char ns[64];
 	char name[254];
+	char object_kind[64];         /* request.kind.kind of what was judged (cut to fit) */
 	char pools[256];              /* the pool the policy names, or the eligible pools in order,
 	                                 comma-separated (cut to fit); empty when none */
 	size_t n_pools;               /* how many it names */
 };
-
-/*
- * The members of request.object (and oldObject) that the policy reads, and
- * nothing else: the one declaration of them. The skip-scan keeps only these,
- * and matchcond sends an UPDATE to the webhook only when one of them changed.
- * Ends with a NULL key.
- */
-extern const struct scan_shape review_object_shape[];
 
 /*
  * Handles one AdmissionReview in body[0..len) (borrowed) against cfg
@@ -91,7 +88,17 @@ void review_response_free(struct review_response *res);
  * namespace (a DaemonSet's owning it, sent by the DaemonSet controller's
  * service account). NULL only on ERROR_NOMEM.
  */
-json_t *review_wrap(const struct manifest_template *t, struct error *err);
+json_t *review_wrap(const struct template_item *t, struct error *err);
+
+/*
+ * New: the AdmissionReview (admission.k8s.io/v1, CREATE, dryRun) the API
+ * server sends when obj (borrowed: an object of a manifest, with apiVersion
+ * and kind) is applied, as the validating webhook receives it: request.kind
+ * from its apiVersion and kind, in its namespace (default "default"). NULL
+ * with ERROR_INPUT (no apiVersion or kind, metadata not a map) or
+ * ERROR_NOMEM.
+ */
+json_t *review_wrap_object(const json_t *obj, struct error *err);
 
 /*
  * Reads an answer (an AdmissionReview response, borrowed) back: *patch gets

@@ -10,10 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "manifest.h"
 #include "patch.h"
 
 #define WRAP_UID "gpu-admission-review-wrap"
 #define WRAP_USER "gpu-admission review --wrap"  /* who sends a pod no controller creates */
+#define WRAP_APPLY_USER "gpu-admission review --apply"  /* who applies an object */
 /*
  * Who sends a DaemonSet's pods: the DaemonSet controller, under its own
  * service account (kube-controller-manager --use-service-account-credentials,
@@ -25,11 +27,11 @@
 /* ==== Wrapping ==== */
 
 /* New: the Pod a template stands for, as its controller would create it in ns. */
-static json_t *pod_of(const struct manifest_template *t)
+static json_t *pod_of(const struct template_item *t)
 {
 	json_t *pod, *meta;
 
-	if (strcmp(t->kind, "Pod") == 0) {  /* a Pod already (alone, or an item of a list) */
+	if (t->pod_itself) {  /* a Pod already (alone, or an item of a list) */
 		pod = json_deep_copy(t->pod);
 		meta = json_object_get(pod, "metadata");
 		if (pod != NULL && !json_is_object(meta)) {
@@ -39,9 +41,12 @@ static json_t *pod_of(const struct manifest_template *t)
 		}
 	} else {
 		const json_t *tmeta = json_object_get(t->pod, "metadata");
+		const json_t *labels = json_object_get(tmeta, "labels");
 
+		/* A PodSpec held directly is judged with its object's metadata; its pods get the labels. */
 		pod = json_pack("{s:s, s:s, s:o, s:O}", "apiVersion", "v1", "kind", "Pod", "metadata",
-				json_is_object(tmeta) ? json_deep_copy(tmeta) : json_object(),
+				t->own != NULL ? json_pack("{s:O*}", "labels", labels)
+				: json_is_object(tmeta) ? json_deep_copy(tmeta) : json_object(),
 				"spec", json_object_get(t->pod, "spec"));
 		meta = json_object_get(pod, "metadata");
 		/* A controller names its pods after itself, with a suffix the API server adds. */
@@ -68,7 +73,7 @@ fail:
 	return NULL;
 }
 
-json_t *review_wrap(const struct manifest_template *t, struct error *err)
+json_t *review_wrap(const struct template_item *t, struct error *err)
 {
 	json_t *pod = pod_of(t), *review;
 	const char *name;
@@ -89,6 +94,69 @@ json_t *review_wrap(const struct manifest_template *t, struct error *err)
 			   "object", pod, "dryRun", 1);
 	if (review == NULL)
 		error_set(err, ERROR_NOMEM, "out of memory wrapping the pod");
+	return review;
+}
+
+/*
+ * The resource an object's kind is served as: the kind in lower case with an
+ * s, every built-in workload's plural and the usual CRD plural (review reads
+ * request.resource only to tell pods apart).
+ */
+static void resource_of(const char *kind, char *buf, size_t cap)
+{
+	size_t i;
+
+	for (i = 0; kind[i] != '\0' && i + 2 < cap; i++)
+		buf[i] = (char)(kind[i] >= 'A' && kind[i] <= 'Z' ? kind[i] - 'A' + 'a' : kind[i]);
+	buf[i++] = 's';
+	buf[i] = '\0';
+}
+
+json_t *review_wrap_object(const json_t *obj, struct error *err)
+{
+	const char *api = json_string_value(json_object_get(obj, "apiVersion"));
+	const char *kind = json_string_value(json_object_get(obj, "kind"));
+	const json_t *meta = json_object_get(obj, "metadata");
+	const char *ns = json_string_value(json_object_get(meta, "namespace"));
+	const char *name = json_string_value(json_object_get(meta, "name"));
+	const char *slash = api != NULL ? strchr(api, '/') : NULL;
+	char group[256], resource[128];
+	json_t *copy = NULL, *review = NULL;
+
+	if (api == NULL || kind == NULL) {
+		error_set(err, ERROR_INPUT, "the object has no apiVersion and kind to be sent as");
+		return NULL;
+	}
+	snprintf(group, sizeof group, "%.*s", slash ? (int)(slash - api) : 0, api);
+	resource_of(kind, resource, sizeof resource);
+	if (ns == NULL || ns[0] == '\0')
+		ns = "default";
+	if (meta != NULL && !json_is_object(meta)) {
+		error_set(err, ERROR_INPUT, "the object's metadata is not a map");
+		return NULL;
+	}
+	/* As the API server stores it: in the namespace it was created in. */
+	copy = json_deep_copy(obj);
+	if (copy != NULL && meta == NULL && json_object_set_new(copy, "metadata", json_object()) != 0) {
+		json_decref(copy);
+		copy = NULL;
+	}
+	if (copy == NULL ||
+	    json_object_set_new(json_object_get(copy, "metadata"), "namespace", json_string(ns)) != 0) {
+		json_decref(copy);
+		error_set(err, ERROR_NOMEM, "out of memory wrapping the object");
+		return NULL;
+	}
+	review = json_pack("{s:s, s:s, s:{s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s, s:s}, s:s?, s:s, s:s, "
+			   "s:{s:s}, s:o, s:b}}",
+			   "apiVersion", "admission.k8s.io/v1", "kind", "AdmissionReview", "request",
+			   "uid", WRAP_UID,
+			   "kind", "group", group, "version", slash ? slash + 1 : api, "kind", kind,
+			   "resource", "group", group, "version", slash ? slash + 1 : api, "resource", resource,
+			   "name", name, "namespace", ns, "operation", "CREATE",
+			   "userInfo", "username", WRAP_APPLY_USER, "object", copy, "dryRun", 1);
+	if (review == NULL)
+		error_set(err, ERROR_NOMEM, "out of memory wrapping the object");
 	return review;
 }
 
@@ -237,6 +305,7 @@ json_t *review_patched_object(const char *review, size_t len, const json_t *patc
 int review_sniff(const char *buf, size_t len, char *kind, size_t cap)
 {
 	struct manifest m;
+	struct template_list l = { 0 };
 	size_t i;
 	int found = 0;
 	struct error ignored;
@@ -244,10 +313,16 @@ int review_sniff(const char *buf, size_t len, char *kind, size_t cap)
 	memset(&m, 0, sizeof m);
 	if (manifest_load(buf, len, &m, &ignored) == 0) {
 		for (i = 0; i < m.n_docs && !found; i++) {
-			if (m.docs[i].n_templates > 0) {
-				snprintf(kind, cap, "%s", m.docs[i].templates[0].kind);
+			const char *k = json_string_value(json_object_get(m.docs[i].root, "kind"));
+
+			/* A review that did not pass holds an object, but is no manifest: its own error stands. */
+			if (k != NULL && strcmp(k, "AdmissionReview") == 0)
+				continue;
+			if (template_find(m.docs[i].root, &l, &ignored) == 0 && l.n > 0) {
+				snprintf(kind, cap, "%s", l.v[0].kind);
 				found = 1;
 			}
+			template_list_free(&l);
 		}
 	}
 	manifest_free(&m);

@@ -687,16 +687,54 @@ static int skip_value(struct scanner *s)
  * would give (it is what the fast path is checked against).
  */
 
-static const struct scan_shape *find(const struct scan_shape *shape, const struct key *k)
+/* The entry of shape (through SCAN_ALSO tables) naming the key p[0..n), or NULL. */
+static inline const struct scan_shape *find_bytes(const struct scan_shape *shape, const char *p, size_t n)
 {
-	if (k->escaped)
-		return NULL;
-	/* The first byte settles most comparisons; strncmp stops at the shape key's end. */
-	for (; shape->key != NULL; shape++)
-		if ((k->len == 0 || shape->key[0] == k->start[0]) &&
-		    strncmp(shape->key, k->start, k->len) == 0 && shape->key[k->len] == '\0')
+	for (;;) {
+		/* The first byte settles most comparisons; strncmp stops at the shape key's end. */
+		for (; shape->key != NULL; shape++) {
+			const char *pat = shape->key;
+
+			if ((n == 0 || pat[0] == p[0]) && strncmp(pat, p, n) == 0 && pat[n] == '\0')
+				return shape;
+			if (pat[0] == '*') {
+				size_t m = strlen(pat + 1);
+
+				if (n > m && memcmp(p + n - m, pat + 1, m) == 0)
+					return shape;
+			}
+		}
+		if (shape->kind != SCAN_ALSO || shape->children == NULL)
+			return NULL;
+		shape = shape->children;
+	}
+}
+
+/* find_key() of a key spelt with escapes: looked up decoded (rare: the slow way). */
+static const struct scan_shape *find_escaped(const struct scan_shape *shape, const struct key *k)
+{
+	unsigned char decoded[KEY_DECODED_MAX];
+
+	decode_string((const unsigned char *)k->start, k->len, decoded);
+	return find_bytes(shape, (const char *)decoded, k->dlen);
+}
+
+/* The entry naming key k, or NULL. */
+static inline const struct scan_shape *find_key(const struct scan_shape *shape, const struct key *k)
+{
+	return k->escaped ? find_escaped(shape, k) : find_bytes(shape, k->start, k->len);
+}
+
+/* The entry that ends shape (through SCAN_ALSO tables): what happens to the members it does not name. */
+static const struct scan_shape *rest_of(const struct scan_shape *shape)
+{
+	for (;;) {
+		while (shape->key != NULL)
+			shape++;
+		if (shape->kind != SCAN_ALSO || shape->children == NULL)
 			return shape;
-	return NULL;
+		shape = shape->children;
+	}
 }
 
 /* A string value at s->p, kept in *out with its escapes decoded. */
@@ -745,13 +783,22 @@ static int set_member(json_t *obj, const struct key *k, json_t *child)
 /*
  * An object at s->p, kept in *out (a new object). With a shape, only the
  * members it names are kept, each as its entry says; with shape NULL, every
- * member is kept whole. In a shaped object a key spelt with escapes is never
- * a match, which is safe only because such keys cannot occur in real
- * Kubernetes objects and are refused below.
+ * member is kept whole. A key spelt with escapes is looked up decoded.
  */
+static int descend_value(struct scanner *s, const struct scan_shape *search, json_t **out);
+
+/* Adds a kept member: under the shape's own key (static storage), or, for a '*' entry, the key read. */
+static int set_kept(json_t *obj, const struct scan_shape *member, const struct key *k, json_t *child)
+{
+	if (member->key[0] == '*')
+		return set_member(obj, k, child);
+	return json_object_set_new_nocheck(obj, member->key, child);
+}
+
 static int scan_object(struct scanner *s, const struct scan_shape *shape, json_t **out)
 {
 	size_t from = s->n_keys;
+	const struct scan_shape *rest = NULL;  /* the shape's end, looked up at the first member it does not name */
 	json_t *obj;
 
 	if (++s->depth > s->max_depth || (obj = json_object()) == NULL)
@@ -773,12 +820,8 @@ static int scan_object(struct scanner *s, const struct scan_shape *shape, json_t
 		    scan_key(s, pushed) != 0)
 			goto bad;
 		k = *pushed;  /* the key stack may move while the value is scanned */
-		if (shape != NULL) {
-			member = find(shape, &k);
-			/* A kept member spelt with escapes would be missed: refuse, the full parse decides. */
-			if (member == NULL && k.escaped)
-				goto bad;
-		}
+		if (shape != NULL)
+			member = find_key(shape, &k);
 		skip_ws(s);
 		if (s->p >= s->end || *s->p++ != ':')
 			goto bad;
@@ -788,7 +831,11 @@ static int scan_object(struct scanner *s, const struct scan_shape *shape, json_t
 				goto bad;
 		} else if (member != NULL) {
 			if (scan_value(s, member->children, member->kind, &child) != 0 ||
-			    json_object_set_new_nocheck(obj, member->key, child) != 0)
+			    set_kept(obj, member, &k, child) != 0)
+				goto bad;
+		} else if ((rest != NULL || (rest = rest_of(shape)) != NULL) && rest->kind == SCAN_DESCEND) {
+			if (descend_value(s, rest->children, &child) != 0 ||
+			    (child != NULL && set_member(obj, &k, child) != 0))
 				goto bad;
 		} else if (skip_value(s) != 0) {
 			goto bad;
@@ -859,6 +906,141 @@ bad:
 }
 
 /*
+ * Enters the object or array at s->p: -1 past max_depth, 0 when it is empty
+ * (closed again, depth restored), 1 when an item follows.
+ */
+static inline int open_items(struct scanner *s, char close)
+{
+	if (++s->depth > s->max_depth)
+		return fail(s);
+	s->p++;
+	skip_ws(s);
+	if (s->p < s->end && *s->p == close) {
+		s->p++;
+		s->depth--;
+		return 0;
+	}
+	return 1;
+}
+
+/* After a member or element: 1 at a ',' (another follows), 0 at close (consumed), -1 otherwise. */
+static inline int next_item(struct scanner *s, char close)
+{
+	skip_ws(s);
+	if (s->p < s->end && (*s->p == ',' || *s->p == close))
+		return *s->p++ == ',';
+	return -1;
+}
+
+/*
+ * Searching (SCAN_DESCEND): every member of every object and array below is
+ * looked up in search; what an entry names is kept as it says, everything
+ * else only validated, and a container is built only when something inside
+ * it was kept (*out stays NULL otherwise).
+ */
+static int descend_object(struct scanner *s, const struct scan_shape *search, json_t **out)
+{
+	size_t from = s->n_keys;
+	json_t *obj = NULL;
+	int more = open_items(s, '}');
+
+	if (more <= 0)
+		return more;
+	for (;;) {
+		struct key k, *pushed;
+		const struct scan_shape *member;
+		json_t *child = NULL;
+
+		skip_ws(s);
+		if (s->p >= s->end || *s->p != '"' || count_value(s) != 0 || (pushed = push_key(s)) == NULL ||
+		    scan_key(s, pushed) != 0)
+			goto bad;
+		k = *pushed;  /* the key stack may move while the value is scanned */
+		member = find_key(search, &k);
+		skip_ws(s);
+		if (s->p >= s->end || *s->p++ != ':')
+			goto bad;
+		skip_ws(s);
+		if (member != NULL ? scan_value(s, member->children, member->kind, &child) != 0
+		    : descend_value(s, search, &child) != 0)
+			goto bad;
+		if (child != NULL) {
+			if (obj == NULL && (obj = json_object()) == NULL) {
+				json_decref(child);
+				goto bad;
+			}
+			if (set_member(obj, &k, child) != 0)
+				goto bad;
+		}
+		if ((more = next_item(s, '}')) < 0)
+			goto bad;
+		if (!more)
+			break;
+	}
+	s->depth--;
+	if (check_duplicates(s, from) != 0)
+		goto bad;
+	*out = obj;
+	return 0;
+bad:
+	json_decref(obj);
+	return fail(s);
+}
+
+static int descend_array(struct scanner *s, const struct scan_shape *search, json_t **out)
+{
+	json_t *arr = NULL;
+	size_t i;
+	int more = open_items(s, ']');
+
+	if (more <= 0)
+		return more;
+	for (i = 0;; i++) {
+		json_t *child = NULL;
+
+		skip_ws(s);
+		if (count_value(s) != 0 || descend_value(s, search, &child) != 0)
+			goto bad;
+		if (child != NULL) {
+			if (arr == NULL && (arr = json_array()) == NULL) {
+				json_decref(child);
+				goto bad;
+			}
+			/* The elements before it that held nothing: null, so the index stays. */
+			while (json_array_size(arr) < i)
+				if (json_array_append_new(arr, json_null()) != 0) {
+					json_decref(child);
+					goto bad;
+				}
+			if (json_array_append_new(arr, child) != 0)
+				goto bad;
+		}
+		if ((more = next_item(s, ']')) < 0)
+			goto bad;
+		if (!more)
+			break;
+	}
+	s->depth--;
+	*out = arr;
+	return 0;
+bad:
+	json_decref(arr);
+	return fail(s);
+}
+
+static int descend_value(struct scanner *s, const struct scan_shape *search, json_t **out)
+{
+	*out = NULL;
+	if (s->p >= s->end)
+		return fail(s);
+	if (*s->p == '{')
+		return descend_object(s, search, out);
+	if (*s->p == '[')
+		return descend_array(s, search, out);
+	return skip_member_value(s);
+}
+
+/*
  * Any value at s->p. With out == NULL it is only validated; else it is kept
  * in *out: the container kind names is walked with shape, and anything else
  * (a SCAN_WHOLE member, or one of an unexpected type) is kept whole.
@@ -923,4 +1105,53 @@ json_t *scan_extract(const char *body, size_t len, const struct scan_shape *shap
 		     size_t max_depth)
 {
 	return scan_extract_ex(body, len, shape, max_depth, SIZE_MAX, NULL);
+}
+
+/* scan_shape_equal() for one member: kept as kind and children say. */
+static int kept_equal(const json_t *a, const json_t *b, enum scan_kind kind, const struct scan_shape *children)
+{
+	size_t i;
+
+	if (kind == SCAN_OBJECT && children != NULL && json_is_object(a) && json_is_object(b))
+		return scan_shape_equal(a, b, children);
+	if (kind == SCAN_ARRAY_OF_OBJECTS && children != NULL && json_is_array(a) && json_is_array(b)) {
+		if (json_array_size(a) != json_array_size(b))
+			return 0;
+		for (i = 0; i < json_array_size(a); i++)
+			if (!kept_equal(json_array_get(a, i), json_array_get(b, i), SCAN_OBJECT, children))
+				return 0;
+		return 1;
+	}
+	return json_equal(a, b);
+}
+
+/* Every member of a that shape names is in b, alike. */
+static int kept_in(const json_t *a, const json_t *b, const struct scan_shape *shape)
+{
+	const char *key;
+	const json_t *v;
+	void *it;
+
+	for (it = json_object_iter((json_t *)(uintptr_t)a); it != NULL;
+	     it = json_object_iter_next((json_t *)(uintptr_t)a, it)) {
+		const struct scan_shape *member;
+		const json_t *other;
+
+		key = json_object_iter_key(it);
+		v = json_object_iter_value(it);
+		member = find_bytes(shape, key, json_object_iter_key_len(it));
+		if (member == NULL)
+			continue;
+		other = json_object_getn(b, key, json_object_iter_key_len(it));
+		if (other == NULL || !kept_equal(v, other, member->kind, member->children))
+			return 0;
+	}
+	return 1;
+}
+
+int scan_shape_equal(const json_t *a, const json_t *b, const struct scan_shape *shape)
+{
+	if (!json_is_object(a) || !json_is_object(b) || shape == NULL)
+		return json_equal(a, b);
+	return kept_in(a, b, shape) && kept_in(b, a, shape);
 }

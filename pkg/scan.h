@@ -29,13 +29,27 @@
 enum scan_kind {
 	SCAN_WHOLE = 0,        /* keep the member's value as jansson parses it */
 	SCAN_OBJECT,           /* an object: keep only the members of .children */
-	SCAN_ARRAY_OF_OBJECTS  /* an array whose object elements keep only .children */
+	SCAN_ARRAY_OF_OBJECTS, /* an array whose object elements keep only .children */
+	/* In the terminating entry (key NULL) only: */
+	SCAN_ALSO,             /* the shape goes on with the entries of .children: a table
+	                          declared once (the fields the policy reads) extended by
+	                          one of its users */
+	SCAN_DESCEND           /* members no entry names are searched, through objects and
+	                          arrays at any depth, for members .children names, which
+	                          are kept as their entries say; only the way to them is
+	                          built, and an array element on the way that holds
+	                          nothing is kept as null, so indices stay as they were */
 };
 
 /*
- * One member to keep. A shape is an array of these ended by a NULL key. When a
+ * One member to keep. A shape is an array of these ended by a NULL key, whose
+ * kind says what happens to the members no entry names: skipped (SCAN_WHOLE),
+ * looked up in another table (SCAN_ALSO), or searched (SCAN_DESCEND). When a
  * member's value is not of the expected container type it is kept whole, so
  * the caller sees the same wrong type a full parse would show.
+ *
+ * A key starting with '*' names every key that ends with the rest of it and
+ * is longer: "*Template" is leaderTemplate and workerTemplate, not Template.
  */
 struct scan_shape {
 	const char *key;
@@ -69,5 +83,13 @@ struct scan_stats {
  */
 json_t *scan_extract_ex(const char *body, size_t len, const struct scan_shape *shape,
 			size_t max_depth, size_t max_values, struct scan_stats *stats);
+
+/*
+ * Whether a and b (borrowed) agree on every member shape (borrowed) keeps of
+ * an object, as scan_extract() would keep them: what a pruned tree and the
+ * whole document both hold. Members no entry names are not compared (a
+ * SCAN_DESCEND terminator's search included). 1 or 0; allocates nothing.
+ */
+int scan_shape_equal(const json_t *a, const json_t *b, const struct scan_shape *shape);
 
 #endif

@@ -279,7 +279,7 @@ static enum MHD_Result answer_error(struct server *s, struct MHD_Connection *c, 
 	if (is_admission(rq->ep) && log_enabled(LOG_LEVEL_INFO)) {
 		struct log_decision d = { metrics_endpoint_name(rq->ep), NULL, NULL, NULL, "error",
 					  error_kind_name(kind), NULL, error_http_status(kind),
-					  now_us() - rq->start_us, NULL, NULL };
+					  now_us() - rq->start_us, NULL, NULL, NULL };
 		log_decision(&d);
 	}
 	return answer(s, c, rq, error_http_status(kind), "text/plain; charset=utf-8", body, n + 1, 1,
@@ -390,12 +390,13 @@ static enum MHD_Result answer_review(struct server *s, struct MHD_Connection *c,
 	}
 	dec = decision_of(&res);
 	if (res.evaluated)
-		metrics_verdict(s->metrics, rq->ep, res.mode, res.verdict);
+		metrics_verdict(s->metrics, rq->ep, res.kind, res.mode, res.verdict);
 	if (log_enabled(LOG_LEVEL_INFO)) {
 		struct log_decision d = { metrics_endpoint_name(rq->ep), res.uid, res.ns, res.name,
 					  dec == METRICS_DEC_ERROR ? "error" : policy_decision_name(res.decision),
 					  res.reason, dec == METRICS_DEC_ERROR ? NULL : config_mode_name(res.mode),
-					  200, now_us() - rq->start_us, NULL, NULL };
+					  200, now_us() - rq->start_us, NULL, NULL,
+					  res.object_kind[0] && strcmp(res.object_kind, "Pod") != 0 ? res.object_kind : NULL };
 
 		if (res.n_pools == 1)
 			d.pool = res.pools;

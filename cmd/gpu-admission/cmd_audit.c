@@ -15,8 +15,9 @@ static const struct cli_option audit_options[] = {
 	{ "output", 'o', "text|json|yaml", "report format (default text; json and yaml are one document)", 0 },
 	{ "quiet", 'q', NULL, "only the findings that need action (mutate, reject, warn):\n"
 			      "no summary, no notes; errors are still reported", 0 },
-	{ "fix", OPT_FIX, NULL, "write the manifests with the mutations applied to stdout\n"
-				"(the report then goes to stderr)", 0 },
+	{ "fix", OPT_FIX, NULL, "write the manifests with the mutations applied, and CPU-only\n"
+				"templates rejected for their routes to GPU nodes without\n"
+				"them, to stdout (the report then goes to stderr)", 0 },
 	{ "in-place", OPT_IN_PLACE, NULL, "with --fix: rewrite the changed files instead", 0 },
 	{ "fail-on", OPT_FAIL_ON, "reject|mutate", "exit 1 on would-be rejections (default), or on mutations too", 0 },
 	{ "no-color", OPT_NO_COLOR, NULL, "no colour even on a terminal (NO_COLOR is honoured too)", 0 },

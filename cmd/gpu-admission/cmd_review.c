@@ -10,7 +10,7 @@
 
 #define REVIEW_INPUT_MAX (3 * 1024 * 1024) /* kube-apiserver's own cap on a request body */
 
-enum { OPT_VALIDATE = CLI_LONG_ONLY, OPT_WRAP };
+enum { OPT_VALIDATE = CLI_LONG_ONLY, OPT_WRAP, OPT_APPLY };
 enum output { OUT_REVIEW, OUT_PATCH, OUT_PATCHED };
 
 static const struct cli_option review_options[] = {
@@ -20,17 +20,29 @@ static const struct cli_option review_options[] = {
 	  "the input is a manifest, YAML or JSON: a Pod, or an object with a pod\n"
 	  "template (Deployment, Job, ...); review the AdmissionReview the API\n"
 	  "server would send to create that pod", 0 },
+	{ "apply", OPT_APPLY, NULL,
+	  "the input is a manifest of one object; review the AdmissionReview the\n"
+	  "API server sends when it is applied (created): a workload (Deployment,\n"
+	  "Job, a custom resource the policy lists) is judged by its pod\n"
+	  "templates, as kubectl apply meets it (with --validate: the validating\n"
+	  "webhook's answer)", 0 },
 	{ "output", 'o', "review|patch|patched",
 	  "print the answer AdmissionReview (default), its JSON Patch decoded,\n"
 	  "or the object with the patch applied", 0 },
 	{ NULL, 0, NULL, NULL, 0 },
 };
 
-/* The input's one pod template, wrapped in an AdmissionReview; NULL with err. */
-static char *wrap_input(const char *name, const char *buf, size_t len, size_t *out_len, struct error *err)
+/*
+ * The input wrapped in an AdmissionReview, as text; NULL with err. apply:
+ * its one object as kubectl apply sends it (--apply); else its one pod
+ * template as the Pod its controller creates (--wrap).
+ */
+static char *wrap_input(const char *name, const char *buf, size_t len, int apply, size_t *out_len,
+			struct error *err)
 {
 	struct manifest m;
-	const struct manifest_template *t = NULL;
+	struct template_list l = { 0 };
+	const json_t *obj = NULL;
 	json_t *review = NULL;
 	char *body = NULL;
 	size_t i, n = 0;
@@ -44,27 +56,31 @@ static char *wrap_input(const char *name, const char *buf, size_t len, size_t *o
 				  m.docs[i].error);
 			goto out;
 		}
-		if (t == NULL && m.docs[i].n_templates > 0)
-			t = &m.docs[i].templates[0];
-		n += m.docs[i].n_templates;
+		if (apply && m.docs[i].root != NULL) {
+			obj = m.docs[i].root;
+			n++;
+		}
+		if (!apply && template_find(m.docs[i].root, &l, err) != 0)
+			goto out;
 	}
-	if (n != 1) {
-		if (n == 0)
-			error_set(err, ERROR_INPUT, "%s: no pod template found (--wrap takes a Pod, or an object "
-				  "with a pod template such as a Deployment or a Job)", name);
-		else
-			error_set(err, ERROR_INPUT, "%s holds %zu pod templates and --wrap takes one: "
-				  "gpu-admission audit %s reviews them all", name, n, name);
-		goto out;
-	}
-	if ((review = review_wrap(t, err)) == NULL)
-		goto out;
-	if ((body = json_dumps(review, JSON_COMPACT)) == NULL)
-		error_set(err, ERROR_NOMEM, "out of memory wrapping the pod");
-	else
+	if (apply && (n != 1 || !json_is_object(obj)))
+		error_set(err, ERROR_INPUT, "%s: --apply takes one object (%s): gpu-admission audit %s judges "
+			  "them all", name, n == 0 ? "there is none" : n > 1 ? "there are several" : "this is a list",
+			  name);
+	else if (!apply && l.n == 0)
+		error_set(err, ERROR_INPUT, "%s: no pod template found (--wrap takes a Pod, or an object "
+			  "with a pod template such as a Deployment or a Job)", name);
+	else if (!apply && l.n > 1)
+		error_set(err, ERROR_INPUT, "%s holds %zu pod templates and --wrap takes one: "
+			  "gpu-admission audit %s reviews them all", name, l.n, name);
+	else if ((review = apply ? review_wrap_object(obj, err) : review_wrap(&l.v[0], err)) != NULL &&
+		 (body = json_dumps(review, JSON_COMPACT)) == NULL)
+		error_set(err, ERROR_NOMEM, "out of memory wrapping the input");
+	if (body != NULL)
 		*out_len = strlen(body);
 out:
 	json_decref(review);
+	template_list_free(&l);
 	manifest_free(&m);
 	return body;
 }
@@ -109,7 +125,7 @@ static int run_review(const struct cli_command *cmd, int argc, char **argv)
 	char *buf = NULL, *wrapped = NULL, kind[64];
 	const char *body;
 	size_t len = 0, body_len = 0;
-	int validate = 0, wrap = 0, c, rc = EXIT_USAGE;
+	int validate = 0, wrap = 0, apply = 0, c, rc = EXIT_USAGE;
 	enum output out = OUT_REVIEW;
 
 	cli_parse(&p, cmd, argc, argv);
@@ -118,6 +134,7 @@ static int run_review(const struct cli_command *cmd, int argc, char **argv)
 		case 'c': config_path = p.value; break;
 		case OPT_VALIDATE: validate = 1; break;
 		case OPT_WRAP: wrap = 1; break;
+		case OPT_APPLY: apply = 1; break;
 		case 'o':
 			if ((c = cli_choice(&p)) < 0)
 				return cli_stop(&p);
@@ -131,6 +148,8 @@ static int run_review(const struct cli_command *cmd, int argc, char **argv)
 		default: return cli_stop(&p);
 		}
 	}
+	if (wrap && apply)
+		return cli_usage(cmd, "--wrap and --apply: one or the other");
 	if (input != NULL && strcmp(input, "-") != 0)
 		name = input;
 	else
@@ -147,13 +166,13 @@ static int run_review(const struct cli_command *cmd, int argc, char **argv)
 	}
 	body = buf;
 	body_len = len;
-	if (wrap) {
-		if ((wrapped = wrap_input(name, buf, len, &body_len, &err)) == NULL)
+	if (wrap || apply) {
+		if ((wrapped = wrap_input(name, buf, len, apply, &body_len, &err)) == NULL)
 			goto fail;
 		body = wrapped;
 	}
 	if (review_handle(cfg, body, body_len, validate, &res, &err) != 0) {
-		if (!wrap && err.kind == ERROR_INPUT && review_sniff(buf, len, kind, sizeof kind))
+		if (!wrap && !apply && err.kind == ERROR_INPUT && review_sniff(buf, len, kind, sizeof kind))
 			error_set(&err, ERROR_INPUT, "%s: this is a %s, not an AdmissionReview: use "
 				  "\"gpu-admission audit %s\", or \"gpu-admission review --wrap %s\" to wrap it",
 				  name, kind, input ? input : "-", input ? input : "-");
@@ -189,8 +208,9 @@ const struct cli_command cmd_review = {
 	.description =
 		"Reads one AdmissionReview (admission.k8s.io/v1 or v1beta1) from REVIEW.json or\n"
 		"stdin and prints the answer the webhook would send. Given a manifest instead\n"
-		"(a Pod, a Deployment), it says so: use --wrap to review the pod it creates, or\n"
-		"audit to review every pod template of a file.",
+		"(a Pod, a Deployment), it says so: use --wrap to review the pod it creates,\n"
+		"--apply to review the object as kubectl apply sends it, or audit to review\n"
+		"every pod template of a file.",
 	.options = review_options,
 	.operands = "FILE",
 	.exits = (const struct cli_exit[]){
@@ -202,6 +222,7 @@ const struct cli_command cmd_review = {
 	.examples =
 		"gpu-admission review test/golden/gpu-limit-minimal/request.json\n"
 		"gpu-admission review --wrap -o patched pod.yaml\n"
-		"gpu-admission review --wrap -o patch deployment.yaml",
+		"gpu-admission review --wrap -o patch deployment.yaml\n"
+		"gpu-admission review --apply --validate deployment.yaml",
 	.run = run_review,
 };

@@ -82,6 +82,14 @@ for dir in "$CASES"/*/; do
 	else
 		bad "$name: --fix output re-audited still mutates"; grep -A3 '"summary"' "$tmp/again"
 	fi
+	# What --fix removes (a CPU-only template's routes to GPU nodes) is gone too.
+	"$B" audit $cfg -o json - <"$tmp/fixed" >"$tmp/again.json" 2>/dev/null
+	if jq -e '[.findings[] | select(.verdict == "reject" and (.reason | startswith("cpu-pod-gpu-")))] | length == 0' \
+		"$tmp/again.json" >/dev/null 2>&1; then
+		ok
+	else
+		bad "$name: --fix output re-audited is still rejected for a route to GPU nodes"
+	fi
 	# One input and nothing to mutate: --fix must give it back unchanged.
 	set -- $args
 	single=""

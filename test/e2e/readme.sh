@@ -1,6 +1,6 @@
 #!/bin/sh
 # README.md's command examples, run: every ```sh block, in a scratch directory
-# holding what they name (test/readme/: deploy/, charts/rendered.yaml; policy.yaml
+# holding what they name (test/readme/: deploy/, charts/rendered.yaml, logshipper.yaml; policy.yaml
 # is README's own first policy example; bin/gpu-admission and test/ point at the
 # build and the repository's test data; gpu-admission is on PATH). Blocks run in
 # README order, so one may use what an earlier one wrote (certs/).
@@ -29,7 +29,7 @@ bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
 box=$tmp/box
 mkdir -p "$box/bin"
-cp -R test/readme/deploy test/readme/charts "$box/"
+cp -R test/readme/deploy test/readme/charts test/readme/logshipper.yaml "$box/"
 ln -s "$B" "$box/bin/gpu-admission"
 ln -s "$ROOT/test" "$box/test"
 # policy.yaml: the README's first ```yaml block that is a policy file (not Helm values).

@@ -122,12 +122,12 @@ check "404 keeps the connection" sh -c \
 
 # ---- the OpenSSL client, keep-alive, counted in /metrics ----
 before=$(metric 'gpu_admission_requests_total{endpoint="mutate",decision="mutate",code="200"}')
-vbefore=$(metric 'gpu_admission_policy_verdicts_total{endpoint="mutate",mode="enforce",verdict="mutate"}')
+vbefore=$(metric 'gpu_admission_policy_verdicts_total{endpoint="mutate",kind="Pod",mode="enforce",verdict="mutate"}')
 check "200 mutations over one keep-alive connection" \
 	client "$CA" --body "$SAMPLE_GPU" --count 200 --expect-body '"uid":"5a1e0001-8d3c-4a52-9a0e-6c1f3e2b7a10"'
 after=$(metric 'gpu_admission_requests_total{endpoint="mutate",decision="mutate",code="200"}')
 equals "$((after - before))" 200 "requests_total counts each mutation"
-vafter=$(metric 'gpu_admission_policy_verdicts_total{endpoint="mutate",mode="enforce",verdict="mutate"}')
+vafter=$(metric 'gpu_admission_policy_verdicts_total{endpoint="mutate",kind="Pod",mode="enforce",verdict="mutate"}')
 equals "$((vafter - ${vbefore:-0}))" 200 "policy_verdicts_total counts each mutation with its mode"
 check "validate rejections over keep-alive" client "$CA" --path /validate --body "$SAMPLE_CPU" --count 20 \
 	--expect-body '"allowed":false'

@@ -8,6 +8,7 @@
 #include "manifest.h"
 #include "patch.h"
 #include "policy.h"
+#include "template.h"
 
 static struct config *cfg;
 
@@ -24,15 +25,17 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	memset(&m, 0, sizeof m);
 	if (manifest_load((const char *)data, size, &m, &err) == 0) {
 		for (d = 0; d < m.n_docs; d++) {
-			for (t = 0; t < m.docs[d].n_templates; t++) {
-				const struct manifest_template *tp = &m.docs[d].templates[t];
-				struct policy_request req = { .pod = tp->pod, .ns = tp->ns,
-							      .operation = POLICY_OP_CREATE,
-							      .daemonset = tp->daemonset };
+			struct template_list l = { 0 };
+
+			if (template_find(m.docs[d].root, &l, &err) != 0)
+				abort(); /* only memory can fail it */
+			for (t = 0; t < l.n; t++) {
 				struct policy_result res;
 
-				if (policy_evaluate(cfg, &req, &res, &err) == 0 && res.patch != NULL) {
-					json_t *copy = json_deep_copy(tp->pod);
+				(void)manifest_line(&m.docs[d], l.v[t].node);
+				if (template_judge(cfg, &l.v[t], NULL, POLICY_OP_CREATE, &res, &err) == 0 &&
+				    res.patch != NULL) {
+					json_t *copy = json_deep_copy(l.v[t].pod);
 
 					if (copy == NULL || patch_apply(copy, res.patch, &err) != 0)
 						abort(); /* the engine's own patch must apply */
@@ -40,6 +43,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 				}
 				policy_result_free(&res);
 			}
+			template_list_free(&l);
 		}
 	}
 	manifest_free(&m);

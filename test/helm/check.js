@@ -263,7 +263,28 @@ function main() {
 			w.clientConfig.service.namespace === NS && w.clientConfig.service.port === sp.port &&
 			!w.clientConfig.url);
 		check(`${caseName}: ${k} pods CREATE and UPDATE (an update can aim a pod at GPU nodes), v1`,
-			eq(w.rules, [{ operations: ["CREATE", "UPDATE"], apiGroups: [""], apiVersions: ["v1"], resources: ["pods"], scope: "Namespaced" }]));
+			eq(w.rules[0], { operations: ["CREATE", "UPDATE"], apiGroups: [""], apiVersions: ["v1"], resources: ["pods"], scope: "Namespaced" }));
+		// Workloads go to the validating webhook only (never patched): the built-in kinds at v1, and a
+		// rule per custom resource of the policy (the resource: the entry's, else the kind in lower case plus "s").
+		const custom = ((YAML.parse(cm.data["policy.yaml"]) || {}).workloads || []).map((e) => ({
+			operations: ["CREATE", "UPDATE"], apiGroups: [e.group], apiVersions: e.versions || ["*"],
+			resources: [e.resource || e.kind.toLowerCase() + "s"], scope: "*",
+		}));
+		const workloadRules = k === "Mutating" ? [] : [
+			{ operations: ["CREATE", "UPDATE"], apiGroups: ["apps"], apiVersions: ["v1"],
+			  resources: ["deployments", "statefulsets", "daemonsets", "replicasets"], scope: "Namespaced" },
+			{ operations: ["CREATE", "UPDATE"], apiGroups: ["batch"], apiVersions: ["v1"],
+			  resources: ["jobs", "cronjobs"], scope: "Namespaced" },
+			{ operations: ["CREATE", "UPDATE"], apiGroups: [""], apiVersions: ["v1"],
+			  resources: ["replicationcontrollers", "podtemplates"], scope: "Namespaced" },
+		].concat(custom);
+		check(`${caseName}: ${k} ${k === "Mutating" ? "pods only" : "workloads: built-in kinds at v1, and " + custom.length + " custom resources"}`,
+			eq(w.rules.slice(1), workloadRules), JSON.stringify(w.rules.slice(1)));
+		// What the API server's ValidateRule refuses, beyond the schema's types.
+		check(`${caseName}: ${k} rules the API server accepts`, w.rules.every((r) =>
+			r.operations.every((o) => ["CREATE", "UPDATE", "DELETE", "CONNECT", "*"].includes(o)) &&
+			["Cluster", "Namespaced", "*"].includes(r.scope) && r.apiGroups.length > 0 && r.apiVersions.length > 0 &&
+			r.resources.every((x) => /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\/[a-z]+)?$/.test(x))));
 		check(`${caseName}: ${k} admissionReviewVersions [v1], sideEffects None`,
 			eq(w.admissionReviewVersions, ["v1"]) && w.sideEffects === "None");
 		check(`${caseName}: ${k} timeoutSeconds`, w.timeoutSeconds === (caseName === "full" ? 3 : 5));
@@ -293,7 +314,8 @@ function main() {
 		}
 		// The policy's matchConditions first (test/e2e/matchcond.sh compares their text with the binary's).
 		const conds = (w.matchConditions || []).map((c) => c.name);
-		const policyConds = ["gpu-relevant", "update-changes-what-policy-reads"];
+		// Not on an entry that also receives workloads: the pod conditions would turn them away.
+		const policyConds = k === "Mutating" ? ["gpu-relevant", "update-changes-what-policy-reads"] : [];
 		if (caseName === "full") {
 			check(`${caseName}: ${k} extra exclusion, selectors and matchConditions`, excluded.includes("flux-system") &&
 				me.some((e) => e.key === "gpu-admission" && e.operator === "NotIn") &&

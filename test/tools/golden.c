@@ -20,7 +20,11 @@
  * only a CREATE is ever patched, and a patched pod re-parses, has well-formed tolerations and node
  * selectors, and is answered with no patch when reviewed again (idempotence)
  * and admitted by /validate; and the fast skip-scan and jansson's full parse
- * give byte-identical answers.
+ * give byte-identical answers. A workload's answer (an object judged by its
+ * pod templates) is never patched, is what the audit of its templates says
+ * (test/tools/workload_check.h), and, for a CREATE case, its UPDATE rules
+ * hold: a scale and a label change are admitted untouched, removing the
+ * routes a rejection names is admitted, adding them back is denied.
  *
  * UPDATE=1 rewrites expect.json from the actual answers: review the diff.
  */
@@ -31,10 +35,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "audit.h"
 #include "config.h"
 #include "patch.h"
 #include "policy.h"
 #include "review.h"
+#include "template.h"
+#include "workload_check.h"
 
 static int passed, failed;
 
@@ -260,6 +267,171 @@ static int check_invariants(const char *name, const json_t *request, const struc
 	return 0;
 }
 
+/* ==== Workloads: the answer is the audit of the templates, and UPDATE judges only changes ==== */
+
+/* The request's object under another operation: a new review text (free it). */
+static char *with_update(const json_t *request, const json_t *object, const json_t *old)
+{
+	json_t *r = json_deep_copy(request), *req = json_object_get(r, "request");
+	char *text;
+
+	json_object_set_new(req, "operation", json_string("UPDATE"));
+	json_object_set(req, "object", (json_t *)(uintptr_t)object);
+	json_object_set(req, "oldObject", (json_t *)(uintptr_t)old);
+	text = json_dumps(r, JSON_COMPACT);
+	json_decref(r);
+	return text;
+}
+
+/* The response of request text under cfg (/validate), or NULL. New reference. */
+static json_t *response_of(const struct config *cfg, const char *text)
+{
+	struct answer a = { 0 };
+	json_t *resp;
+
+	answer(cfg, text, strlen(text), 1, &a);
+	resp = json_incref(json_object_get(a.doc, "response"));
+	json_decref(a.doc);
+	return resp;
+}
+
+/*
+ * obj with what audit --fix does to it: every rejected template's fix (the
+ * routes to GPU nodes removed). New, or NULL when a rejected template has
+ * none (a rejection no edit of routes cures).
+ */
+static json_t *fixed_object(const struct config *cfg, const json_t *obj, const struct template_list *l)
+{
+	json_t *fixed = json_deep_copy(obj), *patch = json_array();
+	struct error err = { 0 };
+	size_t i;
+	int ok = 1;
+
+	for (i = 0; i < l->n && ok; i++) {
+		struct policy_result r;
+
+		if (template_judge(cfg, &l->v[i], NULL, POLICY_OP_CREATE, &r, &err) != 0)
+			ok = 0;
+		else if (r.verdict == POLICY_REJECT && (r.fix == NULL || template_rebase(&l->v[i], r.fix, patch, &err) != 0))
+			ok = 0;
+		policy_result_free(&r);
+	}
+	if (!ok || patch_apply(fixed, patch, &err) != 0) {
+		json_decref(fixed);
+		fixed = NULL;
+	}
+	json_decref(patch);
+	return fixed;
+}
+
+/*
+ * A workload's answer: never a patch; what the audit of its templates says
+ * (workload_check.h); and on UPDATE, for a CREATE case, the rules: a scale
+ * and a label change is admitted untouched, even when its templates would
+ * be rejected; taking away what a rejection names is admitted; putting it
+ * back (a CPU template newly aimed at GPU nodes) is denied, in enforce.
+ */
+static int check_workload(const char *name, const struct config *cfg, const json_t *request,
+			  const json_t *resp)
+{
+	const json_t *req = json_object_get(request, "request");
+	const json_t *obj = json_object_get(req, "object"), *kind = json_object_get(req, "kind");
+	struct template_list l = { 0 };
+	struct audit a;
+	struct error err = { 0 };
+	json_t *rel = json_array(), *touched = NULL, *fixed = NULL, *r = NULL;
+	char *text = json_dumps(obj, JSON_COMPACT), *update = NULL;
+	const char *why;
+	size_t i;
+	int rc = -1;
+
+	memset(&a, 0, sizeof a);
+	if (json_object_get(resp, "patch") != NULL) {
+		fail(name, "a workload was patched");
+		goto out;
+	}
+	/* An UPDATE is judged against oldObject (its NOTES say how); a denial still names the template. */
+	if (strcmp(wc_str(req, "operation"), "CREATE") != 0) {
+		if (!json_is_true(json_object_get(resp, "allowed")) &&
+		    strstr(wc_str(json_object_get(resp, "status"), "message"), "pod template ") == NULL &&
+		    json_integer_value(json_object_get(json_object_get(resp, "status"), "code")) == 403)
+			fail(name, "a workload denied without naming its template");
+		else
+			rc = 0;
+		goto out;
+	}
+	if (text == NULL || audit_init(&a, cfg, &err) != 0 ||
+	    audit_input(&a, "request.object", text, strlen(text), NULL, NULL, NULL, &err) != 0 ||
+	    template_find_object(obj, wc_str(kind, "group"), wc_str(kind, "kind"), &l, &err) != 0) {
+		fail(name, "cannot audit request.object");
+		goto out;
+	}
+	for (i = 0; i < l.n; i++)
+		json_array_append_new(rel, json_string(l.v[i].path));
+	if (json_array_size(a.findings) != l.n) {
+		fail(name, "audit and the webhook find different templates");
+		goto out;
+	}
+	if ((why = wc_compare(resp, a.findings, rel)) != NULL) {
+		fail(name, why);
+		goto out;
+	}
+	/* A scale and a label change: nothing the policy reads of a template changed. */
+	touched = json_deep_copy(obj);
+	json_object_set_new(json_object_get(touched, "metadata"), "resourceVersion", json_string("2"));
+	json_object_set_new(json_object_get(touched, "spec"), "replicas", json_integer(7));
+	update = with_update(request, touched, obj);
+	r = response_of(cfg, update);
+	if (!json_is_true(json_object_get(r, "allowed")) || json_array_size(json_object_get(r, "warnings")) > 0 ||
+	    (l.n > 0 && strcmp(wc_str(json_object_get(r, "auditAnnotations"), "reason"), WORKLOAD_R_UNCHANGED) != 0)) {
+		fail(name, "UPDATE changing no template: not admitted untouched");
+		goto out;
+	}
+	if (json_is_true(json_object_get(resp, "allowed")) || (fixed = fixed_object(cfg, obj, &l)) == NULL) {
+		rc = 0;
+		goto out;
+	}
+	/* Denied for its routes: taking them away is admitted, putting them back is not. */
+	json_decref(r);
+	free(update);
+	update = with_update(request, fixed, obj);
+	r = response_of(cfg, update);
+	if (!json_is_true(json_object_get(r, "allowed"))) {
+		fail(name, "UPDATE removing the routes to GPU nodes: denied");
+		goto out;
+	}
+	json_decref(r);
+	free(update);
+	update = with_update(request, obj, fixed);
+	r = response_of(cfg, update);
+	if (json_is_true(json_object_get(r, "allowed")) ||
+	    strstr(wc_str(json_object_get(r, "status"), "message"), "pod template ") == NULL) {
+		fail(name, "UPDATE aiming a CPU template at GPU nodes again: not denied naming the template");
+		goto out;
+	}
+	rc = 0;
+out:
+	json_decref(r);
+	json_decref(touched);
+	json_decref(fixed);
+	json_decref(rel);
+	free(update);
+	free(text);
+	template_list_free(&l);
+	audit_free(&a);
+	return rc;
+}
+
+/* Whether the request carries an object the webhook judged as a workload. */
+static int is_workload(const json_t *request, const json_t *resp)
+{
+	const json_t *req = json_object_get(request, "request");
+
+	return json_is_object(json_object_get(req, "object")) &&
+	       strcmp(wc_str(json_object_get(req, "kind"), "kind"), "Pod") != 0 &&
+	       json_object_get(json_object_get(resp, "auditAnnotations"), "decision") != NULL;
+}
+
 /* The modes a case with a `modes` file is answered in, and its expect file for each. */
 static const struct {
 	enum config_mode mode;
@@ -300,6 +472,9 @@ static int check_answer(const char *name, const char *expect_path, const struct 
 		goto out;
 	}
 	if (request != NULL && check_invariants(name, request, &a) != 0)
+		goto out;
+	if (request != NULL && is_workload(request, json_object_get(a.doc, "response")) &&
+	    check_workload(name, cfg, request, json_object_get(a.doc, "response")) != 0)
 		goto out;
 	if (a.patch != NULL && check_idempotent(name, cfg, request, a.patch, validate) != 0)
 		goto out;

@@ -348,6 +348,25 @@ static void test_pool_access(void)
  * an entry of a list at the entry, a toleration's or requirement's field at
  * that field. Never file:0:0, and an invalid field is one error, not two.
  */
+/* Loading yaml fails with exactly the errors want[0..n) (each a prefix), in order. */
+static void expect_errors(const char *yaml, const char *const *want, size_t n)
+{
+	struct config_errors errs = { 0 };
+	struct error err = { 0 };
+	struct config *cfg = config_load_buffer_all(yaml, strlen(yaml), "policy.yaml", &errs, &err);
+	size_t i;
+
+	CHECK(cfg == NULL);
+	CHECK_INT(errs.total, n);
+	for (i = 0; i < errs.n; i++)
+		if (i >= n || strncmp(errs.v[i].text, want[i], strlen(want[i])) != 0)
+			fprintf(stderr, "  error %zu: \"%s\", want \"%s...\"\n", i, errs.v[i].text, i < n ? want[i] : "");
+	for (i = 0; i < n && i < errs.n; i++)
+		CHECK(strncmp(errs.v[i].text, want[i], strlen(want[i])) == 0);
+	config_errors_free(&errs);
+	config_free(cfg);
+}
+
 static void test_pool_errors_placed(void)
 {
 	static const char yaml[] =
@@ -388,20 +407,10 @@ static void test_pool_errors_placed(void)
 		"policy.yaml:17:11: pools[3].podSelector.matchExpressions[2]: operator In needs at least one value",
 		"policy.yaml:18:1: (top level): duplicate key \"placement\"",
 	};
-	struct config_errors errs = { 0 };
 	struct error err = { 0 };
-	struct config *cfg = config_load_buffer_all(yaml, strlen(yaml), "policy.yaml", &errs, &err);
-	size_t i, n = sizeof want / sizeof want[0];
+	struct config *cfg;
 
-	CHECK(cfg == NULL);
-	CHECK_INT(errs.total, n);
-	for (i = 0; i < errs.n; i++)
-		if (i >= n || strncmp(errs.v[i].text, want[i], strlen(want[i])) != 0)
-			fprintf(stderr, "  error %zu: \"%s\", want \"%s...\"\n", i, errs.v[i].text, i < n ? want[i] : "");
-	for (i = 0; i < n && i < errs.n; i++)
-		CHECK(strncmp(errs.v[i].text, want[i], strlen(want[i])) == 0);
-	config_errors_free(&errs);
-	config_free(cfg);
+	expect_errors(yaml, want, sizeof want / sizeof want[0]);
 
 	/* A missing selector is at the entry; an empty one at itself; one of the wrong type only says so. */
 	expect_error("exempt:\n  podSelectors:\n    - {namespaces: [m]}\n",
@@ -412,6 +421,57 @@ static void test_pool_errors_placed(void)
 		     "policy.yaml:3:38: exempt.podSelectors[0].matchLabels: must be a map of strings");
 	cfg = load("exempt:\n  podSelectors:\n    - {namespaces: [m], matchLabels: [a]}\n", &err);
 	CHECK(cfg == NULL && strstr(err.msg, "more") == NULL);  /* that error alone */
+	config_free(cfg);
+}
+
+/* workloads: custom resources only, each once, every problem at its place. */
+static void test_workloads(void)
+{
+	static const char yaml[] =
+		"workloads:\n"
+		"  - {group: kubeflow.org, kind: PyTorchJob}\n"
+		"  - {group: apps, kind: Deployment}\n"                                   /* 3:13 */
+		"  - {group: ray.io}\n"                                                   /* 4:5 */
+		"  - {group: ray.io, kind: \"Ray_Cluster\", versions: [V1, v1]}\n"       /* 5:27, 5:53 */
+		"  - {group: kubeflow.org, kind: PyTorchJob}\n"                           /* 6:5 */
+		"  - {group: 1, kind: X, colour: red}\n"                                  /* 7:13, 7:25 */
+		"  - x\n"                                                                  /* 8:5 */
+		"  - {group: b.io, kind: TrainingBatch, resource: TrainingBatches}\n";    /* 9:50 */
+	static const char *const want[] = {
+		"policy.yaml:3:13: workloads[1]: group \"apps\" has no dot: list custom resources only",
+		"policy.yaml:4:5: workloads[2]: kind is required",
+		"policy.yaml:5:27: workloads[3]: kind \"Ray_Cluster\" is not a kind: it may hold only letters, digits and '-'",
+		"policy.yaml:5:53: workloads[3].versions[0]: \"V1\" is not an API version",
+		"policy.yaml:6:5: workloads[4]: lists kubeflow.org PyTorchJob again (workloads[0])",
+		"policy.yaml:7:13: workloads[5].group: must be a string, not a number (quote it)",
+		"policy.yaml:7:25: workloads[5].colour: unknown field (known: group, kind, versions, resource)",
+		"policy.yaml:8:5: workloads[6]: must be a map with group, kind, versions and resource",
+		"policy.yaml:9:50: workloads[7]: resource \"TrainingBatches\" is not a CRD's plural: it may hold only "
+		"lower-case letters, digits and '-'",
+	};
+	struct error err = { 0 };
+	struct config *cfg;
+
+	expect_errors(yaml, want, sizeof want / sizeof want[0]);
+
+	cfg = load("workloads:\n  - {group: kubeflow.org, kind: PyTorchJob}\n"
+		   "  - {group: serving.kserve.io, kind: LLMInferenceService, versions: [v1alpha1]}\n"
+		   "  - {group: b.io, kind: TrainingBatch, resource: trainingbatches}\n", &err);
+	CHECK(cfg != NULL);
+	if (cfg != NULL) {
+		CHECK_INT(cfg->n_workloads, 3);
+		CHECK(cfg->workloads[0].resource == NULL);  /* the chart's default: pytorchjobs */
+		CHECK_STR(cfg->n_workloads == 3 ? cfg->workloads[2].resource : "", "trainingbatches");
+		CHECK(config_workload_find(cfg, "kubeflow.org", "v1", "PyTorchJob") != NULL);
+		CHECK(config_workload_find(cfg, "kubeflow.org", "v2", "PyTorchJob") != NULL);  /* every version */
+		CHECK(config_workload_find(cfg, "kubeflow.org", "v1", "TFJob") == NULL);
+		CHECK(config_workload_find(cfg, "serving.kserve.io", "v1alpha1", "LLMInferenceService") != NULL);
+		CHECK(config_workload_find(cfg, "serving.kserve.io", "v1beta1", "LLMInferenceService") == NULL);
+		CHECK(config_workload_find(cfg, "", "v1", "Deployment") == NULL);
+	}
+	config_free(cfg);
+	cfg = config_default(&err);
+	CHECK(cfg != NULL && cfg->n_workloads == 0);  /* the default lists none: its examples are comments */
 	config_free(cfg);
 }
 
@@ -605,6 +665,7 @@ int main(void)
 	RUN(test_pool_access);
 	RUN(test_pool_errors_placed);
 	RUN(test_all_errors_listed);
+	RUN(test_workloads);
 	RUN(test_wrong_types);
 	RUN(test_huge_map);
 	RUN(test_default_yaml_round_trips);

@@ -58,7 +58,7 @@ static void test_escaping(void)
 static void write_decision(void)
 {
 	struct log_decision d = { "mutate", "uid-1", "ml", "train-0", "mutate", "gpu-pod-mutated",
-				  "enforce", 200, 1234, NULL, "t4-spot,t4" };
+				  "enforce", 200, 1234, NULL, "t4-spot,t4", NULL };
 
 	log_set_level(LOG_LEVEL_INFO);
 	log_decision(&d);
@@ -97,7 +97,7 @@ static void test_decision(void)
 static void write_text(void)
 {
 	struct log_decision d = { "mutate", "uid-1", "ml", "train-0", "mutate", "gpu-pod-mutated",
-				  "enforce", 200, 1234, NULL, "t4-spot,t4" };
+				  "enforce", 200, 1234, NULL, "t4-spot,t4", NULL };
 	static char big[6000];
 
 	log_set_level(LOG_LEVEL_INFO);

@@ -4,6 +4,27 @@
 #include "check.h"
 #include "manifest.h"
 #include "manifest_int.h"
+#include "template.h"
+
+/*
+ * The templates of document d of m with their lines, as the auditor finds
+ * them (template_find() on the values, manifest_line() for where). Valid
+ * until the next call.
+ */
+static struct template_list found;
+
+static const struct template_list *templates(const struct manifest *m, size_t d)
+{
+	struct error err;
+	size_t i;
+
+	template_list_free(&found);
+	if (template_find(m->docs[d].root, &found, &err) != 0)
+		return &found;
+	for (i = 0; i < found.n; i++)
+		found.v[i].line = manifest_line(&m->docs[d], found.v[i].node);
+	return &found;
+}
 
 /* The scalar's JSON text ("1", "\"1\"", "true", "null", "1.5"), or "(null)". */
 static char *scalar(const char *s, int plain)
@@ -135,25 +156,25 @@ static void test_documents_and_lines(void)
 	for (i = 0; i < m.n_docs; i++)
 		total += m.docs[i].len;
 	CHECK_INT(total, strlen(STREAM));  /* the documents tile the stream */
-	CHECK_INT(m.docs[0].n_templates, 1);
-	CHECK_STR(m.docs[0].templates[0].kind, "Deployment");
-	CHECK_STR(m.docs[0].templates[0].name, "web");
-	CHECK_STR(m.docs[0].templates[0].ns, "prod");
-	CHECK_STR(m.docs[0].templates[0].pointer, "/spec/template");
-	CHECK_STR(m.docs[0].templates[0].path, "spec.template");
-	CHECK_INT(m.docs[0].templates[0].line, 6);
+	CHECK_INT(templates(&m, 0)->n, 1);
+	CHECK_STR(templates(&m, 0)->v[0].kind, "Deployment");
+	CHECK_STR(templates(&m, 0)->v[0].name, "web");
+	CHECK_STR(templates(&m, 0)->v[0].ns, "prod");
+	CHECK_STR(templates(&m, 0)->v[0].pointer, "/spec/template");
+	CHECK_STR(templates(&m, 0)->v[0].path, "spec.template");
+	CHECK_INT(templates(&m, 0)->v[0].line, 6);
 	CHECK_INT(m.docs[0].content_line, 2);
 	CHECK(m.docs[1].root == NULL && !m.docs[1].failed);
 	CHECK(m.docs[2].root == NULL && !m.docs[2].failed);
-	CHECK_INT(m.docs[3].n_templates, 1);
-	CHECK_STR(m.docs[3].templates[0].ns, "default");
-	CHECK_STR(m.docs[3].templates[0].pointer, "/spec/jobTemplate/spec/template");
-	CHECK_INT(m.docs[3].templates[0].line, 18);
+	CHECK_INT(templates(&m, 3)->n, 1);
+	CHECK_STR(templates(&m, 3)->v[0].ns, "default");
+	CHECK_STR(templates(&m, 3)->v[0].pointer, "/spec/jobTemplate/spec/template");
+	CHECK_INT(templates(&m, 3)->v[0].line, 18);
 	CHECK(m.docs[4].failed);
 	CHECK_INT(m.docs[4].error_line, 24);
-	CHECK_INT(m.docs[5].n_templates, 1);
-	CHECK(m.docs[5].templates[0].daemonset);
-	CHECK_INT(m.docs[5].templates[0].line, 29);
+	CHECK_INT(templates(&m, 5)->n, 1);
+	CHECK(templates(&m, 5)->v[0].daemonset);
+	CHECK_INT(templates(&m, 5)->v[0].line, 29);
 	manifest_free(&m);
 }
 
@@ -165,10 +186,10 @@ static void test_crlf_lines(void)
 		       "kind: Pod\r\nspec: {containers: []}", &m), 0);
 	CHECK(m.crlf);
 	CHECK_INT(m.n_docs, 2);
-	CHECK_STR(m.docs[0].templates[0].name, "p");
-	CHECK_STR(m.docs[0].templates[0].path, ".");
-	CHECK_INT(m.docs[1].templates[0].line, 7);
-	CHECK_STR(m.docs[1].templates[0].name, "(unnamed)");
+	CHECK_STR(templates(&m, 0)->v[0].name, "p");
+	CHECK_STR(templates(&m, 0)->v[0].path, ".");
+	CHECK_INT(templates(&m, 1)->v[0].line, 7);
+	CHECK_STR(templates(&m, 1)->v[0].name, "(unnamed)");
 	manifest_free(&m);
 }
 
@@ -182,14 +203,13 @@ static void test_directives(void)
 	CHECK_INT(m.n_docs, 2);
 	CHECK(!m.docs[0].failed && !m.docs[1].failed);
 	CHECK_INT(m.docs[1].line, 6);
-	CHECK_INT(m.docs[1].templates[0].line, 10);
+	CHECK_INT(templates(&m, 1)->v[0].line, 10);
 	manifest_free(&m);
 }
 
 static void test_discovery_generic(void)
 {
 	struct manifest m;
-	const struct manifest_doc *d;
 
 	CHECK_INT(load("apiVersion: v1\nkind: List\nitems:\n"
 		       "- kind: Pod\n  metadata: {name: a, namespace: ns1, ownerReferences: [{kind: DaemonSet}]}\n"
@@ -203,19 +223,18 @@ static void test_discovery_generic(void)
 		       "      leaderTemplate: {spec: {containers: []}}\n"
 		       "      workerTemplate: {spec: {containers: []}}\n"
 		       "- kind: ConfigMap\n  data: {template: 'x'}\n", &m), 0);
-	d = &m.docs[0];
-	CHECK_INT(d->n_templates, 5);
-	if (d->n_templates == 5) {
-		CHECK_STR(d->templates[0].pointer, "/items/0");
-		CHECK_STR(d->templates[0].path, "items[0]");
-		CHECK_STR(d->templates[0].ns, "ns1");
-		CHECK_INT(d->templates[0].line, 4);
-		CHECK_STR(d->templates[1].pointer, "/items/2/template");
-		CHECK_STR(d->templates[2].pointer, "/items/3/spec/replicatedJobs/0/template/spec/template");
-		CHECK_STR(d->templates[2].path, "items[3].spec.replicatedJobs[0].template.spec.template");
-		CHECK_STR(d->templates[2].kind, "JobSet");
-		CHECK_STR(d->templates[3].pointer, "/items/4/spec/leaderWorkerTemplate/leaderTemplate");
-		CHECK_STR(d->templates[4].name, "lws");
+	CHECK_INT(templates(&m, 0)->n, 5);
+	if (templates(&m, 0)->n == 5) {
+		CHECK_STR(templates(&m, 0)->v[0].pointer, "/items/0");
+		CHECK_STR(templates(&m, 0)->v[0].path, "items[0]");
+		CHECK_STR(templates(&m, 0)->v[0].ns, "ns1");
+		CHECK_INT(templates(&m, 0)->v[0].line, 4);
+		CHECK_STR(templates(&m, 0)->v[1].pointer, "/items/2/template");
+		CHECK_STR(templates(&m, 0)->v[2].pointer, "/items/3/spec/replicatedJobs/0/template/spec/template");
+		CHECK_STR(templates(&m, 0)->v[2].path, "items[3].spec.replicatedJobs[0].template.spec.template");
+		CHECK_STR(templates(&m, 0)->v[2].kind, "JobSet");
+		CHECK_STR(templates(&m, 0)->v[3].pointer, "/items/4/spec/leaderWorkerTemplate/leaderTemplate");
+		CHECK_STR(templates(&m, 0)->v[4].name, "lws");
 	}
 	manifest_free(&m);
 
@@ -223,8 +242,8 @@ static void test_discovery_generic(void)
 	CHECK_INT(load("{\n  \"kind\": \"List\",\n  \"items\": [\n    {\n      \"kind\": \"Pod\",\n"
 		       "      \"spec\": {\"containers\": []}\n    }\n  ]\n}\n", &m), 0);
 	CHECK(m.docs[0].json);
-	CHECK_INT(m.docs[0].n_templates, 1);
-	CHECK_INT(m.docs[0].templates[0].line, 4);
+	CHECK_INT(templates(&m, 0)->n, 1);
+	CHECK_INT(templates(&m, 0)->v[0].line, 4);
 	manifest_free(&m);
 
 	/* A document that is an array (kubectl get -o json | jq .items) is a list too. */
@@ -232,13 +251,13 @@ static void test_discovery_generic(void)
 		       "  {\"kind\": \"Deployment\", \"metadata\": {\"name\": \"d\"},\n"
 		       "   \"spec\": {\"template\": {\"spec\": {\"containers\": []}}}},\n"
 		       "  \"not an object\",\n  {\"kind\": \"Pod\", \"spec\": {\"containers\": []}}\n]\n", &m), 0);
-	CHECK_INT(m.docs[0].n_templates, 2);
-	if (m.docs[0].n_templates == 2) {
-		CHECK_STR(m.docs[0].templates[0].pointer, "/1/spec/template");
-		CHECK_STR(m.docs[0].templates[0].path, "[1].spec.template");
-		CHECK_STR(m.docs[0].templates[0].kind, "Deployment");
-		CHECK_INT(m.docs[0].templates[0].line, 4);
-		CHECK_STR(m.docs[0].templates[1].pointer, "/3");
+	CHECK_INT(templates(&m, 0)->n, 2);
+	if (templates(&m, 0)->n == 2) {
+		CHECK_STR(templates(&m, 0)->v[0].pointer, "/1/spec/template");
+		CHECK_STR(templates(&m, 0)->v[0].path, "[1].spec.template");
+		CHECK_STR(templates(&m, 0)->v[0].kind, "Deployment");
+		CHECK_INT(templates(&m, 0)->v[0].line, 4);
+		CHECK_STR(templates(&m, 0)->v[1].pointer, "/3");
 	}
 	manifest_free(&m);
 }
@@ -277,7 +296,7 @@ static void test_anchors_and_merge(void)
 	CHECK_INT(json_integer_value(json_object_get(spec, "y")), 3);   /* explicit key wins */
 	CHECK(json_object_get(spec, "<<") == NULL);
 	CHECK(m.docs[0].aliases);
-	CHECK_STR(m.docs[0].templates[0].name, "web");
+	CHECK_STR(templates(&m, 0)->v[0].name, "web");
 	manifest_free(&m);
 
 	CHECK_INT(load("a: *nope\n", &m), 0);
@@ -297,7 +316,7 @@ static void test_hostile(void)
 		       "g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f,*f]\n---\nkind: Pod\nspec: {containers: []}\n", &m), 0);
 	CHECK(m.docs[0].failed);
 	CHECK(strstr(m.docs[0].error, "alias") != NULL);
-	CHECK_INT(m.docs[1].n_templates, 1);   /* the next document is still read */
+	CHECK_INT(templates(&m, 1)->n, 1);   /* the next document is still read */
 	manifest_free(&m);
 
 	if (deep == NULL)
@@ -414,6 +433,52 @@ static void test_render(void)
 	CHECK(out == NULL);
 }
 
+/* audit --fix of a rejected template: whole lines removed, comments and layout kept. */
+static void test_render_removals(void)
+{
+	const char *how;
+	char *out;
+
+	/* Sequence items, middle and last, and an entry of a map; the comments about the rest stay. */
+	out = render("spec:\n  # why\n  tolerations:\n  - key: a\n  - key: sku   # this one\n    operator: Exists\n"
+		     "  - key: b\n  - key: sku\n  nodeSelector:\n    zone: x\n    accelerator: nvidia # gpu\n"
+		     "  nodeName: gpu-1\n  # containers\n  containers: []\n",
+		     "[{\"op\":\"remove\",\"path\":\"/spec/tolerations/3\"},{\"op\":\"remove\",\"path\":\"/spec/tolerations/1\"},"
+		     "{\"op\":\"remove\",\"path\":\"/spec/nodeSelector/accelerator\"},"
+		     "{\"op\":\"remove\",\"path\":\"/spec/nodeName\"}]", &how);
+	CHECK_STR(out, "spec:\n  # why\n  tolerations:\n  - key: a\n  - key: b\n  nodeSelector:\n    zone: x\n"
+		  "  # containers\n  containers: []\n");
+	CHECK_STR(how, "inserted");
+	free(out);
+
+	/* A whole key with a block value, nested maps, a comment above the next key kept. */
+	out = render("spec:\n  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
+		     "        nodeSelectorTerms:\n        - matchExpressions: [{key: accelerator, operator: Exists}]\n"
+		     "  # the app\n  containers:\n  - name: c\n",
+		     "[{\"op\":\"remove\",\"path\":\"/spec/affinity\"}]", &how);
+	CHECK_STR(out, "spec:\n  # the app\n  containers:\n  - name: c\n");
+	CHECK_STR(how, "inserted");
+	free(out);
+
+	/* An indentless sequence as the whole value, at the end of the document. */
+	out = render("spec:\n  containers: []\n  tolerations:\n  - {key: sku, operator: Exists}\n",
+		     "[{\"op\":\"remove\",\"path\":\"/spec/tolerations\"}]", &how);
+	CHECK_STR(out, "spec:\n  containers: []\n");
+	CHECK_STR(how, "inserted");
+	free(out);
+
+	/* Inside flow style: re-emitted from the value instead. */
+	out = render("spec: {tolerations: [{key: sku}, {key: a}], containers: []}\n",
+		     "[{\"op\":\"remove\",\"path\":\"/spec/tolerations/0\"}]", &how);
+	CHECK_STR(out, "spec:\n  tolerations:\n  - key: a\n  containers: []\n");
+	CHECK_STR(how, "re-emitted");
+	free(out);
+
+	/* Nothing there to remove: an error. */
+	out = render("spec: {}\n", "[{\"op\":\"remove\",\"path\":\"/spec/nodeName\"}]", &how);
+	CHECK(out == NULL);
+}
+
 int main(void)
 {
 	RUN(test_scalar_typing);
@@ -425,6 +490,8 @@ int main(void)
 	RUN(test_anchors_and_merge);
 	RUN(test_hostile);
 	RUN(test_render);
+	RUN(test_render_removals);
 	RUN(test_to_yaml);
+	template_list_free(&found);
 	return check_done("manifest");
 }

@@ -162,15 +162,22 @@ static void test_verdicts(void)
 	CHECK(has(text, "# TYPE gpu_admission_policy_verdicts_total counter\n"));
 	CHECK(!has(text, "gpu_admission_policy_verdicts_total{"));
 	free(text);
-	metrics_verdict(m, METRICS_EP_MUTATE, CONFIG_MODE_DRYRUN, POLICY_REJECT);
-	metrics_verdict(m, METRICS_EP_MUTATE, CONFIG_MODE_DRYRUN, POLICY_REJECT);
-	metrics_verdict(m, METRICS_EP_VALIDATE, CONFIG_MODE_ENFORCE, POLICY_MUTATE);
-	metrics_verdict(m, METRICS_EP_HEALTHZ, CONFIG_MODE_ENFORCE, POLICY_ALLOW);  /* not a review: ignored */
-	metrics_verdict(m, METRICS_EP_MUTATE, (enum config_mode)7, POLICY_ALLOW);   /* out of range: ignored */
+	metrics_verdict(m, METRICS_EP_MUTATE, "Pod", CONFIG_MODE_DRYRUN, POLICY_REJECT);
+	metrics_verdict(m, METRICS_EP_MUTATE, "Pod", CONFIG_MODE_DRYRUN, POLICY_REJECT);
+	metrics_verdict(m, METRICS_EP_VALIDATE, "Pod", CONFIG_MODE_ENFORCE, POLICY_MUTATE);
+	metrics_verdict(m, METRICS_EP_HEALTHZ, "Pod", CONFIG_MODE_ENFORCE, POLICY_ALLOW);  /* not a review: ignored */
+	metrics_verdict(m, METRICS_EP_MUTATE, "Pod", (enum config_mode)7, POLICY_ALLOW);   /* out of range: ignored */
+	/* The kind label is bounded: a built-in kind by name, anything else "custom". */
+	metrics_verdict(m, METRICS_EP_VALIDATE, "Deployment", CONFIG_MODE_ENFORCE, POLICY_REJECT);
+	metrics_verdict(m, METRICS_EP_VALIDATE, "PyTorchJob", CONFIG_MODE_WARN, POLICY_ALLOW);
+	metrics_verdict(m, METRICS_EP_VALIDATE, NULL, CONFIG_MODE_WARN, POLICY_ALLOW);
 	text = render(m);
-	CHECK(has(text, "gpu_admission_policy_verdicts_total{endpoint=\"mutate\",mode=\"dryrun\",verdict=\"reject\"} 2\n"));
-	CHECK(has(text, "gpu_admission_policy_verdicts_total{endpoint=\"validate\",mode=\"enforce\",verdict=\"mutate\"} 1\n"));
-	CHECK(!has(text, "verdict=\"allow\""));
+	CHECK(has(text, "gpu_admission_policy_verdicts_total{endpoint=\"mutate\",kind=\"Pod\",mode=\"dryrun\",verdict=\"reject\"} 2\n"));
+	CHECK(has(text, "gpu_admission_policy_verdicts_total{endpoint=\"validate\",kind=\"Pod\",mode=\"enforce\",verdict=\"mutate\"} 1\n"));
+	CHECK(has(text, "gpu_admission_policy_verdicts_total{endpoint=\"validate\",kind=\"Deployment\",mode=\"enforce\",verdict=\"reject\"} 1\n"));
+	CHECK(has(text, "gpu_admission_policy_verdicts_total{endpoint=\"validate\",kind=\"custom\",mode=\"warn\",verdict=\"allow\"} 2\n"));
+	CHECK(!has(text, "kind=\"Pod\",mode=\"enforce\",verdict=\"allow\""));  /* the ignored ones */
+	CHECK(!has(text, "kind=\"PyTorchJob\""));
 	free(text);
 	metrics_free(m);
 }

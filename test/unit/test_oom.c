@@ -37,6 +37,8 @@
 #include "matchcond.h"
 #include "report.h"
 #include "review.h"
+#include "template.h"
+#include "workload.h"
 
 /* ==== The counting, failing allocator ==== */
 
@@ -888,6 +890,18 @@ static const struct {
 	{ "fallback-two-terms", 1 }, { "fallback-preferred-there", 0 }, { "pools-spot-opt-in", 0 },
 	{ "pools-spot-toleration-narrower", 0 }, { "pools-namespace-denied-label-fallback", 0 },
 	{ "pools-affinity-pricier", 0 }, { "pool-none-fits", 0 }, { "kueue-deferred", 0 },
+	/*
+	 * issue 11: workloads on /validate (and /mutate, the flags with no
+	 * REVIEW_VALIDATE): a denied Deployment, a GPU one, an UPDATE that only
+	 * scales, custom resources the policy lists (a PyTorchJob, its UPDATE, a
+	 * PodSpec held directly), a DaemonSet's exempt template, a subresource.
+	 */
+	{ "workload-deployment-cpu-gpu-toleration", 1 }, { "workload-deployment-gpu", 0 },
+	{ "workload-deployment-update-scale", 0 }, { "workload-deployment-update-adds-toleration", 0 },
+	{ "workload-cronjob-gpu", 0 }, { "workload-pytorchjob-gpu", 1 },
+	{ "workload-pytorchjob-update-worker-cpu", 0 }, { "workload-llminferenceservice-cpu-gpu-toleration", 0 },
+	{ "workload-raycluster-tpu", 0 }, { "workload-daemonset-exempt", 0 },
+	{ "workload-deployment-status-subresource", 0 }, { "workload-job-mig-warning", 0 },
 };
 
 static void test_review_every_allocation(void)
@@ -928,6 +942,36 @@ static void test_review_every_allocation(void)
 		     "\"request\":{}}", 70);
 	config_free(dflt);
 }
+
+/*
+ * Workloads whose templates --fix edits: a CPU Deployment aimed at GPU
+ * nodes (its routes removed as text), a CronJob's GPU template (mutated),
+ * a PyTorchJob (custom resource) with a GPU master and a CPU worker aimed
+ * at GPU nodes in flow style (re-emitted), and an LLMInferenceService
+ * whose spec.template is a PodSpec (its route removed).
+ */
+static const char workloads[] =
+	"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: logshipper, namespace: obs}\n"
+	"spec:\n  template:\n    spec:\n      containers:\n      - name: c\n        image: x\n"
+	"      tolerations:\n        - key: sku\n          operator: Equal\n          value: gpu\n"
+	"          effect: NoSchedule\n      nodeSelector:\n        kubernetes.azure.com/accelerator: nvidia\n"
+	"---\n"
+	"apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: nightly, namespace: ml}\n"
+	"spec:\n  schedule: '@daily'\n  jobTemplate:\n    spec:\n      template:\n        spec:\n"
+	"          containers:\n          - name: c\n            image: x\n            resources:\n"
+	"              limits: {nvidia.com/gpu: 1}\n"
+	"---\n"
+	"apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: mnist, namespace: ml}\n"
+	"spec:\n  pytorchReplicaSpecs:\n    Master:\n      replicas: 1\n      template:\n        spec:\n"
+	"          containers: [{name: pytorch, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]\n"
+	"    Worker:\n      replicas: 2\n      template:\n        spec:\n"
+	"          containers: [{name: pytorch, image: x}]\n"
+	"          tolerations: [{key: sku, operator: Exists}]\n"
+	"---\n"
+	"apiVersion: serving.kserve.io/v1alpha1\nkind: LLMInferenceService\n"
+	"metadata: {name: llm, namespace: ml, labels: {app: llm}}\n"
+	"spec:\n  template:\n    containers:\n    - name: main\n      image: x\n"
+	"    nodeSelector:\n      kubernetes.azure.com/accelerator: nvidia\n";
 
 static void test_audit_every_allocation(void)
 {
@@ -986,6 +1030,8 @@ static void test_audit_every_allocation(void)
 	audit_path_case(v2, "pools v2 (fallback, spot, team pools): a multi-document stream", manifests,
 			sizeof manifests - 1);
 	audit_path_case(v2, "pools v2: a Deployment and its pod, grouped", grouped_json, sizeof grouped_json - 1);
+	audit_path_case(cfg, "workloads (issue 11): --fix removes routes, custom resources, a PodSpec held directly",
+			workloads, sizeof workloads - 1);
 	config_free(cfg);
 	config_free(v2);
 }
@@ -999,9 +1045,11 @@ static void test_audit_every_allocation(void)
  * review_handle() with its own allocations around it.
  */
 struct wrap_case {
+	int (*once)(const struct wrap_case *c, char **out, struct error *err); /* the pipeline */
 	const struct config *cfg;
-	const struct manifest_template *t;  /* borrowed from a manifest loaded once */
-	char *want;                         /* the reference run: the patched pod, or the error */
+	const struct template_item *t;      /* --wrap: borrowed from a manifest loaded once */
+	const json_t *obj;                  /* --apply: the same */
+	char *want;                         /* the reference run: its outcome, or the error */
 };
 
 /* The pipeline once; a malloc'd text of its outcome in *out (the patched pod, or the message). */
@@ -1043,6 +1091,7 @@ out:
 	return rc;
 }
 
+/* Runs c's pipeline once and compares its outcome with the reference run's. */
 static int run_wrap(const void *arg, char *msg, size_t cap)
 {
 	const struct wrap_case *c = arg;
@@ -1050,7 +1099,7 @@ static int run_wrap(const void *arg, char *msg, size_t cap)
 	char *got = NULL;
 	int out = 0;
 
-	if (wrap_once(c, &got, &err) != 0) {
+	if (c->once(c, &got, &err) != 0) {
 		if (err.kind == ERROR_NOMEM) {
 			out = 1;
 		} else {
@@ -1091,24 +1140,96 @@ static void test_wrap_every_allocation(void)
 	CHECK(cfg != NULL);
 	CHECK(cfg != NULL && manifest_load(manifests, sizeof manifests - 1, &m, &err) == 0);
 	for (i = 0; cfg != NULL && i < m.n_docs; i++) {
-		struct wrap_case c = { cfg, NULL, NULL };
+		struct wrap_case c = { wrap_once, cfg, NULL, NULL, NULL };
+		struct template_list l = { 0 };
 		char label[256];
 		struct path p = { label, run_wrap, &c };
 
-		CHECK(m.docs[i].n_templates == 1);
-		if (m.docs[i].n_templates != 1)
+		CHECK(template_find(m.docs[i].root, &l, &err) == 0 && l.n == 1);
+		if (l.n != 1) {
+			template_list_free(&l);
 			continue;
-		c.t = &m.docs[i].templates[0];
+		}
+		c.t = &l.v[0];
 		if (wrap_once(&c, &c.want, &err) != 0) {
 			fprintf(stderr, "  review --wrap %s: the reference run failed: %s\n", c.t->kind, err.msg);
 			CHECK(0);
+			template_list_free(&l);
 			continue;
 		}
 		snprintf(label, sizeof label, "review --wrap (a %s, pools v2)", c.t->kind);
 		every_point(&p);
 		free(c.want);
+		template_list_free(&l);
 	}
 	CHECK(m.n_docs == 3);
+	manifest_free(&m);
+	config_free(cfg);
+}
+
+/* ---- review --apply (review_wrap_object): a workload as kubectl apply sends it ---- */
+
+/* The pipeline of review --apply --validate once: "decision message patch" in *out. */
+static int apply_once(const struct wrap_case *c, char **out, struct error *err)
+{
+	struct review_response res = { 0 };
+	json_t *review = review_wrap_object(c->obj, err), *patch = NULL;
+	char *body = NULL, message[WORKLOAD_MESSAGE_MAX], *text = NULL;
+	int rc = -1;
+
+	*out = NULL;
+	if (review == NULL)
+		goto out;
+	if ((body = json_dumps(review, JSON_COMPACT)) == NULL) {
+		error_set(err, ERROR_NOMEM, "out of memory wrapping the object");
+		goto out;
+	}
+	if (review_handle(c->cfg, body, strlen(body), 1, &res, err) != 0 ||
+	    review_answer_read(res.body, res.len, &patch, message, sizeof message, err) != 0)
+		goto out;
+	if ((text = json_dumps(patch, JSON_COMPACT)) == NULL || asprintf(out, "%d %s %s", res.decision, message, text) < 0) {
+		*out = NULL;
+		error_set(err, ERROR_NOMEM, "out of memory");
+		goto out;
+	}
+	rc = 0;
+out:
+	review_response_free(&res);
+	json_decref(review);
+	json_decref(patch);
+	free(body);
+	free(text);
+	return rc;
+}
+
+static void test_apply_every_allocation(void)
+{
+	static const char listed[] = "workloads: [{group: kubeflow.org, kind: PyTorchJob}, "
+				     "{group: serving.kserve.io, kind: LLMInferenceService}]\n";
+	struct manifest m;
+	struct error err;
+	struct config *cfg = config_load_buffer(listed, sizeof listed - 1, "workloads.yaml", &err);
+	size_t i;
+
+	memset(&m, 0, sizeof m);
+	CHECK(cfg != NULL);
+	CHECK(cfg != NULL && manifest_load(workloads, sizeof workloads - 1, &m, &err) == 0);
+	for (i = 0; cfg != NULL && i < m.n_docs; i++) {
+		struct wrap_case c = { apply_once, cfg, NULL, m.docs[i].root, NULL };
+		char label[256];
+		struct path p = { label, run_wrap, &c };
+
+		if (apply_once(&c, &c.want, &err) != 0) {
+			fprintf(stderr, "  review --apply of document %zu: the reference run failed: %s\n", i, err.msg);
+			CHECK(0);
+			continue;
+		}
+		snprintf(label, sizeof label, "review --apply --validate (a %s)",
+			 json_string_value(json_object_get(m.docs[i].root, "kind")));
+		every_point(&p);
+		free(c.want);
+	}
+	CHECK(m.n_docs == 4);
 	manifest_free(&m);
 	config_free(cfg);
 }
@@ -1347,6 +1468,7 @@ int main(void)
 	RUN(test_config_every_allocation);
 	RUN(test_audit_every_allocation);
 	RUN(test_wrap_every_allocation);
+	RUN(test_apply_every_allocation);
 	RUN(test_report_every_allocation);
 	RUN(test_matchcond_every_allocation);
 	fprintf(stderr, "  %lu allocation points met, %lu runs with one failing; %lu of them failed inside "

@@ -71,7 +71,13 @@ static void test_apply_errors(void)
 	json_t *doc = json_loads("{\"a\":[1,2]}", 0, NULL);
 	json_t *p;
 
-	p = json_loads("[{\"op\":\"remove\",\"path\":\"/a\"}]", 0, NULL);
+	p = json_loads("[{\"op\":\"replace\",\"path\":\"/a\",\"value\":1}]", 0, NULL);
+	CHECK_INT(patch_apply(doc, p, &err), -1);
+	json_decref(p);
+	p = json_loads("[{\"op\":\"remove\",\"path\":\"/b\"}]", 0, NULL);  /* RFC 6902: it must exist */
+	CHECK_INT(patch_apply(doc, p, &err), -1);
+	json_decref(p);
+	p = json_loads("[{\"op\":\"remove\",\"path\":\"/a/-\"}]", 0, NULL);
 	CHECK_INT(patch_apply(doc, p, &err), -1);
 	json_decref(p);
 	p = json_loads("[{\"op\":\"add\",\"path\":\"/missing/x\",\"value\":1}]", 0, NULL);
@@ -92,6 +98,25 @@ static void test_apply_errors(void)
 	CHECK_INT(json_array_size(json_object_get(doc, "a")), 3);
 	json_decref(p);
 	json_decref(doc);
+}
+
+/* "remove", as audit --fix applies a rejected template's fix: elements, members, whole lists. */
+static void test_remove(void)
+{
+	struct error err = { 0 };
+	json_t *doc = json_loads("{\"spec\":{\"t\":[1,2,3],\"n\":{\"a/b\":1,\"c\":2},\"x\":1}}", 0, NULL);
+	json_t *p = json_array(), *want = json_loads("{\"spec\":{\"t\":[1],\"n\":{\"c\":2}}}", 0, NULL);
+
+	CHECK_INT(patch_remove(p, "/spec/t", "2", &err), 0);
+	CHECK_INT(patch_remove(p, "/spec/t", "1", &err), 0);
+	CHECK_INT(patch_remove(p, "/spec/n", "a/b", &err), 0);  /* escaped: /spec/n/a~1b */
+	CHECK_INT(patch_remove(p, "/spec/x", NULL, &err), 0);
+	CHECK_STR(json_string_value(json_object_get(json_array_get(p, 2), "path")), "/spec/n/a~1b");
+	CHECK_INT(patch_apply(doc, p, &err), 0);
+	CHECK(json_equal(doc, want));
+	json_decref(p);
+	json_decref(doc);
+	json_decref(want);
 }
 
 static void test_pointer_get(void)
@@ -119,6 +144,7 @@ int main(void)
 	RUN(test_add_and_apply);
 	RUN(test_add_steals_on_failure);
 	RUN(test_apply_errors);
+	RUN(test_remove);
 	RUN(test_pointer_get);
 	return check_done("patch");
 }

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "manifest.h"
 #include "review.h"
 
 static const char deployment[] =
@@ -11,14 +12,16 @@ static const char deployment[] =
 static void test_wrap_template(void)
 {
 	struct manifest m;
+	struct template_list l = { 0 };
 	struct error err = { 0 };
 	json_t *r = NULL, *req, *pod;
 
 	memset(&m, 0, sizeof m);
 	CHECK_INT(manifest_load(deployment, strlen(deployment), &m, &err), 0);
-	CHECK_INT(m.docs[0].n_templates, 1);
-	if (m.docs[0].n_templates == 1)
-		r = review_wrap(&m.docs[0].templates[0], &err);
+	CHECK_INT(template_find(m.docs[0].root, &l, &err), 0);
+	CHECK_INT(l.n, 1);
+	if (l.n == 1)
+		r = review_wrap(&l.v[0], &err);
 	CHECK(r != NULL);
 	req = json_object_get(r, "request");
 	pod = json_object_get(req, "object");
@@ -36,6 +39,7 @@ static void test_wrap_template(void)
 	CHECK_STR(json_string_value(json_object_get(json_object_get(req, "userInfo"), "username")),
 		  "gpu-admission review --wrap");
 	json_decref(r);
+	template_list_free(&l);
 	manifest_free(&m);
 }
 
@@ -44,13 +48,14 @@ static void test_wrap_daemonset_pod_is_owned(void)
 	static const char ds[] = "kind: DaemonSet\nmetadata: {name: plugin}\n"
 				 "spec: {template: {spec: {containers: [{name: p}]}}}\n";
 	struct manifest m;
+	struct template_list l = { 0 };
 	struct error err = { 0 };
 	json_t *r = NULL, *ref;
 
 	memset(&m, 0, sizeof m);
 	CHECK_INT(manifest_load(ds, strlen(ds), &m, &err), 0);
-	if (m.docs[0].n_templates == 1)
-		r = review_wrap(&m.docs[0].templates[0], &err);
+	if (template_find(m.docs[0].root, &l, &err) == 0 && l.n == 1)
+		r = review_wrap(&l.v[0], &err);
 	ref = json_array_get(json_object_get(json_object_get(json_object_get(json_object_get(r, "request"),
 		"object"), "metadata"), "ownerReferences"), 0);
 	CHECK_STR(json_string_value(json_object_get(ref, "kind")), "DaemonSet");
@@ -61,6 +66,7 @@ static void test_wrap_daemonset_pod_is_owned(void)
 						    "username")),
 		  "system:serviceaccount:kube-system:daemon-set-controller");
 	json_decref(r);
+	template_list_free(&l);
 	manifest_free(&m);
 }
 

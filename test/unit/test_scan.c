@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "config.h"
 #include "collide.h"
 #include "review.h"
 #include "scan.h"
@@ -309,6 +310,18 @@ static void test_mutations_never_accepted_wrongly(void)
 	CHECK(accepted > 1000); /* the mutations do leave many valid documents */
 }
 
+/* SCAN_DESCEND: template-looking members found anywhere, kept whole, the way to them only. */
+static const struct scan_shape search[] = {
+	{ "template", SCAN_WHOLE, NULL },
+	{ "*Template", SCAN_WHOLE, NULL },
+	{ NULL, SCAN_WHOLE, NULL },
+};
+static const struct scan_shape descending[] = {
+	{ "kind", SCAN_WHOLE, NULL },
+	{ "metadata", SCAN_OBJECT, inner },
+	{ NULL, SCAN_DESCEND, search },
+};
+
 /* {"a":{KEY:0,...}} with n keys from collide.h (collide) or plain ones of the same length. */
 static char *object_of_keys(size_t n, int collide, size_t *len)
 {
@@ -348,6 +361,7 @@ static void test_colliding_keys_cost_linear(void)
 	unsigned char key[COLLIDE_KEY_LEN];
 	size_t i, same = 0;
 	json_t *a, *b;
+	char *dup;
 
 	CHECK(dc != NULL && dord != NULL);
 	if (dc == NULL || dord == NULL)
@@ -370,6 +384,20 @@ static void test_colliding_keys_cost_linear(void)
 		fprintf(stderr, "  colliding keys probed %zu slots for %zu keys\n", col.compares, n);
 	json_decref(a);
 	json_decref(b);
+	/* The same where a shape searches the object (SCAN_DESCEND, a custom resource's review). */
+	memset(&col, 0, sizeof col);
+	a = scan_extract_ex(dc, lc, descending, 8, SIZE_MAX, &col);
+	CHECK(a != NULL);
+	CHECK(col.compares > 0 && col.compares <= 4 * n);  /* checked, in linear time */
+	json_decref(a);
+	/* ... and a duplicate among them is found there. */
+	if (lo > 2 && (dup = malloc(lo + 32)) != NULL) {
+		memcpy(dup, dord, lo - 2);
+		snprintf(dup + lo - 2, 32, ",\"%.*s\":1}}", COLLIDE_KEY_LEN, dord + 7);
+		CHECK(scan_extract_ex(dup, strlen(dup), descending, 8, SIZE_MAX, NULL) == NULL);
+		CHECK(!jansson_accepts(dup, strlen(dup)));
+		free(dup);
+	}
 out:
 	free(dc);
 	free(dord);
@@ -378,19 +406,16 @@ out:
 /*
  * REVIEW_MAX_VALUES: the scanner stops past the cap and the full parse's
  * pre-check refuses the same documents, so both paths answer alike at the
- * boundary (one value under, at, and over it).
+ * boundary (one value under, at, and over it). For a Pod, and for a custom
+ * resource the policy lists, whose review is scanned again with a shape that
+ * searches it (SCAN_DESCEND): the list sits where that search goes.
  */
-static void test_value_cap_same_on_both_paths(void)
+static void value_cap_case(const struct config *cfg, const char *head, size_t around)
 {
-	struct config *cfg;
-	struct error err;
 	int extra;
 
-	cfg = config_default(&err);
-	CHECK(cfg != NULL);
-	for (extra = -1; cfg != NULL && extra <= 1; extra++) {
-		/* 31 values around the list (root, request, pod ...), then the list's zeros. */
-		size_t n = (size_t)(REVIEW_MAX_VALUES - 31 + extra), o = 0, i;
+	for (extra = -1; extra <= 1; extra++) {
+		size_t n = REVIEW_MAX_VALUES - around + (size_t)(extra + 1) - 1, o = 0, i;
 		char *doc = malloc(2 * n + 1024);
 		struct review_response fast, full;
 		struct error ef, eu;
@@ -400,12 +425,7 @@ static void test_value_cap_same_on_both_paths(void)
 
 		if (doc == NULL)
 			break;
-		o += (size_t)sprintf(doc, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
-			"\"request\":{\"uid\":\"u\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},"
-			"\"resource\":{\"group\":\"\",\"version\":\"v1\",\"resource\":\"pods\"},\"namespace\":\"ml\","
-			"\"operation\":\"CREATE\",\"object\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\","
-			"\"metadata\":{\"name\":\"p\",\"namespace\":\"ml\"},\"spec\":{\"containers\":[{\"name\":\"c\","
-			"\"image\":\"x\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}],\"nodeSelector\":{\"l\":[");
+		o += (size_t)sprintf(doc, "%s", head);
 		for (i = 0; i < n; i++)
 			o += (size_t)sprintf(doc + o, i ? ",0" : "0");
 		o += (size_t)sprintf(doc + o, "]}}}}}");
@@ -414,8 +434,8 @@ static void test_value_cap_same_on_both_paths(void)
 		if (extra <= 0)
 			CHECK_INT(st.values, REVIEW_MAX_VALUES + extra);
 		json_decref(kept);
-		rf = review_handle_ex(cfg, doc, o, 0, &fast, &ef);
-		ru = review_handle_ex(cfg, doc, o, REVIEW_FULL_PARSE, &full, &eu);
+		rf = review_handle_ex(cfg, doc, o, REVIEW_VALIDATE, &fast, &ef);
+		ru = review_handle_ex(cfg, doc, o, REVIEW_VALIDATE | REVIEW_FULL_PARSE, &full, &eu);
 		CHECK_INT(rf, ru);
 		CHECK_INT(rf, extra <= 0 ? 0 : -1);
 		if (rf == 0 && ru == 0)
@@ -426,7 +446,170 @@ static void test_value_cap_same_on_both_paths(void)
 		review_response_free(&full);
 		free(doc);
 	}
+}
+
+static void test_value_cap_same_on_both_paths(void)
+{
+	static const char workloads[] = "workloads: [{group: kubeflow.org, kind: PyTorchJob}]\n";
+	struct error err;
+	struct config *cfg = config_default(&err);
+	struct config *custom = config_load_buffer(workloads, sizeof workloads - 1, "workloads.yaml", &err);
+
+	CHECK(cfg != NULL && custom != NULL);
+	/* 31 values around the list (root, request, pod ...), then the list's zeros. */
+	if (cfg != NULL)
+		value_cap_case(cfg, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+			"\"request\":{\"uid\":\"u\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},"
+			"\"resource\":{\"group\":\"\",\"version\":\"v1\",\"resource\":\"pods\"},\"namespace\":\"ml\","
+			"\"operation\":\"CREATE\",\"object\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\","
+			"\"metadata\":{\"name\":\"p\",\"namespace\":\"ml\"},\"spec\":{\"containers\":[{\"name\":\"c\","
+			"\"image\":\"x\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}],\"nodeSelector\":{\"l\":[",
+			31);
+	/* The same around a PyTorchJob's list, which only the search (SCAN_DESCEND) walks: 31 values around it too. */
+	if (custom != NULL)
+		value_cap_case(custom, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+			"\"request\":{\"uid\":\"u\",\"kind\":{\"group\":\"kubeflow.org\",\"version\":\"v1\","
+			"\"kind\":\"PyTorchJob\"},\"resource\":{\"group\":\"kubeflow.org\",\"version\":\"v1\","
+			"\"resource\":\"pytorchjobs\"},\"namespace\":\"ml\",\"operation\":\"CREATE\","
+			"\"object\":{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"PyTorchJob\","
+			"\"metadata\":{\"name\":\"p\",\"namespace\":\"ml\"},\"spec\":{\"pytorchReplicaSpecs\":{"
+			"\"Worker\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\"}]}}}},\"runPolicy\":{\"l\":[",
+			31);
 	config_free(cfg);
+	config_free(custom);
+}
+
+/* SCAN_ALSO: a table extended by another, as review extends the fields the policy reads. */
+static const struct scan_shape shared[] = {
+	{ "b", SCAN_WHOLE, NULL },
+	{ "obj", SCAN_OBJECT, inner },
+	{ NULL, SCAN_WHOLE, NULL },
+};
+static const struct scan_shape extended[] = {
+	{ "a", SCAN_WHOLE, NULL },
+	{ NULL, SCAN_ALSO, shared },
+};
+
+static void test_also_extends_a_shared_table(void)
+{
+	const char *text = "{\"a\":1,\"b\":2,\"c\":3,\"obj\":{\"keep\":4,\"drop\":5}}";
+	json_t *got = scan_extract(text, strlen(text), extended, 64);
+	json_t *want = json_loads("{\"a\":1,\"b\":2,\"obj\":{\"keep\":4}}", 0, NULL);
+
+	CHECK(got != NULL && json_equal(got, want));
+	json_decref(got);
+	json_decref(want);
+}
+
+static json_t *descend(const char *text)
+{
+	return scan_extract(text, strlen(text), descending, 64);
+}
+
+static void test_descend_keeps_the_way_to_what_it_finds(void)
+{
+	json_t *got = descend("{\"kind\":\"J\",\"metadata\":{\"keep\":1,\"template\":{\"x\":1}},"
+			      "\"spec\":{\"n\":3,\"big\":{\"deep\":[1,2,{\"z\":\"s\"}]},"
+			      "\"jobs\":[{\"name\":\"a\"},7,{\"template\":{\"spec\":{\"containers\":[]}},\"x\":1},"
+			      "\"s\",{\"leaderTemplate\":{\"a\":[1]},\"Template\":{\"no\":1}}]}}");
+	json_t *want = json_loads("{\"kind\":\"J\",\"metadata\":{\"keep\":1},\"spec\":{\"jobs\":"
+				  "[null,null,{\"template\":{\"spec\":{\"containers\":[]}}},null,"
+				  "{\"leaderTemplate\":{\"a\":[1]}}]}}", 0, NULL);
+
+	CHECK(got != NULL && json_equal(got, want));
+	json_decref(got);
+	json_decref(want);
+	/* Nothing found: nothing built, not even the empty containers on the way. */
+	got = descend("{\"spec\":{\"a\":{\"b\":[{},[]]},\"c\":[]}}");
+	CHECK(got != NULL && json_object_size(got) == 0);
+	json_decref(got);
+}
+
+static void test_descend_decodes_escaped_keys(void)
+{
+	/* "\u0074emplate" is "template": found, and kept under its decoded name. */
+	json_t *got = descend("{\"spec\":{\"\\u0074emplate\":{\"a\":1},\"x\\n\":{\"template\":2}}}");
+	json_t *want = json_loads("{\"spec\":{\"template\":{\"a\":1},\"x\\n\":{\"template\":2}}}", 0, NULL);
+
+	CHECK(got != NULL && json_equal(got, want));
+	json_decref(got);
+	json_decref(want);
+}
+
+/* What descending keeps is what jansson parses, and it refuses what jansson refuses. */
+static void test_descend_validates_everything(void)
+{
+	static const char *const bad_docs[] = {
+		"{\"spec\":{\"a\":1,\"a\":2}}",           /* duplicate key on the way */
+		"{\"spec\":[{\"template\":1,\"template\":1}]}",
+		"{\"spec\":{\"a\":[1,]}}",
+		"{\"spec\":{\"a\":\"\\ud800\"}}",
+		"{\"spec\":{\"template\":{\"a\":tru}}}",
+	};
+	char deep[256];
+	size_t i;
+
+	for (i = 0; i < sizeof bad_docs / sizeof bad_docs[0]; i++) {
+		json_t *got = descend(bad_docs[i]);
+
+		CHECK(got == NULL);
+		CHECK(!jansson_accepts(bad_docs[i], strlen(bad_docs[i])));
+		json_decref(got);
+	}
+	/* The depth limit holds while searching too. */
+	strcpy(deep, "{\"spec\":");
+	for (i = 0; i < 70; i++)
+		strcat(deep, "[");
+	for (i = 0; i < 70; i++)
+		strcat(deep, "]");
+	strcat(deep, "}");
+	CHECK(descend(deep) == NULL);
+}
+
+/*
+ * The search (SCAN_DESCEND) counts what it walks as the rest of the scan
+ * does: the same count with or without it, and the cap holds inside it.
+ */
+static void test_descend_counts_values(void)
+{
+	static const char doc[] = "{\"kind\":\"J\",\"spec\":{\"a\":[1,{\"b\":2,\"c\":[]},[3,4]],"
+				  "\"template\":{\"x\":[5]},\"d\":{}}}";
+	struct scan_stats all = { 0 }, searched = { 0 };
+	json_t *a = scan_extract_ex(doc, sizeof doc - 1, NULL, 64, SIZE_MAX, &all);
+	json_t *b = scan_extract_ex(doc, sizeof doc - 1, descending, 64, SIZE_MAX, &searched), *c;
+
+	CHECK(a != NULL && b != NULL);
+	CHECK_INT(all.values, 15);
+	CHECK_INT(searched.values, all.values);
+	c = scan_extract_ex(doc, sizeof doc - 1, descending, 64, all.values - 1, NULL);
+	CHECK(c == NULL);
+	json_decref(a);
+	json_decref(b);
+	json_decref(c);
+}
+
+static void test_shape_equal_compares_what_is_kept(void)
+{
+	json_t *a = json_loads("{\"a\":1,\"x\":1,\"obj\":{\"keep\":[1],\"drop\":1},"
+			       "\"list\":[{\"keep\":1,\"drop\":1}]}", 0, NULL);
+	json_t *b = json_loads("{\"a\":1,\"x\":2,\"obj\":{\"keep\":[1],\"drop\":2},"
+			       "\"list\":[{\"keep\":1,\"drop\":2}]}", 0, NULL);
+	json_t *c = json_loads("{\"a\":1,\"obj\":{\"keep\":[1]},\"list\":[{\"keep\":2}]}", 0, NULL);
+	json_t *d = json_loads("{\"a\":1,\"obj\":{\"keep\":[1]},\"list\":[{\"keep\":1},{}]}", 0, NULL);
+	json_t *e = json_loads("{\"obj\":{\"keep\":[1]},\"list\":[{\"keep\":1}]}", 0, NULL);
+
+	CHECK(scan_shape_equal(a, b, shape));    /* differ only where nothing is kept */
+	CHECK(!scan_shape_equal(a, c, shape));   /* a kept member of an element differs */
+	CHECK(!scan_shape_equal(a, d, shape));   /* one more element */
+	CHECK(!scan_shape_equal(a, e, shape));   /* a kept member missing */
+	CHECK(!scan_shape_equal(e, a, shape));
+	CHECK(scan_shape_equal(a, b, extended)); /* through SCAN_ALSO: obj.keep is compared, obj.drop not */
+	CHECK(!scan_shape_equal(a, e, extended)); /* a is kept there too */
+	json_decref(a);
+	json_decref(b);
+	json_decref(c);
+	json_decref(d);
+	json_decref(e);
 }
 
 int main(void)
@@ -443,5 +626,11 @@ int main(void)
 	RUN(test_colliding_keys_cost_linear);
 	RUN(test_value_cap_same_on_both_paths);
 	RUN(test_mutations_never_accepted_wrongly);
+	RUN(test_also_extends_a_shared_table);
+	RUN(test_descend_keeps_the_way_to_what_it_finds);
+	RUN(test_descend_decodes_escaped_keys);
+	RUN(test_descend_validates_everything);
+	RUN(test_descend_counts_values);
+	RUN(test_shape_equal_compares_what_is_kept);
 	return check_done("scan");
 }

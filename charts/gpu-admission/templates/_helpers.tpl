@@ -86,6 +86,7 @@ namespaces (always admitted unchanged anyway) and webhook.excludeNamespaces.
 {{- $ctx := index . 0 -}}
 {{- $path := index . 1 -}}
 {{- $caBundle := index . 2 -}}
+{{- $workloads := index . 3 -}}
 admissionReviewVersions: ["v1"]
 sideEffects: None
 timeoutSeconds: {{ $ctx.Values.webhook.timeoutSeconds }}
@@ -105,6 +106,36 @@ rules:
     apiVersions: ["v1"]
     resources: ["pods"]
     scope: Namespaced
+  {{- if $workloads }}
+  {{- /*
+  Workloads, judged at kubectl apply by their pod templates (the validating
+  webhook only: a workload is never patched). At v1: with matchPolicy
+  Equivalent the API server converts any other version to it.
+  */}}
+  - operations: ["CREATE", "UPDATE"]
+    apiGroups: ["apps"]
+    apiVersions: ["v1"]
+    resources: ["deployments", "statefulsets", "daemonsets", "replicasets"]
+    scope: Namespaced
+  - operations: ["CREATE", "UPDATE"]
+    apiGroups: ["batch"]
+    apiVersions: ["v1"]
+    resources: ["jobs", "cronjobs"]
+    scope: Namespaced
+  - operations: ["CREATE", "UPDATE"]
+    apiGroups: [""]
+    apiVersions: ["v1"]
+    resources: ["replicationcontrollers", "podtemplates"]
+    scope: Namespaced
+  {{- range $ctx.Values.policy.workloads }}
+  {{- /* The custom resources of the policy: the resource is the entry's, else the kind in lower case plus "s", the usual CRD plural. */}}
+  - operations: ["CREATE", "UPDATE"]
+    apiGroups: [{{ .group | quote }}]
+    apiVersions: {{ .versions | default (list "*") | toJson }}
+    resources: [{{ .resource | default (printf "%ss" (lower .kind)) | quote }}]
+    scope: "*"
+  {{- end }}
+  {{- end }}
 namespaceSelector:
   matchExpressions:
     - key: kubernetes.io/metadata.name
@@ -122,7 +153,8 @@ objectSelector:
   {{- toYaml . | nindent 2 }}
 {{- end }}
 {{- $conditions := list }}
-{{- if $ctx.Values.webhook.policyMatchConditions }}
+{{- /* The pod conditions read a pod: on an entry that also receives workloads they would turn every workload away. */}}
+{{- if and $ctx.Values.webhook.policyMatchConditions (not $workloads) }}
 {{- $conditions = include "gpu-admission.podMatchConditions" $ctx | fromJsonArray }}
 {{- end }}
 {{- with concat $conditions $ctx.Values.webhook.matchConditions }}
@@ -239,7 +271,7 @@ expression}. Lists are sorted and without duplicates, as the binary writes them.
 {{- $rel = printf "%s && %s" $rel (include "gpu-admission.celAnyGlob" (merge (dict "v" (printf "%s.nodeName" $s)) $w.nodes)) -}}
 {{- end -}}
 {{- $rel = printf "%s\n)" $rel -}}
-{{- /* UPDATE: the spec members the policy reads (pkg/review.c review_object_shape), each compared whole. */ -}}
+{{- /* UPDATE: the spec members the policy reads (pkg/policy_pod.c policy_pod_spec_fields), each compared whole. */ -}}
 {{- $upd := "!has(request.operation) || request.operation != 'UPDATE' || oldObject == null\n|| has(object.spec) != has(oldObject.spec) || has(object.spec) && (" -}}
 {{- range $i, $f := list "containers" "initContainers" "tolerations" "nodeSelector" "affinity" "nodeName" "resourceClaims" -}}
 {{- $m := printf "spec.%s" $f -}}
