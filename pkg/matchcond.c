@@ -9,6 +9,7 @@
 
 #include "policy.h"
 #include "scan.h"
+#include "template.h"
 
 /*
  * The chart renders the same text from its policy values
@@ -25,7 +26,29 @@
                                   100,000 code points (expressionSizeCodePointLimit's default,
                                   parser/parser.go), and the API server keeps that default */
 
-const struct matchcond_target matchcond_pod = { .specs = { "spec" }, .n_specs = 1 };
+#define KIND "request.kind.kind"
+#define PATH_MAX_LEN 96        /* a dotted path under object: the longest is CronJob's
+                                  spec.jobTemplate.spec.template.spec */
+
+/*
+ * Where one class of object keeps the pod spec the conditions read: in a
+ * Pod, its spec; in a built-in workload of one of kinds, its template's.
+ */
+struct root {
+	const char *kinds[TEMPLATE_KINDS];  /* request.kind.kind values, sorted; none: a Pod */
+	size_t n_kinds;
+	char tmpl[PATH_MAX_LEN];            /* the pod template's dotted path; "": the object is the pod */
+	char spec[PATH_MAX_LEN];            /* the pod spec's */
+};
+
+/* What one webhook entry receives. */
+struct target {
+	enum matchcond_entry entry;
+	struct root roots[TEMPLATE_KINDS];
+	size_t n_roots;
+	const char *kinds[TEMPLATE_KINDS];  /* every root's kinds, sorted: any other is sent */
+	size_t n_kinds;
+};
 
 /* ==== cel-go's runtime cost model (interpreter/runtimecost.go), as the API server runs it ==== */
 
@@ -255,6 +278,73 @@ static cost_t put_any_glob(struct sb *b, const char *v, const struct names *exac
 	}
 	put(b, ")");
 	return cost;
+}
+
+/* ==== The roots: where each class of object keeps its pod spec ==== */
+
+/* The path of a built-in kind's template, dotted ("spec.template"); 0 if it has none (a Pod). */
+static size_t kind_template(size_t kind, char *buf, size_t cap)
+{
+	size_t j, len = 0;
+	const char *step;
+
+	buf[0] = '\0';
+	for (j = 0; (step = template_kind_step(kind, j)) != NULL; j++)
+		len += (size_t)snprintf(buf + len, cap - len, "%s%s", j ? "." : "", step);
+	return j;
+}
+
+static void target_fill(struct target *t, enum matchcond_entry entry)
+{
+	char tmpl[PATH_MAX_LEN];
+	size_t i, r;
+
+	memset(t, 0, sizeof *t);
+	t->entry = entry;
+	if (entry == MATCHCOND_PODS) {
+		snprintf(t->roots[0].spec, sizeof t->roots[0].spec, "spec");
+		t->n_roots = 1;
+	}
+	if (entry != MATCHCOND_WORKLOADS)
+		return;
+	/* Kinds that keep their template at the same path share a root, in template.c's order. */
+	for (i = 0; template_kind(i) != NULL; i++) {
+		if (kind_template(i, tmpl, sizeof tmpl) == 0)
+			continue;
+		for (r = 0; r < t->n_roots && strcmp(t->roots[r].tmpl, tmpl) != 0; r++)
+			;
+		if (r == t->n_roots) {
+			snprintf(t->roots[r].tmpl, sizeof t->roots[r].tmpl, "%s", tmpl);
+			snprintf(t->roots[r].spec, sizeof t->roots[r].spec, "%s.spec", tmpl);
+			t->n_roots++;
+		}
+		t->roots[r].kinds[t->roots[r].n_kinds++] = template_kind(i);
+		t->kinds[t->n_kinds++] = template_kind(i);
+	}
+	for (r = 0; r < t->n_roots; r++)
+		qsort(t->roots[r].kinds, t->roots[r].n_kinds, sizeof t->roots[r].kinds[0], by_string);
+	qsort(t->kinds, t->n_kinds, sizeof t->kinds[0], by_string);
+}
+
+/*
+ * `!has(request.kind) || !has(request.kind.kind) || !(request.kind.kind in [...])`:
+ * an object of a kind the conditions do not know is sent. Returns the cost.
+ */
+static cost_t put_unknown_kind(struct sb *b, const struct target *t)
+{
+	put(b, "!has(request.kind) || !has(" KIND ") || !(" KIND " in ");
+	put_list(b, t->kinds, t->n_kinds);
+	put(b, ")");
+	return 2 * path_cost(KIND) + 5 * COST_CALL + path_cost(KIND) + COST_LIST_LITERAL + t->n_kinds;
+}
+
+/* `request.kind.kind in [...] && `: root r's kinds. Returns the cost. */
+static cost_t put_kind_guard(struct sb *b, const struct root *r)
+{
+	put(b, KIND " in ");
+	put_list(b, r->kinds, r->n_kinds);
+	put(b, " && ");
+	return path_cost(KIND) + COST_LIST_LITERAL + r->n_kinds + 2 * COST_CALL;
 }
 
 /* ==== The policy's view: what gpu-relevant looks for ==== */
@@ -634,22 +724,34 @@ static cost_t put_guard(struct sb *b, const char *path)
 	return cost;
 }
 
-static cost_t put_relevant(struct sb *b, const struct view *w, const struct matchcond_target *t)
+/*
+ * gpu-relevant over every root of t. The kinds of the roots do not overlap,
+ * and && stops at a false left side (cel-go's evalAnd without exhaustive
+ * evaluation, which the API server does not ask for: test/matchcond/NOTES):
+ * one request pays every kind test but one root's expression, the dearest.
+ */
+static cost_t put_relevant(struct sb *b, const struct view *w, const struct target *t)
 {
-	cost_t cost = 0;
+	cost_t cost = 0, root, dearest = 0;
 	size_t i;
 
-	for (i = 0; i < t->n_specs; i++) {
-		char spec[96];
+	if (t->n_kinds > 0)
+		cost = cadd(cost, put_unknown_kind(b, t));
+	for (i = 0; i < t->n_roots; i++) {
+		const struct root *r = &t->roots[i];
+		char spec[PATH_MAX_LEN + 8];
 
-		snprintf(spec, sizeof spec, "object.%s", t->specs[i]);
-		put(b, "%s", i ? "\n|| " : "");
-		cost = cadd(cost, put_guard(b, t->specs[i]));
+		snprintf(spec, sizeof spec, "object.%s", r->spec);
+		put(b, "%s", t->n_kinds > 0 ? "\n|| " : "");
+		if (r->n_kinds > 0)
+			cost = cadd(cost, cadd(COST_CALL, put_kind_guard(b, r)));
+		root = put_guard(b, r->spec);
 		put(b, " && (\n");
-		cost = cadd(cost, put_spec_relevant(b, w, spec));
+		root = cadd(root, put_spec_relevant(b, w, spec));
 		put(b, "\n)");
+		dearest = root > dearest ? root : dearest;
 	}
-	return cost;
+	return cadd(cost, dearest);
 }
 
 /* ==== update-changes-what-policy-reads ==== */
@@ -707,30 +809,33 @@ static const struct scan_shape *declared(const char *path)
 }
 
 /*
- * `|| <path changed>` for a dotted path whose levels may be absent: each
- * level's presence compared first, then the path itself under has() of every
- * level above it (so nothing is read that is not there).
+ * put_changed() for m at a dotted path whose levels may be absent: each
+ * level from the one at path + from on compared as put_changed() compares
+ * an object, with the next level its one member, so nothing is read that
+ * is not there in both objects.
  */
-static cost_t put_changed_path(struct sb *b, const char *path, const struct scan_shape *m)
+static cost_t put_changed_at(struct sb *b, const char *path, size_t from, const struct scan_shape *m, int depth)
 {
-	const char *dot;
-	cost_t cost = COST_CALL;
-	int nested = strchr(path, '.') != NULL;
+	const char *dot = strchr(path + from, '.');
+	int len;
+	cost_t cost;
 
-	for (dot = strchr(path, '.'); dot != NULL; dot = strchr(dot + 1, '.')) {
-		put(b, "\n|| has(object.%.*s) != has(oldObject.%.*s)", (int)(dot - path), path, (int)(dot - path), path);
-		cost = cadd(cost, 2 * path_cost(path) + 2 * COST_CALL);
-	}
-	put(b, "\n|| ");
-	for (dot = strchr(path, '.'); dot != NULL; dot = strchr(dot + 1, '.')) {
-		put(b, "has(object.%.*s) && ", (int)(dot - path), path);
-		cost = cadd(cost, path_cost(path) + COST_CALL);
-	}
-	put(b, "%s", nested ? "(" : "");
-	cost = cadd(cost, put_changed(b, path, m, 0));
-	put(b, "%s", nested ? ")" : "");
+	if (dot == NULL)
+		return put_changed(b, path, m, depth);
+	len = (int)(dot - path);
+	put(b, "has(object.%.*s) != has(oldObject.%.*s) || has(object.%.*s) && (\n%*s", len, path, len, path, len,
+	    path, 2 * (depth + 1), "");
+	cost = cadd(4 * path_cost(path), 4 * COST_SELECT + 3 * COST_CALL);
+	cost = cadd(cost, cadd(COST_CALL, put_changed_at(b, path, (size_t)len + 1, m, depth + 1)));
+	put(b, "\n%*s)", 2 * depth, "");
 	return cost;
 }
+
+/* A pod template as the policy reads it: compared member by member. */
+static const struct scan_shape template_member = { TEMPLATE_KEY, SCAN_OBJECT, policy_pod_fields };
+
+#define UPDATE_ONLY "!has(request.operation) || request.operation != 'UPDATE' || oldObject == null"
+#define UPDATE_ONLY_COST (2 * COST_SELECT + 2 * COST_CALL + 1 + COST_SELECT + COST_CALL)
 
 /*
  * An UPDATE is acted on only for what the new pod's spec does that the
@@ -738,19 +843,64 @@ static cost_t put_changed_path(struct sb *b, const char *path, const struct scan
  * GPU nodes; a GPU pod never). The metadata the policy reads (labels,
  * owner references, the namespace) only ever exempts a pod. So for a Pod the
  * spec's members the policy reads are compared, as policy_pod_spec_fields
- * declares them; a list of objects (containers) whole. For a workload, the
- * paths the target names, whole.
+ * declares them; a list of objects (containers) whole. A workload's
+ * template is judged on UPDATE when it changed in what the policy reads of
+ * a pod, its metadata included (template_same()): the same comparison, over
+ * policy_pod_fields, for the root of the kind request.kind names (one root
+ * per request: see put_relevant()). Comparisons of members that do not
+ * overlap cost a tenth of the object at most, added once.
  */
-static cost_t put_update(struct sb *b, const struct matchcond_target *t)
+static cost_t put_update(struct sb *b, const struct target *t)
 {
-	cost_t cost = 2 * COST_SELECT + 2 * COST_CALL + string_cost(strlen("UPDATE")) + COST_SELECT + COST_CALL;
+	cost_t cost = UPDATE_ONLY_COST, dearest = 0, root;
 	size_t i;
 
-	put(b, "!has(request.operation) || request.operation != 'UPDATE' || oldObject == null");
-	for (i = 0; i < t->n_specs && t->n_changed == 0; i++)
-		cost = cadd(cost, put_changed_path(b, t->specs[i], declared(t->specs[i])));
-	for (i = 0; i < t->n_changed; i++)
-		cost = cadd(cost, put_changed_path(b, t->changed[i], NULL));
+	put(b, UPDATE_ONLY);
+	if (t->n_kinds > 0) {
+		put(b, "\n|| ");
+		cost = cadd(cost, put_unknown_kind(b, t));
+	}
+	for (i = 0; i < t->n_roots; i++) {
+		const struct root *r = &t->roots[i];
+
+		put(b, "\n|| ");
+		if (r->n_kinds == 0) {
+			root = cadd(COST_CALL, put_changed_at(b, r->spec, 0, declared(r->spec), 0));
+		} else {
+			cost = cadd(cost, cadd(COST_CALL, put_kind_guard(b, r)));
+			put(b, "(\n  ");
+			root = put_changed_at(b, r->tmpl, 0, &template_member, 1);
+			put(b, "\n)");
+		}
+		dearest = root > dearest ? root : dearest;
+	}
+	return cadd(cadd(cost, dearest), MATCHCOND_REQUEST_MAX / 10);
+}
+
+/*
+ * A custom resource's UPDATE: its templates can be anywhere but in its
+ * metadata (template.c), which CEL cannot search, so every top-level member
+ * but metadata is compared whole (an object of more than MATCHCOND_LIST_MAX
+ * members is sent), and of the metadata what the policy reads of a pod's
+ * (a PodSpec held directly is judged with the object's metadata). What is
+ * left out: the rest of the metadata (annotations, finalizers,
+ * resourceVersion, managedFields), which no template holds.
+ */
+static cost_t put_custom_update(struct sb *b)
+{
+	/* Per member: k != 'metadata', !(k in old), object[k] != oldObject[k], and the operators. */
+	cost_t member = COST_SELECT + COST_CALL + 2 * COST_SELECT + 2 * COST_CALL + 4 * COST_SELECT +
+			2 * COST_CALL + 2 * COST_CALL;
+	cost_t cost = cadd(UPDATE_ONLY_COST, 2 * COST_SELECT + 2 * COST_CALL);
+
+	put(b, UPDATE_ONLY " || object == null");
+	put(b, "\n|| size(object) > %d || size(oldObject) > %d", MATCHCOND_LIST_MAX, MATCHCOND_LIST_MAX);
+	cost = cadd(cost, 2 * (COST_SELECT + 3 * COST_CALL));
+	put(b, "\n|| object.exists(k, k != 'metadata' && (!(k in oldObject) || object[k] != oldObject[k]))");
+	put(b, "\n|| oldObject.exists(k, k != 'metadata' && !(k in object))");
+	cost = cadd(cost, 2 * cadd(COST_SELECT + COST_FOLD, cmul(MATCHCOND_LIST_MAX, cadd(COST_ITERATION, member))));
+	put(b, "\n|| ");
+	cost = cadd(cost, cadd(COST_CALL, put_changed_at(b, "metadata", 0, declared("metadata"), 0)));
 	return cadd(cost, MATCHCOND_REQUEST_MAX / 10);
 }
 
@@ -787,26 +937,32 @@ static int take(struct matchcond_set *s, struct sb *b, const char *name, cost_t 
 	return 0;
 }
 
-int matchcond_build(const struct config *cfg, const struct matchcond_target *target,
-		    struct matchcond_set *out, struct error *err)
+int matchcond_build(const struct config *cfg, enum matchcond_entry entry, struct matchcond_set *out,
+		    struct error *err)
 {
 	struct view *w = calloc(1, sizeof *w);
+	struct target *t = calloc(1, sizeof *t);
 	struct sb b = { 0 };
 	cost_t cost;
 	size_t i;
 	int rc = -1;
 
 	memset(out, 0, sizeof *out);
-	if (w == NULL) {
+	if (w == NULL || t == NULL) {
 		error_set(err, ERROR_NOMEM, "out of memory");
-		return -1;
+		goto out;
 	}
-	if (view_fill(cfg, w, err) != 0)
-		goto out;
-	cost = put_relevant(&b, w, target);
-	if (take(out, &b, "gpu-relevant", cost, err) != 0)
-		goto out;
-	cost = put_update(&b, target);
+	target_fill(t, entry);
+	if (entry != MATCHCOND_CUSTOM) {
+		if (view_fill(cfg, w, err) != 0)
+			goto out;
+		cost = put_relevant(&b, w, t);
+		if (take(out, &b, "gpu-relevant", cost, err) != 0)
+			goto out;
+		cost = put_update(&b, t);
+	} else {
+		cost = put_custom_update(&b);
+	}
 	if (take(out, &b, "update-changes-what-policy-reads", cost, err) != 0)
 		goto out;
 	for (i = 0; i < out->n; i++)
@@ -825,8 +981,10 @@ int matchcond_build(const struct config *cfg, const struct matchcond_target *tar
 	rc = 0;
 out:
 	free(b.s);
-	view_free(w);
+	if (w != NULL)
+		view_free(w);
 	free(w);
+	free(t);
 	if (rc != 0)
 		matchcond_set_free(out);
 	return rc;

@@ -17,7 +17,7 @@
 static const struct {
 	const char *kind;
 	const char *groups[2];    /* "" is the core group */
-	const char *path[4];
+	const char *path[TEMPLATE_PATH_DEPTH];
 } builtin[] = {
 	{ "Pod", { "", NULL }, { NULL } },
 	{ "Deployment", { "apps", "extensions" }, { "spec", "template" } },
@@ -57,6 +57,11 @@ int template_builtin(const char *group, const char *kind)
 const char *template_kind(size_t i)
 {
 	return i < N_BUILTIN ? builtin[i].kind : NULL;
+}
+
+const char *template_kind_step(size_t i, size_t j)
+{
+	return i < N_BUILTIN && j < TEMPLATE_PATH_DEPTH ? builtin[i].path[j] : NULL;
 }
 
 const char *template_kind_label(const char *group, const char *kind)
@@ -300,7 +305,7 @@ static int walk_object(struct walk *w, const json_t *obj, const char *group, con
 		return walk_generic(w, obj, 0);
 	if (strcmp(kind, "Pod") == 0)
 		return json_is_object(json_object_get(obj, "spec")) ? add_template(w, obj, 0, 1) : 0;
-	for (j = 0; j < 4 && builtin[b].path[j] != NULL && v != NULL; j++) {
+	for (j = 0; j < TEMPLATE_PATH_DEPTH && builtin[b].path[j] != NULL && v != NULL; j++) {
 		v = json_object_get(v, builtin[b].path[j]);
 		if (!walk_push(w, builtin[b].path[j], 0, 0))
 			v = NULL;

@@ -37,6 +37,8 @@
 #define TEMPLATE_KEY_SUFFIX "Template"     /* ... or one whose name ends so */
 #define TEMPLATE_POINTER_MAX 4096          /* template pointers longer than this are not followed */
 #define TEMPLATE_LIST_DEPTH_MAX 4          /* kind: List nested in kind: List ... */
+#define TEMPLATE_PATH_DEPTH 4             /* members on the way to a built-in kind's template
+                                              (CronJob's spec.jobTemplate.spec.template) */
 #define TEMPLATE_DEPTH_MAX 256             /* nesting searched: manifests (MANIFEST_DEPTH_MAX) and
                                               reviews (REVIEW_MAX_DEPTH) nest no deeper */
 
@@ -114,6 +116,13 @@ int template_builtin(const char *group, const char *kind);
 
 /* Built-in kind i < TEMPLATE_KINDS ("Pod", "Deployment", ...), or NULL. Static storage. */
 const char *template_kind(size_t i);
+
+/*
+ * Member j of the way to built-in kind i's pod template ("spec", then
+ * "template" for a Deployment), NULL past its end (at once for a Pod, its
+ * own). Static storage: what matchcond's conditions read, declared once.
+ */
+const char *template_kind_step(size_t i, size_t j);
 
 /*
  * A bounded label for group/kind: its name when it is one of the built-in

@@ -7,6 +7,8 @@
 
 static const struct cli_option matchcond_options[] = {
 	CLI_OPTION_CONFIG,
+	{ "for", 'f', MATCHCOND_ENTRY_CHOICES, "the webhook entry: pods (default: both pod webhooks), workloads (the\n"
+	  "built-in workload kinds) or custom (the policy's workloads)", 0 },
 	{ "output", 'o', "yaml|json", "YAML to paste under a webhook (default), or one JSON document", 0 },
 	{ NULL, 0, NULL, NULL, 0 },
 };
@@ -20,12 +22,16 @@ static int run_print_match_conditions(const struct cli_command *cmd, int argc, c
 	struct matchcond_set set = { 0 };
 	json_t *doc = NULL;
 	char *text = NULL;
-	int c, json = 0, rc;
+	int c, json = 0, entry = MATCHCOND_PODS, rc;
 
 	cli_parse(&p, cmd, argc, argv);
 	while ((c = cli_next(&p)) != CLI_END) {
 		switch (c) {
 		case 'c': config_path = p.value; break;
+		case 'f':
+			if ((entry = cli_choice(&p)) < 0)
+				return cli_stop(&p);
+			break;
 		case 'o':
 			if ((json = cli_choice(&p)) < 0)
 				return cli_stop(&p);
@@ -35,7 +41,7 @@ static int run_print_match_conditions(const struct cli_command *cmd, int argc, c
 		}
 	}
 	if ((cfg = cli_load_config(config_path, &err)) == NULL ||
-	    matchcond_build(cfg, &matchcond_pod, &set, &err) != 0)
+	    matchcond_build(cfg, (enum matchcond_entry)entry, &set, &err) != 0)
 		goto fail;
 	if (json) {
 		if ((doc = matchcond_json(&set, &err)) == NULL)

@@ -14,7 +14,7 @@
 #include "scan.h"
 
 /* New: the conditions for policy YAML text (NULL: the default), or NULL with *err. */
-static int build(const char *yaml, const struct matchcond_target *t, struct matchcond_set *s, struct error *err)
+static int build(const char *yaml, enum matchcond_entry e, struct matchcond_set *s, struct error *err)
 {
 	struct config *cfg = yaml ? config_load_buffer(yaml, strlen(yaml), "policy.yaml", err) : config_default(err);
 	int rc;
@@ -22,7 +22,7 @@ static int build(const char *yaml, const struct matchcond_target *t, struct matc
 	memset(s, 0, sizeof *s);
 	if (cfg == NULL)
 		return -1;
-	rc = matchcond_build(cfg, t, s, err);
+	rc = matchcond_build(cfg, e, s, err);
 	config_free(cfg);
 	return rc;
 }
@@ -37,7 +37,7 @@ static void test_default(void)
 	struct matchcond_set s;
 	struct error err = { 0 };
 
-	CHECK(build(NULL, &matchcond_pod, &s, &err) == 0);
+	CHECK(build(NULL, MATCHCOND_PODS, &s, &err) == 0);
 	CHECK_INT(s.n, 2);
 	CHECK_STR(s.v[0].name, "gpu-relevant");
 	CHECK_STR(s.v[1].name, "update-changes-what-policy-reads");
@@ -72,7 +72,7 @@ static void test_update_from_declaration(void)
 	char want[256];
 	size_t n = 0;
 
-	CHECK(build(NULL, &matchcond_pod, &s, &err) == 0);
+	CHECK(build(NULL, MATCHCOND_PODS, &s, &err) == 0);
 	CHECK(strncmp(s.v[1].expression, "!has(request.operation) || request.operation != 'UPDATE' || "
 		      "oldObject == null\n|| has(object.spec) != has(oldObject.spec) || has(object.spec) && (", 128) == 0);
 	for (m = policy_pod_spec_fields; m->key != NULL; m++, n++) {
@@ -91,7 +91,7 @@ static void test_globs_and_escaping(void)
 	struct error err = { 0 };
 
 	CHECK(build("gpuResources: [\"*.habana.ai/gaudi\", \"example.com/*-gpu\", \"vendor?.io/x\", "
-		    "\"o'k\\\\gpu\", \"nvidia.com/gpu\", \"nvidia.com/gpu\"]\n", &matchcond_pod, &s, &err) == 0);
+		    "\"o'k\\\\gpu\", \"nvidia.com/gpu\", \"nvidia.com/gpu\"]\n", MATCHCOND_PODS, &s, &err) == 0);
 	CHECK(has(&s, 0, "k.endsWith('.habana.ai/gaudi')"));
 	CHECK(has(&s, 0, "k.startsWith('example.com/') && k.endsWith('-gpu')"));
 	CHECK(has(&s, 0, "k.startsWith('vendor') && k.endsWith('.io/x')"));
@@ -99,12 +99,12 @@ static void test_globs_and_escaping(void)
 	CHECK(has(&s, 0, "(k in ['nvidia.com/gpu', 'o\\'k\\\\gpu'] || size(k) > 63 || "));
 	matchcond_set_free(&s);
 
-	CHECK(build("gpuResources: [\"*\"]\n", &matchcond_pod, &s, &err) == 0);
+	CHECK(build("gpuResources: [\"*\"]\n", MATCHCOND_PODS, &s, &err) == 0);
 	CHECK(has(&s, 0, "c.resources.limits.exists(k, (size(k) > 63 || true))"));
 	matchcond_set_free(&s);
 
 	/* A control character cannot be quoted: no pod names it anyway. */
-	CHECK(build("gpuNodeLabels: [\"a\\tb\"]\n", &matchcond_pod, &s, &err) != 0);
+	CHECK(build("gpuNodeLabels: [\"a\\tb\"]\n", MATCHCOND_PODS, &s, &err) != 0);
 	CHECK_INT(err.kind, ERROR_CONFIG);
 	CHECK(strstr(err.msg, "control character") != NULL);
 	CHECK_INT(s.n, 0);
@@ -118,7 +118,7 @@ static void test_node_names(void)
 	/* Pools by agent pool: names derived, tested in nodeName, hostname and matchFields. */
 	CHECK(build("pools:\n  - {name: t4, nodeSelector: {kubernetes.azure.com/agentpool: gput4}}\n"
 		    "  - {name: a100, nodeSelector: {kubernetes.azure.com/agentpool: gpua100}}\n",
-		    &matchcond_pod, &s, &err) == 0);
+		    MATCHCOND_PODS, &s, &err) == 0);
 	/* The pools' key: only the values they select (a CPU pod pinned to a CPU agent pool is not sent). */
 	CHECK(has(&s, 0, "k in ['accelerator', 'kubernetes.azure.com/accelerator', 'nvidia.com/gpu.present', "
 		  "'nvidia.com/gpu.product'] || k == 'kubernetes.azure.com/agentpool' && object.spec.nodeSelector[k] in "
@@ -134,7 +134,7 @@ static void test_node_names(void)
 	matchcond_set_free(&s);
 
 	/* gpuNodeNames: exact names in a list, globs by their ends. */
-	CHECK(build("gpuNodeNames: [gpu-node-01, \"aks-gpu*-vmss*\"]\n", &matchcond_pod, &s, &err) == 0);
+	CHECK(build("gpuNodeNames: [gpu-node-01, \"aks-gpu*-vmss*\"]\n", MATCHCOND_PODS, &s, &err) == 0);
 	CHECK(has(&s, 0, "(object.spec.nodeName in ['gpu-node-01'] || size(object.spec.nodeName) > 63 || "
 		  "object.spec.nodeName.startsWith('aks-gpu'))"));
 	matchcond_set_free(&s);
@@ -153,37 +153,77 @@ static void test_cost_limit(void)
 	for (i = 0; i < 40; i++)
 		len += (size_t)snprintf(yaml + len, sizeof yaml - len,
 					"  - {name: p%d, nodeSelector: {kubernetes.azure.com/agentpool: gpupool%d}}\n", i, i);
-	CHECK(build(yaml, &matchcond_pod, &s, &err) != 0);
+	CHECK(build(yaml, MATCHCOND_PODS, &s, &err) != 0);
 	CHECK_INT(err.kind, ERROR_CONFIG);
 	CHECK(strstr(err.msg, "over the API server's limit of 1000000 per expression") != NULL);
 	snprintf(yaml + len, sizeof yaml - len, "gpuNodeNames: [\"aks-gpupool*\"]\n");
-	CHECK(build(yaml, &matchcond_pod, &s, &err) == 0);
+	CHECK(build(yaml, MATCHCOND_PODS, &s, &err) == 0);
 	CHECK(s.cost <= MATCHCOND_COST_BUDGET);
 	matchcond_set_free(&s);
 }
 
-/* Another root, for workloads: every level guarded, the templates compared whole on UPDATE. */
-static void test_workload_target(void)
+/* The built-in workloads: each kind's template read at the path template.c gives it, guarded by kind. */
+static void test_workloads(void)
 {
-	static const struct matchcond_target t = {
-		.specs = { "spec.template.spec", "spec.jobTemplate.spec.template.spec" }, .n_specs = 2,
-		.changed = { "spec.template", "spec.jobTemplate.spec.template" }, .n_changed = 2,
-	};
+	struct matchcond_set s, pods;
+	struct error err = { 0 };
+	char want[512];
+	const char *gpu;
+
+	CHECK(build(NULL, MATCHCOND_WORKLOADS, &s, &err) == 0);
+	CHECK(build(NULL, MATCHCOND_PODS, &pods, &err) == 0);
+	CHECK_INT(s.n, 2);
+	CHECK_STR(s.v[0].name, "gpu-relevant");
+	CHECK_STR(s.v[1].name, "update-changes-what-policy-reads");
+	/* A kind the conditions do not know is sent; each known one reads its own root. */
+	CHECK(strncmp(s.v[0].expression, "!has(request.kind) || !has(request.kind.kind) || !(request.kind.kind in "
+		      "['CronJob', 'DaemonSet', 'Deployment', 'Job', 'PodTemplate', 'ReplicaSet', "
+		      "'ReplicationController', 'StatefulSet'])\n|| request.kind.kind in ['DaemonSet', 'Deployment', "
+		      "'Job', 'ReplicaSet', 'ReplicationController', 'StatefulSet'] && object != null && has(object.spec) && "
+		      "has(object.spec.template) && has(object.spec.template.spec) && (\n  ", 400) == 0);
+	CHECK(has(&s, 0, "\n)\n|| request.kind.kind in ['CronJob'] && object != null && has(object.spec) && "
+		  "has(object.spec.jobTemplate) && has(object.spec.jobTemplate.spec) && "
+		  "has(object.spec.jobTemplate.spec.template) && has(object.spec.jobTemplate.spec.template.spec) && (\n"));
+	CHECK(has(&s, 0, "\n)\n|| request.kind.kind in ['PodTemplate'] && object != null && has(object.template) && "
+		  "has(object.template.spec) && (\n  has(object.template.spec.containers)"));
+	/* The pod's predicates, over the template's spec: the toleration test of a Pod, moved. */
+	gpu = strstr(pods.v[0].expression, "\n  || has(object.spec.tolerations)");
+	CHECK(gpu != NULL);
+	CHECK(has(&s, 0, "\n  || has(object.spec.template.spec.tolerations) && (size(object.spec.template.spec.tolerations) > 16 || "
+		  "object.spec.template.spec.tolerations.exists(t, !has(t.key) || t.key in ['', 'nvidia.com/gpu', 'sku']))"));
+	CHECK(!has(&s, 0, "object.spec.containers"));
+	/* UPDATE: the template compared on what the policy reads of a pod, metadata included (template_same()). */
+	CHECK(has(&s, 1, "\n|| request.kind.kind in ['CronJob'] && (\n  has(object.spec) != has(oldObject.spec) || "
+		  "has(object.spec) && (\n    has(object.spec.jobTemplate) != has(oldObject.spec.jobTemplate) || "
+		  "has(object.spec.jobTemplate) && (\n"));
+	snprintf(want, sizeof want, "|| has(object.template.metadata.labels) != has(oldObject.template.metadata.labels) || "
+		 "has(object.template.metadata.labels) && object.template.metadata.labels != oldObject.template.metadata.labels");
+	CHECK(has(&s, 1, want));
+	CHECK(has(&s, 1, "object.spec.template.spec.resourceClaims != oldObject.spec.template.spec.resourceClaims"));
+	CHECK(!has(&s, 1, "annotations"));
+	/* One root per request: not three times the pod's cost. */
+	CHECK(s.v[0].cost > pods.v[0].cost && s.v[0].cost < pods.v[0].cost + pods.v[0].cost / 10);
+	CHECK(s.cost <= MATCHCOND_COST_BUDGET && s.v[1].cost <= MATCHCOND_COST_PER_CALL);
+	matchcond_set_free(&s);
+	matchcond_set_free(&pods);
+}
+
+/* Custom resources: no search at depth in CEL, so only the UPDATE condition, on everything but metadata. */
+static void test_custom(void)
+{
 	struct matchcond_set s;
 	struct error err = { 0 };
 
-	CHECK(build(NULL, &t, &s, &err) == 0);
-	CHECK(has(&s, 0, "object != null && has(object.spec) && has(object.spec.template) && "
-		  "has(object.spec.template.spec) && (\n  has(object.spec.template.spec.containers)"));
-	CHECK(has(&s, 0, "\n)\n|| object != null && has(object.spec) && has(object.spec.jobTemplate) && "
-		  "has(object.spec.jobTemplate.spec) && has(object.spec.jobTemplate.spec.template) && "
-		  "has(object.spec.jobTemplate.spec.template.spec) && (\n"));
-	CHECK(has(&s, 1, "\n|| has(object.spec) != has(oldObject.spec)\n|| has(object.spec) && "
-		  "(has(object.spec.template) != has(oldObject.spec.template) || has(object.spec.template) && "
-		  "object.spec.template != oldObject.spec.template)"));
-	CHECK(has(&s, 1, "\n|| has(object.spec.jobTemplate.spec) != has(oldObject.spec.jobTemplate.spec)\n|| "
-		  "has(object.spec) && has(object.spec.jobTemplate) && has(object.spec.jobTemplate.spec) && "
-		  "(has(object.spec.jobTemplate.spec.template) != has(oldObject.spec.jobTemplate.spec.template) || "));
+	CHECK(build(NULL, MATCHCOND_CUSTOM, &s, &err) == 0);
+	CHECK_INT(s.n, 1);
+	CHECK_STR(s.v[0].name, "update-changes-what-policy-reads");
+	CHECK(has(&s, 0, "\n|| size(object) > 16 || size(oldObject) > 16\n"));
+	CHECK(has(&s, 0, "object.exists(k, k != 'metadata' && (!(k in oldObject) || object[k] != oldObject[k]))"));
+	CHECK(has(&s, 0, "oldObject.exists(k, k != 'metadata' && !(k in object))"));
+	/* Of the metadata, what the policy reads of a pod's. */
+	CHECK(has(&s, 0, "object.metadata.ownerReferences != oldObject.metadata.ownerReferences"));
+	CHECK(!has(&s, 0, "annotations") && !has(&s, 0, "spec"));
+	CHECK(s.cost > MATCHCOND_REQUEST_MAX / 10 && s.cost <= MATCHCOND_COST_PER_CALL);
 	matchcond_set_free(&s);
 }
 
@@ -194,7 +234,7 @@ static void test_output(void)
 	char *yaml;
 	json_t *doc;
 
-	CHECK(build(NULL, &matchcond_pod, &s, &err) == 0);
+	CHECK(build(NULL, MATCHCOND_PODS, &s, &err) == 0);
 	yaml = matchcond_yaml(&s, &err);
 	CHECK(yaml != NULL && strncmp(yaml, "# Worst-case CEL cost per request", 33) == 0);
 	CHECK(yaml != NULL && strstr(yaml, "\nmatchConditions:\n  - name: gpu-relevant\n    expression: |-\n      "
@@ -216,7 +256,8 @@ int main(void)
 	RUN(test_globs_and_escaping);
 	RUN(test_node_names);
 	RUN(test_cost_limit);
-	RUN(test_workload_target);
+	RUN(test_workloads);
+	RUN(test_custom);
 	RUN(test_output);
 	return check_done("matchcond");
 }

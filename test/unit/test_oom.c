@@ -1391,17 +1391,18 @@ out:
 
 struct matchcond_case {
 	const struct config *cfg;
+	enum matchcond_entry entry;
 	char *want;  /* the YAML and the JSON of the run without failures */
 };
 
-/* New: the conditions of cfg as YAML then JSON text, or NULL with err (ERROR_NOMEM, or the build's). */
-static char *matchcond_text(const struct config *cfg, struct error *err)
+/* New: entry's conditions under cfg as YAML then JSON text, or NULL with err (ERROR_NOMEM, or the build's). */
+static char *matchcond_text(const struct config *cfg, enum matchcond_entry entry, struct error *err)
 {
 	struct matchcond_set set;
 	char *yaml = NULL, *json = NULL, *text = NULL;
 	json_t *doc = NULL;
 
-	if (matchcond_build(cfg, &matchcond_pod, &set, err) == 0 && (yaml = matchcond_yaml(&set, err)) != NULL &&
+	if (matchcond_build(cfg, entry, &set, err) == 0 && (yaml = matchcond_yaml(&set, err)) != NULL &&
 	    (doc = matchcond_json(&set, err)) != NULL) {
 		if ((json = json_dumps(doc, JSON_COMPACT)) == NULL ||
 		    (text = malloc(strlen(yaml) + strlen(json) + 1)) == NULL)
@@ -1420,7 +1421,7 @@ static int run_matchcond(const void *arg, char *msg, size_t cap)
 {
 	const struct matchcond_case *c = arg;
 	struct error err = { 0 };
-	char *text = matchcond_text(c->cfg, &err);
+	char *text = matchcond_text(c->cfg, c->entry, &err);
 	int out = 0;
 
 	if (text == NULL && err.kind == ERROR_NOMEM) {
@@ -1444,18 +1445,27 @@ static void test_matchcond_every_allocation(void)
 		"pools:\n"
 		"  - {name: t4, nodeSelector: {kubernetes.azure.com/agentpool: gput4}}\n"
 		"  - {name: a100, nodeSelector: {kubernetes.azure.com/agentpool: gpua100}}\n";
+	static const char *const what[MATCHCOND_ENTRIES] = {
+		"the pod matchConditions of a policy with pools by agent pool",
+		"the workload matchConditions of a policy with pools by agent pool",
+		"the custom resources' matchConditions",
+	};
 	struct error err;
 	struct config *cfg = config_load_buffer(policy, sizeof policy - 1, "policy.yaml", &err);
-	struct matchcond_case c = { cfg, NULL };
-	struct path p = { "matchConditions of a policy with pools by agent pool", run_matchcond, &c };
+	struct matchcond_case c = { cfg, MATCHCOND_PODS, NULL };
+	struct path p = { NULL, run_matchcond, &c };
+	int e;
 
 	CHECK(cfg != NULL);
-	if (cfg != NULL)
-		c.want = matchcond_text(cfg, &err);
-	CHECK(c.want != NULL);
-	if (c.want != NULL)
-		every_point(&p);
-	free(c.want);
+	for (e = 0; cfg != NULL && e < MATCHCOND_ENTRIES; e++) {
+		c.entry = (enum matchcond_entry)e;
+		p.name = what[e];
+		c.want = matchcond_text(cfg, c.entry, &err);
+		CHECK(c.want != NULL);
+		if (c.want != NULL)
+			every_point(&p);
+		free(c.want);
+	}
 	config_free(cfg);
 }
 
