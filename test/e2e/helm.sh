@@ -228,7 +228,8 @@ if "$BIN" certs --help >/dev/null 2>&1 || "$BIN" help 2>&1 | grep -q '^  certs';
 	desc="sequence: the documented sed fills caBundle and registry"
 	t sh -c "sed -e \"s|\\\${CA_BUNDLE}|\$(cat '$m/certs/caBundle')|\" -e 's|\${REGISTRY}|myacr.azurecr.io|' \
 		manifests/gpu-admission.yaml >'$m/apply.yaml' && ! grep -n '\\\${' '$m/apply.yaml' &&
-		[ \$(grep -c \"caBundle: \$(cat '$m/certs/caBundle')\$\" '$m/apply.yaml') -eq 2 ] &&
+		[ \$(grep -c \"caBundle: \$(cat '$m/certs/caBundle')\$\" '$m/apply.yaml') -eq \$(grep -c '^ *clientConfig:\$' '$m/apply.yaml') ] &&
+		[ \$(grep -c '^ *clientConfig:\$' '$m/apply.yaml') -eq 3 ] &&
 		grep -q 'image: myacr.azurecr.io/gpu-admission:' '$m/apply.yaml'"
 	desc="sequence: caBundle decodes to the CA that signed tls.crt"
 	t sh -c "base64 -d '$m/certs/caBundle' >'$m/ca-from-bundle.pem' && openssl verify -CAfile '$m/ca-from-bundle.pem' '$m/certs/tls.crt'"

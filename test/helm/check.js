@@ -245,89 +245,98 @@ function main() {
 	const tlsSecretName = tlsVol && tlsVol.secret.secretName;
 
 	/* ---- webhooks ---- */
-	const hooks = [[mwc, "/mutate"], [vwc, "/validate"]];
+	const exempt = ((YAML.parse(cm.data["policy.yaml"]) || {}).exempt || {}).namespaces || [];
 	const expectedFailure = {
 		defaults: "Fail", "cert-manager": "Fail", "cert-manager-issuer": "Fail", secret: "Fail", "three-pools": "Fail",
 		"spot-fallback": "Fail", full: "Fail", dryrun: "Ignore", "failure-ignore": "Ignore",
 	}[caseName];
-	const exempt = ((YAML.parse(cm.data["policy.yaml"]) || {}).exempt || {}).namespaces || [];
+	// One entry per class of object (pkg/matchcond.h), with stable names: the mutating webhook for pods; the
+	// validating ones for pods, for the built-in workload kinds at v1, and (with policy.workloads) for a rule per
+	// custom resource of the policy (the resource: the entry's, else the kind in lower case plus "s").
+	const custom = ((YAML.parse(cm.data["policy.yaml"]) || {}).workloads || []).map((e) => ({
+		operations: ["CREATE", "UPDATE"], apiGroups: [e.group], apiVersions: e.versions || ["*"],
+		resources: [e.resource || e.kind.toLowerCase() + "s"], scope: "*",
+	}));
+	const podRules = [{ operations: ["CREATE", "UPDATE"], apiGroups: [""], apiVersions: ["v1"], resources: ["pods"], scope: "Namespaced" }];
+	const workloadRules = [
+		{ operations: ["CREATE", "UPDATE"], apiGroups: ["apps"], apiVersions: ["v1"],
+		  resources: ["deployments", "statefulsets", "daemonsets", "replicasets"], scope: "Namespaced" },
+		{ operations: ["CREATE", "UPDATE"], apiGroups: ["batch"], apiVersions: ["v1"],
+		  resources: ["jobs", "cronjobs"], scope: "Namespaced" },
+		{ operations: ["CREATE", "UPDATE"], apiGroups: [""], apiVersions: ["v1"],
+		  resources: ["replicationcontrollers", "podtemplates"], scope: "Namespaced" },
+	];
+	const entries = [
+		[mwc, 0, "mutate.gpu-admission.azure.io", "/mutate", podRules, "pods, CREATE and UPDATE (an update can aim a pod at GPU nodes), v1"],
+		[vwc, 0, "validate.gpu-admission.azure.io", "/validate", podRules, "pods, CREATE and UPDATE, v1"],
+		[vwc, 1, "validate-workloads.gpu-admission.azure.io", "/validate", workloadRules, "the built-in workload kinds at v1"],
+	].concat(custom.length ? [[vwc, 2, "validate-custom.gpu-admission.azure.io", "/validate", custom,
+		`${custom.length} custom resources`]] : []);
+	check(`${caseName}: Mutating has one webhook, Validating ${custom.length ? 3 : 2}`, mwc.webhooks.length === 1 &&
+		vwc.webhooks.length === (custom.length ? 3 : 2), vwc.webhooks.map((w) => w.name).join(", "));
 	const caBundles = [];
-	for (const [cfg, p] of hooks) {
+	for (const [cfg, index, name, p, rules, what] of entries) {
 		const k = cfg.kind.replace("WebhookConfiguration", "");
-		check(`${caseName}: ${k} has exactly one webhook`, cfg.webhooks.length === 1);
-		const w = cfg.webhooks[0];
-		check(`${caseName}: ${k} webhook name is a DNS subdomain with a dot`,
-			/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/.test(w.name) && w.name.length <= 253);
-		check(`${caseName}: ${k} calls ${p} on the Service port`,
+		const w = cfg.webhooks[index];
+		check(`${caseName}: ${k} webhook ${index} is ${name}`, w && w.name === name, w && w.name);
+		if (!w) continue;
+		check(`${caseName}: ${name} calls ${p} on the Service port`,
 			w.clientConfig.service.path === p && w.clientConfig.service.name === svc.metadata.name &&
 			w.clientConfig.service.namespace === NS && w.clientConfig.service.port === sp.port &&
 			!w.clientConfig.url);
-		check(`${caseName}: ${k} pods CREATE and UPDATE (an update can aim a pod at GPU nodes), v1`,
-			eq(w.rules[0], { operations: ["CREATE", "UPDATE"], apiGroups: [""], apiVersions: ["v1"], resources: ["pods"], scope: "Namespaced" }));
-		// Workloads go to the validating webhook only (never patched): the built-in kinds at v1, and a
-		// rule per custom resource of the policy (the resource: the entry's, else the kind in lower case plus "s").
-		const custom = ((YAML.parse(cm.data["policy.yaml"]) || {}).workloads || []).map((e) => ({
-			operations: ["CREATE", "UPDATE"], apiGroups: [e.group], apiVersions: e.versions || ["*"],
-			resources: [e.resource || e.kind.toLowerCase() + "s"], scope: "*",
-		}));
-		const workloadRules = k === "Mutating" ? [] : [
-			{ operations: ["CREATE", "UPDATE"], apiGroups: ["apps"], apiVersions: ["v1"],
-			  resources: ["deployments", "statefulsets", "daemonsets", "replicasets"], scope: "Namespaced" },
-			{ operations: ["CREATE", "UPDATE"], apiGroups: ["batch"], apiVersions: ["v1"],
-			  resources: ["jobs", "cronjobs"], scope: "Namespaced" },
-			{ operations: ["CREATE", "UPDATE"], apiGroups: [""], apiVersions: ["v1"],
-			  resources: ["replicationcontrollers", "podtemplates"], scope: "Namespaced" },
-		].concat(custom);
-		check(`${caseName}: ${k} ${k === "Mutating" ? "pods only" : "workloads: built-in kinds at v1, and " + custom.length + " custom resources"}`,
-			eq(w.rules.slice(1), workloadRules), JSON.stringify(w.rules.slice(1)));
+		check(`${caseName}: ${name} rules: ${what}`, eq(w.rules, rules), JSON.stringify(w.rules));
 		// What the API server's ValidateRule refuses, beyond the schema's types.
-		check(`${caseName}: ${k} rules the API server accepts`, w.rules.every((r) =>
+		check(`${caseName}: ${name} rules the API server accepts`, w.rules.every((r) =>
 			r.operations.every((o) => ["CREATE", "UPDATE", "DELETE", "CONNECT", "*"].includes(o)) &&
 			["Cluster", "Namespaced", "*"].includes(r.scope) && r.apiGroups.length > 0 && r.apiVersions.length > 0 &&
 			r.resources.every((x) => /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\/[a-z]+)?$/.test(x))));
-		check(`${caseName}: ${k} admissionReviewVersions [v1], sideEffects None`,
+		check(`${caseName}: ${name} admissionReviewVersions [v1], sideEffects None`,
 			eq(w.admissionReviewVersions, ["v1"]) && w.sideEffects === "None");
-		check(`${caseName}: ${k} timeoutSeconds`, w.timeoutSeconds === (caseName === "full" ? 3 : 5));
-		check(`${caseName}: ${k} failurePolicy ${expectedFailure}`, w.failurePolicy === expectedFailure, w.failurePolicy);
-		check(`${caseName}: ${k} reinvocationPolicy`,
-			k === "Mutating" ? w.reinvocationPolicy === "IfNeeded" : w.reinvocationPolicy === undefined);
+		check(`${caseName}: ${name} timeoutSeconds`, w.timeoutSeconds === (caseName === "full" ? 3 : 5));
+		check(`${caseName}: ${name} failurePolicy ${expectedFailure}`, w.failurePolicy === expectedFailure, w.failurePolicy);
+		check(`${caseName}: ${name} matchPolicy Equivalent, reinvocationPolicy`, w.matchPolicy === "Equivalent" &&
+			(k === "Mutating" ? w.reinvocationPolicy === "IfNeeded" : w.reinvocationPolicy === undefined));
 		const me = (w.namespaceSelector && w.namespaceSelector.matchExpressions) || [];
 		const notIn = me.find((e) => e.key === "kubernetes.io/metadata.name" && e.operator === "NotIn");
 		const excluded = (notIn && notIn.values) || [];
-		check(`${caseName}: ${k} excludes kube-system, the release namespace and the exempt ones`,
+		check(`${caseName}: ${name} excludes kube-system, the release namespace and the exempt ones`,
 			["kube-system", NS, ...exempt].every((n) => excluded.includes(n)), JSON.stringify(excluded));
 		for (const label of ["control-plane", "kubernetes.azure.com/managedby"]) {
-			check(`${caseName}: ${k} excludes namespaces labelled ${label}`,
+			check(`${caseName}: ${name} excludes namespaces labelled ${label}`,
 				me.some((e) => e.key === label && e.operator === "DoesNotExist"));
 		}
-		check(`${caseName}: ${k} admissions.enforcer/disabled "true"`,
-			cfg.metadata.annotations && cfg.metadata.annotations["admissions.enforcer/disabled"] === "true");
 		const inject = cfg.metadata.annotations && cfg.metadata.annotations["cert-manager.io/inject-ca-from"];
 		if (caseName.startsWith("cert-manager")) {
 			const cert = all("Certificate").find((x) => `${NS}/${x.metadata.name}` === inject);
-			check(`${caseName}: ${k} caBundle injected from the serving Certificate`, cert && !w.clientConfig.caBundle &&
+			check(`${caseName}: ${name} caBundle injected from the serving Certificate`, cert && !w.clientConfig.caBundle &&
 				cert.spec.secretName === tlsSecretName);
 		} else {
-			check(`${caseName}: ${k} caBundle set`, typeof w.clientConfig.caBundle === "string" &&
+			check(`${caseName}: ${name} caBundle set`, typeof w.clientConfig.caBundle === "string" &&
 				w.clientConfig.caBundle.length > 0 && !inject);
 			caBundles.push(w.clientConfig.caBundle);
 		}
-		// The policy's matchConditions first (test/e2e/matchcond.sh compares their text with the binary's).
+		// The policy's matchConditions first, each entry its own (test/e2e/matchcond.sh compares their text
+		// with the binary's --for); custom resources get only the UPDATE one (CEL cannot search for templates).
 		const conds = (w.matchConditions || []).map((c) => c.name);
-		// Not on an entry that also receives workloads: the pod conditions would turn them away.
-		const policyConds = k === "Mutating" ? ["gpu-relevant", "update-changes-what-policy-reads"] : [];
+		const policyConds = (name === "validate-custom.gpu-admission.azure.io" ? [] : ["gpu-relevant"])
+			.concat(["update-changes-what-policy-reads"]);
 		if (caseName === "full") {
-			check(`${caseName}: ${k} extra exclusion, selectors and matchConditions`, excluded.includes("flux-system") &&
+			check(`${caseName}: ${name} extra exclusion, selectors and matchConditions`, excluded.includes("flux-system") &&
 				me.some((e) => e.key === "gpu-admission" && e.operator === "NotIn") &&
 				w.objectSelector && w.objectSelector.matchExpressions[0].key === "gpu-admission/skip" &&
-				eq(conds, [...policyConds, "not-node-users"]));
+				eq(conds, [...policyConds, "not-node-users"]), JSON.stringify(conds));
 		} else {
-			check(`${caseName}: ${k} no objectSelector unless asked, the policy's matchConditions`, !w.objectSelector &&
+			check(`${caseName}: ${name} no objectSelector unless asked, the policy's matchConditions`, !w.objectSelector &&
 				eq(conds, policyConds), JSON.stringify(conds));
 		}
 	}
-	check(`${caseName}: webhook names differ`, mwc.webhooks[0].name !== vwc.webhooks[0].name);
-	if (caBundles.length === 2) check(`${caseName}: both webhooks trust the same CA`, caBundles[0] === caBundles[1]);
+	for (const cfg of [mwc, vwc]) {
+		const k = cfg.kind.replace("WebhookConfiguration", "");
+		check(`${caseName}: ${k} admissions.enforcer/disabled "true"`,
+			cfg.metadata.annotations && cfg.metadata.annotations["admissions.enforcer/disabled"] === "true");
+	}
+	check(`${caseName}: webhook names differ`, new Set(entries.map((e) => e[2])).size === entries.length);
+	if (caBundles.length > 0) check(`${caseName}: every webhook trusts the same CA`, caBundles.every((c) => c === caBundles[0]));
 
 	/* ---- PDB ---- */
 	const pdb = one("PodDisruptionBudget");

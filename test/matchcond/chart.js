@@ -3,12 +3,14 @@
 //
 //   node test/matchcond/chart.js HELM CHART BIN WORKDIR CASE=VALUES.yaml...
 //
-// For each case: `helm template` with the values, then both webhook
-// configurations' pod webhooks must carry first exactly the conditions
-// `BIN print-match-conditions --config POLICY -o json` prints for the policy the
-// chart put in its ConfigMap (names and expression texts byte for byte), then the
-// values' own webhook.matchConditions. With webhook.policyMatchConditions false,
-// only the values' own. One "ok"/"not ok" line per check.
+// For each case: `helm template` with the values, then every webhook entry
+// (the mutating pod webhook; the validating ones for pods, for the built-in
+// workloads and, with policy.workloads, for custom resources, known by their
+// names) must carry first exactly the conditions `BIN print-match-conditions
+// --config POLICY --for ENTRY -o json` prints for the policy the chart put in
+// its ConfigMap (names and expression texts byte for byte), then the values'
+// own webhook.matchConditions. With webhook.policyMatchConditions false, only
+// the values' own. One "ok"/"not ok" line per check.
 "use strict";
 const fs = require("fs");
 const path = require("path");
@@ -41,32 +43,38 @@ for (const c of cases) {
 	const vals = YAML.parse(fs.readFileSync(values, "utf8")) || {};
 	const own = ((vals.webhook || {}).matchConditions) || [];
 	const generated = !vals.webhook || vals.webhook.policyMatchConditions !== false;
-	let want = [];
-	if (generated) {
-		const policy = path.join(WORK, `${name}.policy.yaml`);
-		fs.writeFileSync(policy, cm.data["policy.yaml"]);
-		const b = cp.spawnSync(BIN, ["print-match-conditions", "--config", policy, "-o", "json"], { encoding: "utf8" });
-		if (b.status !== 0) { check(`${name}: print-match-conditions`, false, b.stderr.trim()); continue; }
-		want = JSON.parse(b.stdout).matchConditions;
-	}
-	const wantPods = want.concat(own);
-	for (const kind of ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"]) {
-		const hooks = objs.filter((o) => o.kind === kind).flatMap((o) => o.webhooks)
-			.filter((w) => w.rules.some((rule) => rule.resources.includes("pods")));
-		check(`${name}: ${kind} has a pod webhook`, hooks.length > 0);
-		for (const w of hooks) {
-			const got = w.matchConditions || [];
-			// An entry that also receives workloads carries only the values' own (the pod conditions read a pod).
-			const podsOnly = w.rules.every((rule) => rule.resources.every((x) => x === "pods"));
-			const want = podsOnly ? wantPods : own;
-			const same = got.length === want.length && got.every((g, i) => g.name === want[i].name &&
-				g.expression === want[i].expression);
-			let detail = `${got.length} conditions, want ${want.length}`;
-			const i = got.findIndex((g, j) => !want[j] || g.expression !== want[j].expression);
-			if (i >= 0 && want[i]) detail = `${got[i].name}: ${firstDiff(got[i].expression, want[i].expression)}`;
-			check(`${name}: ${kind} ${w.name} matchConditions ${generated && podsOnly ? "are the binary's" : "are only the values'"}` +
-				`${own.length ? ` + ${own.length} of the values'` : ""}`, same, detail);
+	const policy = path.join(WORK, `${name}.policy.yaml`);
+	fs.writeFileSync(policy, cm.data["policy.yaml"]);
+	const custom = ((YAML.parse(cm.data["policy.yaml"]) || {}).workloads || []).length > 0;
+	const entries = [
+		["MutatingWebhookConfiguration", "mutate.gpu-admission.azure.io", "pods"],
+		["ValidatingWebhookConfiguration", "validate.gpu-admission.azure.io", "pods"],
+		["ValidatingWebhookConfiguration", "validate-workloads.gpu-admission.azure.io", "workloads"],
+	].concat(custom ? [["ValidatingWebhookConfiguration", "validate-custom.gpu-admission.azure.io", "custom"]] : []);
+	const hooks = objs.filter((o) => /WebhookConfiguration$/.test(o.kind)).flatMap((o) => o.webhooks.map((w) => [o.kind, w]));
+	check(`${name}: the webhook entries are ${entries.map((e) => e[1]).join(", ")}`,
+		hooks.length === entries.length && entries.every(([k, n]) => hooks.some(([hk, w]) => hk === k && w.name === n)),
+		hooks.map(([, w]) => w.name).join(", "));
+	for (const [kind, hookName, entry] of entries) {
+		const found = hooks.find(([k, w]) => k === kind && w.name === hookName);
+		if (!found) continue;
+		const w = found[1];
+		let want = [];
+		if (generated) {
+			const b = cp.spawnSync(BIN, ["print-match-conditions", "--config", policy, "--for", entry, "-o", "json"],
+				{ encoding: "utf8" });
+			if (b.status !== 0) { check(`${name}: print-match-conditions --for ${entry}`, false, b.stderr.trim()); continue; }
+			want = JSON.parse(b.stdout).matchConditions;
 		}
+		want = want.concat(own);
+		const got = w.matchConditions || [];
+		const same = got.length === want.length && got.every((g, i) => g.name === want[i].name &&
+			g.expression === want[i].expression);
+		let detail = `${got.length} conditions, want ${want.length}`;
+		const i = got.findIndex((g, j) => !want[j] || g.expression !== want[j].expression);
+		if (i >= 0 && want[i]) detail = `${got[i].name}: ${firstDiff(got[i].expression, want[i].expression)}`;
+		check(`${name}: ${hookName} matchConditions ${generated ? `are the binary's --for ${entry}` : "are only the values'"}` +
+			`${own.length ? ` + ${own.length} of the values'` : ""}`, same, detail);
 	}
 }
 console.log(`matchcond chart: ${passed} passed, ${failed} failed`);

@@ -81,12 +81,17 @@ namespaces (always admitted unchanged anyway) and webhook.excludeNamespaces.
 {{- toJson (uniq $ns) -}}
 {{- end -}}
 
-{{/* The part shared by the mutating and the validating webhook. */}}
+{{/*
+The part shared by the webhook entries. Each receives one class of object
+(index 3: "pods", "workloads" for the built-in workload kinds, "custom" for
+the policy's workloads), and its policy matchConditions are written for that
+class only: an expression never reads an object it was not written for.
+*/}}
 {{- define "gpu-admission.webhookCommon" -}}
 {{- $ctx := index . 0 -}}
 {{- $path := index . 1 -}}
 {{- $caBundle := index . 2 -}}
-{{- $workloads := index . 3 -}}
+{{- $for := index . 3 -}}
 admissionReviewVersions: ["v1"]
 sideEffects: None
 timeoutSeconds: {{ $ctx.Values.webhook.timeoutSeconds }}
@@ -100,13 +105,14 @@ clientConfig:
   caBundle: {{ $caBundle }}
   {{- end }}
 rules:
+  {{- if eq $for "pods" }}
   {{- /* UPDATE too: a pod created clean can be given a GPU toleration, or (while gated) a GPU selector, later. */}}
   - operations: ["CREATE", "UPDATE"]
     apiGroups: [""]
     apiVersions: ["v1"]
     resources: ["pods"]
     scope: Namespaced
-  {{- if $workloads }}
+  {{- else if eq $for "workloads" }}
   {{- /*
   Workloads, judged at kubectl apply by their pod templates (the validating
   webhook only: a workload is never patched). At v1: with matchPolicy
@@ -127,6 +133,7 @@ rules:
     apiVersions: ["v1"]
     resources: ["replicationcontrollers", "podtemplates"]
     scope: Namespaced
+  {{- else }}
   {{- range $ctx.Values.policy.workloads }}
   {{- /* The custom resources of the policy: the resource is the entry's, else the kind in lower case plus "s", the usual CRD plural. */}}
   - operations: ["CREATE", "UPDATE"]
@@ -153,9 +160,8 @@ objectSelector:
   {{- toYaml . | nindent 2 }}
 {{- end }}
 {{- $conditions := list }}
-{{- /* The pod conditions read a pod: on an entry that also receives workloads they would turn every workload away. */}}
-{{- if and $ctx.Values.webhook.policyMatchConditions (not $workloads) }}
-{{- $conditions = include "gpu-admission.podMatchConditions" $ctx | fromJsonArray }}
+{{- if $ctx.Values.webhook.policyMatchConditions }}
+{{- $conditions = include "gpu-admission.matchConditions" (dict "ctx" $ctx "for" $for) | fromJsonArray }}
 {{- end }}
 {{- with concat $conditions $ctx.Values.webhook.matchConditions }}
 matchConditions:
@@ -195,15 +201,30 @@ without all three keys, certs.helm.regenerate).
 {{- end -}}
 
 {{/*
-The pod webhooks' CEL matchConditions, made from the policy values exactly as
-`gpu-admission print-match-conditions` makes them from the policy file
+The CEL matchConditions of one webhook entry (.for: pods, workloads, custom),
+made from the policy values (.ctx) exactly as `gpu-admission
+print-match-conditions --for FOR` makes them from the policy file
 (pkg/matchcond.c; test/e2e/matchcond.sh renders the chart for several policies
-and compares the two texts): kube-apiserver sends a pod only when gpu-admission
+and compares the texts): kube-apiserver sends an object only when gpu-admission
 may act on it, so an outage cannot block any other. A JSON list of {name,
 expression}. Lists are sorted and without duplicates, as the binary writes them.
 */}}
-{{- define "gpu-admission.podMatchConditions" -}}
-{{- $p := .Values.policy -}}
+{{- define "gpu-admission.matchConditions" -}}
+{{- $for := .for -}}
+{{- $updateOnly := "!has(request.operation) || request.operation != 'UPDATE' || oldObject == null" -}}
+{{- /* What the policy reads of a pod (pkg/policy_pod.c policy_pod_fields), compared on UPDATE. */ -}}
+{{- $specMembers := list -}}
+{{- range list "containers" "initContainers" "tolerations" "nodeSelector" "affinity" "nodeName" "resourceClaims" -}}
+{{- $specMembers = append $specMembers (dict "name" .) -}}
+{{- end -}}
+{{- $metaMembers := list (dict "name" "namespace") (dict "name" "labels") (dict "name" "ownerReferences") -}}
+{{- $templateMembers := list (dict "name" "metadata" "members" $metaMembers) (dict "name" "spec" "members" $specMembers) -}}
+{{- if eq $for "custom" -}}
+{{- /* A custom resource: CEL cannot search it for templates, so every member but metadata is compared. */ -}}
+{{- $upd := printf "%s || object == null\n|| size(object) > 16 || size(oldObject) > 16\n|| object.exists(k, k != 'metadata' && (!(k in oldObject) || object[k] != oldObject[k]))\n|| oldObject.exists(k, k != 'metadata' && !(k in object))\n|| %s" $updateOnly (include "gpu-admission.celChanged" (dict "path" "metadata" "members" $metaMembers "depth" 0)) -}}
+{{- toJson (list (dict "name" "update-changes-what-policy-reads" "expression" $upd)) -}}
+{{- else -}}
+{{- $p := .ctx.Values.policy -}}
 {{- $why := "is needed for webhook.policyMatchConditions (or set that to false)" -}}
 {{- $exact := list -}}
 {{- $wild := list -}}
@@ -245,13 +266,56 @@ expression}. Lists are sorted and without duplicates, as the binary writes them.
 {{- range $k, $v := $poolKeys -}}{{- $_ := set $poolKeys $k ($v | uniq | sortAlpha) -}}{{- end -}}
 {{- $w := dict "res" $res "taintKeys" $taintKeys "labels" ($labels | uniq | sortAlpha) "poolKeys" $poolKeys "nodes" (dict "exact" ($nodeExact | uniq | sortAlpha) "wild" ($nodeWild | uniq | sortAlpha)) -}}
 {{- $_ := set $w "tested" $known -}}
-{{- $s := "object.spec" -}}
+{{- $rel := "" -}}
+{{- $upd := $updateOnly -}}
+{{- if eq $for "pods" -}}
+{{- $rel = printf "%s && (\n%s\n)" (include "gpu-admission.celGuard" "spec") (include "gpu-admission.celSpecRelevant" (dict "w" $w "s" "object.spec")) -}}
+{{- $upd = printf "%s\n|| %s" $upd (include "gpu-admission.celChanged" (dict "path" "spec" "members" $specMembers "depth" 0)) -}}
+{{- else -}}
+{{- /*
+The built-in workloads (pkg/template.c: where each kind keeps its pod template),
+each kind's template read at its own path; a kind not listed is sent.
+*/ -}}
+{{- $roots := list (dict "kinds" (list "DaemonSet" "Deployment" "Job" "ReplicaSet" "ReplicationController" "StatefulSet") "tmpl" (list "spec" "template")) (dict "kinds" (list "CronJob") "tmpl" (list "spec" "jobTemplate" "spec" "template")) (dict "kinds" (list "PodTemplate") "tmpl" (list "template")) -}}
+{{- $all := list -}}
+{{- range $roots -}}{{- $all = concat $all .kinds -}}{{- end -}}
+{{- $unknown := printf "!has(request.kind) || !has(request.kind.kind) || !(request.kind.kind in %s)" (include "gpu-admission.celList" ($all | sortAlpha)) -}}
+{{- $rel = $unknown -}}
+{{- $upd = printf "%s\n|| %s" $upd $unknown -}}
+{{- range $roots -}}
+{{- $tmpl := join "." .tmpl -}}
+{{- $kind := printf "request.kind.kind in %s && " (include "gpu-admission.celList" .kinds) -}}
+{{- $rel = printf "%s\n|| %s%s && (\n%s\n)" $rel $kind (include "gpu-admission.celGuard" (printf "%s.spec" $tmpl)) (include "gpu-admission.celSpecRelevant" (dict "w" $w "s" (printf "object.%s.spec" $tmpl))) -}}
+{{- /* The template's levels, each compared as an object whose one member is the next. */ -}}
+{{- $members := $templateMembers -}}
+{{- range (rest .tmpl | reverse) -}}{{- $members = list (dict "name" . "members" $members) -}}{{- end -}}
+{{- $upd = printf "%s\n|| %s(\n  %s\n)" $upd $kind (include "gpu-admission.celChanged" (dict "path" (first .tmpl) "members" $members "depth" 1)) -}}
+{{- end -}}
+{{- end -}}
+{{- toJson (list (dict "name" "gpu-relevant" "expression" $rel) (dict "name" "update-changes-what-policy-reads" "expression" $upd)) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* `object != null && has(object.a) && has(object.a.b)` for the dotted path "a.b". */}}
+{{- define "gpu-admission.celGuard" -}}
+{{- $out := "object != null" -}}
+{{- $at := "" -}}
+{{- range splitList "." . -}}
+{{- $at = ternary . (printf "%s.%s" $at .) (eq $at "") -}}
+{{- $out = printf "%s && has(object.%s)" $out $at -}}
+{{- end -}}
+{{- $out -}}
+{{- end -}}
+
+{{/* Whether the pod spec at .s may be acted on: the disjuncts, each on a line of its own. */}}
+{{- define "gpu-admission.celSpecRelevant" -}}
+{{- $w := .w -}}
+{{- $s := .s -}}
 {{- $sel := printf "%s.nodeSelector" $s -}}
-{{- $rel := printf "object != null && has(%s) && (\n  " $s -}}
-{{- $rel = printf "%s%s" $rel (include "gpu-admission.celContainers" (dict "w" $w "list" (printf "%s.containers" $s))) -}}
+{{- $rel := printf "  %s" (include "gpu-admission.celContainers" (dict "w" $w "list" (printf "%s.containers" $s))) -}}
 {{- $rel = printf "%s\n  || %s" $rel (include "gpu-admission.celContainers" (dict "w" $w "list" (printf "%s.initContainers" $s))) -}}
 {{- $rel = printf "%s\n  || has(%s.resourceClaims) && size(%s.resourceClaims) > 0" $rel $s $s -}}
-{{- $rel = printf "%s\n  || has(%s.tolerations) && (size(%s.tolerations) > 16 || %s.tolerations.exists(t, !has(t.key) || t.key in %s))" $rel $s $s $s (include "gpu-admission.celList" $taintKeys) -}}
+{{- $rel = printf "%s\n  || has(%s.tolerations) && (size(%s.tolerations) > 16 || %s.tolerations.exists(t, !has(t.key) || t.key in %s))" $rel $s $s $s (include "gpu-admission.celList" $w.taintKeys) -}}
 {{- $rel = printf "%s\n  || has(%s) && (size(%s) > 16 || %s.exists(k, k in %s" $rel $sel $sel $sel (include "gpu-admission.celList" $w.labels) -}}
 {{- range $k, $v := $w.poolKeys -}}
 {{- $rel = printf "%s || k == %s && %s[k] in %s" $rel (include "gpu-admission.celLit" $k) $sel (include "gpu-admission.celList" $v) -}}
@@ -270,15 +334,28 @@ expression}. Lists are sorted and without duplicates, as the binary writes them.
 {{- if $w.tested -}}
 {{- $rel = printf "%s && %s" $rel (include "gpu-admission.celAnyGlob" (merge (dict "v" (printf "%s.nodeName" $s)) $w.nodes)) -}}
 {{- end -}}
-{{- $rel = printf "%s\n)" $rel -}}
-{{- /* UPDATE: the spec members the policy reads (pkg/policy_pod.c policy_pod_spec_fields), each compared whole. */ -}}
-{{- $upd := "!has(request.operation) || request.operation != 'UPDATE' || oldObject == null\n|| has(object.spec) != has(oldObject.spec) || has(object.spec) && (" -}}
-{{- range $i, $f := list "containers" "initContainers" "tolerations" "nodeSelector" "affinity" "nodeName" "resourceClaims" -}}
-{{- $m := printf "spec.%s" $f -}}
-{{- $upd = printf "%s\n  %shas(object.%s) != has(oldObject.%s) || has(object.%s) && object.%s != oldObject.%s" $upd (ternary "" "|| " (eq $i 0)) $m $m $m $m $m -}}
+{{- $rel -}}
 {{- end -}}
-{{- $upd = printf "%s\n)" $upd -}}
-{{- toJson (list (dict "name" "gpu-relevant" "expression" $rel) (dict "name" "update-changes-what-policy-reads" "expression" $upd)) -}}
+
+{{/*
+Whether object.<.path> differs from oldObject's: its presence, then (a leaf)
+the value, or (.members: a list of {name, members}) each member in turn, one
+per line, indented by .depth.
+*/}}
+{{- define "gpu-admission.celChanged" -}}
+{{- $p := .path -}}
+{{- $d := int .depth -}}
+{{- $out := printf "has(object.%s) != has(oldObject.%s) || has(object.%s) && " $p $p $p -}}
+{{- if not .members -}}
+{{- $out = printf "%sobject.%s != oldObject.%s" $out $p $p -}}
+{{- else -}}
+{{- $out = printf "%s(" $out -}}
+{{- range $i, $m := .members -}}
+{{- $out = printf "%s\n%s%s%s" $out (repeat (int (mul 2 (add $d 1))) " ") (ternary "" "|| " (eq $i 0)) (include "gpu-admission.celChanged" (dict "path" (printf "%s.%s" $p $m.name) "members" $m.members "depth" (add $d 1))) -}}
+{{- end -}}
+{{- $out = printf "%s\n%s)" $out (repeat (int (mul 2 $d)) " ") -}}
+{{- end -}}
+{{- $out -}}
 {{- end -}}
 
 {{/* A CEL string literal: single-quoted, \ and ' escaped. */}}
