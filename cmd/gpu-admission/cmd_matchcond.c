@@ -1,4 +1,4 @@
-/* gpu-admission print-match-conditions: the pod webhooks' CEL matchConditions for the policy. */
+/* gpu-admission print-match-conditions: the CEL matchConditions of a webhook entry for the policy. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -69,23 +69,36 @@ out:
 
 const struct cli_command cmd_print_match_conditions = {
 	.name = "print-match-conditions",
-	.summary = "CEL matchConditions that send the pod webhooks only the pods the policy may act on",
-	.usage = "[--config FILE] [-o yaml|json]",
+	.summary = "CEL matchConditions that send each webhook only the objects the policy may act on",
+	.usage = "[--config FILE] [--for pods|workloads|custom] [-o yaml|json]",
 	.description =
-		"Prints the matchConditions for the pod webhooks (both of them), made from the\n"
-		"policy: kube-apiserver then calls gpu-admission only for a pod that names a\n"
-		"GPU resource of the policy, has resource claims, tolerates the GPU taint (or\n"
-		"every taint), selects or prefers a GPU node label or a pool's label, or is\n"
-		"pinned by name to a node that could be a GPU node; and for an UPDATE, only\n"
-		"when a field of the pod spec the policy reads changed. Every other pod is\n"
-		"admitted without a call, so a webhook outage under failurePolicy Fail cannot\n"
-		"block it.\n"
+		"Prints the matchConditions of one webhook entry, made from the policy, so that\n"
+		"kube-apiserver calls gpu-admission only for what it may act on:\n"
 		"\n"
-		"The conditions send at least every pod the webhook would mutate, warn about\n"
-		"or reject (a superset: a long list is sent rather than looked at), never\n"
-		"fail to evaluate, and stay within the API server's CEL cost limits: the\n"
-		"worst-case cost is printed above them. The Helm chart renders the same\n"
-		"expressions from its policy values (webhook.policyMatchConditions).",
+		"pods (both pod webhooks, mutate.gpu-admission.azure.io and\n"
+		"validate.gpu-admission.azure.io): a pod that names a GPU resource of the\n"
+		"policy, has resource claims, tolerates the GPU taint (or every taint),\n"
+		"selects or prefers a GPU node label or a pool's label, or is pinned by name\n"
+		"to a node that could be a GPU node; and for an UPDATE, only when a field of\n"
+		"the pod spec the policy reads changed.\n"
+		"\n"
+		"workloads (validate-workloads.gpu-admission.azure.io: Deployments,\n"
+		"StatefulSets, DaemonSets, ReplicaSets, Jobs, CronJobs, ReplicationControllers,\n"
+		"PodTemplates): the same over the pod template of the object's kind; an\n"
+		"UPDATE only when the template changed in what the policy reads.\n"
+		"\n"
+		"custom (validate-custom.gpu-admission.azure.io: the policy's workloads): CEL\n"
+		"cannot search a custom resource for pod templates at any depth, so every\n"
+		"CREATE is sent, and an UPDATE unless it changes only metadata the policy does\n"
+		"not read (annotations, finalizers, ...).\n"
+		"\n"
+		"Every other request is admitted without a call, so a webhook outage under\n"
+		"failurePolicy Fail cannot block it. The conditions send at least everything\n"
+		"the webhook would mutate, warn about or reject (a superset: a long list is\n"
+		"sent rather than looked at), never fail to evaluate, and stay within the API\n"
+		"server's CEL cost limits: the worst-case cost is printed above them. The Helm\n"
+		"chart renders the same expressions from its policy values\n"
+		"(webhook.policyMatchConditions).",
 	.options = matchcond_options,
 	.exits = (const struct cli_exit[]){
 		{ EXIT_OK, "the conditions were printed" },
@@ -94,6 +107,7 @@ const struct cli_command cmd_print_match_conditions = {
 		{ 0, NULL },
 	},
 	.examples = "gpu-admission print-match-conditions --config policy.yaml\n"
+		    "gpu-admission print-match-conditions --config policy.yaml --for workloads\n"
 		    "gpu-admission print-match-conditions -o json | jq -r '.matchConditions[0].expression'",
 	.run = run_print_match_conditions,
 };
