@@ -428,6 +428,7 @@ static void every_point(const struct path *p)
 /* ---- review ---- */
 
 struct review_case {
+	const struct review_policy_options *policy; /* a policy ConfigMap's review (/validate-policy), or NULL */
 	const struct config *cfg;
 	const char *body;
 	size_t len;
@@ -442,7 +443,8 @@ static int run_review(const void *arg, char *msg, size_t cap)
 	const struct review_case *c = arg;
 	struct review_response res;
 	struct error err = { 0 };
-	int rc = review_handle_ex(c->cfg, c->body, c->len, c->flags, &res, &err), out = 0;
+	int rc = c->policy ? review_policy_handle(c->policy, c->body, c->len, c->flags, &res, &err)
+		 : review_handle_ex(c->cfg, c->body, c->len, c->flags, &res, &err), out = 0;
 
 	if (rc == 0 && c->want_rc == 0 &&
 	    (res.len != c->want.len || memcmp(res.body, c->want.body, res.len) != 0)) {
@@ -468,7 +470,7 @@ static void review_paths(const struct config *cfg, const char *name, const char 
 	size_t i;
 
 	for (i = 0; i < sizeof flag_sets / sizeof flag_sets[0]; i++) {
-		struct review_case c = { cfg, body, len, flag_sets[i], { 0 }, 0, { 0 } };
+		struct review_case c = { NULL, cfg, body, len, flag_sets[i], { 0 }, 0, { 0 } };
 		char label[256];
 		struct path p = { label, run_review, &c };
 
@@ -995,6 +997,16 @@ static const struct {
 	{ "pools-affinity-pricier", 0 }, { "pool-none-fits", 0 }, { "kueue-deferred", 0 },
 };
 
+/* Policy ConfigMaps (/validate-policy): valid, invalid, warnings, another release's, a missing key, hostile. */
+static const struct {
+	const char *name;
+	int under_valgrind;
+} policy_cases[] = {
+	{ "policy-cm-invalid", 1 }, { "policy-cm-valid", 0 }, { "policy-cm-warnings", 0 },
+	{ "policy-cm-other-release", 1 }, { "policy-cm-missing-key", 0 }, { "policy-cm-many-errors", 0 },
+	{ "policy-cm-hostile-anchors", 0 }, { "policy-cm-data-not-string", 0 }, { "policy-cm-not-a-configmap", 0 },
+};
+
 static void test_review_every_allocation(void)
 {
 	struct error err;
@@ -1026,6 +1038,28 @@ static void test_review_every_allocation(void)
 			review_paths(own ? own : dflt, review_cases[i].name, body, len);
 		free(body);
 		config_free(own);
+	}
+	/* The policy ConfigMap's reviews (/validate-policy): the policy loaded from the review, denials, warnings. */
+	for (i = 0; i < sizeof policy_cases / sizeof policy_cases[0]; i++) {
+		struct review_policy_options po = { REVIEW_POLICY_KEY, "0.2.0" };
+		char path[512], label[256], *body;
+		size_t len = 0, f;
+
+		if (slow && !policy_cases[i].under_valgrind)
+			continue;
+		snprintf(path, sizeof path, "test/golden/%s/request.json", policy_cases[i].name);
+		body = file_read(path, 1u << 20, &len, &err);
+		CHECK(body != NULL);
+		for (f = 0; body != NULL && f < 2; f++) {
+			struct review_case c = { &po, NULL, body, len, f ? REVIEW_FULL_PARSE : 0, { 0 }, 0, { 0 } };
+			struct path p = { label, run_review, &c };
+
+			c.want_rc = review_policy_handle(&po, body, len, c.flags, &c.want, &c.want_err);
+			snprintf(label, sizeof label, "policy review %s (flags %u)", policy_cases[i].name, c.flags);
+			every_point(&p);
+			review_response_free(&c.want);
+		}
+		free(body);
 	}
 	/* Not JSON, and no uid: plain errors that must stay what they are. */
 	review_paths(dflt, "not-json", "{\"apiVersion\":", 14);
