@@ -260,7 +260,12 @@ void log_decision(const struct log_decision *d)
 	put_field(&l, "endpoint", nonempty(d->endpoint));
 	put_field(&l, "uid", nonempty(d->uid));
 	put_field(&l, "namespace", nonempty(d->ns));
-	put_field(&l, "pod", nonempty(d->pod));
+	if (nonempty(d->kind) != NULL) {
+		put_field(&l, "kind", d->kind);
+		put_field(&l, "name", nonempty(d->pod));
+	} else {
+		put_field(&l, "pod", nonempty(d->pod));
+	}
 	put_field(&l, "decision", nonempty(d->decision));
 	put_field(&l, "reason", nonempty(d->reason));
 	put_field(&l, "mode", nonempty(d->mode));

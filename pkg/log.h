@@ -66,6 +66,8 @@ struct log_decision {
 	uint64_t latency_us;
 	const char *pool;       /* the pool the pod goes to */
 	const char *pools;      /* or the pools it may go to, cheapest first, comma-separated */
+	const char *kind;       /* the object's kind when it is not a Pod (a workload judged by its
+	                           templates: "Deployment", "PyTorchJob"); pod then names it */
 };
 
 void log_decision(const struct log_decision *d);

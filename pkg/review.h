@@ -4,7 +4,8 @@
  * Decodes an admission.k8s.io/v1 or v1beta1 AdmissionReview, runs the policy
  * on the Pod it carries, and encodes the answer in the same version with the
  * request's uid. This is the whole of what /mutate, /validate and the
- * `review` CLI do; the server adds only transport.
+ * `review` CLI do; the server adds only transport. /validate-policy judges
+ * the policy ConfigMap's edits the same way (review_policy_handle()).
  */
 #ifndef GPU_ADMISSION_REVIEW_H
 #define GPU_ADMISSION_REVIEW_H
