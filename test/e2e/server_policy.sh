@@ -10,7 +10,7 @@
 #  4. metrics (endpoint="validate-policy") and the decision log line (kind=ConfigMap);
 #  5. hostile ConfigMaps of ~1 MiB, alone and eight at once: answered, the process stays
 #     under the chart's memory limit and comes back near its baseline; a pod review
-#     sent meanwhile is answered;
+#     sent meanwhile is answered; the load's bound is charged to the memory budget (503);
 #  6. README's `kubectl edit` transcript is what the webhook answers to README's edit.
 # Timings are reported, never asserted.
 . test/e2e/server.lib
@@ -173,6 +173,18 @@ if [ "$MEASURE_RSS" = 1 ]; then
 	check "hostile policies: RSS back within 4 MB of its baseline" sh -c "[ $((RSS1 - RSS0)) -le 4096 ]"
 fi
 stop_server "the policy server"
+# The load's bound is charged to the memory budget: with a budget of 4 MB, a 1 MiB policy
+# (charged 8 MiB besides its body) is a 503 with Retry-After, a small one is judged.
+start_server "$TMP/budget.log" $CERT --max-body 2000000 --memory-budget 4000000 ||
+	{ bad "the small-budget server did not start"; finish; }
+code=$(hcurl "$CA" /validate-policy --max-time $((30 * SLOW)) -H 'Content-Type: application/json' \
+	--data-binary "@$TMP/dense.json" -D "$TMP/headers" -o "$TMP/ans" -w '%{http_code}' 2>/dev/null)
+equals "$code" 503 "a 1 MiB policy over a 4 MB budget: 503"
+has "$TMP/headers" "Retry-After: 1" "... with Retry-After"
+cm_review test/pools/check-config/bad-selector.yaml >"$TMP/review.json"
+equals "$(post /validate-policy "$TMP/review.json")" 200 "a small policy within the same budget: judged"
+check "... and refused for its errors" jq -e '.response.allowed == false' "$TMP/ans"
+stop_server "the small-budget server"
 
 # ---- 3. a replica with no valid policy judges the edit that fixes it; --policy-key ----
 cp test/pools/check-config/unknown-top-keys.yaml "$TMP/broken.yaml"
