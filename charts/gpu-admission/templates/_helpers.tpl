@@ -188,3 +188,20 @@ without all three keys, certs.helm.regenerate).
 {{- printf "new-%s" (randAlphaNum 16) | sha256sum -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+The label that marks the policy ConfigMap: the validating webhook's policy
+entry selects by it (and by the release's app.kubernetes.io/instance).
+*/}}
+{{- define "gpu-admission.policyLabel" -}}
+gpu-admission.azure.io/policy: "true"
+{{- end -}}
+
+{{/*
+The ConfigMap key holding the policy: the file serve --config reads where the
+deployment mounts the ConfigMap, and the key /validate-policy judges (serve
+--policy-key).
+*/}}
+{{- define "gpu-admission.policyKey" -}}
+policy.yaml
+{{- end -}}
