@@ -229,7 +229,8 @@ static const char *read_uid(const json_t *root, struct error *err)
  * the resource (pods, deployments); a subresource (status, scale, ...)
  * carries another object or another change and is never judged.
  * Built-in workloads are judged at v1, the version every rule of the chart
- * names; custom resources as the policy's workloads list them.
+ * names; custom resources as the policy's workloads list them (cfg NULL: the
+ * policy ConfigMap's review, which has no policy in service, lists none).
  */
 static enum review_object which_object(const struct config *cfg, const char *group, const char *version,
 				       const char *kind, const char *resource, const char *sub)
@@ -240,7 +241,7 @@ static enum review_object which_object(const struct config *cfg, const char *gro
 		return resource == NULL || strcmp(resource, "pods") == 0 ? REVIEW_POD : REVIEW_OTHER;
 	if (template_builtin(group, kind))
 		return version != NULL && strcmp(version, "v1") == 0 ? REVIEW_WORKLOAD : REVIEW_OTHER;
-	return config_workload_find(cfg, group, version, kind) != NULL ? REVIEW_CUSTOM : REVIEW_OTHER;
+	return cfg != NULL && config_workload_find(cfg, group, version, kind) != NULL ? REVIEW_CUSTOM : REVIEW_OTHER;
 }
 
 static int decode(const struct config *cfg, const json_t *root, struct review_request *rq, struct error *err)
@@ -736,9 +737,9 @@ static json_t *parse(const char *body, size_t len, const struct scan_shape *shap
  * What every review starts with: body parsed (shape: what the fast path
  * keeps), the uid read, the envelope decoded into rq (borrowing from
  * *root, which the caller releases; cfg's workloads say which custom
- * resources are judged). 1 when rq is ready; 0 when the answer is made
- * instead (a malformed request, refused with its uid: *rc says whether
- * encoding it worked); -1 when no answer can carry a uid (err).
+ * resources are judged, none when NULL). 1 when rq is ready; 0 when the
+ * answer is made instead (a malformed request, refused with its uid: *rc
+ * says whether encoding it worked); -1 when no answer can carry a uid (err).
  */
 static int open_review(const struct config *cfg, const char *body, size_t len, const struct scan_shape *shape,
 		       unsigned flags, json_t **root, struct review_request *rq, struct review_response *res, int *rc,
