@@ -433,12 +433,12 @@ out:
 	return rc;
 }
 
-/* Whether the request carries an object the webhook judged as a workload. */
+/* Whether the request carries an object the webhook judged as a workload (never on /validate-policy). */
 static int is_workload(const json_t *request, const json_t *resp)
 {
 	const json_t *req = json_object_get(request, "request");
 
-	return json_is_object(json_object_get(req, "object")) &&
+	return policy_case == NULL && json_is_object(json_object_get(req, "object")) &&
 	       strcmp(wc_str(json_object_get(req, "kind"), "kind"), "Pod") != 0 &&
 	       json_object_get(json_object_get(resp, "auditAnnotations"), "decision") != NULL;
 }
