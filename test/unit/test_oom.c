@@ -1011,7 +1011,8 @@ static const struct {
 	{ "workload-deployment-status-subresource", 0 }, { "workload-job-mig-warning", 0 },
 };
 
-/* Policy ConfigMaps (/validate-policy): valid, invalid, warnings, another release's, a missing key, hostile. */
+/* Policy ConfigMaps (/validate-policy): valid, invalid, warnings, another release's, a missing key, hostile,
+ * workloads listed (and one listed wrong). */
 static const struct {
 	const char *name;
 	int under_valgrind;
@@ -1019,6 +1020,7 @@ static const struct {
 	{ "policy-cm-invalid", 1 }, { "policy-cm-valid", 0 }, { "policy-cm-warnings", 0 },
 	{ "policy-cm-other-release", 0 }, { "policy-cm-missing-key", 0 }, { "policy-cm-many-errors", 0 },
 	{ "policy-cm-hostile-anchors", 0 }, { "policy-cm-data-not-string", 0 }, { "policy-cm-not-a-configmap", 0 },
+	{ "policy-cm-workloads", 0 }, { "policy-cm-workloads-invalid", 0 },
 };
 
 static void test_review_every_allocation(void)
