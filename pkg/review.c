@@ -916,7 +916,12 @@ struct policy_shape {
 	struct scan_shape key[2], metadata[4], object[4], request[12], review[6];
 };
 
-/* Copies shape src into dst (room for cap entries), member key's entry replaced by an object of children. */
+/*
+ * Copies shape src into dst (room for cap entries), member key's entry
+ * replaced by an object of children. The terminator is copied as it is, so a
+ * shape that goes on in another table (SCAN_ALSO) or searches (SCAN_DESCEND)
+ * still does; key must be one of src's own entries, not of such a table.
+ */
 static void shape_swap(struct scan_shape *dst, size_t cap, const struct scan_shape *src, const char *key,
 		       const struct scan_shape *children)
 {
@@ -924,7 +929,7 @@ static void shape_swap(struct scan_shape *dst, size_t cap, const struct scan_sha
 
 	for (i = 0; i + 1 < cap && src[i].key != NULL; i++)
 		dst[i] = strcmp(src[i].key, key) == 0 ? (struct scan_shape){ key, SCAN_OBJECT, children } : src[i];
-	dst[i] = (struct scan_shape){ NULL, SCAN_WHOLE, NULL };
+	dst[i] = src[i].key == NULL ? src[i] : (struct scan_shape){ NULL, SCAN_WHOLE, NULL };
 }
 
 static void policy_shape_init(struct policy_shape *s, const char *key)
