@@ -21,6 +21,29 @@
 #define CONFIG_GPUS_PER_NODE_MAX 1024
 #define CONFIG_POOL_TOLERATIONS_MAX 32  /* per pool: each is checked against every toleration
                                            a pod has and every one added before it */
+/*
+ * The shape of the YAML text, checked on libyaml's event stream before the
+ * document is built (check_bounds()): the policy also arrives from the
+ * network (the webhook judges edits of its ConfigMap), and libyaml's own
+ * costs are not linear in the text. A 1 MiB flow list of one-letter scalars
+ * builds a 90 MB document; flow nesting costs the scanner time in the square
+ * of the depth (minutes at 500,000 levels); each anchor and each %TAG
+ * directive is compared with every earlier one (18 s for 88,000 anchors, 5 s
+ * for 40,000 directives); an alias is walked by the loader as a copy of what
+ * it names. A policy needs a few hundred nodes, nesting 7 deep, no anchors.
+ */
+#define CONFIG_NODES_MAX 20000    /* scalars, lists and maps, an alias counting as what it
+                                     repeats: ~170 bytes each in libyaml's document */
+#define CONFIG_DEPTH_MAX 32       /* lists and maps inside each other */
+#define CONFIG_ANCHORS_MAX 64     /* &anchors in a file */
+#define CONFIG_DIRECTIVES_MAX 16  /* lines starting with %, where directives go */
+/*
+ * What a load allocates at most (config_load_memory()): measured by
+ * test_oom on the costliest texts within the limits above, with room.
+ */
+#define CONFIG_LOAD_BASE (256u * 1024)        /* the default policy, parser buffers */
+#define CONFIG_LOAD_PER_BYTE 160u             /* dense nodes: "[a,a,..." ~170 B of document per 2 bytes */
+#define CONFIG_LOAD_MAX (8u * 1024 * 1024)    /* at CONFIG_NODES_MAX, with errors */
 
 /*
  * The embedded default. It is parsed by the same code as a user file, so the
@@ -1616,6 +1639,166 @@ static void yaml_problem(struct loader *ld, const yaml_parser_t *parser)
 		fail_nomem(ld);
 }
 
+/* ==== Bounds of the YAML text (see CONFIG_NODES_MAX) ==== */
+
+/* An anchor seen so far, and how many nodes an alias to it stands for (0 while its node is open). */
+struct bound_anchor {
+	char *name;
+	size_t nodes;
+};
+
+struct bounds {
+	struct loader *ld;
+	struct bound_anchor anchors[CONFIG_ANCHORS_MAX];
+	size_t n_anchors;
+	struct {
+		size_t start;  /* nodes counted before this list or map */
+		int anchor;    /* its entry in anchors, or -1 */
+	} open[CONFIG_DEPTH_MAX];
+	size_t depth;
+	size_t nodes;      /* so far, aliases expanded */
+};
+
+/* Records one problem at mark and says the check is over (-1). */
+static int bounds_fail(struct bounds *b, yaml_mark_t mark, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int bounds_fail(struct bounds *b, yaml_mark_t mark, const char *fmt, ...)
+{
+	char msg[ERROR_MSG_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (errors_add(b->ld->errs, mark.line + 1, mark.column + 1, b->ld->name, "(document)", msg) != 0)
+		fail_nomem(b->ld);
+	return -1;
+}
+
+static int bounds_count(struct bounds *b, size_t n, yaml_mark_t mark)
+{
+	b->nodes += n;
+	if (b->nodes > CONFIG_NODES_MAX)
+		return bounds_fail(b, mark, "more than %d YAML nodes (scalars, lists and maps; an alias counts "
+				   "as what it repeats): a policy needs a few hundred", CONFIG_NODES_MAX);
+	return 0;
+}
+
+/* A node's anchor: kept with its size when known (scalars), else completed when the node ends. -1 when over. */
+static int bounds_anchor(struct bounds *b, const yaml_char_t *name, size_t nodes, yaml_mark_t mark, int *slot)
+{
+	*slot = -1;
+	if (name == NULL)
+		return 0;
+	if (b->n_anchors == CONFIG_ANCHORS_MAX)
+		return bounds_fail(b, mark, "more than %d anchors (&name)", CONFIG_ANCHORS_MAX);
+	if ((b->anchors[b->n_anchors].name = strdup((const char *)name)) == NULL) {
+		fail_nomem(b->ld);
+		return -1;
+	}
+	b->anchors[b->n_anchors].nodes = nodes;
+	*slot = (int)b->n_anchors++;
+	return 0;
+}
+
+/* What an alias to name stands for: the latest complete anchor of that name (libyaml refuses the rest). */
+static size_t bounds_alias(const struct bounds *b, const yaml_char_t *name)
+{
+	size_t i;
+
+	for (i = b->n_anchors; name != NULL && i-- > 0;)
+		if (strcmp(b->anchors[i].name, (const char *)name) == 0)
+			return b->anchors[i].nodes ? b->anchors[i].nodes : 1;
+	return 1;
+}
+
+static int bounds_event(struct bounds *b, const yaml_event_t *ev)
+{
+	int slot;
+
+	switch (ev->type) {
+	case YAML_SCALAR_EVENT:
+		if (bounds_count(b, 1, ev->start_mark) != 0)
+			return -1;
+		return bounds_anchor(b, ev->data.scalar.anchor, 1, ev->start_mark, &slot);
+	case YAML_ALIAS_EVENT:
+		return bounds_count(b, bounds_alias(b, ev->data.alias.anchor), ev->start_mark);
+	case YAML_SEQUENCE_START_EVENT:
+	case YAML_MAPPING_START_EVENT:
+		if (b->depth == CONFIG_DEPTH_MAX)
+			return bounds_fail(b, ev->start_mark, "lists and maps nest deeper than %d levels",
+					   CONFIG_DEPTH_MAX);
+		if (bounds_count(b, 1, ev->start_mark) != 0 ||
+		    bounds_anchor(b, ev->type == YAML_SEQUENCE_START_EVENT ? ev->data.sequence_start.anchor
+					   : ev->data.mapping_start.anchor, 0, ev->start_mark, &slot) != 0)
+			return -1;
+		b->open[b->depth].start = b->nodes - 1;
+		b->open[b->depth].anchor = slot;
+		b->depth++;
+		return 0;
+	case YAML_SEQUENCE_END_EVENT:
+	case YAML_MAPPING_END_EVENT:
+		if (b->depth > 0 && (slot = b->open[--b->depth].anchor) >= 0)
+			b->anchors[slot].nodes = b->nodes - b->open[b->depth].start;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Checks buf against CONFIG_NODES_MAX and its kin before libyaml builds a
+ * document of it: 0 when within them (or not valid YAML, which the load then
+ * reports as it always did, having built no more than the part checked), -1
+ * with the one problem recorded (or ld->nomem set). Linear in len.
+ */
+static int check_bounds(struct loader *ld, const char *buf, size_t len)
+{
+	struct bounds b;
+	yaml_parser_t parser;
+	yaml_event_t ev;
+	size_t i, directives = 0, line = 0;
+	int rc = 0, done = 0;
+
+	/* Directives are all read, and compared, before the first event: counted in the text. */
+	for (i = 0; i < len; i++) {
+		if (buf[i] == '%' && (i == 0 || buf[i - 1] == '\n') && ++directives > CONFIG_DIRECTIVES_MAX) {
+			yaml_mark_t mark = { i, line, 0 };
+
+			memset(&b, 0, sizeof b);
+			b.ld = ld;
+			return bounds_fail(&b, mark, "more than %d lines start with %% (YAML directives)",
+					   CONFIG_DIRECTIVES_MAX);
+		}
+		if (buf[i] == '\n')
+			line++;
+	}
+	memset(&b, 0, sizeof b);
+	b.ld = ld;
+	if (!yaml_parser_initialize(&parser)) {
+		fail_nomem(ld);
+		return -1;
+	}
+	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
+	while (rc == 0 && !done) {
+		if (!yaml_parser_parse(&parser, &ev)) {
+			if (parser.error == YAML_MEMORY_ERROR) {
+				fail_nomem(ld);
+				rc = -1;
+			}
+			break;  /* not YAML: the load says so */
+		}
+		done = ev.type == YAML_STREAM_END_EVENT;
+		rc = bounds_event(&b, &ev);
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&parser);
+	for (i = 0; i < b.n_anchors; i++)
+		free(b.anchors[i].name);
+	return rc;
+}
+
 /* Overlays the YAML in buf on cfg. Every problem goes to errs; 0 when there were none. */
 static int apply_yaml(struct config *cfg, const char *buf, size_t len, const char *name,
 		      struct config_errors *errs, struct error *err)
@@ -1626,6 +1809,8 @@ static int apply_yaml(struct config *cfg, const char *buf, size_t len, const cha
 	yaml_node_t *root;
 	size_t before = errs->total;
 
+	if (check_bounds(&ld, buf, len) != 0)
+		goto out;
 	if (!yaml_parser_initialize(&parser)) {
 		error_set(err, ERROR_NOMEM, "%s: out of memory", name);
 		return -1;
@@ -1660,6 +1845,7 @@ static int apply_yaml(struct config *cfg, const char *buf, size_t len, const cha
 	yaml_document_delete(&doc);
 out_parser:
 	yaml_parser_delete(&parser);
+out:
 	if (ld.nomem) {
 		/* Not a policy error: no list, and err's kind tells the two apart. */
 		config_errors_free(errs);
@@ -1750,6 +1936,10 @@ struct config *config_load_buffer_all(const char *buf, size_t len, const char *n
 	struct config *cfg;
 
 	config_errors_free(e);
+	if (len > CONFIG_FILE_MAX) {  /* as file_read() refuses a larger file */
+		error_set(err, ERROR_TOO_LARGE, "%s: larger than %d bytes", name, CONFIG_FILE_MAX);
+		return NULL;
+	}
 	if ((cfg = config_default(err)) == NULL)
 		return NULL;
 	if (apply_yaml(cfg, buf, len, name, e, err) != 0) {
@@ -1764,6 +1954,14 @@ struct config *config_load_buffer_all(const char *buf, size_t len, const char *n
 	}
 	config_errors_free(&own);
 	return cfg;
+}
+
+size_t config_load_memory(size_t len)
+{
+	size_t n = len < CONFIG_FILE_MAX ? len : CONFIG_FILE_MAX;
+	size_t bound = CONFIG_LOAD_BASE + n * CONFIG_LOAD_PER_BYTE;
+
+	return bound < CONFIG_LOAD_MAX ? bound : CONFIG_LOAD_MAX;
 }
 
 struct config *config_load_buffer(const char *buf, size_t len, const char *name,

@@ -204,6 +204,14 @@ struct config *config_load_file_all(const char *path, struct config_errors *errs
 /* Releases what errs owns and zeroes it. Accepts NULL. */
 void config_errors_free(struct config_errors *errs);
 
+/*
+ * The most a load of len bytes allocates (config_load_buffer_all(), libyaml
+ * included, errors and all), whatever the bytes: test_oom measures it on
+ * hostile texts at the limits. The server charges it to its memory budget
+ * while it judges a policy ConfigMap.
+ */
+size_t config_load_memory(size_t len);
+
 /* Frees cfg and everything it owns. Accepts NULL. */
 void config_free(struct config *cfg);
 

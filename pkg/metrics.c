@@ -24,8 +24,9 @@ static const char *const bucket_le[METRICS_BUCKETS] = {
 	"0.1", "0.25", "0.5", "1"
 };
 
-/* Histograms exist for the admission endpoints only. */
-#define N_HIST 2
+/* Histograms exist for the admission endpoints only, the first of enum metrics_endpoint. */
+#define N_HIST 3
+_Static_assert(METRICS_EP_VALIDATE_POLICY + 1 == N_HIST, "the admission endpoints come first");
 #define N_MODES 3     /* enum config_mode: enforce, warn, dryrun */
 #define N_VERDICTS 3  /* enum policy_decision: allow, mutate, reject */
 #define N_KINDS (TEMPLATE_KINDS + 1)  /* the kind label: a built-in kind's name, or "custom" */
@@ -46,7 +47,7 @@ struct metrics {
 };
 
 static const char *const ep_names[METRICS_EP_COUNT] = {
-	"mutate", "validate", "healthz", "readyz", "metrics", "other"
+	"mutate", "validate", "validate-policy", "healthz", "readyz", "metrics", "other"
 };
 static const char *const dec_names[METRICS_DEC_COUNT] = {
 	"none", "allow", "mutate", "reject", "error"
@@ -105,7 +106,7 @@ void metrics_request(struct metrics *m, enum metrics_endpoint ep, enum metrics_d
 	if ((unsigned)dec >= METRICS_DEC_COUNT)
 		dec = METRICS_DEC_NONE;
 	atomic_fetch_add_explicit(&m->requests[ep][dec][code_index(code)], 1, memory_order_relaxed);
-	if (ep != METRICS_EP_MUTATE && ep != METRICS_EP_VALIDATE)
+	if ((unsigned)ep >= N_HIST)
 		return;
 	h = &m->latency[ep];
 	for (b = 0; b < METRICS_BUCKETS && latency_us > bucket_us[b]; b++)
@@ -248,7 +249,8 @@ static void render_latency(struct buf *b, const struct metrics *m)
 {
 	size_t ep, i;
 
-	emit(b, "# HELP gpu_admission_request_duration_seconds Time from request headers to queued answer on /mutate and /validate.\n"
+	emit(b, "# HELP gpu_admission_request_duration_seconds Time from request headers to queued answer on /mutate, "
+		"/validate and /validate-policy.\n"
 		"# TYPE gpu_admission_request_duration_seconds histogram\n");
 	for (ep = 0; ep < N_HIST; ep++) {
 		const struct histogram *h = &m->latency[ep];

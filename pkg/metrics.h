@@ -17,9 +17,11 @@
 #include "error.h"
 #include "policy.h"
 
+/* The admission endpoints first: they alone have a latency histogram. */
 enum metrics_endpoint {
 	METRICS_EP_MUTATE = 0,
 	METRICS_EP_VALIDATE,
+	METRICS_EP_VALIDATE_POLICY,  /* the policy ConfigMap's edits */
 	METRICS_EP_HEALTHZ,
 	METRICS_EP_READYZ,
 	METRICS_EP_METRICS,
@@ -55,7 +57,8 @@ void metrics_free(struct metrics *m);
 
 /*
  * Counts one answered request. code is the HTTP status sent; latency_us is
- * observed in the histogram for the admission endpoints only.
+ * observed in the histogram for the admission endpoints only (mutate,
+ * validate, validate-policy).
  */
 void metrics_request(struct metrics *m, enum metrics_endpoint ep, enum metrics_decision dec,
 		     int code, uint64_t latency_us);

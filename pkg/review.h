@@ -6,7 +6,8 @@
  * (pkg/workload.c: built-in workload kinds, and the custom resources the
  * policy lists), and encodes the answer in the same version with the
  * request's uid. This is the whole of what /mutate, /validate and the
- * `review` CLI do; the server adds only transport.
+ * `review` CLI do; the server adds only transport. /validate-policy judges
+ * the policy ConfigMap's edits the same way (review_policy_handle()).
  */
 #ifndef GPU_ADMISSION_REVIEW_H
 #define GPU_ADMISSION_REVIEW_H
@@ -78,6 +79,49 @@ int review_handle_ex(const struct config *cfg, const char *body, size_t len, uns
 
 /* Releases what res owns and zeroes it. Accepts NULL. */
 void review_response_free(struct review_response *res);
+
+/* ==== The policy ConfigMap (POST /validate-policy) ==== */
+
+#define REVIEW_POLICY_KEY "policy.yaml"  /* the data key the chart keeps the policy in, and mounts */
+#define REVIEW_POLICY_KEY_MAX 253        /* a ConfigMap key: a DNS subdomain's length */
+#define REVIEW_POLICY_ERRORS_MAX 20      /* errors a denial lists (check-config lists them all) */
+#define REVIEW_POLICY_MESSAGE_MAX 4096   /* bytes of a denial's message: an error that does not fit
+                                            whole is counted, not listed */
+#define REVIEW_POLICY_WARNINGS_MAX 10    /* warnings an answer carries, each <= POLICY_WARNING_MAX */
+#define REVIEW_VERSION_LABEL "app.kubernetes.io/version"
+
+struct review_policy_options {
+	const char *key;      /* the data key that holds the policy (REVIEW_POLICY_KEY) */
+	const char *version;  /* this binary's release; NULL: no ConfigMap is taken for another
+	                         release's (see review_policy_handle()) */
+};
+
+/*
+ * Judges the ConfigMap an AdmissionReview (body[0..len), borrowed) carries
+ * as the policy gpu-admission would serve: data[o->key] is loaded as serve
+ * --config loads a file (config_load_buffer_all(), named o->key, so the
+ * errors read as `gpu-admission check-config KEY` prints them). Valid: allowed,
+ * with config_warnings() as warnings. Invalid, missing, or not text: denied
+ * (403), the message listing the errors (at most REVIEW_POLICY_ERRORS_MAX,
+ * within REVIEW_POLICY_MESSAGE_MAX bytes). A ConfigMap labelled
+ * REVIEW_VERSION_LABEL with a release other than o->version is one a chart
+ * upgrade is rolling out, written for a binary whose policy fields this one
+ * may not know: it is allowed, its errors here given as warnings (the new
+ * replicas judge it when they load it, and stay not ready on a bad one).
+ * Anything but a ConfigMap CREATE or UPDATE is allowed untouched. flags:
+ * REVIEW_FULL_PARSE as for review_handle_ex(). Returns as review_handle().
+ * The load allocates with malloc, outside jansson: up to
+ * config_load_memory() bytes of the policy text's length.
+ */
+int review_policy_handle(const struct review_policy_options *o, const char *body, size_t len, unsigned flags,
+			 struct review_response *res, struct error *err);
+
+/*
+ * 0 when key is a ConfigMap data key (1 to REVIEW_POLICY_KEY_MAX of
+ * letters, digits, '-', '_' and '.', not "." or ".."), else -1 with
+ * ERROR_INPUT saying why.
+ */
+int review_policy_key_check(const char *key, struct error *err);
 
 /* ==== Offline, for the review command (review_offline.c) ==== */
 

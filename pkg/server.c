@@ -219,6 +219,8 @@ static enum metrics_endpoint route(const char *url, int plain)
 		return METRICS_EP_MUTATE;
 	if (!plain && strcmp(url, "/validate") == 0)
 		return METRICS_EP_VALIDATE;
+	if (!plain && strcmp(url, "/validate-policy") == 0)
+		return METRICS_EP_VALIDATE_POLICY;
 	if (strcmp(url, "/healthz") == 0)
 		return METRICS_EP_HEALTHZ;
 	if (strcmp(url, "/readyz") == 0)
@@ -230,7 +232,7 @@ static enum metrics_endpoint route(const char *url, int plain)
 
 static int is_admission(enum metrics_endpoint ep)
 {
-	return ep == METRICS_EP_MUTATE || ep == METRICS_EP_VALIDATE;
+	return ep == METRICS_EP_MUTATE || ep == METRICS_EP_VALIDATE || ep == METRICS_EP_VALIDATE_POLICY;
 }
 
 /*
@@ -344,27 +346,52 @@ static enum metrics_decision decision_of(const struct review_response *res)
 	return res->patched ? METRICS_DEC_MUTATE : METRICS_DEC_ALLOW;
 }
 
+/*
+ * A policy ConfigMap review (/validate-policy): judged without the policy in
+ * service (a replica without one can still judge the edit that fixes it).
+ * The policy load allocates outside the arena: its bound is charged to the
+ * budget for as long as it runs (in *charged).
+ */
+static int review_policy(struct server *s, struct srv_req *rq, struct review_response *res, size_t *charged,
+			 struct error *err)
+{
+	struct review_policy_options po = { s->o->policy_key ? s->o->policy_key : REVIEW_POLICY_KEY, s->o->version };
+	size_t need = config_load_memory(rq->len);
+
+	if (server_budget_take(s, need) != 0) {
+		memset(res, 0, sizeof *res);
+		error_set(err, ERROR_UNAVAILABLE, "server busy: the requests in flight hold the memory budget; retry");
+		return -1;
+	}
+	*charged = need;
+	return review_policy_handle(&po, rq->body ? rq->body : "", rq->len, 0, res, err);
+}
+
 static enum MHD_Result answer_review(struct server *s, struct MHD_Connection *c, struct srv_req *rq)
 {
 	struct review_response res;
-	struct srv_config *cfg = server_config_acquire(s);
+	struct srv_config *cfg = NULL;
 	struct error err = { 0 };
 	enum MHD_Result ok;
 	enum metrics_decision dec;
-	size_t arena;
+	size_t arena, charged = 0;
 	char *body;
 	size_t len;
 	int rc;
 
-	if (cfg == NULL)
+	if (rq->ep != METRICS_EP_VALIDATE_POLICY && (cfg = server_config_acquire(s)) == NULL)
 		return answer_error(s, c, rq, ERROR_UNAVAILABLE, "no valid policy loaded: not ready");
 	if (server_arena_begin(s) != 0) {
 		server_config_release(cfg);
 		return answer_error(s, c, rq, ERROR_UNAVAILABLE, "out of memory: retry");
 	}
-	rc = review_handle(cfg->cfg, rq->body ? rq->body : "", rq->len, rq->ep == METRICS_EP_VALIDATE,
-			   &res, &err);
+	if (rq->ep == METRICS_EP_VALIDATE_POLICY)
+		rc = review_policy(s, rq, &res, &charged, &err);
+	else
+		rc = review_handle(cfg->cfg, rq->body ? rq->body : "", rq->len, rq->ep == METRICS_EP_VALIDATE,
+				   &res, &err);
 	server_config_release(cfg);
+	server_budget_give(s, charged);
 	/* The answer outlives the arena: anything it owns must not live there (it never does, but check). */
 	if (res.body != NULL && server_arena_owns(res.body)) {
 		body = malloc(res.len + 1);
@@ -377,8 +404,8 @@ static enum MHD_Result answer_review(struct server *s, struct MHD_Connection *c,
 		}
 	}
 	arena = server_arena_end();
-	if (rq->reserved + (arena & ~SERVER_ARENA_REFUSED) > rq->held)
-		rq->held = rq->reserved + (arena & ~SERVER_ARENA_REFUSED);
+	if (rq->reserved + charged + (arena & ~SERVER_ARENA_REFUSED) > rq->held)
+		rq->held = rq->reserved + charged + (arena & ~SERVER_ARENA_REFUSED);
 	if (arena & SERVER_ARENA_REFUSED) {
 		review_response_free(&res);
 		return answer_error(s, c, rq, ERROR_UNAVAILABLE,
@@ -394,9 +421,11 @@ static enum MHD_Result answer_review(struct server *s, struct MHD_Connection *c,
 	if (log_enabled(LOG_LEVEL_INFO)) {
 		struct log_decision d = { metrics_endpoint_name(rq->ep), res.uid, res.ns, res.name,
 					  dec == METRICS_DEC_ERROR ? "error" : policy_decision_name(res.decision),
-					  res.reason, dec == METRICS_DEC_ERROR ? NULL : config_mode_name(res.mode),
+					  res.reason, dec == METRICS_DEC_ERROR || rq->ep == METRICS_EP_VALIDATE_POLICY ? NULL
+					  : config_mode_name(res.mode),
 					  200, now_us() - rq->start_us, NULL, NULL,
-					  res.object_kind[0] && strcmp(res.object_kind, "Pod") != 0 ? res.object_kind : NULL };
+					  rq->ep == METRICS_EP_VALIDATE_POLICY ? "ConfigMap"
+					  : res.object_kind[0] && strcmp(res.object_kind, "Pod") != 0 ? res.object_kind : NULL };
 
 		if (res.n_pools == 1)
 			d.pool = res.pools;
@@ -580,7 +609,8 @@ static const char *early_message(enum error_kind kind, size_t max)
 	static _Thread_local char msg[96];
 
 	switch (kind) {
-	case ERROR_NOT_FOUND:  return "not found: the endpoints are /mutate, /validate, /healthz, /readyz, /metrics";
+	case ERROR_NOT_FOUND:  return "not found: the endpoints are /mutate, /validate, /validate-policy, /healthz, "
+				      "/readyz, /metrics";
 	case ERROR_METHOD:     return "method not allowed";
 	case ERROR_MEDIA_TYPE: return "Content-Type must be application/json";
 	case ERROR_NOMEM:      return "out of memory";
@@ -939,6 +969,10 @@ static int check_options(const struct server_options *o, struct error *err)
 	    o->header_timeout == 0) {
 		error_set(err, ERROR_INPUT, "--max-body, --timeout, --header-timeout, --shutdown-grace and "
 			  "--max-connections must be positive");
+		return -1;
+	}
+	if (o->policy_key != NULL && review_policy_key_check(o->policy_key, err) != 0) {
+		error_prefix(err, "--policy-key: ");
 		return -1;
 	}
 	if (o->memory_budget < o->max_body + 1) {

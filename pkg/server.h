@@ -2,6 +2,8 @@
  * server: the HTTPS admission webhook (libmicrohttpd).
  *
  *   POST /mutate, /validate   AdmissionReview in, AdmissionReview out (pkg/review)
+ *   POST /validate-policy     the policy ConfigMap's CREATE and UPDATE, judged as check-config
+ *                             judges a file (pkg/review: review_policy_handle())
  *   GET  /healthz             the process is alive
  *   GET  /readyz              config loaded, certificate valid, not draining
  *   GET  /metrics             Prometheus text (also on the optional plain-HTTP listener)
@@ -43,6 +45,8 @@ struct server_options {
 	const char *tls_key;
 	int self_signed;            /* generate an in-memory certificate */
 	const char *config_path;    /* policy file, watched; NULL: the embedded default */
+	const char *policy_key;     /* the policy ConfigMap's data key /validate-policy reads
+	                               (REVIEW_POLICY_KEY when NULL) */
 	const char *service_name;   /* warn when the certificate's SANs miss it; may be NULL */
 	const char *version;        /* for gpu_admission_build_info */
 	size_t max_body;            /* bytes; larger bodies get 413 */

@@ -4,6 +4,7 @@
 
 #include "commands.h"
 #include "log.h"
+#include "review.h"
 #include "server.h"
 
 #ifndef GPU_ADMISSION_VERSION
@@ -13,7 +14,7 @@
 enum {
 	OPT_ADDR = CLI_LONG_ONLY, OPT_CERT, OPT_KEY, OPT_SELF, OPT_CONFIG, OPT_METRICS, OPT_BODY, OPT_THREADS,
 	OPT_MAXCONN, OPT_PERIP, OPT_TIMEOUT, OPT_GRACE, OPT_SERVICE, OPT_LOG, OPT_LOG_FORMAT,
-	OPT_HEADER_TIMEOUT, OPT_BUDGET
+	OPT_HEADER_TIMEOUT, OPT_BUDGET, OPT_POLICY_KEY
 };
 
 /* The defaults the help states, held to the server's own (pkg/server.h). */
@@ -33,6 +34,8 @@ static const struct cli_option serve_options[] = {
 	{ "self-signed", OPT_SELF, NULL, "generate an in-memory certificate (local use only)", 0 },
 	{ "config", OPT_CONFIG, "FILE", "policy file (default: the embedded policy); watched and reloaded;\n"
 					"an invalid one is logged, one line per error", 0 },
+	{ "policy-key", OPT_POLICY_KEY, "KEY", "the data key of the policy ConfigMap that POST /validate-policy\n"
+					       "judges (default " REVIEW_POLICY_KEY ", the chart's)", 0 },
 	{ "metrics-addr", OPT_METRICS, "HOST:PORT", "also serve /metrics, /healthz, /readyz over plain HTTP", 0 },
 	{ "max-body", OPT_BODY, "BYTES", "largest request body (default 3145728, 3 MiB); larger: 413", 0 },
 	{ "threads", OPT_THREADS, "N", "worker threads (default: one per CPU the process may use,\n"
@@ -75,6 +78,7 @@ static int run_serve(const struct cli_command *cmd, int argc, char **argv)
 		case OPT_KEY: o.tls_key = p.value; break;
 		case OPT_SELF: o.self_signed = 1; break;
 		case OPT_CONFIG: o.config_path = p.value; break;
+		case OPT_POLICY_KEY: o.policy_key = p.value; break;
 		case OPT_METRICS: o.metrics_addr = p.value; break;
 		case OPT_SERVICE: o.service_name = p.value; break;
 		case OPT_BODY:
@@ -140,14 +144,16 @@ static int run_serve(const struct cli_command *cmd, int argc, char **argv)
 
 const struct cli_command cmd_serve = {
 	.name = "serve",
-	.summary = "run the HTTPS admission webhook (/mutate, /validate, /metrics)",
+	.summary = "run the HTTPS admission webhook (/mutate, /validate, /validate-policy, /metrics)",
 	.usage = "(--tls-cert FILE --tls-key FILE | --self-signed) [OPTIONS]",
 	.description =
 		"Serves the admission webhook over HTTPS: POST /mutate, POST /validate,\n"
-		"GET /healthz, /readyz, /metrics. SIGTERM drains and exits 0; SIGHUP reloads\n"
-		"the policy and the certificate, which are also reloaded when their files\n"
-		"change. A policy that does not load leaves it running, not ready, retrying.\n"
-		"Logs go to stderr, one line per admission decision at level info.",
+		"POST /validate-policy (an edit of the policy ConfigMap, judged as check-config\n"
+		"judges a file: a bad one is denied with its errors), GET /healthz, /readyz,\n"
+		"/metrics. SIGTERM drains and exits 0; SIGHUP reloads the policy and the\n"
+		"certificate, which are also reloaded when their files change. A policy that\n"
+		"does not load leaves it running, not ready, retrying. Logs go to stderr, one\n"
+		"line per admission decision at level info.",
 	.options = serve_options,
 	.exits = (const struct cli_exit[]){
 		{ EXIT_OK, "stopped cleanly after SIGTERM or SIGINT" },

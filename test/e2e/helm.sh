@@ -97,6 +97,8 @@ refuse "unknown certs.mode" --set certs.mode=vault
 refuse "unknown policy.mode" --set policy.mode=strict
 refuse "unknown namespaceModes mode" --set policy.namespaceModes.team=audit
 refuse "unknown failurePolicy" --set webhook.mutating.failurePolicy=Retry
+refuse "unknown policyCheck failurePolicy" --set webhook.policyCheck.failurePolicy=Retry
+refuse "policyCheck.enabled as a string" --set-string webhook.policyCheck.enabled=yes
 refuse "replicaCount as a string" --set-string replicaCount=two
 refuse "timeoutSeconds above 30" --set webhook.timeoutSeconds=31
 refuse "unknown top-level key" --set replicas=3
@@ -225,11 +227,11 @@ if "$BIN" certs --help >/dev/null 2>&1 || "$BIN" help 2>&1 | grep -q '^  certs';
 	t sh -c "'$KUBECTL' -n $NS create secret tls gpu-admission-tls --cert='$m/certs/tls.crt' --key='$m/certs/tls.key' \
 		--dry-run=client -o yaml >'$m/secret.yaml' && grep -q 'name: gpu-admission-tls' '$m/secret.yaml' &&
 		grep -q 'secretName: gpu-admission-tls' manifests/gpu-admission.yaml"
-	desc="sequence: the documented sed fills caBundle and registry"
+	desc="sequence: the documented sed fills caBundle (the three webhook entries) and registry"
 	t sh -c "sed -e \"s|\\\${CA_BUNDLE}|\$(cat '$m/certs/caBundle')|\" -e 's|\${REGISTRY}|myacr.azurecr.io|' \
 		manifests/gpu-admission.yaml >'$m/apply.yaml' && ! grep -n '\\\${' '$m/apply.yaml' &&
 		[ \$(grep -c \"caBundle: \$(cat '$m/certs/caBundle')\$\" '$m/apply.yaml') -eq \$(grep -c '^ *clientConfig:\$' '$m/apply.yaml') ] &&
-		[ \$(grep -c '^ *clientConfig:\$' '$m/apply.yaml') -eq 3 ] &&
+		[ \$(grep -c '^ *clientConfig:\$' '$m/apply.yaml') -eq 4 ] &&
 		grep -q 'image: myacr.azurecr.io/gpu-admission:' '$m/apply.yaml'"
 	desc="sequence: caBundle decodes to the CA that signed tls.crt"
 	t sh -c "base64 -d '$m/certs/caBundle' >'$m/ca-from-bundle.pem' && openssl verify -CAfile '$m/ca-from-bundle.pem' '$m/certs/tls.crt'"

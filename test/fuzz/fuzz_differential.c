@@ -5,9 +5,10 @@
  *    dumped (integer or real, -0.0, every decoded escape, key order);
  *  - review answers are byte-identical on both paths, or both fail with the
  *    same message: pods, the built-in workloads judged by their templates,
- *    and the custom resources the policy below lists (whose templates the
- *    fast path finds by searching, SCAN_DESCEND), seeded with every golden
- *    request, workload-* cases included.
+ *    the custom resources the policy below lists (whose templates the fast
+ *    path finds by searching, SCAN_DESCEND), and the policy ConfigMap
+ *    (/validate-policy), seeded with every golden request, workload-* and
+ *    policy-cm-* cases included.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,22 @@ static void check_scan(const unsigned char *data, size_t size)
 	json_decref(parsed);
 }
 
+/* The two paths of /validate-policy answer alike. */
+static void check_policy(const unsigned char *data, size_t size)
+{
+	static const struct review_policy_options o = { REVIEW_POLICY_KEY, "0.2.0" };
+	struct review_response fast, full;
+	struct error efast, efull;
+	int rf = review_policy_handle(&o, (const char *)data, size, 0, &fast, &efast);
+	int rs = review_policy_handle(&o, (const char *)data, size, REVIEW_FULL_PARSE, &full, &efull);
+
+	if (rf != rs || (rf == 0 && (fast.len != full.len || memcmp(fast.body, full.body, fast.len) != 0)) ||
+	    (rf != 0 && strcmp(efast.msg, efull.msg) != 0))
+		abort();
+	review_response_free(&fast);
+	review_response_free(&full);
+}
+
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
 	struct review_response fast, full;
@@ -69,5 +86,6 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		abort();
 	review_response_free(&fast);
 	review_response_free(&full);
+	check_policy(data, size);
 	return 0;
 }

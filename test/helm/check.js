@@ -205,7 +205,7 @@ function main() {
 	};
 	const known = ["addr", "tls-cert", "tls-key", "self-signed", "config", "metrics-addr", "max-body", "threads",
 		"max-connections", "max-connections-per-ip", "timeout", "shutdown-grace", "service-name", "log-level",
-		"header-timeout", "memory-budget"];
+		"header-timeout", "memory-budget", "policy-key"];
 	const bad = args.filter((a) => a.startsWith("--") && !known.includes(a.slice(2).split("=")[0]));
 	check(`${caseName}: every flag is one serve knows`, !bad.length, bad.join(" "));
 	check(`${caseName}: no --self-signed in a cluster`, !args.includes("--self-signed"));
@@ -248,7 +248,7 @@ function main() {
 	const exempt = ((YAML.parse(cm.data["policy.yaml"]) || {}).exempt || {}).namespaces || [];
 	const expectedFailure = {
 		defaults: "Fail", "cert-manager": "Fail", "cert-manager-issuer": "Fail", secret: "Fail", "three-pools": "Fail",
-		"spot-fallback": "Fail", full: "Fail", dryrun: "Ignore", "failure-ignore": "Ignore",
+		"spot-fallback": "Fail", full: "Fail", dryrun: "Ignore", "failure-ignore": "Ignore", "policy-check-off": "Fail",
 	}[caseName];
 	// One entry per class of object (pkg/matchcond.h), with stable names: the mutating webhook for pods; the
 	// validating ones for pods, for the built-in workload kinds at v1, and (with policy.workloads) for a rule per
@@ -272,14 +272,19 @@ function main() {
 		[vwc, 1, "validate-workloads.gpu-admission.azure.io", "/validate", workloadRules, "the built-in workload kinds at v1"],
 	].concat(custom.length ? [[vwc, 2, "validate-custom.gpu-admission.azure.io", "/validate", custom,
 		`${custom.length} custom resources`]] : []);
-	check(`${caseName}: Mutating has one webhook, Validating ${custom.length ? 3 : 2}`, mwc.webhooks.length === 1 &&
-		vwc.webhooks.length === (custom.length ? 3 : 2), vwc.webhooks.map((w) => w.name).join(", "));
+	// The policy ConfigMap's entry comes last, unless webhook.policyCheck is off.
+	const policyCheck = caseName !== "policy-check-off";
+	const nValidating = (custom.length ? 3 : 2) + (policyCheck ? 1 : 0);
+	check(`${caseName}: Mutating has one webhook, Validating ${nValidating}`, mwc.webhooks.length === 1 &&
+		vwc.webhooks.length === nValidating, vwc.webhooks.map((w) => w.name).join(", "));
 	const caBundles = [];
 	for (const [cfg, index, name, p, rules, what] of entries) {
 		const k = cfg.kind.replace("WebhookConfiguration", "");
 		const w = cfg.webhooks[index];
 		check(`${caseName}: ${k} webhook ${index} is ${name}`, w && w.name === name, w && w.name);
 		if (!w) continue;
+		check(`${caseName}: ${name} is a DNS subdomain with a dot`,
+			/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/.test(w.name) && w.name.length <= 253);
 		check(`${caseName}: ${name} calls ${p} on the Service port`,
 			w.clientConfig.service.path === p && w.clientConfig.service.name === svc.metadata.name &&
 			w.clientConfig.service.namespace === NS && w.clientConfig.service.port === sp.port &&
@@ -338,6 +343,43 @@ function main() {
 	check(`${caseName}: webhook names differ`, new Set(entries.map((e) => e[2])).size === entries.length);
 	if (caBundles.length > 0) check(`${caseName}: every webhook trusts the same CA`, caBundles.every((c) => c === caBundles[0]));
 
+	/* ---- the policy ConfigMap's entry: its edits judged at kubectl time ---- */
+	const pw = vwc.webhooks.find((x) => x.name === "policy.gpu-admission.azure.io");
+	check(`${caseName}: policy entry ${policyCheck ? "present" : "absent (webhook.policyCheck.enabled false)"}`,
+		!!pw === policyCheck);
+	const policyKey = flag("policy-key");
+	check(`${caseName}: --policy-key is the ConfigMap key --config reads`,
+		policyKey && policyKey in cm.data && path.basename(flag("config") || "") === policyKey, policyKey);
+	if (pw) {
+		const pod = vwc.webhooks[0];
+		check(`${caseName}: policy entry calls /validate-policy on the Service, trusting the same CA`,
+			pw.clientConfig.service.path === "/validate-policy" &&
+			eq({ ...pw.clientConfig.service, path: "" }, { ...pod.clientConfig.service, path: "" }) &&
+			pw.clientConfig.caBundle === pod.clientConfig.caBundle);
+		check(`${caseName}: policy entry: ConfigMaps, CREATE and UPDATE, v1`,
+			eq(pw.rules, [{ operations: ["CREATE", "UPDATE"], apiGroups: [""], apiVersions: ["v1"], resources: ["configmaps"], scope: "Namespaced" }]),
+			JSON.stringify(pw.rules));
+		// The pod entries leave the release namespace out (the webhook never blocks its own pods):
+		// this one must reach it, and nothing else.
+		check(`${caseName}: policy entry: the release namespace only, though the pod entries exclude it`,
+			eq(pw.namespaceSelector, { matchLabels: { "kubernetes.io/metadata.name": NS } }) &&
+			pod.namespaceSelector.matchExpressions.some((e) => e.operator === "NotIn" && e.values.includes(NS)),
+			JSON.stringify(pw.namespaceSelector));
+		const ol = (pw.objectSelector && pw.objectSelector.matchLabels) || {};
+		check(`${caseName}: policy entry selects the policy ConfigMap by label, and only it`,
+			eq(ol, { "gpu-admission.azure.io/policy": "true", "app.kubernetes.io/instance": "gpu-admission" }) &&
+			!pw.objectSelector.matchExpressions &&
+			all("ConfigMap").filter((o) => Object.entries(ol).every(([k, v]) => (o.metadata.labels || {})[k] === v))
+				.every((o) => o === cm) && Object.entries(ol).every(([k, v]) => cm.metadata.labels[k] === v),
+			JSON.stringify(pw.objectSelector));
+		check(`${caseName}: policy entry failurePolicy Ignore (Fail would refuse the fix while no replica is ready)`,
+			pw.failurePolicy === "Ignore", pw.failurePolicy);
+		check(`${caseName}: policy entry v1 reviews, no side effects, the pods' timeout, Equivalent, no conditions`,
+			eq(pw.admissionReviewVersions, ["v1"]) && pw.sideEffects === "None" &&
+			pw.timeoutSeconds === pod.timeoutSeconds && pw.matchPolicy === "Equivalent" && !pw.matchConditions &&
+			pw.reinvocationPolicy === undefined);
+	}
+
 	/* ---- PDB ---- */
 	const pdb = one("PodDisruptionBudget");
 	check(`${caseName}: PDB minAvailable 1 over the pods`, pdb && pdb.spec.minAvailable === 1 &&
@@ -346,7 +388,7 @@ function main() {
 	/* ---- certificates ---- */
 	const secrets = all("Secret");
 	if (caseName === "defaults" || caseName === "three-pools" || caseName === "spot-fallback" || caseName === "dryrun" ||
-		caseName === "failure-ignore" || caseName === "full") {
+		caseName === "failure-ignore" || caseName === "full" || caseName === "policy-check-off") {
 		const s = secrets.find((x) => x.metadata.name === tlsSecretName);
 		check(`${caseName}: helm mode renders the TLS Secret the pods mount`, s && s.type === "kubernetes.io/tls" &&
 			s.data["tls.crt"] && s.data["tls.key"] && s.data["ca.crt"]);

@@ -5,6 +5,11 @@
  *   request.json   an AdmissionReview as kube-apiserver sends it
  *   config.yaml    optional policy file (else the embedded default)
  *   validate       optional empty file: answer as /validate
+ *   policy         optional file: answer as /validate-policy (a policy
+ *                  ConfigMap's review); its lines may set key=KEY (the data
+ *                  key, default policy.yaml) and version=V (the release the
+ *                  webhook runs; unset: a ConfigMap is never taken for
+ *                  another release's)
  *   modes          optional empty file: answer the request in every mode, the
  *                  policy's mode set to enforce, warn and dryrun in turn (the
  *                  policy may not set namespaceModes then)
@@ -44,6 +49,9 @@
 #include "workload_check.h"
 
 static int passed, failed;
+
+/* The case is a policy ConfigMap's review (a `policy` file): how /validate-policy is set up. NULL: not one. */
+static const struct review_policy_options *policy_case;
 
 static char *slurp(const char *path, size_t *len)
 {
@@ -122,7 +130,8 @@ static void answer(const struct config *cfg, const char *body, size_t len, int v
 	const char *b64;
 
 	a->patch = NULL;
-	a->rc = review_handle(cfg, body, len, validate, &res, &err);
+	a->rc = policy_case ? review_policy_handle(policy_case, body, len, 0, &res, &err)
+		: review_handle(cfg, body, len, validate, &res, &err);
 	if (a->rc != 0) {
 		a->doc = json_pack("{s:s}", "error", err.msg);
 		review_response_free(&res);
@@ -147,8 +156,10 @@ static int check_paths_agree(const struct config *cfg, const char *body, size_t 
 	struct review_response fast, full;
 	struct error efast = { 0 }, efull = { 0 };
 	unsigned flags = validate ? REVIEW_VALIDATE : 0;
-	int rf = review_handle_ex(cfg, body, len, flags, &fast, &efast);
-	int rs = review_handle_ex(cfg, body, len, flags | REVIEW_FULL_PARSE, &full, &efull);
+	int rf = policy_case ? review_policy_handle(policy_case, body, len, 0, &fast, &efast)
+		 : review_handle_ex(cfg, body, len, flags, &fast, &efast);
+	int rs = policy_case ? review_policy_handle(policy_case, body, len, REVIEW_FULL_PARSE, &full, &efull)
+		 : review_handle_ex(cfg, body, len, flags | REVIEW_FULL_PARSE, &full, &efull);
 	int same = rf == rs && (rf != 0 ? strcmp(efast.msg, efull.msg) == 0
 			      : fast.len == full.len && memcmp(fast.body, full.body, fast.len) == 0);
 
@@ -422,12 +433,12 @@ out:
 	return rc;
 }
 
-/* Whether the request carries an object the webhook judged as a workload. */
+/* Whether the request carries an object the webhook judged as a workload (never on /validate-policy). */
 static int is_workload(const json_t *request, const json_t *resp)
 {
 	const json_t *req = json_object_get(request, "request");
 
-	return json_is_object(json_object_get(req, "object")) &&
+	return policy_case == NULL && json_is_object(json_object_get(req, "object")) &&
 	       strcmp(wc_str(json_object_get(req, "kind"), "kind"), "Pod") != 0 &&
 	       json_object_get(json_object_get(resp, "auditAnnotations"), "decision") != NULL;
 }
@@ -485,13 +496,41 @@ out:
 	return rc;
 }
 
+/*
+ * The /validate-policy setup a `policy` file describes (lines key=KEY,
+ * version=V) into *o, its strings in buf; 0, or -1 for a line it does not know.
+ */
+static int read_policy_options(const char *path, struct review_policy_options *o, char *buf, size_t cap)
+{
+	size_t len = 0;
+	char *text = slurp(path, &len), *line, *save = NULL;
+	int rc = 0;
+
+	o->key = REVIEW_POLICY_KEY;
+	o->version = NULL;
+	if (text == NULL)
+		return -1;
+	snprintf(buf, cap, "%s", text);
+	for (line = strtok_r(buf, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, "key=", 4) == 0)
+			o->key = line + 4;
+		else if (strncmp(line, "version=", 8) == 0)
+			o->version = line + 8;
+		else
+			rc = -1;
+	}
+	free(text);
+	return rc;
+}
+
 static void run_case(const char *dir, const char *name)
 {
-	char path[4096];
+	char path[4096], policy_buf[512];
 	char *body = NULL;
 	size_t len = 0, m, n_modes;
 	struct config *cfg = NULL;
 	struct error err = { 0 };
+	struct review_policy_options policy_opts;
 	json_t *request = NULL;
 	int validate;
 
@@ -504,6 +543,13 @@ static void run_case(const char *dir, const char *name)
 	}
 	snprintf(path, sizeof path, "%s/%s/validate", dir, name);
 	validate = exists(path);
+	snprintf(path, sizeof path, "%s/%s/policy", dir, name);
+	if (exists(path) && read_policy_options(path, &policy_opts, policy_buf, sizeof policy_buf) != 0) {
+		fail(name, "its policy file holds a line other than key=KEY or version=V");
+		failed++;
+		goto out;
+	}
+	policy_case = exists(path) ? &policy_opts : NULL;
 	snprintf(path, sizeof path, "%s/%s/modes", dir, name);
 	n_modes = exists(path) ? sizeof modes / sizeof modes[0] : 1;
 	if (n_modes > 1 && cfg->n_namespace_modes > 0) {
@@ -529,6 +575,7 @@ static void run_case(const char *dir, const char *name)
 			failed++;
 	}
 out:
+	policy_case = NULL;
 	json_decref(request);
 	free(body);
 	config_free(cfg);

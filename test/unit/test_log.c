@@ -94,6 +94,31 @@ static void test_decision(void)
 	free(out);
 }
 
+static void write_decision_kind(void)
+{
+	struct log_decision d = { "validate-policy", "uid-2", "gpu-admission", "gpu-admission-policy", "reject",
+				  "policy-invalid", NULL, 200, 310, NULL, NULL, "ConfigMap" };
+
+	log_set_level(LOG_LEVEL_INFO);
+	log_decision(&d);
+}
+
+/* An object other than a pod: its kind, and its name as name (not pod). */
+static void test_decision_kind(void)
+{
+	char *out = capture(write_decision_kind);
+	json_t *a = json_loads(out, JSON_DISABLE_EOF_CHECK, NULL);
+
+	CHECK(a != NULL);
+	CHECK_STR(json_string_value(json_object_get(a, "endpoint")), "validate-policy");
+	CHECK_STR(json_string_value(json_object_get(a, "kind")), "ConfigMap");
+	CHECK_STR(json_string_value(json_object_get(a, "name")), "gpu-admission-policy");
+	CHECK(json_object_get(a, "pod") == NULL);
+	CHECK(json_object_get(a, "mode") == NULL);
+	json_decref(a);
+	free(out);
+}
+
 static void write_text(void)
 {
 	struct log_decision d = { "mutate", "uid-1", "ml", "train-0", "mutate", "gpu-pod-mutated",
@@ -303,6 +328,7 @@ int main(void)
 {
 	RUN(test_escaping);
 	RUN(test_decision);
+	RUN(test_decision_kind);
 	RUN(test_levels);
 	RUN(test_text_format);
 	RUN(test_long_value_is_cut_but_line_ends);

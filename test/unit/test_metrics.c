@@ -47,6 +47,7 @@ static void test_request_and_buckets(void)
 	metrics_request(m, METRICS_EP_MUTATE, METRICS_DEC_REJECT, 200, 2000000); /* past 1 s */
 	metrics_request(m, METRICS_EP_OTHER, METRICS_DEC_NONE, 404, 5);
 	metrics_request(m, METRICS_EP_HEALTHZ, METRICS_DEC_NONE, 418, 5);
+	metrics_request(m, METRICS_EP_VALIDATE_POLICY, METRICS_DEC_REJECT, 200, 700); /* a policy edit refused */
 	text = render(m);
 	CHECK(has(text, "gpu_admission_requests_total{endpoint=\"mutate\",decision=\"mutate\",code=\"200\"} 2\n"));
 	CHECK(has(text, "gpu_admission_requests_total{endpoint=\"mutate\",decision=\"reject\",code=\"200\"} 1\n"));
@@ -60,6 +61,10 @@ static void test_request_and_buckets(void)
 	CHECK(has(text, "_count{endpoint=\"mutate\"} 3\n"));
 	/* Only admission endpoints have a histogram observation. */
 	CHECK(has(text, "_count{endpoint=\"validate\"} 0\n"));
+	CHECK(has(text, "gpu_admission_requests_total{endpoint=\"validate-policy\",decision=\"reject\",code=\"200\"} 1\n"));
+	CHECK(has(text, "_bucket{endpoint=\"validate-policy\",le=\"0.0005\"} 0\n"));
+	CHECK(has(text, "_bucket{endpoint=\"validate-policy\",le=\"0.001\"} 1\n"));
+	CHECK(has(text, "_count{endpoint=\"validate-policy\"} 1\n"));
 	CHECK(!has(text, "endpoint=\"healthz\",le="));
 	free(text);
 	metrics_free(m);
@@ -127,6 +132,7 @@ static void test_concurrent_updates_are_exact(void)
 static void test_names(void)
 {
 	CHECK_STR(metrics_endpoint_name(METRICS_EP_VALIDATE), "validate");
+	CHECK_STR(metrics_endpoint_name(METRICS_EP_VALIDATE_POLICY), "validate-policy");
 	CHECK_STR(metrics_endpoint_name((enum metrics_endpoint)99), "other");
 	CHECK_STR(metrics_decision_name(METRICS_DEC_ERROR), "error");
 	metrics_free(NULL);

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <execinfo.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,7 @@
 #include "file.h"
 #include "manifest.h"
 #include "matchcond.h"
+#include "repeat.h"
 #include "report.h"
 #include "review.h"
 #include "template.h"
@@ -52,6 +54,8 @@ static unsigned long calls;    /* allocations counted since armed */
 static unsigned long fail_at;  /* the allocation to fail (1-based); 0: none */
 static unsigned long failed;   /* allocations failed in this run */
 static long live;              /* blocks allocated minus freed, while counting */
+static long long live_bytes;   /* their usable bytes (malloc_usable_size) */
+static long long peak_bytes;   /* the most live_bytes reached since armed */
 static int in_jansson_parser;  /* the failed allocation was made inside json_loadb() */
 static int resolving;
 
@@ -202,6 +206,16 @@ static int fault(void)
 	return 0;
 }
 
+/* Counts the bytes of a block that came (sign 1) or went (-1) while armed. */
+static void count_bytes(void *p, int sign)
+{
+	if (p == NULL || !armed)
+		return;
+	live_bytes += sign * (long long)malloc_usable_size(p);
+	if (live_bytes > peak_bytes)
+		peak_bytes = live_bytes;
+}
+
 static void *oom_malloc(size_t n)
 {
 	void *p;
@@ -216,6 +230,7 @@ static void *oom_malloc(size_t n)
 	p = real_malloc(n);
 	if (p != NULL && armed)
 		live++;
+	count_bytes(p, 1);
 	return p;
 }
 
@@ -226,6 +241,7 @@ static void oom_free(void *p)
 	resolve();
 	if (armed)
 		live--;
+	count_bytes(p, -1);
 	real_free(p);
 }
 
@@ -252,6 +268,7 @@ void *calloc(size_t n, size_t size)
 	p = real_calloc(n, size);
 	if (p != NULL && armed)
 		live++;
+	count_bytes(p, 1);
 	return p;
 }
 
@@ -274,9 +291,11 @@ void *realloc(void *old, size_t n)
 		errno = ENOMEM;
 		return NULL;
 	}
+	count_bytes(old, -1);
 	p = real_realloc(old, n);
 	if (p != NULL && old == NULL && armed)
 		live++;
+	count_bytes(p != NULL ? p : old, 1);
 	return p;
 }
 
@@ -314,6 +333,7 @@ static void arm(unsigned long at)
 	failed = 0;
 	in_jansson_parser = 0;
 	live = 0;
+	live_bytes = peak_bytes = 0;
 	fail_at = at;
 	armed = 1;
 }
@@ -411,6 +431,7 @@ static void every_point(const struct path *p)
 /* ---- review ---- */
 
 struct review_case {
+	const struct review_policy_options *policy; /* a policy ConfigMap's review (/validate-policy), or NULL */
 	const struct config *cfg;
 	const char *body;
 	size_t len;
@@ -425,7 +446,8 @@ static int run_review(const void *arg, char *msg, size_t cap)
 	const struct review_case *c = arg;
 	struct review_response res;
 	struct error err = { 0 };
-	int rc = review_handle_ex(c->cfg, c->body, c->len, c->flags, &res, &err), out = 0;
+	int rc = c->policy ? review_policy_handle(c->policy, c->body, c->len, c->flags, &res, &err)
+		 : review_handle_ex(c->cfg, c->body, c->len, c->flags, &res, &err), out = 0;
 
 	if (rc == 0 && c->want_rc == 0 &&
 	    (res.len != c->want.len || memcmp(res.body, c->want.body, res.len) != 0)) {
@@ -451,7 +473,7 @@ static void review_paths(const struct config *cfg, const char *name, const char 
 	size_t i;
 
 	for (i = 0; i < sizeof flag_sets / sizeof flag_sets[0]; i++) {
-		struct review_case c = { cfg, body, len, flag_sets[i], { 0 }, 0, { 0 } };
+		struct review_case c = { NULL, cfg, body, len, flag_sets[i], { 0 }, 0, { 0 } };
 		char label[256];
 		struct path p = { label, run_review, &c };
 
@@ -704,6 +726,11 @@ static void test_config_every_allocation(void)
 		"exempt: {daemonSets: \"true\", podSelectors: [{matchLabels: {app: x}}]}\n";
 	static const char two_docs[] = "mode: warn\n---\nmode: dryrun\n";
 	static const char not_yaml[] = "mode: warn\npools: [unclosed\n";
+	/* Anchors and an alias (the bounds keep their names), and a text over the bounds. */
+	static const char aliased[] = "exempt:\n  namespaces: &ns [kube-system, ops]\n"
+				      "  podSelectors: [{namespaces: *ns, matchLabels: &l {app: agent}},\n"
+				      "                 {namespaces: [mon], matchLabels: *l}]\n";
+	static const char too_deep[] = "mode: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\n";
 	static struct config_case cases[] = {
 		{ "config_default()", NULL, 1, { "", 0, 0 } },
 		{ "the embedded default", NULL, 1, { "", 0, 0 } },
@@ -712,6 +739,8 @@ static void test_config_every_allocation(void)
 		{ "an invalid policy, five errors", invalid, 0, { "", 0, 0 } },
 		{ "two documents", two_docs, 0, { "", 0, 0 } },
 		{ "not YAML", not_yaml, 0, { "", 0, 0 } },
+		{ "anchors and aliases", aliased, 1, { "", 0, 0 } },
+		{ "nested past the bounds", too_deep, 0, { "", 0, 0 } },
 	};
 	size_t i;
 
@@ -719,6 +748,85 @@ static void test_config_every_allocation(void)
 	cases[2].yaml = three_pools;
 	for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
 		config_path_case(&cases[i]);
+}
+
+/* ---- what a policy load holds at most (config_load_memory()) ---- */
+
+
+/*
+ * The costliest texts within the loader's bounds, each at several sizes up
+ * to 1 MiB: the bytes live at the peak of a load stay within
+ * config_load_memory() of the text's length, which the server charges to
+ * its memory budget while it judges a policy ConfigMap.
+ */
+static void test_config_load_memory(void)
+{
+	/* Copies of unit: from a few to just under CONFIG_NODES_MAX (20,000) nodes, or 1 MiB. */
+	static const struct {
+		const char *name, *head, *unit, *tail;
+		size_t counts[3];
+	} texts[] = {
+		/* Nodes as dense as YAML makes them: a flow list of one-letter scalars (1 node a copy). */
+		{ "dense list", "gpuNodeNames: [", "a,", "a]\n", { 500, 5000, 19990 } },
+		/* As many nodes, each as long as 1 MiB allows. */
+		{ "wide list", "gpuNodeNames: [", "aks-gpu-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-#,", "a]\n", { 500, 5000, 19990 } },
+		/* Maps: a pair of scalars and an error each (2 nodes a copy). */
+		{ "dense map", "namespaceModes: {", "n#: x,", "z: y}\n", { 500, 1023, 9990 } },
+		/* Long scalars, kept as text by libyaml and refused by length (one error each). */
+		{ "long scalars", "gpuNodeNames:\n", "- aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa#\n", "",
+		  { 100, 1023, 3000 } },
+		/* Errors that quote long text: a bad label key and value in every selector (7 nodes a copy). */
+		{ "long errors", "exempt:\n  podSelectors:\n", "  - {namespaces: [\"n!#\"], matchLabels: {\"kkkkkkkkkkkkkkkkkk"
+		  "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk"
+		  "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk!#\": "
+		  "\"vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv!\"}, matchExpressions: [{key: \"q!\", operator: Gt}]}\n",
+		  "", { 100, 1023, 1320 } },
+		/* Aliases: every selector a copy of 20 namespaces, stored as the loader walks them (25 nodes a copy). */
+		{ "aliases", "exempt:\n  namespaces: &ns [team-a, team-b, team-c, team-d, team-e, team-f, team-g, team-h, "
+		  "team-i, team-j, team-k, team-l, team-m, team-n, team-o, team-p, team-q, team-r, team-s, team-t]\n"
+		  "  podSelectors:\n", "  - {namespaces: *ns, matchLabels: {app: a#}}\n", "", { 100, 600, 730 } },
+		/* Pools: the most the loader stores for one list entry (~30 nodes a copy). */
+		{ "pools", "pools:\n", "  - {name: p#, nodeSelector: {kubernetes.azure.com/agentpool: p#}, resources: [nvidia.com/gpu, "
+		  "nvidia.com/mig-*], maxGPUsPerPod: 8, pricePerNodeHour: 1.5, gpusPerNode: 8, namespaces: [team-*, ml], "
+		  "tolerations: [{key: k, operator: Exists}], podSelector: {matchLabels: {a: b}}}\n", "", { 10, 64, 585 } },
+	};
+	double worst = 0;
+	size_t i, j;
+
+	for (i = 0; i < sizeof texts / sizeof texts[0]; i++)
+		for (j = 0; j < 3; j++) {
+			struct config_errors errs = { 0 };
+			struct error err = { 0 };
+			struct config *cfg;
+			size_t len = 0, bound;
+			char *text = repeat_text(texts[i].head, texts[i].unit, texts[i].counts[j], texts[i].tail,
+						 1u << 20, &len);
+
+			CHECK(text != NULL);
+			if (text == NULL)
+				continue;
+			arm(0);
+			cfg = config_load_buffer_all(text, len, "policy.yaml", &errs, &err);
+			disarm();
+			bound = config_load_memory(len);
+			if ((double)peak_bytes / (double)bound > worst)
+				worst = (double)peak_bytes / (double)bound;
+			if (count_live() && (size_t)peak_bytes > bound) {
+				fprintf(stderr, "  %s, %zu bytes: %lld bytes at the peak, over config_load_memory() %zu\n",
+					texts[i].name, len, peak_bytes, bound);
+				CHECK(0);
+			}
+			if (getenv("OOM_PEAKS") != NULL)
+				fprintf(stderr, "  %-13s %8zu bytes: peak %9lld (bound %9zu) %.120s\n", texts[i].name, len,
+					peak_bytes, bound, cfg ? "valid" : err.msg);
+			config_errors_free(&errs);
+			config_free(cfg);
+			free(text);
+		}
+	fprintf(stderr, "  policy loads: at most %.0f%% of config_load_memory() at the peak\n", 100 * worst);
 }
 
 /* ---- audit ---- */
@@ -904,6 +1012,18 @@ static const struct {
 	{ "workload-deployment-status-subresource", 0 }, { "workload-job-mig-warning", 0 },
 };
 
+/* Policy ConfigMaps (/validate-policy): valid, invalid, warnings, another release's, a missing key, hostile,
+ * workloads listed (and one listed wrong). */
+static const struct {
+	const char *name;
+	int under_valgrind;
+} policy_cases[] = {
+	{ "policy-cm-invalid", 1 }, { "policy-cm-valid", 0 }, { "policy-cm-warnings", 0 },
+	{ "policy-cm-other-release", 0 }, { "policy-cm-missing-key", 0 }, { "policy-cm-many-errors", 0 },
+	{ "policy-cm-hostile-anchors", 0 }, { "policy-cm-data-not-string", 0 }, { "policy-cm-not-a-configmap", 0 },
+	{ "policy-cm-workloads", 0 }, { "policy-cm-workloads-invalid", 0 },
+};
+
 static void test_review_every_allocation(void)
 {
 	struct error err;
@@ -935,6 +1055,28 @@ static void test_review_every_allocation(void)
 			review_paths(own ? own : dflt, review_cases[i].name, body, len);
 		free(body);
 		config_free(own);
+	}
+	/* The policy ConfigMap's reviews (/validate-policy): the policy loaded from the review, denials, warnings. */
+	for (i = 0; i < sizeof policy_cases / sizeof policy_cases[0]; i++) {
+		struct review_policy_options po = { REVIEW_POLICY_KEY, "0.2.0" };
+		char path[512], label[256], *body;
+		size_t len = 0, f;
+
+		if (slow && !policy_cases[i].under_valgrind)
+			continue;
+		snprintf(path, sizeof path, "test/golden/%s/request.json", policy_cases[i].name);
+		body = file_read(path, 1u << 20, &len, &err);
+		CHECK(body != NULL);
+		for (f = 0; body != NULL && f < 2; f++) {
+			struct review_case c = { &po, NULL, body, len, f ? REVIEW_FULL_PARSE : 0, { 0 }, 0, { 0 } };
+			struct path p = { label, run_review, &c };
+
+			c.want_rc = review_policy_handle(&po, body, len, c.flags, &c.want, &c.want_err);
+			snprintf(label, sizeof label, "policy review %s (flags %u)", policy_cases[i].name, c.flags);
+			every_point(&p);
+			review_response_free(&c.want);
+		}
+		free(body);
 	}
 	/* Not JSON, and no uid: plain errors that must stay what they are. */
 	review_paths(dflt, "not-json", "{\"apiVersion\":", 14);
@@ -1476,6 +1618,7 @@ int main(void)
 	RUN(test_interposed);
 	RUN(test_review_every_allocation);
 	RUN(test_config_every_allocation);
+	RUN(test_config_load_memory);
 	RUN(test_audit_every_allocation);
 	RUN(test_wrap_every_allocation);
 	RUN(test_apply_every_allocation);

@@ -412,3 +412,20 @@ has({{ $l }}) && (size({{ $l }}) > 16 || {{ $l }}.exists(c, has(c.resources) && 
 {{- $name := ternary (printf " && %s" $values) "" $w.tested -}}
 has({{ $e }}) && (size({{ $e }}) > 8 || {{ $e }}.exists(e, has(e.key) && (e.key in {{ include "gpu-admission.celList" $w.labels }}{{ $pools }}{{ $hostname }}))) || has({{ $f }}) && (size({{ $f }}) > 8 || {{ $f }}.exists(e, has(e.key) && e.key == 'metadata.name'{{ $name }}))
 {{- end -}}
+
+{{/*
+The label that marks the policy ConfigMap: the validating webhook's policy
+entry selects by it (and by the release's app.kubernetes.io/instance).
+*/}}
+{{- define "gpu-admission.policyLabel" -}}
+gpu-admission.azure.io/policy: "true"
+{{- end -}}
+
+{{/*
+The ConfigMap key holding the policy: the file serve --config reads where the
+deployment mounts the ConfigMap, and the key /validate-policy judges (serve
+--policy-key).
+*/}}
+{{- define "gpu-admission.policyKey" -}}
+policy.yaml
+{{- end -}}
