@@ -43,7 +43,6 @@ struct root {
 
 /* What one webhook entry receives. */
 struct target {
-	enum matchcond_entry entry;
 	struct root roots[TEMPLATE_KINDS];
 	size_t n_roots;
 	const char *kinds[TEMPLATE_KINDS];  /* every root's kinds, sorted: any other is sent */
@@ -289,7 +288,7 @@ static size_t kind_template(size_t kind, char *buf, size_t cap)
 	const char *step;
 
 	buf[0] = '\0';
-	for (j = 0; (step = template_kind_step(kind, j)) != NULL; j++)
+	for (j = 0; (step = template_kind_step(kind, j)) != NULL && len < cap; j++)
 		len += (size_t)snprintf(buf + len, cap - len, "%s%s", j ? "." : "", step);
 	return j;
 }
@@ -300,7 +299,6 @@ static void target_fill(struct target *t, enum matchcond_entry entry)
 	size_t i, r;
 
 	memset(t, 0, sizeof *t);
-	t->entry = entry;
 	if (entry == MATCHCOND_PODS) {
 		snprintf(t->roots[0].spec, sizeof t->roots[0].spec, "spec");
 		t->n_roots = 1;
