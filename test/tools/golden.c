@@ -42,32 +42,26 @@
 
 #include "audit.h"
 #include "config.h"
+#include "file.h"
 #include "patch.h"
 #include "policy.h"
 #include "review.h"
 #include "template.h"
 #include "workload_check.h"
 
+#define FIXTURE_MAX ((size_t)64 << 20)  /* the largest fixture a case may hold (hostile reviews are ~3 MiB) */
+
 static int passed, failed;
 
 /* The case is a policy ConfigMap's review (a `policy` file): how /validate-policy is set up. NULL: not one. */
 static const struct review_policy_options *policy_case;
 
+/* A fixture file, whole and NUL-terminated (pkg/file.c reads it); NULL when it cannot be read. */
 static char *slurp(const char *path, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	long n;
+	struct error err;
 
-	if (f == NULL)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-	    (buf = malloc((size_t)n + 1)) != NULL) {
-		*len = fread(buf, 1, (size_t)n, f);
-		buf[*len] = '\0';
-	}
-	fclose(f);
-	return buf;
+	return file_read(path, FIXTURE_MAX, len, &err);
 }
 
 static int exists(const char *path)
