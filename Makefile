@@ -94,6 +94,12 @@ $(BUILD)/test/%: test/unit/%.c $(LIB) test/unit/check.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(pkgcflags) -Itest/unit -o $@ $< $(LIB) $(LDFLAGS) $(pkglibs)
 
+# The scanner's portable C (no SSE2), as machines other than x86-64 run it: test_scan again, over it.
+UNIT_BIN += $(BUILD)/test/test_scan_portable
+$(BUILD)/test/test_scan_portable: test/unit/test_scan.c pkg/scan.c $(LIB) test/unit/check.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DSCAN_PORTABLE $(pkgcflags) -Itest/unit -o $@ test/unit/test_scan.c pkg/scan.c $(LIB) $(LDFLAGS) $(pkglibs)
+
 # test_policy_fields records every member lookup the policy makes (see the test).
 $(BUILD)/test/test_policy_fields: LDFLAGS += -Wl,--wrap=json_object_get -Wl,--wrap=json_object_iter
 

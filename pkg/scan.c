@@ -99,20 +99,56 @@ static int utf8(struct scanner *s)
 	return 0;
 }
 
-#define ONES  0x0101010101010101ULL
-#define HIGHS 0x8080808080808080ULL
 #define MIX   0x9E3779B97F4A7C15ULL
 
 /*
- * The bytes of w that need a look in the string loop ('"', '\\', control
- * bytes < 0x20, UTF-8 bytes >= 0x80) as their high bits. The has-less and
+ * The string loops look at a block of bytes at once: block_special(p) flags
+ * the bytes of p[0..SCAN_BLOCK) that need a look ('"', '\\', control bytes
+ * < 0x20, UTF-8 bytes >= 0x80), and FIRST_FLAGGED() of a non-zero mask is the
+ * offset of the first of them (or 0 where it cannot be exact; the byte loop
+ * after it then finds the byte). On x86-64 a block is 16 bytes compared in
+ * three SSE2 instructions, so the loop's exit is predictable even in the
+ * escape-dense last-applied-configuration annotation (an escape every 7 bytes
+ * or so), where an 8-byte word missed half the time. Elsewhere (or built with
+ * SCAN_PORTABLE, as a unit test is) the same in portable C.
+ */
+#if defined(__SSE2__) && defined(__GNUC__) && !defined(SCAN_PORTABLE)
+#include <emmintrin.h>
+
+#define SCAN_BLOCK 16
+typedef unsigned block_mask;
+
+static inline block_mask block_special(const unsigned char *p)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+	/* Signed bytes: < 0x20 holds the control bytes and, negative, every byte >= 0x80. */
+	__m128i hit = _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
+				   _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+						_mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+
+	return (block_mask)_mm_movemask_epi8(hit);
+}
+
+#define FIRST_FLAGGED(m) ((size_t)__builtin_ctz(m))
+#else
+#define SCAN_BLOCK 8
+typedef uint64_t block_mask;
+
+#define ONES  0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+
+/*
+ * SWAR: the special bytes of a word as their high bits. The has-less and
  * has-zero tricks can only flag falsely above a real hit, so the lowest
  * flagged byte is exact: on a little-endian machine, the first special byte.
  */
-static inline uint64_t word_special(uint64_t w)
+static inline block_mask block_special(const unsigned char *p)
 {
-	uint64_t q = w ^ (ONES * '"'), b = w ^ (ONES * '\\');
+	uint64_t w, q, b;
 
+	memcpy(&w, p, 8);
+	q = w ^ (ONES * '"');
+	b = w ^ (ONES * '\\');
 	return (((q - ONES) & ~q) | ((b - ONES) & ~b) | ((w - ONES * 0x20) & ~w) | w) & HIGHS;
 }
 
@@ -121,11 +157,13 @@ static inline uint64_t word_special(uint64_t w)
 #else
 #define FIRST_FLAGGED(m) ((size_t)0)  /* then the byte loop finds it */
 #endif
+#endif
 
 /*
- * Keys are hashed with SipHash-1-3 under a per-process random key: the
- * duplicate check's table then costs linear time whatever the keys are,
- * because an input cannot know which keys collide. (A public hash let one
+ * Keys are hashed with SipHash-1-3 under a per-process random key (after a
+ * cheaper try, hash_quick()): the duplicate check's table then costs linear
+ * time whatever the keys are, because an input cannot know which keys
+ * collide. (A public hash let one
  * 3 MB review of ~70,000 colliding annotation keys hold a worker ~100 s.)
  */
 static uint64_t sip_key[2];
@@ -208,43 +246,205 @@ static size_t put_utf8(unsigned char *out, unsigned cp)
 #define KEY_DECODED_MAX 1024  /* longer keys are left to the full parse */
 
 /*
- * Decodes the escapes of a string scan_string() has validated into out,
- * which holds at least the decoded length it computed (key->dlen): exactly
- * that many bytes are written. Escapes decode as jansson decodes them,
- * surrogate pairs to one 4-byte sequence.
+ * Decodes the escapes of a string scan_string() has validated into out[0..cap),
+ * where cap is the decoded length it computed (key->dlen). 0 when exactly cap
+ * bytes were written; -1 when the string decodes to another length, which
+ * only a bug in that computation could cause, and then nothing is written
+ * past cap. Escapes decode as jansson decodes them, surrogate pairs to one
+ * 4-byte sequence.
  */
-static void decode_string(const unsigned char *p, size_t len, unsigned char *out)
+static int decode_string(const unsigned char *p, size_t len, unsigned char *out, size_t cap)
 {
 	const unsigned char *end = p + len;
 	size_t o = 0;
 
 	while (p < end) {
+		const unsigned char *bs = memchr(p, '\\', (size_t)(end - p));
+		size_t run = (size_t)((bs != NULL ? bs : end) - p);
+		unsigned char u[4];
 		unsigned cp, lo, i;
+		size_t n;
 
-		if (*p != '\\') {
-			out[o++] = *p++;
-			continue;
-		}
+		if (run > cap - o)
+			return -1;
+		memcpy(out + o, p, run);
+		o += run;
+		p += run;
+		if (p >= end)
+			break;
 		switch (p[1]) {
-		case 'b': out[o++] = '\b'; p += 2; continue;
-		case 'f': out[o++] = '\f'; p += 2; continue;
-		case 'n': out[o++] = '\n'; p += 2; continue;
-		case 'r': out[o++] = '\r'; p += 2; continue;
-		case 't': out[o++] = '\t'; p += 2; continue;
-		case 'u': break;
-		default:  out[o++] = p[1]; p += 2; continue;
-		}
-		for (cp = 0, i = 2; i < 6; i++)
-			cp = cp << 4 | (unsigned)hexval(p[i]);
-		p += 6;
-		if (cp >= 0xD800 && cp <= 0xDBFF) {
-			for (lo = 0, i = 2; i < 6; i++)
-				lo = lo << 4 | (unsigned)hexval(p[i]);
-			cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+		case 'b': u[0] = '\b'; n = 1; p += 2; break;
+		case 'f': u[0] = '\f'; n = 1; p += 2; break;
+		case 'n': u[0] = '\n'; n = 1; p += 2; break;
+		case 'r': u[0] = '\r'; n = 1; p += 2; break;
+		case 't': u[0] = '\t'; n = 1; p += 2; break;
+		case 'u':
+			for (cp = 0, i = 2; i < 6; i++)
+				cp = cp << 4 | (unsigned)hexval(p[i]);
 			p += 6;
+			if (cp >= 0xD800 && cp <= 0xDBFF) {
+				for (lo = 0, i = 2; i < 6; i++)
+					lo = lo << 4 | (unsigned)hexval(p[i]);
+				cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+				p += 6;
+			}
+			n = put_utf8(u, cp);
+			break;
+		default:  u[0] = p[1]; n = 1; p += 2; break;
 		}
-		o += put_utf8(out + o, cp);
+		if (n > cap - o)
+			return -1;
+		memcpy(out + o, u, n);
+		o += n;
 	}
+	return o == cap ? 0 : -1;
+}
+
+/*
+ * Long strings, 64 bytes at a time: a 64-bit mask per byte class is built
+ * once per chunk, and which bytes are escaped is worked out from the mask of
+ * backslashes with a few word operations, without a branch or a load per
+ * escape (the escape-dense last-applied-configuration annotation, an escape
+ * every 7 bytes or so, otherwise paid a load-to-branch round trip for each).
+ */
+#define CHUNK 64
+
+struct chunk_masks {
+	uint64_t quote, backslash;
+	uint64_t odd;    /* a control byte (< 0x20) or a UTF-8 byte (>= 0x80) */
+	uint64_t simple; /* what may follow a backslash and stand for one byte: "\/bfnrt
+			    (only worked out when there is a backslash) */
+};
+
+#if defined(__SSE2__) && defined(__GNUC__) && !defined(SCAN_PORTABLE)
+static inline uint64_t chunk_eq(const __m128i v[4], char c)
+{
+	const __m128i cc = _mm_set1_epi8(c);
+
+	return (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v[0], cc)) |
+	       (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v[1], cc)) << 16 |
+	       (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v[2], cc)) << 32 |
+	       (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v[3], cc)) << 48;
+}
+
+static inline void chunk_masks(const unsigned char *p, struct chunk_masks *m)
+{
+	const __m128i space = _mm_set1_epi8(0x20);
+	__m128i v[4];
+	int i;
+
+	for (i = 0; i < 4; i++)
+		v[i] = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * i));
+	m->quote = chunk_eq(v, '"');
+	m->backslash = chunk_eq(v, '\\');
+	/* Signed bytes: < 0x20 holds the control bytes and, negative, every byte >= 0x80. */
+	m->odd = (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmplt_epi8(v[0], space)) |
+		 (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmplt_epi8(v[1], space)) << 16 |
+		 (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmplt_epi8(v[2], space)) << 32 |
+		 (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmplt_epi8(v[3], space)) << 48;
+	m->simple = 0;
+	if (m->backslash != 0)
+		m->simple = m->quote | m->backslash | chunk_eq(v, '/') | chunk_eq(v, 'b') | chunk_eq(v, 'f') |
+			    chunk_eq(v, 'n') | chunk_eq(v, 'r') | chunk_eq(v, 't');
+}
+#else
+static inline void chunk_masks(const unsigned char *p, struct chunk_masks *m)
+{
+	int i;
+
+	m->quote = m->backslash = m->odd = m->simple = 0;
+	for (i = 0; i < CHUNK; i++) {
+		unsigned char c = p[i];
+
+		m->quote |= (uint64_t)(c == '"') << i;
+		m->backslash |= (uint64_t)(c == '\\') << i;
+		m->odd |= (uint64_t)(c < 0x20 || c >= 0x80) << i;
+		m->simple |= (uint64_t)(c == '"' || c == '\\' || c == '/' || c == 'b' || c == 'f' || c == 'n' ||
+					c == 'r' || c == 't') << i;
+	}
+}
+#endif
+
+#if defined(__GNUC__) && defined(__POPCNT__)
+#define POPCOUNT64(x) ((size_t)__builtin_popcountll(x))
+#else
+static inline size_t POPCOUNT64(uint64_t x)
+{
+	x -= (x >> 1) & 0x5555555555555555ULL;
+	x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+	x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+	return (size_t)((x * 0x0101010101010101ULL) >> 56);
+}
+#endif
+
+#if defined(__GNUC__)
+#define CTZ64(x) ((size_t)__builtin_ctzll(x))
+#else
+static size_t CTZ64(uint64_t x)
+{
+	size_t n = 0;
+
+	while (!(x & 1)) {
+		x >>= 1;
+		n++;
+	}
+	return n;
+}
+#endif
+
+/*
+ * The bytes the chunk's backslashes escape (none of them escaped from before
+ * the chunk): in a run of backslashes the first escapes the second, the
+ * third the fourth, and a run of odd length escapes the byte after it.
+ * *starts receives the backslashes that begin an escape. Branch-free, from
+ * simdjson (Langdale and Lemire, "Parsing Gigabytes of JSON per Second",
+ * 2019): subtracting the backslashes from (backslashes << 1 | odd bits)
+ * borrows through each run and leaves, after the xor with the odd bits, the
+ * escaping backslashes and the escaped bytes set; which is which is parity.
+ * The unit tests hold it to the byte loop at every offset.
+ */
+static inline uint64_t chunk_escaped(uint64_t backslash, uint64_t *starts)
+{
+	const uint64_t odd = 0xAAAAAAAAAAAAAAAAULL;  /* bits 1, 3, 5 ... */
+	uint64_t code = (((backslash << 1) | odd) - backslash) ^ odd;
+
+	*starts = code & backslash;
+	return code ^ backslash;
+}
+
+/*
+ * Settles the chunk p[0..CHUNK) of a string's contents, where p is not in the
+ * middle of an escape. Returns how many bytes it took: all of them, 63 when
+ * the last one starts an escape (the next chunk begins with it), or the
+ * offset of the closing quote with *closed set. 0 when the bytes before the
+ * end of the string or chunk hold something the byte loop must look at: a
+ * control byte, UTF-8, a "\u" or an invalid escape. *shrink grows by the
+ * escapes taken (each two bytes for one).
+ */
+static inline size_t chunk_string(const unsigned char *p, size_t *shrink, int *closed)
+{
+	struct chunk_masks m;
+	uint64_t escaped = 0, starts = 0, look, ends, before;
+
+	chunk_masks(p, &m);
+	if (m.backslash != 0)
+		escaped = chunk_escaped(m.backslash, &starts);
+	look = (escaped & ~m.simple) | m.odd;
+	ends = m.quote & ~escaped;
+	if (ends != 0) {
+		size_t n = CTZ64(ends);
+
+		before = (1ULL << n) - 1;
+		if (look & before)
+			return 0;
+		*shrink += POPCOUNT64(escaped & before);
+		*closed = 1;
+		return n;
+	}
+	if (look != 0)
+		return 0;
+	*shrink += POPCOUNT64(escaped);
+	return starts >> 63 ? CHUNK - 1 : CHUNK;
 }
 
 /*
@@ -254,20 +454,33 @@ static void decode_string(const unsigned char *p, size_t len, unsigned char *out
 static int scan_string_rest(struct scanner *s, struct key *key, const unsigned char *start,
 			    const unsigned char *p)
 {
-	const unsigned char *end = s->end;
+	const unsigned char *end = s->end, *bytewise = p;  /* chunks again from bytewise on */
 	size_t shrink = 0;  /* raw bytes minus decoded bytes, over all escapes */
-	int escaped = 0;
+	int escaped = 0, closed = 0;
 
 	for (;;) {
-		while (end - p >= 8) {
-			uint64_t w, m;
+		if (p >= bytewise) {
+			size_t before = shrink, n;
 
-			memcpy(&w, p, 8);
-			if ((m = word_special(w)) != 0) {
+			while (end - p > CHUNK && (n = chunk_string(p, &shrink, &closed)) != 0) {
+				p += n;
+				if (closed)
+					break;
+			}
+			escaped |= shrink != before;
+			if (closed)
+				break;
+			/* A chunk the byte loop must see: it goes bytewise to that chunk's end. */
+			bytewise = p + CHUNK;
+		}
+		while (end - p >= SCAN_BLOCK) {
+			block_mask m = block_special(p);
+
+			if (m != 0) {
 				p += FIRST_FLAGGED(m);
 				break;
 			}
-			p += 8;
+			p += SCAN_BLOCK;
 		}
 		while (p < end && !special[*p])
 			p++;
@@ -327,20 +540,19 @@ static int scan_string_rest(struct scanner *s, struct key *key, const unsigned c
  * Scans a string (s->p at the opening quote) and leaves s->p after the closing
  * one, validating escapes and UTF-8. With key != NULL, records its raw span
  * and decoded length. Most strings are short, plain ASCII: they are settled
- * here, inline, eight bytes at a time; the first byte that needs a look and
+ * here, inline, a block at a time; the first byte that needs a look and
  * is not the closing quote hands over to scan_string_rest().
  */
 static inline int scan_string(struct scanner *s, struct key *key)
 {
 	const unsigned char *start = s->p + 1, *p = start, *end = s->end;
 
-	for (;; p += 8) {
-		uint64_t w, m;
+	for (;; p += SCAN_BLOCK) {
+		block_mask m;
 
-		if (end - p < 8)
+		if (end - p < SCAN_BLOCK)
 			return scan_string_rest(s, key, start, p);
-		memcpy(&w, p, 8);
-		if ((m = word_special(w)) != 0) {
+		if ((m = block_special(p)) != 0) {
 			p += FIRST_FLAGGED(m);
 			break;
 		}
@@ -464,13 +676,18 @@ static int literal(struct scanner *s, const char *word, size_t n)
 	return 0;
 }
 
-/* keys_equal() for keys spelt with escapes: compares what they decode to. */
+/*
+ * keys_equal() for keys spelt with escapes: compares what they decode to.
+ * Keys that do not decode to their length are called equal: the duplicate
+ * the caller then sees sends the document to the full parse.
+ */
 static int keys_equal_decoded(const struct key *a, const struct key *b)
 {
 	unsigned char da[KEY_DECODED_MAX], db[KEY_DECODED_MAX];
 
-	decode_string((const unsigned char *)a->start, a->len, da);
-	decode_string((const unsigned char *)b->start, b->len, db);
+	if (decode_string((const unsigned char *)a->start, a->len, da, a->dlen) != 0 ||
+	    decode_string((const unsigned char *)b->start, b->len, db, b->dlen) != 0)
+		return 1;
 	return memcmp(da, db, a->dlen) == 0;
 }
 
@@ -484,53 +701,94 @@ static inline int keys_equal(const struct key *a, const struct key *b)
 	return keys_equal_decoded(a, b);
 }
 
-static void hash_key(struct key *k, const uint64_t key[2])
+/*
+ * The duplicate check's first try: a hash of the key's length and of three
+ * of its 8-byte words (first, middle, last: all of a key up to 24 bytes),
+ * under the same random key. A few instructions where SipHash costs a
+ * hundred; but an input can make any number of keys collide under it (they
+ * need only share those bytes), so that try gives up past a linear budget
+ * of probes and SipHash settles the object (find_duplicates_hashed()).
+ */
+static uint64_t hash_quick(const uint64_t k[2], const unsigned char *p, size_t n)
+{
+	uint64_t a = 0, b = 0, c = 0, h;
+
+	if (n >= 8) {
+		memcpy(&a, p, 8);
+		memcpy(&b, p + n / 2 - 4, 8);
+		memcpy(&c, p + n - 8, 8);
+	} else {
+		memcpy(&a, p, n);
+	}
+	h = (a ^ k[0]) * MIX + (b ^ k[1]) * 0xC2B2AE3D27D4EB4FULL + (c ^ (uint64_t)n) * 0x165667B19E3779F9ULL;
+	h ^= h >> 29;
+	h *= MIX;
+	return h ^ h >> 32;
+}
+
+static void hash_key(struct key *k, int quick)
 {
 	unsigned char buf[KEY_DECODED_MAX];
+	const unsigned char *p = (const unsigned char *)k->start;
 
-	if (!k->escaped) {
-		k->hash = hash_bytes(key, (const unsigned char *)k->start, k->len);
-	} else {
-		decode_string((const unsigned char *)k->start, k->len, buf);
-		k->hash = hash_bytes(key, buf, k->dlen);
+	if (k->escaped) {
+		(void)decode_string(p, k->len, buf, k->dlen);  /* a bad length shows in keys_equal() */
+		p = buf;
 	}
+	k->hash = quick ? hash_quick(sip_key, p, k->dlen) : hash_bytes(sip_key, p, k->dlen);
 }
 
 #define SET_KEYS_MAX 64  /* objects up to this size use a table on the stack */
+#define QUICK_PROBES_PER_KEY 2  /* the quick hash's budget: slots probed per key, over the object */
+#define DUP_GAVE_UP 1
+
+/*
+ * One try of find_duplicates_hashed() over the table set[size]: 0, -1 at a
+ * duplicate, or DUP_GAVE_UP when the quick hash went over its budget.
+ */
+static int dup_table(struct scanner *s, struct key *k, size_t n, uint32_t *set, size_t size, int quick)
+{
+	size_t i, j, slot, probes = 0, budget = QUICK_PROBES_PER_KEY * n;
+
+	memset(set, 0, size * sizeof *set);
+	for (i = 0; i < n; i++) {
+		hash_key(&k[i], quick);
+		for (slot = k[i].hash & (size - 1); set[slot] != 0; slot = (slot + 1) & (size - 1)) {
+			s->compares++;
+			if (quick && ++probes > budget)
+				return DUP_GAVE_UP;
+			j = set[slot] - 1u;
+			if (k[j].hash == k[i].hash && keys_equal(&k[i], &k[j]))
+				return -1;
+		}
+		set[slot] = (uint32_t)(i + 1);
+	}
+	return 0;
+}
 
 /*
  * Finds duplicates among the n > 8 keys k[] of an object (see
  * check_duplicates()); 0, or -1 when two decode alike (or, for a large
  * object, when memory for its table runs out: the full parse decides then).
- * An open-addressing table at most half full, indexed by the keyed hash:
- * expected linear in n whatever the keys, since they cannot be chosen to
- * collide. s->compares counts the slots probed, for the tests of that claim.
+ * An open-addressing table at most half full, indexed by a keyed hash: the
+ * quick one, and SipHash when that one's probes go over budget, which keeps
+ * the check linear in n whatever the keys, since they cannot be chosen to
+ * collide under SipHash. s->compares counts the slots probed, for the tests
+ * of that claim.
  */
 static int find_duplicates_hashed(struct scanner *s, struct key *k, size_t n)
 {
 	uint32_t small[4 * SET_KEYS_MAX], *set = small;  /* key index + 1 by slot; 0: empty */
-	size_t size = 2 * SET_KEYS_MAX, i, j, slot;
-	int rc = 0;
+	size_t size = 2 * SET_KEYS_MAX;
+	int rc;
 
 	pthread_once(&sip_once, sip_init);
 	while (size < 2 * n)
 		size *= 2;
-	if (size > sizeof small / sizeof small[0] && (set = calloc(size, sizeof *set)) == NULL)
+	if (size > sizeof small / sizeof small[0] && (set = malloc(size * sizeof *set)) == NULL)
 		return -1;
-	if (set == small)
-		memset(small, 0, size * sizeof *set);
-	for (i = 0; i < n && rc == 0; i++) {
-		hash_key(&k[i], sip_key);
-		for (slot = k[i].hash & (size - 1); set[slot] != 0; slot = (slot + 1) & (size - 1)) {
-			s->compares++;
-			j = set[slot] - 1u;
-			if (k[j].hash == k[i].hash && keys_equal(&k[i], &k[j])) {
-				rc = -1;
-				break;
-			}
-		}
-		set[slot] = (uint32_t)(i + 1);
-	}
+	if ((rc = dup_table(s, k, n, set, size, 1)) == DUP_GAVE_UP)
+		rc = dup_table(s, k, n, set, size, 0);
 	if (set != small)
 		free(set);
 	return rc;
@@ -711,18 +969,23 @@ static inline const struct scan_shape *find_bytes(const struct scan_shape *shape
 }
 
 /* find_key() of a key spelt with escapes: looked up decoded (rare: the slow way). */
-static const struct scan_shape *find_escaped(const struct scan_shape *shape, const struct key *k)
+static const struct scan_shape *find_escaped(struct scanner *s, const struct scan_shape *shape,
+					     const struct key *k)
 {
 	unsigned char decoded[KEY_DECODED_MAX];
 
-	decode_string((const unsigned char *)k->start, k->len, decoded);
+	if (decode_string((const unsigned char *)k->start, k->len, decoded, k->dlen) != 0) {
+		fail(s);
+		return NULL;
+	}
 	return find_bytes(shape, (const char *)decoded, k->dlen);
 }
 
-/* The entry naming key k, or NULL. */
-static inline const struct scan_shape *find_key(const struct scan_shape *shape, const struct key *k)
+/* The entry naming key k, or NULL (and s failed, when k does not decode to its length). */
+static inline const struct scan_shape *find_key(struct scanner *s, const struct scan_shape *shape,
+						const struct key *k)
 {
-	return k->escaped ? find_escaped(shape, k) : find_bytes(shape, k->start, k->len);
+	return k->escaped ? find_escaped(s, shape, k) : find_bytes(shape, k->start, k->len);
 }
 
 /* The entry that ends shape (through SCAN_ALSO tables): what happens to the members it does not name. */
@@ -752,8 +1015,8 @@ static int keep_string(struct scanner *s, json_t **out)
 		buf = str.dlen <= sizeof small ? small : malloc(str.dlen);
 		if (buf == NULL)
 			return fail(s);
-		decode_string((const unsigned char *)str.start, str.len, buf);
-		*out = json_stringn_nocheck((const char *)buf, str.dlen);
+		*out = decode_string((const unsigned char *)str.start, str.len, buf, str.dlen) == 0
+		       ? json_stringn_nocheck((const char *)buf, str.dlen) : NULL;
 		if (buf != small)
 			free(buf);
 	}
@@ -776,7 +1039,10 @@ static int set_member(json_t *obj, const struct key *k, json_t *child)
 
 	if (!k->escaped)
 		return json_object_setn_new_nocheck(obj, k->start, k->len, child);
-	decode_string((const unsigned char *)k->start, k->len, buf);
+	if (decode_string((const unsigned char *)k->start, k->len, buf, k->dlen) != 0) {
+		json_decref(child);
+		return -1;
+	}
 	return json_object_setn_new_nocheck(obj, (const char *)buf, k->dlen, child);
 }
 
@@ -815,13 +1081,18 @@ static int scan_object(struct scanner *s, const struct scan_shape *shape, json_t
 		json_t *child = NULL;
 		struct key *pushed;
 
+		/*
+		 * Scanned into k and copied onto the stack, not the other way: k is
+		 * used while the value is scanned (and the stack may move), and
+		 * reading it back from the stack stalled on the stores just made.
+		 */
 		skip_ws(s);
-		if (s->p >= s->end || *s->p != '"' || count_value(s) != 0 || (pushed = push_key(s)) == NULL ||
-		    scan_key(s, pushed) != 0)
+		if (s->p >= s->end || *s->p != '"' || count_value(s) != 0 || scan_key(s, &k) != 0 ||
+		    (pushed = push_key(s)) == NULL)
 			goto bad;
-		k = *pushed;  /* the key stack may move while the value is scanned */
+		*pushed = k;
 		if (shape != NULL)
-			member = find_key(shape, &k);
+			member = find_key(s, shape, &k);
 		skip_ws(s);
 		if (s->p >= s->end || *s->p++ != ':')
 			goto bad;
@@ -952,11 +1223,11 @@ static int descend_object(struct scanner *s, const struct scan_shape *search, js
 		json_t *child = NULL;
 
 		skip_ws(s);
-		if (s->p >= s->end || *s->p != '"' || count_value(s) != 0 || (pushed = push_key(s)) == NULL ||
-		    scan_key(s, pushed) != 0)
+		if (s->p >= s->end || *s->p != '"' || count_value(s) != 0 || scan_key(s, &k) != 0 ||
+		    (pushed = push_key(s)) == NULL)
 			goto bad;
-		k = *pushed;  /* the key stack may move while the value is scanned */
-		member = find_key(search, &k);
+		*pushed = k;  /* as in scan_object() */
+		member = find_key(s, search, &k);
 		skip_ws(s);
 		if (s->p >= s->end || *s->p++ != ':')
 			goto bad;
@@ -1085,7 +1356,7 @@ json_t *scan_extract_ex(const char *body, size_t len, const struct scan_shape *s
 	if (s.p >= s.end || *s.p != '{' || count_value(&s) != 0 || scan_object(&s, shape, &root) != 0)
 		goto bad;
 	skip_ws(&s);
-	if (s.p != s.end)
+	if (s.p != s.end || s.failed)  /* s.failed: a failure on the way that no return value carried */
 		goto bad;
 	goto out;
 bad:

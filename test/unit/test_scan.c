@@ -404,6 +404,40 @@ out:
 }
 
 /*
+ * The duplicate check tries a cheap hash of a key's length and first, middle
+ * and last eight bytes first. Keys alike in all of those collide under it
+ * whatever its random key: the check must still probe a linear number of
+ * slots (it goes over to SipHash) and still find a duplicate among them.
+ */
+static void test_keys_alike_at_the_ends_cost_linear(void)
+{
+	const size_t n = 20000;
+	char *doc = malloc(n * 48 + 64);
+	size_t o = 0, i;
+	struct scan_stats st = { 0 };
+	json_t *j;
+
+	CHECK(doc != NULL);
+	if (doc == NULL)
+		return;
+	o += (size_t)sprintf(doc, "{\"a\":{");
+	for (i = 0; i < n; i++)  /* 40 bytes: 0-7, 16-23 and 32-39 the same in every key */
+		o += (size_t)sprintf(doc + o, "%s\"aaaaaaaa%08zubbbbbbbb%08zudddddddd\":0", i ? "," : "", i, n - i);
+	strcpy(doc + o, "}}");
+	j = scan_extract_ex(doc, o + 2, NULL, 8, SIZE_MAX, &st);
+	CHECK(j != NULL);
+	CHECK(st.compares <= 4 * n);
+	if (st.compares > 4 * n)
+		fprintf(stderr, "  keys alike at the ends probed %zu slots for %zu keys\n", st.compares, n);
+	json_decref(j);
+	/* The last key again: a duplicate, found. */
+	o += (size_t)sprintf(doc + o, ",\"aaaaaaaa%08zubbbbbbbb%08zudddddddd\":1}}", n - 1, (size_t)1);
+	CHECK(scan_extract_ex(doc, o, NULL, 8, SIZE_MAX, NULL) == NULL);
+	CHECK(!jansson_accepts(doc, o));
+	free(doc);
+}
+
+/*
  * REVIEW_MAX_VALUES: the scanner stops past the cap and the full parse's
  * pre-check refuses the same documents, so both paths answer alike at the
  * boundary (one value under, at, and over it). For a Pod, and for a custom
@@ -612,6 +646,104 @@ static void test_shape_equal_compares_what_is_kept(void)
 	json_decref(e);
 }
 
+/*
+ * Strings longer than a chunk (64 bytes), where the scanner takes escapes as
+ * bit masks: every piece below at every offset across two chunk boundaries,
+ * then random strings of escape-dense pieces. The scanner must accept exactly
+ * what jansson accepts (nothing here is outside what it decides itself), keep
+ * the same string, and find duplicate keys however they are spelt.
+ */
+static const char *const long_pieces[] = {
+	/* ASCII with one-byte escapes, what a chunk settles (LONG_SHORT of them): */
+	"\\\"", "\\\\", "\\/", "\\b", "\\f", "\\n", "\\r", "\\t", "\\\\\\\"", "\\\\\\\\", "x", "ab",
+	/* valid, for the byte loop (LONG_VALID in all): */
+	"\\u00e9", "\\u0041", "\\ud83d\\ude00", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80",
+	/* invalid, or not alone (a lone backslash escapes what follows): */
+	"\\", "\\x", "\\u00", "\\u0000", "\\ud800", "\\udc00", "\x01", "\x1f", "\xc3\x28", "\xed\xa0\x80", "\xff", "\"",
+};
+#define LONG_SHORT 12
+#define LONG_VALID 18
+#define LONG_ALL (sizeof long_pieces / sizeof long_pieces[0])
+
+/* 1 when scanner and jansson agree on doc (accepted alike and kept alike, or both refuse). */
+static int long_agrees(const char *doc, size_t len)
+{
+	json_t *kept = scan_extract(doc, len, NULL, 64);
+	json_t *parsed = json_loadb(doc, len, JSON_REJECT_DUPLICATES, NULL);
+	json_t *skipped = scan_extract(doc, len, shape, 64);  /* nothing kept: the skipping path */
+	int ok = (kept != NULL) == (parsed != NULL) && (skipped != NULL) == (parsed != NULL) &&
+		 (kept == NULL || json_equal(kept, parsed));
+
+	if (!ok)
+		fprintf(stderr, "  disagree (scanner %s, jansson %s): %.*s\n", kept ? "accepts" : "refuses",
+			parsed ? "accepts" : "refuses", (int)len, doc);
+	json_decref(kept);
+	json_decref(parsed);
+	json_decref(skipped);
+	return ok;
+}
+
+static void test_long_strings_agree_with_jansson(void)
+{
+	static const char dots[] = "................................................................"
+				   "................................................................"
+				   "................";
+	char doc[2048], key[600];
+	size_t i, k, n, o, kl;
+	unsigned long x = 2463534242UL;
+	int bad = 0, accepted = 0;
+
+	/*
+	 * One piece at every offset 0..140 of a plain string, as a value and as
+	 * a key. The leading escape starts the chunks at the string's first
+	 * byte, so the piece lands on every chunk offset, across 64 and 128.
+	 */
+	for (i = 0; i < LONG_ALL; i++)
+		for (k = 0; k <= 140; k++) {
+			o = (size_t)snprintf(doc, sizeof doc, "{\"v\":\"\\t%.*s%s%.*s\",\"\\t%.*s%s%.*s\":1}",
+					     (int)k, dots, long_pieces[i], (int)(140 - k), dots,
+					     (int)k, dots, long_pieces[i], (int)(100 - k % 100), dots);
+			bad += !long_agrees(doc, o);
+		}
+	/*
+	 * Random escape-dense strings: half of one-byte escapes only, a third
+	 * with \u and UTF-8 too, the rest with an invalid piece now and then. A
+	 * second key spelt differently may decode to the first.
+	 */
+	for (n = 0; n < 40000; n++) {
+		size_t mix = n % 6 < 3 ? LONG_SHORT : n % 6 < 5 ? LONG_VALID : LONG_ALL;
+
+		kl = 0;
+		for (k = 0; k < 2 + n % 150; k++) {
+			const char *piece;
+
+			x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+			piece = long_pieces[(x >> 8) % (mix == LONG_ALL && x % 20 != 0 ? LONG_VALID : mix)];
+			if (kl + strlen(piece) < sizeof key)
+				kl += (size_t)snprintf(key + kl, sizeof key - kl, "%s", piece);
+		}
+		o = 0;
+		x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+		if (x % 4 == 0) {
+			/* The same key again with its first 'x' as \u0078: a duplicate however spelt. */
+			char *at = memchr(key, 'x', kl);
+
+			if (at != NULL)
+				o = (size_t)snprintf(doc, sizeof doc, "{\"%.*s\":1,\"%.*s\\u0078%.*s\":2}", (int)kl, key,
+						     (int)(at - key), key, (int)(kl - (size_t)(at - key) - 1), at + 1);
+		}
+		if (o == 0)
+			o = (size_t)snprintf(doc, sizeof doc, "{\"%.*s\":\"%.*s\",\"pad\":[\"%.*s\"]}", (int)kl, key,
+					     (int)kl, key, (int)kl, key);
+		if (o >= sizeof doc)
+			continue;
+		bad += !long_agrees(doc, o);
+		accepted += jansson_accepts(doc, o);
+	}
+	CHECK_INT(bad, 0);
+	CHECK(accepted > 25000);  /* most are valid: the fast path is what is exercised */
+}
+
 int main(void)
 {
 	RUN(test_extracts_only_the_shape);
@@ -620,10 +752,12 @@ int main(void)
 	RUN(test_accepts_valid);
 	RUN(test_keeps_what_jansson_parses);
 	RUN(test_escaped_string_longer_than_the_stack_buffer);
+	RUN(test_long_strings_agree_with_jansson);
 	RUN(test_depth_limit);
 	RUN(test_medium_objects_duplicate_found);
 	RUN(test_many_keys_duplicate_found);
 	RUN(test_colliding_keys_cost_linear);
+	RUN(test_keys_alike_at_the_ends_cost_linear);
 	RUN(test_value_cap_same_on_both_paths);
 	RUN(test_mutations_never_accepted_wrongly);
 	RUN(test_also_extends_a_shared_table);
