@@ -1,6 +1,9 @@
 /*
  * bench_review: in-process cost of one AdmissionReview — decode, policy,
- * encode — as review_handle() does it for the server.
+ * encode — as review_handle() does it for the server: inside the worker's
+ * per-request arena (pkg/server_mem.c), which jansson allocates from while a
+ * request runs. The same reviews with jansson on malloc (as `review` and
+ * `audit` run them) are reported beside, for comparison.
  *
  * For each file: 7 runs of enough iterations to take ~0.2 s each; reports the
  * median CPU time per review (thread CPU clock, so a busy machine inflates
@@ -14,9 +17,13 @@
 #include <time.h>
 
 #include "config.h"
+#include "file.h"
 #include "review.h"
+#include "server.h"
+#include "server_int.h"
 
 #define RUNS 7
+#define BODY_MAX (64u << 20)  /* a review file, at most */
 
 static double cpu_now(void)
 {
@@ -32,26 +39,38 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
+/*
+ * The server's arena needs a server for its budget: one that holds the
+ * default budget and nothing else (as test/unit/test_server.c does).
+ */
+static struct server_options arena_options;
+static struct server arena_server;
 
-	if (f == NULL || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-		if (f)
-			fclose(f);
-		return NULL;
-	}
-	buf = malloc((size_t)n + 1);
-	if (buf != NULL)
-		*len = fread(buf, 1, (size_t)n, f);
-	fclose(f);
-	return buf;
+static void arena_setup(void)
+{
+	server_options_default(&arena_options);
+	arena_server.o = &arena_options;
+	atomic_init(&arena_server.mem_used, 0);
+}
+
+/* One review, in the server's arena when arena is set; -1 when it fails. */
+static int one_review(const struct config *cfg, const char *body, size_t len, int arena)
+{
+	struct review_response res;
+	struct error err;
+	int rc;
+
+	if (arena && server_arena_begin(&arena_server) != 0)
+		return -1;
+	rc = review_handle(cfg, body, len, 0, &res, &err);
+	review_response_free(&res);
+	if (arena && (server_arena_end() & SERVER_ARENA_REFUSED))
+		rc = -1;
+	return rc;
 }
 
 /* Median seconds per review of body over RUNS runs; -1 when a review fails. */
-static double measure(const struct config *cfg, const char *body, size_t len)
+static double measure(const struct config *cfg, const char *body, size_t len, int arena)
 {
 	double samples[RUNS], t0, per;
 	long iters = 1, i;
@@ -60,14 +79,9 @@ static double measure(const struct config *cfg, const char *body, size_t len)
 	/* Calibrate: grow iterations until one run takes ~0.2 s. */
 	for (;;) {
 		t0 = cpu_now();
-		for (i = 0; i < iters; i++) {
-			struct review_response res;
-			struct error err;
-
-			if (review_handle(cfg, body, len, 0, &res, &err) != 0)
+		for (i = 0; i < iters; i++)
+			if (one_review(cfg, body, len, arena) != 0)
 				return -1;
-			review_response_free(&res);
-		}
 		if (cpu_now() - t0 > 0.05 || iters > 10000000)
 			break;
 		iters *= 4;
@@ -75,13 +89,8 @@ static double measure(const struct config *cfg, const char *body, size_t len)
 	iters = (long)((double)iters * 0.2 / (cpu_now() - t0 > 0 ? cpu_now() - t0 : 1e-3)) + 1;
 	for (r = 0; r < RUNS; r++) {
 		t0 = cpu_now();
-		for (i = 0; i < iters; i++) {
-			struct review_response res;
-			struct error err;
-
-			review_handle(cfg, body, len, 0, &res, &err);
-			review_response_free(&res);
-		}
+		for (i = 0; i < iters; i++)
+			(void)one_review(cfg, body, len, arena);
 		samples[r] = (cpu_now() - t0) / (double)iters;
 	}
 	qsort(samples, RUNS, sizeof samples[0], cmp_double);
@@ -110,27 +119,33 @@ int main(int argc, char **argv)
 		perror(json_out);
 		return 2;
 	}
-	printf("%-36s %9s %12s %12s\n", "in-process review", "bytes", "us/review", "reviews/s");
+	arena_setup();
+	server_mem_start();
+	printf("%-36s %9s %12s %12s %14s\n", "in-process review", "bytes", "us/review", "reviews/s",
+	       "us on malloc");
 	if (jf)
 		fprintf(jf, "{\"in_process\": [");
 	for (i = 1; i < argc; i++) {
 		size_t len = 0;
-		char *body = slurp(argv[i], &len);
-		double per = body ? measure(cfg, body, len) : -1;
+		char *body = file_read(argv[i], BODY_MAX, &len, &err);
+		double per = body ? measure(cfg, body, len, 1) : -1;
+		double per_malloc = body ? measure(cfg, body, len, 0) : -1;
 		const char *name = strrchr(argv[i], '/') ? strrchr(argv[i], '/') + 1 : argv[i];
 
-		if (per < 0) {
-			fprintf(stderr, "%s: review failed\n", argv[i]);
+		if (per < 0 || per_malloc < 0) {
+			fprintf(stderr, "%s: review failed%s%s\n", argv[i], body ? "" : ": ", body ? "" : err.msg);
 			rc = 1;
 		} else {
-			printf("%-36s %9zu %12.1f %12.0f\n", name, len, per * 1e6, 1.0 / per);
+			printf("%-36s %9zu %12.1f %12.0f %14.1f\n", name, len, per * 1e6, 1.0 / per, per_malloc * 1e6);
 			if (jf)
 				fprintf(jf, "%s\n  {\"file\": \"%s\", \"bytes\": %zu, \"us_per_review\": %.2f, "
-					"\"reviews_per_second\": %.0f}", first ? "" : ",", name, len, per * 1e6, 1.0 / per);
+					"\"reviews_per_second\": %.0f, \"us_per_review_malloc\": %.2f}", first ? "" : ",",
+					name, len, per * 1e6, 1.0 / per, per_malloc * 1e6);
 			first = 0;
 		}
 		free(body);
 	}
+	server_mem_stop();
 	if (jf) {
 		fprintf(jf, "\n]}\n");
 		fclose(jf);

@@ -43,9 +43,11 @@ mb() { echo "$1" | awk '{printf "%.1f", $1/1024}'; }
 echo "gpu-admission $($BIN version | cut -d' ' -f2) on $(nproc) cores, $(awk '/model name/ {$1=$2=$3=""; print; exit}' /proc/cpuinfo | sed 's/^ *//')"
 echo
 
-# 1. In-process: decode + policy + encode. Pods, and a realistic 20 KB Deployment
-#    (kubectl client-side apply: managedFields and last-applied-configuration),
-#    judged by its template on /validate's path.
+# 1. In-process: decode + policy + encode, inside a worker's per-request arena as
+#    the server runs it (and, for comparison, with jansson on malloc, as `review`
+#    runs it). Pods, and a realistic 20 KB Deployment (kubectl client-side apply:
+#    managedFields and last-applied-configuration), judged by its template on
+#    /validate's path.
 "$B/bench_review" --json "$tmp/inproc.json" test/bench/review-1k.json test/bench/review-6k.json \
 	test/bench/review-100k.json test/bench/review-deployment-20k.json
 echo
