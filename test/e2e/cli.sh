@@ -3,23 +3,14 @@
 # errors, help, exit codes as the README's table says), review, check-config,
 # certs, serve's log format, version, completions, the man page, make install
 # and make run. Runs the real binary ($BIN) from the repo root.
-set -u
-ROOT=$(pwd)
-BIN=${BIN:-bin/gpu-admission}
-B="$ROOT/$BIN"
+. test/e2e/check.lib
 WRAP=${WRAP:-}
-pass=0
-fail=0
-tmp=$(mktemp -d)
 PIDS=""
 cleanup() {
 	for p in $PIDS; do kill -TERM "$p" 2>/dev/null; done
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 expect_rc() { # expect_rc WANT DESCRIPTION -- command...
 	want=$1; what=$2; shift 3
 	"$@" >"$tmp/out" 2>"$tmp/err"; rc=$?

@@ -15,16 +15,7 @@
 #     namespace, reviewed against the example, goes to those pools, in that
 #     order, or is rejected. An example with pools and no marker fails.
 # README ```yaml blocks that are manifests are audited: no input errors.
-set -u
-ROOT=$(pwd)
-BIN=${BIN:-bin/gpu-admission}
-B="$ROOT/$BIN"
-pass=0
-fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. test/e2e/check.lib
 
 TOOLBIN=$(sh .ci/helm 2>"$tmp/tools.log") || { cat "$tmp/tools.log"; bad "install the YAML parser (.ci/helm)"; echo "examples: $pass passed, $fail failed"; exit 1; }
 export TOOLS="${TOOLBIN%/bin}"

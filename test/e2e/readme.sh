@@ -16,16 +16,7 @@
 #   Everything after the colon is the reason, shown with VERBOSE=1.
 # Also: every --option a README line gives to a gpu-admission COMMAND is one that
 # `gpu-admission COMMAND --help` lists.
-set -u
-ROOT=$(pwd)
-BIN=${BIN:-bin/gpu-admission}
-B="$ROOT/$BIN"
-pass=0
-fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. test/e2e/check.lib
 
 box=$tmp/box
 mkdir -p "$box/bin"

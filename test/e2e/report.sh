@@ -17,18 +17,8 @@
 #
 # Run from the repository root (test/run does). BIN = binary, relative to it.
 # UPDATE=1 rewrites the expect files from the current output: review the diff.
-set -u
-ROOT=$(pwd)
-BIN=${BIN:-bin/gpu-admission}
-B="$ROOT/$BIN"
+. test/e2e/check.lib
 CASES=${CASES:-test/report/cases}
-pass=0
-fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL $*"; }
 
 # compare NAME EXPECTED-FILE ACTUAL-FILE
 compare() {
