@@ -358,7 +358,7 @@ static int review_policy(struct server *s, struct srv_req *rq, struct review_res
 	struct review_policy_options po = { s->o->policy_key ? s->o->policy_key : REVIEW_POLICY_KEY, s->o->version };
 	size_t need = config_load_memory(rq->len);
 
-	if (server_budget_take(s, need) != 0) {
+	if (arena_budget_take(&s->budget, need) != 0) {
 		memset(res, 0, sizeof *res);
 		error_set(err, ERROR_UNAVAILABLE, "server busy: the requests in flight hold the memory budget; retry");
 		return -1;
@@ -381,7 +381,7 @@ static enum MHD_Result answer_review(struct server *s, struct MHD_Connection *c,
 
 	if (rq->ep != METRICS_EP_VALIDATE_POLICY && (cfg = server_config_acquire(s)) == NULL)
 		return answer_error(s, c, rq, ERROR_UNAVAILABLE, "no valid policy loaded: not ready");
-	if (server_arena_begin(s) != 0) {
+	if (arena_begin(&s->budget) != 0) {
 		server_config_release(cfg);
 		return answer_error(s, c, rq, ERROR_UNAVAILABLE, "out of memory: retry");
 	}
@@ -391,9 +391,9 @@ static enum MHD_Result answer_review(struct server *s, struct MHD_Connection *c,
 		rc = review_handle(cfg->cfg, rq->body ? rq->body : "", rq->len, rq->ep == METRICS_EP_VALIDATE,
 				   &res, &err);
 	server_config_release(cfg);
-	server_budget_give(s, charged);
+	arena_budget_give(&s->budget, charged);
 	/* The answer outlives the arena: anything it owns must not live there (it never does, but check). */
-	if (res.body != NULL && server_arena_owns(res.body)) {
+	if (res.body != NULL && arena_owns(res.body)) {
 		body = malloc(res.len + 1);
 		if (body != NULL)
 			memcpy(body, res.body, res.len + 1);
@@ -403,10 +403,10 @@ static enum MHD_Result answer_review(struct server *s, struct MHD_Connection *c,
 			error_set(&err, ERROR_NOMEM, "out of memory copying the answer");
 		}
 	}
-	arena = server_arena_end();
-	if (rq->reserved + charged + (arena & ~SERVER_ARENA_REFUSED) > rq->held)
-		rq->held = rq->reserved + charged + (arena & ~SERVER_ARENA_REFUSED);
-	if (arena & SERVER_ARENA_REFUSED) {
+	arena = arena_end();
+	if (rq->reserved + charged + (arena & ~ARENA_REFUSED) > rq->held)
+		rq->held = rq->reserved + charged + (arena & ~ARENA_REFUSED);
+	if (arena & ARENA_REFUSED) {
 		review_response_free(&res);
 		return answer_error(s, c, rq, ERROR_UNAVAILABLE,
 				    "server busy: the requests in flight hold the memory budget; retry");
@@ -537,7 +537,7 @@ static void check_headers(struct server *s, struct MHD_Connection *c, struct srv
 		rq->early = ERROR_TOO_LARGE;
 		return;
 	}
-	if (server_budget_take(s, (size_t)n + 1) != 0) {
+	if (arena_budget_take(&s->budget, (size_t)n + 1) != 0) {
 		rq->early = ERROR_UNAVAILABLE;
 		return;
 	}
@@ -557,7 +557,7 @@ static void drop_body(struct server *s, struct srv_req *rq, enum error_kind why)
 	free(rq->body);
 	rq->body = NULL;
 	rq->len = rq->cap = 0;
-	server_budget_give(s, rq->reserved);
+	arena_budget_give(&s->budget, rq->reserved);
 	rq->reserved = 0;
 }
 
@@ -582,7 +582,7 @@ static void take_body(struct server *s, struct srv_req *rq, const char *data, si
 		while (cap < rq->len + n)
 			cap = cap > max / 2 ? max : cap * 2;
 		if (cap + 1 > rq->reserved) {
-			if (server_budget_take(s, cap + 1 - rq->reserved) != 0) {
+			if (arena_budget_take(&s->budget, cap + 1 - rq->reserved) != 0) {
 				drop_body(s, rq, ERROR_UNAVAILABLE);
 				rq->dropped += n;
 				return;
@@ -699,7 +699,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 	atomic_fetch_sub(&s->in_flight, 1);
 	metrics_in_flight(s->metrics, -1);
 	free(rq->body);
-	server_budget_give(s, rq->reserved);
+	arena_budget_give(&s->budget, rq->reserved);
 	server_mem_after_request(rq->held);
 	free(rq);
 	*req_cls = NULL;
@@ -1029,7 +1029,7 @@ int server_run(const struct server_options *opts, struct error *err)
 	pthread_mutex_init(&s.conns_lock, NULL);
 	atomic_init(&s.draining, 0);
 	atomic_init(&s.in_flight, 0);
-	atomic_init(&s.mem_used, 0);
+	arena_budget_init(&s.budget, o.memory_budget);
 	atomic_init(&s.not_after, 0);
 	raise_fd_limit();
 	if ((s.metrics = metrics_new(o.version, err)) == NULL)

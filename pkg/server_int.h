@@ -2,7 +2,7 @@
  * server_int: what pkg/server.c (HTTP, connections, lifecycle),
  * pkg/server_reload.c (policy and certificate in service, hot reload),
  * pkg/server_accept.c (the listeners' accept loops) and pkg/server_mem.c (the
- * memory budget and per-request arenas) share.
+ * allocator's set-up around pkg/arena.c's budget and arenas) share.
  * Private to the server module; nothing outside pkg/server*.c includes it.
  */
 #ifndef GPU_ADMISSION_SERVER_INT_H
@@ -20,6 +20,7 @@
 #include <gnutls/gnutls.h>
 #include <microhttpd.h>
 
+#include "arena.h"
 #include "config.h"
 #include "error.h"
 #include "metrics.h"
@@ -118,7 +119,7 @@ struct server {
 	struct srv_conn *conns;
 	atomic_int draining;
 	atomic_int in_flight;
-	atomic_size_t mem_used;        /* the memory budget in use: bodies and parse arenas */
+	struct arena_budget budget;    /* the memory budget: bodies and parse arenas (o->memory_budget) */
 	atomic_llong not_after;        /* of the certificate in service */
 	struct watch cfg_watch, cert_watch;
 };
@@ -166,12 +167,6 @@ int server_evict_idle(struct listener *l);
 
 /* ==== pkg/server_mem.c ==== */
 
-/* Charges n bytes to the memory budget: 0, or -1 (nothing charged) when it would go over. */
-int server_budget_take(struct server *s, size_t n);
-
-/* Returns n bytes taken with server_budget_take(). */
-void server_budget_give(struct server *s, size_t n);
-
 /*
  * Points jansson's allocator at the per-request arenas (outside a request it
  * is malloc) and fixes glibc's mmap threshold. Call before the workers start;
@@ -179,24 +174,6 @@ void server_budget_give(struct server *s, size_t n);
  */
 void server_mem_start(void);
 void server_mem_stop(void);
-
-/*
- * Opens this thread's arena for one request: jansson allocates from it until
- * server_arena_end(), charging chunks beyond the thread's first to s's
- * budget. -1 when the first chunk cannot be allocated.
- */
-int server_arena_begin(struct server *s);
-
-/* Whether p lies in this thread's open arena (and so dies with it). */
-int server_arena_owns(const void *p);
-
-/*
- * Frees everything the request allocated from the arena and closes it.
- * Returns the bytes it had charged to the budget, with SERVER_ARENA_REFUSED
- * set when an allocation was refused for the budget (the answer is then 503).
- */
-#define SERVER_ARENA_REFUSED ((size_t)1 << (sizeof(size_t) * 8 - 1))
-size_t server_arena_end(void);
 
 /* After a request that held `held` bytes: returns free heap memory to the kernel when it was large. */
 void server_mem_after_request(size_t held);

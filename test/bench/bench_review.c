@@ -1,7 +1,7 @@
 /*
  * bench_review: in-process cost of one AdmissionReview — decode, policy,
  * encode — as review_handle() does it for the server: inside the worker's
- * per-request arena (pkg/server_mem.c), which jansson allocates from while a
+ * per-request arena (pkg/arena.c), which jansson allocates from while a
  * request runs. The same reviews with jansson on malloc (as `review` and
  * `audit` run them) are reported beside, for comparison.
  *
@@ -19,8 +19,8 @@
 #include "config.h"
 #include "file.h"
 #include "review.h"
+#include "arena.h"
 #include "server.h"
-#include "server_int.h"
 
 #define RUNS 7
 #define BODY_MAX (64u << 20)  /* a review file, at most */
@@ -39,19 +39,8 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/*
- * The server's arena needs a server for its budget: one that holds the
- * default budget and nothing else (as test/unit/test_server.c does).
- */
-static struct server_options arena_options;
-static struct server arena_server;
-
-static void arena_setup(void)
-{
-	server_options_default(&arena_options);
-	arena_server.o = &arena_options;
-	atomic_init(&arena_server.mem_used, 0);
-}
+/* The server's budget, at its default size (serve --memory-budget). */
+static struct arena_budget budget;
 
 /* One review, in the server's arena when arena is set; -1 when it fails. */
 static int one_review(const struct config *cfg, const char *body, size_t len, int arena)
@@ -60,11 +49,11 @@ static int one_review(const struct config *cfg, const char *body, size_t len, in
 	struct error err;
 	int rc;
 
-	if (arena && server_arena_begin(&arena_server) != 0)
+	if (arena && arena_begin(&budget) != 0)
 		return -1;
 	rc = review_handle(cfg, body, len, 0, &res, &err);
 	review_response_free(&res);
-	if (arena && (server_arena_end() & SERVER_ARENA_REFUSED))
+	if (arena && (arena_end() & ARENA_REFUSED))
 		rc = -1;
 	return rc;
 }
@@ -102,6 +91,7 @@ int main(int argc, char **argv)
 {
 	struct error err = { 0 };
 	struct config *cfg = config_default(&err);
+	struct server_options defaults;
 	const char *json_out = NULL;
 	FILE *jf = NULL;
 	int i, first = 1, rc = 0;
@@ -119,8 +109,9 @@ int main(int argc, char **argv)
 		perror(json_out);
 		return 2;
 	}
-	arena_setup();
-	server_mem_start();
+	server_options_default(&defaults);
+	arena_budget_init(&budget, defaults.memory_budget);
+	arena_install();
 	printf("%-36s %9s %12s %12s %14s\n", "in-process review", "bytes", "us/review", "reviews/s",
 	       "us on malloc");
 	if (jf)
@@ -145,7 +136,7 @@ int main(int argc, char **argv)
 		}
 		free(body);
 	}
-	server_mem_stop();
+	arena_uninstall();
 	if (jf) {
 		fprintf(jf, "\n]}\n");
 		fclose(jf);

@@ -1,14 +1,11 @@
-/* server: the pieces of the server that are plain functions (thread count, the request arena). */
+/* server: the pieces of the server that are plain functions (the thread count). */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-#include <jansson.h>
-
 #include "check.h"
 #include "server.h"
-#include "server_int.h"
 
 static char path[] = "/tmp/test_server_cpu_max.XXXXXX";
 
@@ -42,52 +39,6 @@ static void test_default_threads(void)
 	CHECK_INT(with_cpu_max("50000 0\n"), cpus);
 }
 
-/*
- * Once the arena has refused an allocation for the budget, it refuses every
- * one until the request ends, even one its chunks still have room for:
- * jansson's lexer carries on after failing to save a byte of a token, and a
- * later allocation that succeeds is then written past its end (lex_save() and
- * lex_scan_string() in jansson's src/load.c). The request is answered 503
- * whatever happens after the first refusal.
- */
-static void test_arena_refusal_sticks(void)
-{
-	enum { BIG = 512 * 1024 };  /* past the thread's first chunk and past the budget below */
-	struct server_options o;
-	struct server s;
-	char *text = malloc(BIG);
-	json_t *small, *big, *after;
-	size_t charged;
-
-	CHECK(text != NULL);
-	if (text == NULL)
-		return;
-	memset(text, 'a', BIG);
-	memset(&s, 0, sizeof s);
-	server_options_default(&o);
-	o.memory_budget = 128 * 1024;
-	s.o = &o;
-	atomic_init(&s.mem_used, 0);
-	server_mem_start();
-	CHECK(server_arena_begin(&s) == 0);
-	small = json_string("from the thread's first chunk");
-	big = json_stringn(text, BIG);
-	after = json_string("x");
-	CHECK(small != NULL);
-	CHECK(big == NULL);
-	CHECK(after == NULL);
-	charged = server_arena_end();
-	CHECK(charged & SERVER_ARENA_REFUSED);
-	CHECK_INT(atomic_load(&s.mem_used), 0);
-	/* The next request starts afresh. */
-	CHECK(server_arena_begin(&s) == 0);
-	after = json_string("x");
-	CHECK(after != NULL);
-	CHECK(!(server_arena_end() & SERVER_ARENA_REFUSED));
-	server_mem_stop();
-	free(text);
-}
-
 int main(void)
 {
 	int fd = mkstemp(path);
@@ -99,7 +50,6 @@ int main(void)
 	}
 	close(fd);
 	RUN(test_default_threads);
-	RUN(test_arena_refusal_sticks);
 	unlink(path);
 	return check_done("server");
 }
