@@ -732,7 +732,10 @@ static void hash_key(struct key *k, int quick)
 	const unsigned char *p = (const unsigned char *)k->start;
 
 	if (k->escaped) {
-		(void)decode_string(p, k->len, buf, k->dlen);  /* a bad length shows in keys_equal() */
+		if (decode_string(p, k->len, buf, k->dlen) != 0) {
+			k->hash = 0;  /* a bad length: keys_equal() calls it a duplicate, and the full parse decides */
+			return;
+		}
 		p = buf;
 	}
 	k->hash = quick ? hash_quick(sip_key, p, k->dlen) : hash_bytes(sip_key, p, k->dlen);
