@@ -147,21 +147,25 @@ static int in_chunk(const struct arena_chunk *c, const void *p)
 	return c != NULL && (const unsigned char *)p >= c->data && (const unsigned char *)p < c->data + c->size;
 }
 
-static void arena_free(void *p)
+/* Whether p lies in one of a's chunks while a is open. */
+static int holds(const struct arena *a, const void *p)
 {
-	struct arena *a = &arena;
 	const struct arena_chunk *c;
 
-	if (p == NULL)
-		return;
-	if (a->b != NULL) {
-		if (in_chunk(a->first, p))
-			return;
-		for (c = a->more; c != NULL; c = c->next)
-			if (in_chunk(c, p))
-				return;
-	}
-	free(p);  /* allocated outside a request: a policy loaded by a reload, say */
+	if (a->b == NULL || p == NULL)
+		return 0;
+	if (in_chunk(a->first, p))
+		return 1;
+	for (c = a->more; c != NULL; c = c->next)
+		if (in_chunk(c, p))
+			return 1;
+	return 0;
+}
+
+static void arena_free(void *p)
+{
+	if (!holds(&arena, p))
+		free(p);  /* allocated outside a request (a policy loaded by a reload, say), or NULL */
 }
 
 int arena_begin(struct arena_budget *b)
@@ -215,17 +219,7 @@ size_t arena_end(void)
 
 int arena_owns(const void *p)
 {
-	const struct arena *a = &arena;
-	const struct arena_chunk *c;
-
-	if (a->b == NULL || p == NULL)
-		return 0;
-	if (in_chunk(a->first, p))
-		return 1;
-	for (c = a->more; c != NULL; c = c->next)
-		if (in_chunk(c, p))
-			return 1;
-	return 0;
+	return holds(&arena, p);
 }
 
 void arena_install(void)

@@ -25,6 +25,16 @@ static const unsigned char special[256] = {
 };
 #undef R16
 
+/*
+ * The one-byte escapes: the letter after a backslash, and the byte it stands
+ * for (0: not one; "\u" is longer and handled apart). Validation, decoding
+ * and the chunks' mask all read this table (the SSE2 chunk compares against
+ * the same eight letters).
+ */
+static const unsigned char escape_byte[256] = {
+	['"'] = '"', ['\\'] = '\\', ['/'] = '/', ['b'] = '\b', ['f'] = '\f', ['n'] = '\n', ['r'] = '\r', ['t'] = '\t',
+};
+
 /* A scanned string: an object key, or a string value being kept. */
 struct key {
 	const char *start;  /* raw bytes between the quotes */
@@ -163,8 +173,8 @@ static inline block_mask block_special(const unsigned char *p)
  * Keys are hashed with SipHash-1-3 under a per-process random key (after a
  * cheaper try, hash_quick()): the duplicate check's table then costs linear
  * time whatever the keys are, because an input cannot know which keys
- * collide. (A public hash let one
- * 3 MB review of ~70,000 colliding annotation keys hold a worker ~100 s.)
+ * collide. (A public hash let one 3 MB review of ~70,000 colliding
+ * annotation keys hold a worker ~100 s.)
  */
 static uint64_t sip_key[2];
 static pthread_once_t sip_once = PTHREAD_ONCE_INIT;
@@ -272,13 +282,11 @@ static int decode_string(const unsigned char *p, size_t len, unsigned char *out,
 		p += run;
 		if (p >= end)
 			break;
-		switch (p[1]) {
-		case 'b': u[0] = '\b'; n = 1; p += 2; break;
-		case 'f': u[0] = '\f'; n = 1; p += 2; break;
-		case 'n': u[0] = '\n'; n = 1; p += 2; break;
-		case 'r': u[0] = '\r'; n = 1; p += 2; break;
-		case 't': u[0] = '\t'; n = 1; p += 2; break;
-		case 'u':
+		if (p[1] != 'u') {
+			u[0] = escape_byte[p[1]];
+			n = 1;
+			p += 2;
+		} else {
 			for (cp = 0, i = 2; i < 6; i++)
 				cp = cp << 4 | (unsigned)hexval(p[i]);
 			p += 6;
@@ -289,8 +297,6 @@ static int decode_string(const unsigned char *p, size_t len, unsigned char *out,
 				p += 6;
 			}
 			n = put_utf8(u, cp);
-			break;
-		default:  u[0] = p[1]; n = 1; p += 2; break;
 		}
 		if (n > cap - o)
 			return -1;
@@ -312,19 +318,23 @@ static int decode_string(const unsigned char *p, size_t len, unsigned char *out,
 struct chunk_masks {
 	uint64_t quote, backslash;
 	uint64_t odd;    /* a control byte (< 0x20) or a UTF-8 byte (>= 0x80) */
-	uint64_t simple; /* what may follow a backslash and stand for one byte: "\/bfnrt
-			    (only worked out when there is a backslash) */
+	uint64_t simple; /* the letters of escape_byte[] (only worked out when there is a backslash) */
 };
 
 #if defined(__SSE2__) && defined(__GNUC__) && !defined(SCAN_PORTABLE)
+/* The 64-bit mask of four 16-byte comparison results, in byte order. */
+static inline uint64_t chunk_bits(__m128i a, __m128i b, __m128i c, __m128i d)
+{
+	return (uint64_t)(unsigned)_mm_movemask_epi8(a) | (uint64_t)(unsigned)_mm_movemask_epi8(b) << 16 |
+	       (uint64_t)(unsigned)_mm_movemask_epi8(c) << 32 | (uint64_t)(unsigned)_mm_movemask_epi8(d) << 48;
+}
+
 static inline uint64_t chunk_eq(const __m128i v[4], char c)
 {
 	const __m128i cc = _mm_set1_epi8(c);
 
-	return (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v[0], cc)) |
-	       (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v[1], cc)) << 16 |
-	       (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v[2], cc)) << 32 |
-	       (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v[3], cc)) << 48;
+	return chunk_bits(_mm_cmpeq_epi8(v[0], cc), _mm_cmpeq_epi8(v[1], cc), _mm_cmpeq_epi8(v[2], cc),
+			  _mm_cmpeq_epi8(v[3], cc));
 }
 
 static inline void chunk_masks(const unsigned char *p, struct chunk_masks *m)
@@ -338,12 +348,10 @@ static inline void chunk_masks(const unsigned char *p, struct chunk_masks *m)
 	m->quote = chunk_eq(v, '"');
 	m->backslash = chunk_eq(v, '\\');
 	/* Signed bytes: < 0x20 holds the control bytes and, negative, every byte >= 0x80. */
-	m->odd = (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmplt_epi8(v[0], space)) |
-		 (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmplt_epi8(v[1], space)) << 16 |
-		 (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmplt_epi8(v[2], space)) << 32 |
-		 (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmplt_epi8(v[3], space)) << 48;
+	m->odd = chunk_bits(_mm_cmplt_epi8(v[0], space), _mm_cmplt_epi8(v[1], space), _mm_cmplt_epi8(v[2], space),
+			    _mm_cmplt_epi8(v[3], space));
 	m->simple = 0;
-	if (m->backslash != 0)
+	if (m->backslash != 0)  /* escape_byte[]'s letters */
 		m->simple = m->quote | m->backslash | chunk_eq(v, '/') | chunk_eq(v, 'b') | chunk_eq(v, 'f') |
 			    chunk_eq(v, 'n') | chunk_eq(v, 'r') | chunk_eq(v, 't');
 }
@@ -359,8 +367,7 @@ static inline void chunk_masks(const unsigned char *p, struct chunk_masks *m)
 		m->quote |= (uint64_t)(c == '"') << i;
 		m->backslash |= (uint64_t)(c == '\\') << i;
 		m->odd |= (uint64_t)(c < 0x20 || c >= 0x80) << i;
-		m->simple |= (uint64_t)(c == '"' || c == '\\' || c == '/' || c == 'b' || c == 'f' || c == 'n' ||
-					c == 'r' || c == 't') << i;
+		m->simple |= (uint64_t)(escape_byte[c] != 0) << i;
 	}
 }
 #endif
@@ -494,30 +501,26 @@ static int scan_string_rest(struct scanner *s, struct key *key, const unsigned c
 			escaped = 1;
 			if (p + 1 >= end)
 				return fail(s);
-			switch (p[1]) {
-			case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+			if (escape_byte[p[1]]) {
 				p += 2;
 				shrink += 1;
 				continue;
-			case 'u':
-				if (read_u4(s, p + 2, &cp) != 0 || cp == 0)
-					return fail(s);  /* \u0000 is refused, as jansson does */
-				p += 6;
-				if (cp >= 0xDC00 && cp <= 0xDFFF)
-					return fail(s);  /* lone low surrogate */
-				if (cp >= 0xD800 && cp <= 0xDBFF) {
-					if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || read_u4(s, p + 2, &lo) != 0 ||
-					    lo < 0xDC00 || lo > 0xDFFF)
-						return fail(s);
-					p += 6;
-					shrink += 12 - 4;
-				} else {
-					shrink += 6 - (cp < 0x80 ? 1 : cp < 0x800 ? 2 : 3);
-				}
-				continue;
-			default:
-				return fail(s);
 			}
+			if (p[1] != 'u' || read_u4(s, p + 2, &cp) != 0 || cp == 0)
+				return fail(s);  /* not an escape; \u0000 is refused, as jansson does */
+			p += 6;
+			if (cp >= 0xDC00 && cp <= 0xDFFF)
+				return fail(s);  /* lone low surrogate */
+			if (cp >= 0xD800 && cp <= 0xDBFF) {
+				if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || read_u4(s, p + 2, &lo) != 0 ||
+				    lo < 0xDC00 || lo > 0xDFFF)
+					return fail(s);
+				p += 6;
+				shrink += 12 - 4;
+			} else {
+				shrink += 6 - (cp < 0x80 ? 1 : cp < 0x800 ? 2 : 3);
+			}
+			continue;
 		}
 		if (*p < 0x20)
 			return fail(s);
