@@ -176,6 +176,20 @@ image-test:
 
 .PHONY: manifests image image-test
 
+# ---- The real control plane (test/cluster/README.md) ----
+# test-cluster:  etcd, kube-apiserver, kube-scheduler, kube-controller-manager and kubectl
+#                built from pinned Go modules (cached per machine), the chart installed with
+#                helm and every guarantee checked on them; make test runs it too
+# bench-cluster: the latency the webhook adds to a pod creation as kube-apiserver measures
+#                it, and pods per second with and without the webhook (figures only)
+test-cluster: $(BIN) test-deps
+	@BIN=$(BIN) sh test/cluster/run
+
+bench-cluster: $(BIN) test-deps
+	@BIN=$(BIN) sh test/cluster/bench
+
+.PHONY: test-cluster bench-cluster
+
 # ---- Benchmarks: figures, never assertions (test/bench/run.sh) ----
 $(BUILD)/bench/%: test/bench/%.c $(LIB)
 	@mkdir -p $(@D)

@@ -1,0 +1,185 @@
+# Sourced by suite.sh (full mode): the golden suite through the real API server.
+# Every golden case that creates an object (a Pod, a built-in workload, a custom
+# resource) is sent with `kubectl create --dry-run=server`, as its requester
+# (--as the review's user), under its own policy (helm upgrade to it, the replica
+# reloaded), and what the API server answers must be what `gpu-admission review`
+# predicts from the case's request:
+#   - the verdict: a Pod is admitted when /mutate admits it and /validate admits the
+#     patched pod (the API server runs the validating webhooks on the final object);
+#     a workload when /validate admits it;
+#   - for an admitted Pod, the stored tolerations, nodeSelector and affinity: the
+#     predicted patch applied to the case's pod, plus the two tolerations the
+#     DefaultTolerationSeconds plugin appends before any webhook runs (NOTES in
+#     suite.sh; tolerations are compared as a set: their order has no meaning).
+# Not sent: UPDATE, DELETE and CONNECT cases (they need a stored object to change:
+# the golden driver checks their rules), /validate-policy cases (40-policy-edit.sh
+# does that on the cluster), and reviews that are not objects (malformed, hostile).
+# Cases whose object the API server itself refuses before any webhook (an invalid
+# Pod) are listed in test/cluster/golden-invalid.txt with upstream's reason; the
+# test checks that the list is exactly those cases.
+GOLDEN=$ROOT/test/golden
+DTS='[{"key":"node.kubernetes.io/not-ready","operator":"Exists","effect":"NoExecute","tolerationSeconds":300},
+      {"key":"node.kubernetes.io/unreachable","operator":"Exists","effect":"NoExecute","tolerationSeconds":300}]'
+G=$T/golden
+mkdir -p "$G"
+: >"$G/invalid.got"
+gp=0
+gf=0
+
+# The cases to send, grouped by policy: "CONFIG-KEY CASE" lines.
+for d in "$GOLDEN"/*/; do
+	c=$(basename "$d")
+	[ -f "$d/policy" ] && continue
+	jq -e '.request.operation == "CREATE" and (.request.object | type == "object") and (.request.subResource // "") == ""' \
+		"$d/request.json" >/dev/null 2>&1 || continue
+	key=default
+	[ -f "$d/config.yaml" ] && key=$(cksum <"$d/config.yaml" | cut -d' ' -f1)
+	echo "$key $c"
+done | sort >"$G/cases"
+
+# CRDs for the custom kinds the cases create (permissive schemas: the webhook, not
+# the schema, is under test), named as each request's resource says.
+jq -rn '[inputs | .request | select(.kind.group != "" and .kind.group != "apps" and .kind.group != "batch")
+	| [.kind.group, .kind.version, .kind.kind, .resource.resource]] | unique[] | @tsv' \
+	$(awk '{print "'"$GOLDEN"'/" $2 "/request.json"}' "$G/cases") |
+while IFS="$(printf '\t')" read -r group version kind plural; do
+	jq -n --arg g "$group" --arg v "$version" --arg k "$kind" --arg p "$plural" '
+	{apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition",
+	 metadata: {name: ($p + "." + $g)},
+	 spec: {group: $g, scope: "Namespaced",
+		names: {plural: $p, kind: $k, singular: ($k | ascii_downcase)},
+		versions: [{name: $v, served: true, storage: true,
+			schema: {openAPIV3Schema: {type: "object", "x-kubernetes-preserve-unknown-fields": true}}}]}}'
+done | kubectl apply -f - >/dev/null || bad "golden: the custom kinds' CRDs"
+cp_wait 30 sh -c 'kubectl get crd -o name | while read -r c; do kubectl wait --for condition=Established "$c" --timeout=1s >/dev/null || exit 1; done'
+
+# golden_policy KEY CASE: helm upgrade to the case's policy (the defaults for
+# "default"), and the replica reloaded. Returns non-zero when it cannot be used.
+golden_policy() {
+	v=$G/values-$1.yaml
+	if [ "$1" = default ]; then
+		echo "{}" >"$v"
+	else
+		{ echo "policy:"; sed 's/^/  /' "$GOLDEN/$2/config.yaml"; } >"$v"
+	fi
+	if ! helm upgrade "$REL" "$CHART" -n "$RNS" $HELM_FORCE --reset-values -f "$ROOT/test/cluster/values/image.yaml" -f "$v" >"$G/upgrade.out" 2>&1; then
+		bad "golden: helm upgrade to the policy of $2"
+		sed 's/^/    /' "$G/upgrade.out" | tail -n 5
+		return 1
+	fi
+	wh_reload policy || { bad "golden: the replica did not reload the policy of $2"; return 1; }
+}
+
+# golden_case CASE: one case sent and compared.
+golden_case() {
+	local gc=$1 d=$GOLDEN/$1 cfg req n user g kind want got real_rc
+	cfg=""
+	[ -f "$d/config.yaml" ] && cfg="-c $d/config.yaml"
+	req=$d/request.json
+	n=$(jq -r '.request.namespace // .request.object.metadata.namespace // "default"' "$req")
+	ns "$n"
+	# The object as a client sends it: no server-set metadata, its namespace the request's.
+	jq '.request.object | del(.metadata.uid, .metadata.resourceVersion, .metadata.creationTimestamp,
+		.metadata.managedFields, .metadata.generation, .status) | .metadata.namespace = $n
+		| if (.metadata.name // "") == "" then .metadata.generateName = "golden-" else . end' \
+		--arg n "$n" "$req" >"$G/obj.json"
+	# The pod's service account: the ServiceAccount admission plugin refuses a pod whose
+	# account does not exist (plugin/pkg/admission/serviceaccount); in the cluster the
+	# case comes from, it does.
+	for sa in $(jq -r '[.spec.serviceAccountName, .spec.serviceAccount, (.spec.template.spec // {} | .serviceAccountName)] | map(select(. != null and . != "")) | unique[]' "$G/obj.json"); do
+		kubectl create serviceaccount -n "$n" "$sa" >/dev/null 2>&1
+	done
+	# The review as kube-apiserver sends it: admission.k8s.io/v1, a string uid, the
+	# object as it decoded and re-encoded it (one value per key, valid UTF-8).
+	# Only the members an AdmissionRequest has (k8s.io/api admission/v1 types.go).
+	jq --slurpfile o "$G/obj.json" '{apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview",
+		request: (.request | {kind, resource, subResource, requestKind, requestResource, requestSubResource,
+			name, namespace, operation, userInfo, oldObject, dryRun, options}
+			| with_entries(select(.value != null))
+			| .uid = "golden-uid" | .object = $o[0])}' "$req" >"$G/req.json"
+	req=$G/req.json
+	set -- --dry-run=server -o json -n "$n" -f "$G/obj.json"
+	user=$(jq -r '.request.userInfo.username // empty' "$req")
+	if [ -n "$user" ]; then
+		set -- "$@" --as "$user" --as-group system:masters
+		for g in $(jq -r '.request.userInfo.groups // [] | .[]' "$req"); do set -- "$@" --as-group "$g"; done
+	fi
+	kubectl create "$@" >"$G/real.json" 2>"$G/real.err"
+	real_rc=$?
+	# Refused by the API server itself (decoding, validation), not by a webhook nor by a
+	# matchCondition that failed to evaluate.
+	if [ "$real_rc" -ne 0 ] && ! grep -q 'admission webhook\|resulted in error' "$G/real.err"; then
+		printf '%s\t%s\n' "$gc" "$(tr '\n' ' ' <"$G/real.err" | cut -c1-300)" >>"$G/invalid.got"
+		return
+	fi
+	kind=$(jq -r '.request.kind.kind' "$req")
+	if [ "$kind" = Pod ]; then
+		# shellcheck disable=SC2086
+		"$B" review $cfg -o patched "$req" >"$G/patched.json" 2>/dev/null
+		want=$?
+		if [ "$want" -eq 0 ]; then
+			jq --slurpfile o "$G/patched.json" '.request.object = $o[0]' "$req" >"$G/validate.json"
+			# shellcheck disable=SC2086
+			"$B" review $cfg --validate "$G/validate.json" >/dev/null 2>&1
+			want=$?
+		fi
+	else
+		# shellcheck disable=SC2086
+		"$B" review $cfg --validate "$req" >/dev/null 2>&1
+		want=$?
+	fi
+	got=0
+	[ "$real_rc" -ne 0 ] && got=1
+	if [ "$want" -gt 1 ]; then
+		gf=$((gf + 1)); bad "golden $gc: review could not predict it (exit $want)"; return
+	fi
+	if [ "$got" -ne "$want" ]; then
+		gf=$((gf + 1)); bad "golden $gc: the API server $( [ $got = 0 ] && echo admitted || echo refused) it, review predicts $( [ $want = 0 ] && echo admitted || echo refused)"
+		sed 's/^/    /' "$G/real.err" | head -n 3
+		return
+	fi
+	if [ "$kind" = Pod ] && [ "$got" -eq 0 ]; then
+		# The predicted pod, as the API server stores it.
+		jq -S --argjson dts "$DTS" '.spec | {tolerations: (.tolerations // [] |
+			. as $t | $t + [$dts[] | select(.key as $k | [$t[] | select((.key == $k or (.key // "") == "")
+				and ((.effect // "") == "NoExecute" or (.effect // "") == ""))] | length == 0)]
+			| sort_by([.key, .operator, .value, .effect, .tolerationSeconds])),
+			nodeSelector: (.nodeSelector // {}), affinity: (.affinity.nodeAffinity // {})}' "$G/patched.json" >"$G/want.json"
+		jq -S '.spec | {tolerations: (.tolerations // [] | sort_by([.key, .operator, .value, .effect, .tolerationSeconds])), nodeSelector: (.nodeSelector // {}),
+			affinity: (.affinity.nodeAffinity // {})}' "$G/real.json" >"$G/got.json"
+		# The API server encodes with Go's omitempty: an empty string, list or map in the
+		# case's pod is absent from the stored one (k8s.io/api core/v1 types.go json tags).
+		for f in want got; do
+			jq -S 'walk(if type == "object" then with_entries(select(.value != "" and .value != null and .value != [] and .value != {})) else . end)
+				| .tolerations = ((.tolerations // []) | sort_by([.key, .operator, .value, .effect, .tolerationSeconds]))' \
+				"$G/$f.json" >"$G/$f.n.json" && mv "$G/$f.n.json" "$G/$f.json"
+		done
+		if ! cmp -s "$G/want.json" "$G/got.json"; then
+			gf=$((gf + 1)); bad "golden $gc: the stored pod differs from review's prediction"
+			diff "$G/want.json" "$G/got.json" | sed 's/^/    /' | head -n 12
+			return
+		fi
+	fi
+	gp=$((gp + 1)); ok
+}
+
+last=""
+skip=""
+while read -r key c; do
+	if [ "$key" != "$last" ]; then
+		last=$key
+		skip=""
+		golden_policy "$key" "$c" || skip=1
+	fi
+	[ -z "$skip" ] || continue
+	golden_case "$c"
+done <"$G/cases"
+sort "$G/invalid.got" >"$G/invalid.sorted"
+grep -v '^#' "$ROOT/test/cluster/golden-invalid.txt" | sort >"$G/invalid.want"
+if cut -f1 "$G/invalid.sorted" | cmp -s - "$(cut -f1 "$G/invalid.want" >"$G/iw"; echo "$G/iw")"; then ok; else
+	bad "golden: the cases the API server refuses as invalid are not test/cluster/golden-invalid.txt's"
+	cut -f1 "$G/invalid.want" | diff - "$G/invalid.sorted" | sed "s/^/    /" | head -n 80
+fi
+echo "cluster: golden through the API server: $gp cases as predicted, $gf not, $(wc -l <"$G/invalid.sorted") refused as invalid (of $(wc -l <"$G/cases") sent)"
+# Back to the three pools for the scenarios after this one.
+upgrade three-pools.yaml
