@@ -405,7 +405,13 @@ static int decide(const struct config *cfg, const struct policy_request *req,
 		}
 		if (policy_pool_mutate(cfg, &pv, choice.n > 0 ? &choice : NULL, res, err) != 0)
 			return -1;
-		if (req->validate && res->verdict == POLICY_MUTATE) {
+		if (req->validate && res->verdict == POLICY_MUTATE && policy_pool_patch_soft(res->patch)) {
+			res->verdict = POLICY_ALLOW;
+			res->reason = R_GPU_OK;
+			res->changes[0] = '\0';
+			json_decref(res->patch);
+			res->patch = NULL;
+		} else if (req->validate && res->verdict == POLICY_MUTATE) {
 			res->verdict = POLICY_REJECT;
 			res->reason = R_NOT_MUTATED;
 			snprintf(res->message, sizeof res->message,

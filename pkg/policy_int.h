@@ -115,6 +115,13 @@ int policy_pool_choose(const struct config *cfg, const struct pod_view *pv, stru
 int policy_pool_mutate(const struct config *cfg, const struct pod_view *pv,
 		       const struct pool_choice *ch, struct policy_result *res, struct error *err);
 
+/*
+ * Does patch (policy_pool_mutate()'s, borrowed) only add preferred node
+ * affinity terms? They are a score, not a placement: /validate admits a pod
+ * that lacks nothing else.
+ */
+int policy_pool_patch_soft(const json_t *patch);
+
 /* ==== CPU pods (policy_target.c) ==== */
 
 /* The routes by which a pod reaches GPU nodes, as bits of pod_routes.taken. */

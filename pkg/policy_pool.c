@@ -357,23 +357,74 @@ static void reject_none(const struct config *cfg, const struct pod_view *pv, con
 
 /* ==== Pools the pod already keeps to ==== */
 
-/*
- * The values of the first `key In [...]` requirement of a NodeSelectorTerm
- * (borrowed), or NULL when it has none. Only such a requirement pins a term
- * to pools: NotIn, Exists and the rest leave other nodes possible.
- */
-static const json_t *term_key_in(const json_t *term, const char *key)
+static int value_listed(const json_t *values, const char *v)
 {
-	const json_t *r, *values;
+	const json_t *x;
 	size_t i;
+
+	json_array_foreach(policy_iterable(values), i, x)
+		if (json_is_string(x) && strcmp(json_string_value(x), v) == 0)
+			return 1;
+	return 0;
+}
+
+/* Does one of pools (n of them, one key for all) select by value v? */
+static int pools_have_value(const struct config_pool *const *pools, size_t n, const char *v)
+{
+	size_t i;
+
+	for (i = 0; v != NULL && i < n; i++)
+		if (strcmp(pools[i]->node_selector.v[0].value, v) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * The values of a `key In [...]` requirement of a NodeSelectorTerm
+ * (borrowed) that confines the term to pools (every value one of theirs),
+ * or NULL when none does. Any one will do: requirements are ANDed, so the
+ * term can match no node beyond it, whatever the others say. That is also
+ * how the fallback patch is recognised when the pod comes back: a term that
+ * named another pool (`key In [h100]`) has the patch's `key In [t4]` beside
+ * it. NotIn, Exists and the rest leave other nodes possible.
+ */
+static const json_t *term_confined(const json_t *term, const char *key, const struct config_pool *const *pools,
+				   size_t n)
+{
+	const json_t *r, *values, *v;
+	size_t i, j;
 
 	json_array_foreach(policy_iterable(json_object_get(term, "matchExpressions")), i, r) {
 		values = json_object_get(r, "values");
-		if (strcmp(policy_str(r, "key", ""), key) == 0 && strcmp(policy_str(r, "operator", ""), "In") == 0 &&
-		    json_is_array(values) && json_array_size(values) > 0)
+		if (strcmp(policy_str(r, "key", ""), key) != 0 || strcmp(policy_str(r, "operator", ""), "In") != 0 ||
+		    !json_is_array(values) || json_array_size(values) == 0)
+			continue;
+		json_array_foreach(policy_iterable(values), j, v)
+			if (!pools_have_value(pools, n, json_string_value(v)))
+				break;
+		if (j == json_array_size(values))
 			return values;
 	}
 	return NULL;
+}
+
+/* Does value v of key meet every requirement on key in a NodeSelectorTerm (borrowed)? */
+static int term_allows(const json_t *term, const char *key, const char *v)
+{
+	const json_t *r;
+	size_t i;
+
+	json_array_foreach(policy_iterable(json_object_get(term, "matchExpressions")), i, r) {
+		const char *op = policy_str(r, "operator", "");
+
+		if (strcmp(policy_str(r, "key", ""), key) != 0)
+			continue;
+		if ((strcmp(op, "In") == 0 && !value_listed(json_object_get(r, "values"), v)) ||
+		    (strcmp(op, "NotIn") == 0 && value_listed(json_object_get(r, "values"), v)) ||
+		    strcmp(op, "DoesNotExist") == 0)
+			return 0;
+	}
+	return 1;
 }
 
 /* Does a NodeSelectorTerm (borrowed) match no node by construction (empty, or not a term at all)? */
@@ -394,54 +445,43 @@ static const json_t *required_terms(const struct pod_view *pv)
 }
 
 /*
- * Marks in mark[] the pools of cfg (one key for all) whose value is v and
- * for which ok[] holds; 0 when there is none.
- */
-static int mark_value(const struct config *cfg, const char *v, const int *ok, int *mark)
-{
-	size_t i;
-	int found = 0;
-
-	for (i = 0; v != NULL && i < cfg->n_pools; i++)
-		if (ok[i] && strcmp(cfg->pools[i].node_selector.v[0].value, v) == 0) {
-			mark[i] = 1;
-			found = 1;
-		}
-	return found;
-}
-
-/*
  * Does the pod's required node affinity already keep it to pools ok[] allows?
- * Every term that can match anything must require `key In [values]` (the key
- * all pools select by) with only values of such pools. The pools named go
- * into ch, in the pools' order.
+ * Every term that can match anything must be confined to such pools by a
+ * `key In [values]` requirement (the key all pools select by:
+ * term_confined()). The pools the terms admit go into ch, in the pools'
+ * order.
  */
 static int kept_to(const struct config *cfg, const struct pod_view *pv, const int *ok, struct pool_choice *ch)
 {
 	const char *key = config_pool_key(cfg);
-	const json_t *terms = required_terms(pv), *t, *values, *v;
+	const json_t *terms = required_terms(pv), *t, *values;
+	const struct config_pool *eligible[CONFIG_POOLS_MAX];
 	int mark[CONFIG_POOLS_MAX] = { 0 };
-	size_t i, j, live = 0;
+	size_t i, j, n = 0, live = 0;
 
 	if (key == NULL || !json_is_array(terms))
 		return 0;
+	for (i = 0; i < cfg->n_pools; i++)
+		if (ok[i])
+			eligible[n++] = &cfg->pools[i];
 	json_array_foreach(policy_iterable(terms), i, t) {
 		if (term_matches_nothing(t))
 			continue;
-		values = term_key_in(t, key);
+		values = term_confined(t, key, eligible, n);
 		if (values == NULL)
 			return 0;
-		json_array_foreach(policy_iterable(values), j, v)
-			if (!mark_value(cfg, json_string_value(v), ok, mark))
-				return 0;
+		for (j = 0; j < cfg->n_pools; j++)
+			if (ok[j] && value_listed(values, cfg->pools[j].node_selector.v[0].value) &&
+			    term_allows(t, key, cfg->pools[j].node_selector.v[0].value))
+				mark[j] = 1;
 		live++;
 	}
-	if (live == 0)
-		return 0;
 	ch->n = 0;
-	for (i = 0; i < cfg->n_pools; i++)
+	for (i = 0; live > 0 && i < cfg->n_pools; i++)
 		if (mark[i])
 			ch->pools[ch->n++] = &cfg->pools[i];
+	if (ch->n == 0)
+		return 0;
 	ch->how = POOL_HOW_KEPT;
 	return 1;
 }
@@ -687,30 +727,15 @@ static json_t *key_in(const char *key, const json_t *values)
 	return json_pack("{s:s, s:s, s:O}", "key", key, "operator", "In", "values", values);
 }
 
-/* Are all of values (an array, borrowed) among within (an array of strings)? */
-static int values_within(const json_t *values, const json_t *within)
-{
-	const json_t *v, *w;
-	size_t i, j;
-
-	json_array_foreach(policy_iterable(values), i, v) {
-		json_array_foreach(policy_iterable(within), j, w)
-			if (json_equal(v, w))
-				break;
-		if (j == json_array_size(within))
-			return 0;
-	}
-	return 1;
-}
-
 /* Does a preferred term (borrowed) already prefer exactly `key In [value]`, whatever its weight? */
 static int prefers(const json_t *term, const char *key, const json_t *value)
 {
 	const json_t *pref = json_object_get(term, "preference");
-	const json_t *exprs = json_object_get(pref, "matchExpressions");
-	const json_t *values = term_key_in(pref, key);
+	const json_t *exprs = json_object_get(pref, "matchExpressions"), *r = json_array_get(exprs, 0);
+	const json_t *values = json_object_get(r, "values");
 
 	return json_array_size(exprs) == 1 && json_array_size(json_object_get(pref, "matchFields")) == 0 &&
+	       strcmp(policy_str(r, "key", ""), key) == 0 && strcmp(policy_str(r, "operator", ""), "In") == 0 &&
 	       json_array_size(values) == 1 && json_equal(json_array_get(values, 0), value);
 }
 
@@ -749,17 +774,6 @@ static int preferred_terms(const char *key, const json_t *values, const json_t *
 	return 0;
 }
 
-static int value_listed(const json_t *values, const char *v)
-{
-	const json_t *x;
-	size_t i;
-
-	json_array_foreach(policy_iterable(values), i, x)
-		if (strcmp(json_string_value(x), v) == 0)
-			return 1;
-	return 0;
-}
-
 /*
  * A new nodeAffinity (or its required part, when na exists) holding term
  * and, with no nodeAffinity yet, the preferred terms prefs. The smallest
@@ -789,15 +803,19 @@ static int add_new_affinity(const json_t *affinity, const json_t *na, const json
 
 /*
  * fallback: `key In [values]` ANDed into every required term that can match
- * anything and does not already keep to those values (a new required node
+ * anything and is not already confined to those values (a new required node
  * affinity when there is none), and the preferred terms. judge() has read
  * the pod's affinity: a required one here has a term that can match a pool.
+ * A pod whose own required affinity keeps it to several pools
+ * (POOL_HOW_KEPT) gets the preferred terms alone: the scheduler would
+ * otherwise score the pools alike and may pick the dearest.
  */
 static int add_affinity(const struct pod_view *pv, const struct pool_choice *ch, struct policy_result *res,
 			struct error *err)
 {
 	const char *key = ch->pools[0]->node_selector.v[0].key;
-	const json_t *affinity, *na = NULL, *required = NULL, *have_pref = NULL, *t, *in;
+	const json_t *affinity, *na = NULL, *required = NULL, *have_pref = NULL, *t;
+	int kept = ch->how == POOL_HOW_KEPT;
 	json_t *values = json_array(), *prefs = json_array(), *term = NULL;
 	char path[PATH_MAX_LEN];
 	size_t i, before = json_array_size(res->patch);
@@ -819,13 +837,12 @@ static int add_affinity(const struct pod_view *pv, const struct pool_choice *ch,
 	    policy_get_typed(na, PREFERRED, JSON_ARRAY, "spec.affinity.nodeAffinity", &have_pref, err) != 0 ||
 	    preferred_terms(key, values, have_pref, prefs, err) != 0)
 		goto out;
-	if (required == NULL && add_new_affinity(affinity, na, term, prefs, res->patch, err) != 0)
+	if (!kept && required == NULL && add_new_affinity(affinity, na, term, prefs, res->patch, err) != 0)
 		goto out;
-	json_array_foreach(policy_iterable(json_object_get(required, "nodeSelectorTerms")), i, t) {
+	json_array_foreach(policy_iterable(kept ? NULL : json_object_get(required, "nodeSelectorTerms")), i, t) {
 		if (term_matches_nothing(t))
 			continue;  /* an empty term must not come to match the pools */
-		in = term_key_in(t, key);
-		if (in != NULL && values_within(in, values))
+		if (term_confined(t, key, ch->pools, ch->n) != NULL)
 			continue;
 		t = json_object_get(t, "matchExpressions");
 		snprintf(path, sizeof path, NODE_AFFINITY "/" REQUIRED "/nodeSelectorTerms/%zu/matchExpressions%s",
@@ -843,7 +860,8 @@ static int add_affinity(const struct pod_view *pv, const struct pool_choice *ch,
 			      err) != 0)
 			goto out;
 	if (json_array_size(res->patch) > before) {
-		policy_appendf(res->changes, sizeof res->changes, "%s+affinity %s in (", res->changes[0] ? " " : "", key);
+		policy_appendf(res->changes, sizeof res->changes, "%s+%s %s in (", res->changes[0] ? " " : "",
+			       kept ? "preferred affinity" : "affinity", key);
 		for (i = 0; i < json_array_size(values); i++)
 			policy_appendf(res->changes, sizeof res->changes, "%s%s", i ? ", " : "",
 				       json_string_value(json_array_get(values, i)));
@@ -858,6 +876,18 @@ out:
 	json_decref(prefs);
 	json_decref(values);
 	return rc;
+}
+
+int policy_pool_patch_soft(const json_t *patch)
+{
+	const json_t *op;
+	size_t i;
+
+	json_array_foreach(policy_iterable(patch), i, op)
+		if (strncmp(policy_str(op, "path", ""), NODE_AFFINITY "/" PREFERRED,
+			    sizeof NODE_AFFINITY "/" PREFERRED - 1) != 0)
+			return 0;
+	return json_array_size(patch) > 0;
 }
 
 int policy_pool_mutate(const struct config *cfg, const struct pod_view *pv,
@@ -876,7 +906,8 @@ int policy_pool_mutate(const struct config *cfg, const struct pod_view *pv,
 		goto out;
 	if (ch != NULL && ch->how == POOL_HOW_SELECTOR && add_selector(pv, ch->pools[0], res, err) != 0)
 		goto out;
-	if (ch != NULL && ch->how == POOL_HOW_AFFINITY && add_affinity(pv, ch, res, err) != 0)
+	if (ch != NULL && (ch->how == POOL_HOW_AFFINITY || (ch->how == POOL_HOW_KEPT && ch->n > 1)) &&
+	    add_affinity(pv, ch, res, err) != 0)
 		goto out;
 	if (json_array_size(res->patch) == 0) {
 		json_decref(res->patch);
