@@ -322,8 +322,9 @@ static int judge_routes(const struct config *cfg, const struct pod_view *pv, con
  * entries be added and node affinity changed while it has scheduling gates
  * (ValidatePodUpdate, pkg/apis/core/validation/validation.go): a pod created
  * clean can be aimed at GPU nodes afterwards. So a CPU-only pod is rejected
- * for each route its new version takes that the stored one did not, with
- * the message CREATE would give. Everything else is allowed untouched, and
+ * for each route its new version takes that the stored one did not (every
+ * route, when the stored one requested a GPU), with the message CREATE
+ * would give. Everything else is allowed untouched, and
  * nothing is ever patched: pods admitted earlier (in dryrun, by an
  * exemption, before the webhook was installed) keep working, and GPU pods
  * were placed when they were created.
@@ -348,7 +349,14 @@ static int judge_update(const struct config *cfg, const struct policy_request *r
 			error_prefix(err, "request.oldObject: ");
 			return -1;
 		}
-		policy_routes_find(cfg, &old, &before);
+		/*
+		 * A GPU pod's routes are its own: the CPU-only pod it became takes
+		 * them anew. A pod cannot drop its GPU (extended resources are not
+		 * resized), but a workload's template can, and its pods will be
+		 * refused: so is the update, at apply.
+		 */
+		if (old.n_gpu == 0 && old.bad_quantity[0] == '\0')
+			policy_routes_find(cfg, &old, &before);
 	}
 	policy_routes_find(cfg, pv, &now);
 	if (judge_routes(cfg, pv, &now, judged_routes(pv) & ~before.taken, res, err) != 0)
