@@ -399,17 +399,25 @@ static int decide(const struct config *cfg, const struct policy_request *req,
 				   "for its GPU resources only and does not inspect the claims") != 0)
 			return -1;
 		/*
-		 * A DaemonSet pod is pinned to its node by the controller, a queued
-		 * one is placed by its queue: tolerate, don't steer.
+		 * A DaemonSet pod is pinned to its node by the controller: tolerate,
+		 * don't steer. A queued one is placed by its queue, but only among
+		 * the pools it may use: the label that defers is the pod's own, so
+		 * the pool rules are applied first, and only the steering is left
+		 * to the queue.
 		 */
 		res->deferred = deferred_to(cfg, &pv);
-		if (!pv.daemonset && res->deferred == NULL) {
+		if (!pv.daemonset) {
 			if (policy_pool_choose(cfg, &pv, &choice, res, err) != 0)
 				return -1;
 			if (choice.n == 0) {
 				res->verdict = POLICY_REJECT;
 				goto exempt;
 			}
+		}
+		if (res->deferred != NULL) {
+			choice.n = 0;
+			res->pool = NULL;
+			res->n_pools = 0;
 		}
 		if (policy_pool_mutate(cfg, &pv, choice.n > 0 ? &choice : NULL, res, err) != 0)
 			return -1;
