@@ -33,7 +33,8 @@ enum pool_verdict {
 	POOL_NAMESPACE,     /* pools[].namespaces leaves the pod's namespace out */
 	POOL_LABELS,        /* pools[].podSelector does not match the pod's labels */
 	POOL_NODE_SELECTOR, /* the pod's nodeSelector rules out the pool's nodes */
-	POOL_AFFINITY       /* the pod's required node affinity does */
+	POOL_AFFINITY,      /* the pod's required node affinity does */
+	POOL_NODE_NAME      /* the pod is pinned by name to nodes none of which is the pool's */
 };
 
 static int pool_serves(const struct config *cfg, const struct config_pool *p, const char *res)
@@ -130,9 +131,123 @@ static json_t *pool_labels(const struct config_pool *p, struct error *err)
 	return labels;
 }
 
+/*
+ * The pod's pins by name: spec.nodeName, nodeSelector kubernetes.io/hostname
+ * (AKS sets it to the node's name), and a required node affinity every live
+ * term of which names nodes (kubernetes.io/hostname or matchFields
+ * metadata.name In [...]). The scheduler (and, for nodeName, the kubelet)
+ * holds the pod to them, so a pool none of whose nodes they name cannot
+ * take it, whatever its eligibility otherwise.
+ */
+struct pins {
+	const char *node_name;   /* borrowed, or NULL */
+	const char *hostname;    /* borrowed, or NULL */
+	const json_t *terms;     /* borrowed: the required terms, when they all name nodes; or NULL */
+};
+
+/* What one pin says of a pool: its nodes are not, may be, or are among the named. */
+enum pin_state { PIN_NO = 0, PIN_MAYBE, PIN_YES, PIN_NONE };
+
+static const json_t *required_terms(const struct pod_view *pv);
+static int term_matches_nothing(const json_t *term);
+
+/* The node names a NodeSelectorTerm (borrowed) confines itself to, or NULL. */
+static const json_t *term_names(const json_t *term)
+{
+	const json_t *r, *values;
+	size_t i;
+
+	for (int pass = 0; pass < 2; pass++)
+		json_array_foreach(policy_iterable(json_object_get(term, pass ? "matchFields" : "matchExpressions")),
+				   i, r) {
+			values = json_object_get(r, "values");
+			if (strcmp(policy_str(r, "key", ""), pass ? NAME_FIELD : HOSTNAME_LABEL) == 0 &&
+			    strcmp(policy_str(r, "operator", ""), "In") == 0 && json_array_size(values) > 0)
+				return values;
+		}
+	return NULL;
+}
+
+/* Fills pins; 1 when the pod is pinned by name at all. */
+static int read_pins(const struct pod_view *pv, struct pins *pins)
+{
+	const json_t *terms = required_terms(pv), *t;
+	size_t i, live = 0;
+
+	memset(pins, 0, sizeof *pins);
+	pins->node_name = json_string_value(json_object_get(pv->spec, "nodeName"));
+	if (pins->node_name != NULL && pins->node_name[0] == '\0')
+		pins->node_name = NULL;
+	pins->hostname = pv->node_selector ? json_string_value(json_object_get(pv->node_selector, HOSTNAME_LABEL))
+		       : NULL;
+	json_array_foreach(policy_iterable(terms), i, t) {
+		if (term_matches_nothing(t))
+			continue;
+		if (term_names(t) == NULL) {
+			live = 0;
+			break;
+		}
+		live++;
+	}
+	pins->terms = live > 0 ? terms : NULL;
+	return pins->node_name != NULL || pins->hostname != NULL || pins->terms != NULL;
+}
+
+static enum pin_state node_state(const struct config *cfg, const struct config_pool *p, const char *node)
+{
+	int in = node != NULL ? policy_node_in_pool(cfg, p, node) : 0;
+
+	return in > 0 ? PIN_YES : in < 0 ? PIN_MAYBE : PIN_NO;
+}
+
+static enum pin_state min_state(enum pin_state a, enum pin_state b)
+{
+	return a < b ? a : b;
+}
+
+/* What the pod's pins together say of pool p: each must admit it (the least of them). */
+static enum pin_state pins_on_pool(const struct config *cfg, const struct pins *pins, const struct config_pool *p)
+{
+	enum pin_state st = PIN_NONE, any;
+	const json_t *t, *v;
+	size_t i, j;
+
+	if (pins->node_name != NULL)
+		st = min_state(st, node_state(cfg, p, pins->node_name));
+	if (pins->hostname != NULL)
+		st = min_state(st, node_state(cfg, p, pins->hostname));
+	if (pins->terms != NULL) {
+		any = PIN_NO;
+		json_array_foreach(policy_iterable(pins->terms), i, t)
+			json_array_foreach(policy_iterable(term_names(t)), j, v) {
+				enum pin_state one = node_state(cfg, p, json_string_value(v));
+
+				any = one > any ? one : any;
+			}
+		st = min_state(st, any);
+	}
+	return st;
+}
+
+/* The first node the pod is pinned to, for messages; NULL when a name is not a string. */
+static const char *pinned_node(const struct pins *pins)
+{
+	const json_t *t;
+	size_t i;
+
+	if (pins->node_name != NULL)
+		return pins->node_name;
+	if (pins->hostname != NULL)
+		return pins->hostname;
+	json_array_foreach(policy_iterable(pins->terms), i, t)
+		if (term_names(t) != NULL)
+			return json_string_value(json_array_get(term_names(t), 0));
+	return NULL;
+}
+
 /* Is pool p eligible for the pod, and if not, why? -1 only on ERROR_NOMEM. */
-static int judge(const struct config *cfg, const struct pod_view *pv, const struct config_pool *p,
-		 enum pool_verdict *v, struct error *err)
+static int judge(const struct config *cfg, const struct pod_view *pv, const struct pins *pins,
+		 const struct config_pool *p, enum pool_verdict *v, struct error *err)
 {
 	char scratch[2];
 	json_t *known;
@@ -146,6 +261,8 @@ static int judge(const struct config *cfg, const struct pod_view *pv, const stru
 		*v = POOL_LABELS;
 	else if (selector_conflict(p, pv) != NULL)
 		*v = POOL_NODE_SELECTOR;
+	else if (pins != NULL && pins_on_pool(cfg, pins, p) == PIN_NO)
+		*v = POOL_NODE_NAME;
 	/* Nothing of the pod's own to contradict the pool: no need to look closer. */
 	if (*v != POOL_OK || (pv->node_selector == NULL && json_object_get(pv->spec, "affinity") == NULL))
 		return 0;
@@ -209,6 +326,18 @@ static void describe_verdict(const struct config *cfg, const struct pod_view *pv
 		policy_appendf(buf, cap, "nodeSelector %s is \"%s\" but GPU pool \"%s\" needs \"%s\"", kv->key,
 			       selector_value(pv, kv->key), p->name, kv->value);
 		break;
+	case POOL_NODE_NAME: {
+		struct pins pins;
+		const char *node;
+
+		read_pins(pv, &pins);
+		node = pinned_node(&pins);
+		policy_appendf(buf, cap, "the pod is pinned by name to node %s, not a node of GPU pool \"%s\"",
+			       node ? node : "?", p->name);
+		if (config_pool_aks_pool(p) != NULL)
+			policy_appendf(buf, cap, " (aks-%s-*)", config_pool_aks_pool(p));
+		break;
+	}
 	case POOL_AFFINITY:
 		policy_appendf(buf, cap, "the pod's required node affinity rules out GPU pool \"%s\" (", p->name);
 		for (i = 0; i < p->node_selector.n; i++)
@@ -246,6 +375,7 @@ static const char *verdict_reason(enum pool_verdict v)
 	case POOL_LABELS:        return R_DENIED;
 	case POOL_NODE_SELECTOR: return R_CONFLICT;
 	case POOL_AFFINITY:      return R_AFF_CONFLICT;
+	case POOL_NODE_NAME:     return R_NAME_CONFLICT;
 	default:                 return R_MISMATCH;
 	}
 }
@@ -515,11 +645,31 @@ int policy_pool_choose(const struct config *cfg, const struct pod_view *pv, stru
 	size_t i;
 	int want;
 
+	struct pins pins;
+	int pinned = read_pins(pv, &pins), named = 0, sure = 0;
+
 	memset(ch, 0, sizeof *ch);
 	for (i = 0; i < cfg->n_pools; i++) {
-		if (judge(cfg, pv, &cfg->pools[i], &v[i], err) != 0)
+		if (judge(cfg, pv, pinned ? &pins : NULL, &cfg->pools[i], &v[i], err) != 0)
 			return -1;
 		ok[i] = v[i] == POOL_OK;
+		sure |= ok[i] && pinned && pins_on_pool(cfg, &pins, &cfg->pools[i]) == PIN_YES;
+	}
+	/*
+	 * Pinned by name to a node of a pool known by its name (aks-<pool>-*):
+	 * that pool, not one whose nodes may or may not be it. Pinned to nodes
+	 * no pool is known for: the pin places the pod, and any pool selector
+	 * could only contradict it (Pending, or refused by the kubelet).
+	 */
+	for (i = 0; pinned && i < cfg->n_pools; i++) {
+		if (!ok[i] || pins_on_pool(cfg, &pins, &cfg->pools[i]) == PIN_YES)
+			continue;
+		if (sure) {
+			ok[i] = 0;
+			v[i] = POOL_NODE_NAME;
+		} else {
+			named = 1;
+		}
 	}
 	if (label != NULL) {
 		for (i = 0; i < cfg->n_pools; i++)
@@ -553,6 +703,13 @@ int policy_pool_choose(const struct config *cfg, const struct pod_view *pv, stru
 			choose_one(&cfg->pools[i], POOL_HOW_SELECTOR, ch);
 			goto out;
 		}
+	if (named) {
+		for (i = 0; i < cfg->n_pools; i++)
+			if (ok[i])
+				ch->pools[ch->n++] = &cfg->pools[i];
+		ch->how = POOL_HOW_NAMED;
+		goto out;
+	}
 	if (kept_to(cfg, pv, ok, ch))
 		goto out;
 	for (i = 0; i < cfg->n_pools; i++)

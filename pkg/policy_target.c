@@ -18,9 +18,6 @@
 #include "nodematch.h"
 #include "patch.h"
 
-#define HOSTNAME_LABEL "kubernetes.io/hostname"   /* equals the node's name on AKS */
-#define NAME_FIELD     "metadata.name"            /* the one field matchFields knows */
-
 /* ==== GPU nodes by name ==== */
 
 /*
@@ -56,6 +53,15 @@ enum node_kind {
 	NODE_NONE        /* no node at all (an empty term) */
 };
 
+int policy_node_in_pool(const struct config *cfg, const struct config_pool *p, const char *node)
+{
+	const char *pool = config_pool_aks_pool(p);
+
+	if (cfg->gpu_node_names.n > 0 && !policy_match_any(&cfg->gpu_node_names, node))
+		return 0;
+	return pool == NULL ? -1 : aks_pool_node(pool, node);
+}
+
 /* What node is by name: gpuNodeNames when set, else the globs derived from the pools. */
 static enum node_kind node_named(const struct config *cfg, const char *node)
 {
@@ -65,12 +71,9 @@ static enum node_kind node_named(const struct config *cfg, const char *node)
 		return NODE_OTHER;
 	if (cfg->gpu_node_names.n > 0)
 		return policy_match_any(&cfg->gpu_node_names, node) ? NODE_GPU : NODE_OTHER;
-	for (i = 0; i < cfg->n_pools; i++) {
-		const char *pool = config_pool_aks_pool(&cfg->pools[i]);
-
-		if (pool != NULL && aks_pool_node(pool, node))
+	for (i = 0; i < cfg->n_pools; i++)
+		if (policy_node_in_pool(cfg, &cfg->pools[i], node) == 1)
 			return NODE_GPU;
-	}
 	return names_known(cfg) ? NODE_OTHER : NODE_UNKNOWN;
 }
 
