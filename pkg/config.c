@@ -1502,13 +1502,39 @@ static int top_field(struct loader *ld, void *target, const char *key, yaml_node
 	return 0;
 }
 
+const char *config_label_alias(const char *key)
+{
+	static const char *const aliases[][2] = {
+		{ CONFIG_AKS_POOL_LABEL, CONFIG_AKS_POOL_ALIAS },
+	};
+	size_t i;
+
+	for (i = 0; key != NULL && i < sizeof aliases / sizeof aliases[0]; i++) {
+		if (strcmp(key, aliases[i][0]) == 0)
+			return aliases[i][1];
+		if (strcmp(key, aliases[i][1]) == 0)
+			return aliases[i][0];
+	}
+	return NULL;
+}
+
+int config_label_same(const char *a, const char *b)
+{
+	const char *alias = config_label_alias(a);
+
+	return strcmp(a, b) == 0 || (alias != NULL && strcmp(alias, b) == 0);
+}
+
 const char *config_pool_aks_pool(const struct config_pool *p)
 {
 	size_t i;
 
-	for (i = 0; i < p->node_selector.n; i++)
-		if (strcmp(p->node_selector.v[i].key, CONFIG_AKS_POOL_LABEL) == 0 && p->node_selector.v[i].value[0])
-			return p->node_selector.v[i].value;
+	/* The label first, then its alias: the chart's match conditions read them in this order. */
+	for (int pass = 0; pass < 2; pass++)
+		for (i = 0; i < p->node_selector.n; i++)
+			if (strcmp(p->node_selector.v[i].key, pass ? CONFIG_AKS_POOL_ALIAS : CONFIG_AKS_POOL_LABEL) == 0 &&
+			    p->node_selector.v[i].value[0])
+				return p->node_selector.v[i].value;
 	return NULL;
 }
 

@@ -48,6 +48,15 @@ const char *policy_str(const json_t *obj, const char *key, const char *dflt)
 	return s ? s : dflt;
 }
 
+const char *policy_label_value(const json_t *labels, const char *key)
+{
+	const char *v = json_string_value(json_object_get(labels, key)), *alias;
+
+	if (v == NULL && (alias = config_label_alias(key)) != NULL)
+		v = json_string_value(json_object_get(labels, alias));
+	return v;
+}
+
 /* ==== Small pure helpers ==== */
 
 int policy_glob_match(const char *pattern, const char *s)

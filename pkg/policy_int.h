@@ -194,6 +194,13 @@ int policy_get_typed(const json_t *parent, const char *key, json_type type, cons
 /* jansson's foreach macros take a non-const json_t * though they only read. */
 json_t *policy_iterable(const json_t *j);
 
+/*
+ * The value of label key in labels (an object of strings, or NULL; borrowed),
+ * or of its alias (config_label_alias()) when key is absent; NULL when
+ * neither: what a node selector or node labels say of key.
+ */
+const char *policy_label_value(const json_t *labels, const char *key);
+
 /* The string member key of obj, or dflt. Borrowed. */
 const char *policy_str(const json_t *obj, const char *key, const char *dflt);
 

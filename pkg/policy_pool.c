@@ -82,9 +82,10 @@ static int namespace_allowed(const struct config_pool *p, const char *ns)
 	return p->namespaces.n == 0 || policy_match_any(&p->namespaces, ns);
 }
 
+/* What the pod's nodeSelector requires of label key (or of its alias: the node carries both alike). */
 static const char *selector_value(const struct pod_view *pv, const char *key)
 {
-	return pv->node_selector ? json_string_value(json_object_get(pv->node_selector, key)) : NULL;
+	return policy_label_value(pv->node_selector, key);
 }
 
 /* The first of pool p's labels the pod's nodeSelector sets to another value, or NULL. */
@@ -114,18 +115,26 @@ static int pool_selected(const struct config_pool *p, const struct pod_view *pv)
 	return hits == 0 ? 0 : hits == p->node_selector.n ? 2 : 1;
 }
 
-/* What every node of pool p carries: its nodeSelector, as node labels. New; NULL on ERROR_NOMEM. */
+/*
+ * What every node of pool p carries: its nodeSelector, as node labels, and
+ * each entry's alias alike. New; NULL on ERROR_NOMEM.
+ */
 static json_t *pool_labels(const struct config_pool *p, struct error *err)
 {
 	json_t *labels = json_object();
+	const char *alias;
 	size_t i;
 
-	for (i = 0; labels != NULL && i < p->node_selector.n; i++)
+	for (i = 0; labels != NULL && i < p->node_selector.n; i++) {
+		alias = config_label_alias(p->node_selector.v[i].key);
 		if (json_object_set_new(labels, p->node_selector.v[i].key,
-					json_string(p->node_selector.v[i].value)) != 0) {
+					json_string(p->node_selector.v[i].value)) != 0 ||
+		    (alias != NULL && json_object_get(labels, alias) == NULL &&
+		     json_object_set_new(labels, alias, json_string(p->node_selector.v[i].value)) != 0)) {
 			json_decref(labels);
 			labels = NULL;
 		}
+	}
 	if (labels == NULL)
 		error_set(err, ERROR_NOMEM, "out of memory");
 	return labels;
@@ -526,7 +535,7 @@ static const json_t *term_confined(const json_t *term, const char *key, const st
 
 	json_array_foreach(policy_iterable(json_object_get(term, "matchExpressions")), i, r) {
 		values = json_object_get(r, "values");
-		if (strcmp(policy_str(r, "key", ""), key) != 0 || strcmp(policy_str(r, "operator", ""), "In") != 0 ||
+		if (!config_label_same(policy_str(r, "key", ""), key) || strcmp(policy_str(r, "operator", ""), "In") != 0 ||
 		    !json_is_array(values) || json_array_size(values) == 0)
 			continue;
 		json_array_foreach(policy_iterable(values), j, v)
@@ -547,7 +556,7 @@ static int term_allows(const json_t *term, const char *key, const char *v)
 	json_array_foreach(policy_iterable(json_object_get(term, "matchExpressions")), i, r) {
 		const char *op = policy_str(r, "operator", "");
 
-		if (strcmp(policy_str(r, "key", ""), key) != 0)
+		if (!config_label_same(policy_str(r, "key", ""), key))
 			continue;
 		if ((strcmp(op, "In") == 0 && !value_listed(json_object_get(r, "values"), v)) ||
 		    (strcmp(op, "NotIn") == 0 && value_listed(json_object_get(r, "values"), v)) ||
@@ -845,16 +854,56 @@ static void sort_entries(const struct config_kv **v, size_t n)
 		}
 }
 
-/* pinned: the pool's nodeSelector entries the pod lacks (it sets none to another value: judge()). */
+/*
+ * Node labels every node offering a GPU resource carries: AKS labels each
+ * node with an NVIDIA GPU kubernetes.azure.com/accelerator=nvidia, and only
+ * such nodes offer nvidia.com/ resources. A pod requesting one runs nowhere
+ * else, so a selector on the label keeps it to nothing narrower.
+ */
+static const struct implied_label {
+	const char *resource;  /* glob */
+	const char *key, *value;
+} implied_labels[] = {
+	{ "nvidia.com/*", "kubernetes.azure.com/accelerator", "nvidia" },
+};
+
+/* Does every node that can run the pod (by its GPU requests) carry key=value? */
+static int implied_by_request(const struct pod_view *pv, const char *key, const char *value)
+{
+	size_t i, j;
+
+	for (i = 0; i < sizeof implied_labels / sizeof implied_labels[0]; i++) {
+		const struct implied_label *l = &implied_labels[i];
+
+		if (!config_label_same(l->key, key) || strcmp(l->value, value) != 0)
+			continue;
+		for (j = 0; j < pv->n_gpu; j++)
+			if (policy_glob_match(l->resource, pv->gpu[j].name))
+				return 1;
+	}
+	return 0;
+}
+
+/*
+ * pinned: the pool's nodeSelector entries the pod lacks (it sets none to
+ * another value: judge()). Entries its GPU request already implies
+ * (implied_by_request()) go in with the rest of a patch, for all to see, but
+ * a pod lacking nothing else is placed: left alone, as `audit --fail-on
+ * mutate` and /validate then agree.
+ */
 static int add_selector(const struct pod_view *pv, const struct config_pool *pool, struct policy_result *res,
 			struct error *err)
 {
 	const struct config_kv *missing[SELECTOR_KEYS_MAX];
-	size_t i, n_missing = 0;
+	size_t i, n_missing = 0, n_implied = 0;
 
 	for (i = 0; i < pool->node_selector.n && n_missing < SELECTOR_KEYS_MAX; i++)
-		if (selector_value(pv, pool->node_selector.v[i].key) == NULL)
+		if (selector_value(pv, pool->node_selector.v[i].key) == NULL) {
 			missing[n_missing++] = &pool->node_selector.v[i];
+			n_implied += implied_by_request(pv, pool->node_selector.v[i].key, pool->node_selector.v[i].value);
+		}
+	if (n_implied == n_missing && json_array_size(res->patch) == 0)
+		return 0;
 	sort_entries(missing, n_missing);
 	if (n_missing > 0 && pv->node_selector == NULL) {
 		json_t *obj = json_object();
@@ -892,7 +941,7 @@ static int prefers(const json_t *term, const char *key, const json_t *value)
 	const json_t *values = json_object_get(r, "values");
 
 	return json_array_size(exprs) == 1 && json_array_size(json_object_get(pref, "matchFields")) == 0 &&
-	       strcmp(policy_str(r, "key", ""), key) == 0 && strcmp(policy_str(r, "operator", ""), "In") == 0 &&
+	       config_label_same(policy_str(r, "key", ""), key) && strcmp(policy_str(r, "operator", ""), "In") == 0 &&
 	       json_array_size(values) == 1 && json_equal(json_array_get(values, 0), value);
 }
 
