@@ -89,7 +89,8 @@ enum pool_how {
 	                          pool the pod's nodeSelector or label picks) */
 	POOL_HOW_AFFINITY,     /* `key In [values]` in every required term, preferred terms
 	                          cheapest first (placement fallback) */
-	POOL_HOW_KEPT,         /* the pod's required affinity already keeps it to these pools */
+	POOL_HOW_KEPT,         /* the pod's required affinity already keeps it to these pools:
+	                          preferred terms only, when there are several */
 	POOL_HOW_NAMED         /* the pod is pinned by name to a node of one of these pools, which
 	                          cannot be told apart by name: nothing to add but tolerations */
 };

@@ -5,10 +5,13 @@
  * number, its namespaces and podSelector admit the pod, and the pod's own
  * nodeSelector and required node affinity do not rule its nodes out (judged
  * by nodematch_pod_could_select() on the labels the pool selects by: other
- * labels of its nodes are unknown, so only a sure contradiction excludes it).
+ * labels of its nodes are unknown, so only a sure contradiction excludes it;
+ * AKS's label aliases count as the labels they stand for), and its pins by
+ * name do not (a pool's nodes are told by name as for CPU pods).
  * Placement pinned sends the pod to one pool by nodeSelector; fallback to
- * every eligible pool by one required `key In [...]` requirement, with
- * preferred terms that keep the cost order for the scheduler.
+ * every eligible pool by one required `key In [...]` requirement; whenever
+ * several pools remain, preferred terms keep the cost order for the
+ * scheduler.
  */
 #include "policy_int.h"
 
