@@ -139,13 +139,16 @@ static const char default_yaml[] =
 "# one and the same label key (kubernetes.azure.com/agentpool, or\n"
 "# karpenter.sh/nodepool with node auto-provisioning).\n"
 "# A pod whose required affinity already keeps it to eligible pools of that\n"
-"# key is left as it is, either way.\n"
+"# key gets no selector or requirement, either way; when it allows several,\n"
+"# the preferred terms cheapest first. A pod pinned to a node by name goes to\n"
+"# that node's pool (told by its name, aks-<pool>-*).\n"
 "placement: pinned\n"
 "\n"
 "# Pods carrying one of these label keys get the GPU toleration but no pool\n"
 "# selector or affinity: their queue's ResourceFlavor (Kueue) places them, and\n"
-"# two selectors that disagree would leave them Pending. CPU pods are judged\n"
-"# as any other.\n"
+"# two selectors that disagree would leave them Pending. The pool rules still\n"
+"# apply first (a pod sets its own labels): one no pool it may use can take is\n"
+"# rejected. CPU pods are judged as any other.\n"
 "deferLabels: [kueue.x-k8s.io/queue-name]\n"
 "\n"
 "# Set by the cluster admin only: nothing a workload can put on itself.\n"
@@ -1502,13 +1505,39 @@ static int top_field(struct loader *ld, void *target, const char *key, yaml_node
 	return 0;
 }
 
+const char *config_label_alias(const char *key)
+{
+	static const char *const aliases[][2] = {
+		{ CONFIG_AKS_POOL_LABEL, CONFIG_AKS_POOL_ALIAS },
+	};
+	size_t i;
+
+	for (i = 0; key != NULL && i < sizeof aliases / sizeof aliases[0]; i++) {
+		if (strcmp(key, aliases[i][0]) == 0)
+			return aliases[i][1];
+		if (strcmp(key, aliases[i][1]) == 0)
+			return aliases[i][0];
+	}
+	return NULL;
+}
+
+int config_label_same(const char *a, const char *b)
+{
+	const char *alias = config_label_alias(a);
+
+	return strcmp(a, b) == 0 || (alias != NULL && strcmp(alias, b) == 0);
+}
+
 const char *config_pool_aks_pool(const struct config_pool *p)
 {
 	size_t i;
 
-	for (i = 0; i < p->node_selector.n; i++)
-		if (strcmp(p->node_selector.v[i].key, CONFIG_AKS_POOL_LABEL) == 0 && p->node_selector.v[i].value[0])
-			return p->node_selector.v[i].value;
+	/* The label first, then its alias: the chart's match conditions read them in this order. */
+	for (int pass = 0; pass < 2; pass++)
+		for (i = 0; i < p->node_selector.n; i++)
+			if (strcmp(p->node_selector.v[i].key, pass ? CONFIG_AKS_POOL_ALIAS : CONFIG_AKS_POOL_LABEL) == 0 &&
+			    p->node_selector.v[i].value[0])
+				return p->node_selector.v[i].value;
 	return NULL;
 }
 

@@ -237,10 +237,24 @@ const char *config_placement_name(enum config_placement placement);
 const char *config_pool_key(const struct config *cfg);
 
 #define CONFIG_AKS_POOL_LABEL "kubernetes.azure.com/agentpool"  /* AKS labels each node with its node pool */
+#define CONFIG_AKS_POOL_ALIAS "agentpool"                       /* ... and again, under this older key */
 
 /*
- * The AKS node pool pool p selects by (its CONFIG_AKS_POOL_LABEL value), or
- * NULL when it selects otherwise. Borrowed from p.
+ * The label key a node always carries with the same value as key, or NULL:
+ * AKS sets CONFIG_AKS_POOL_LABEL and CONFIG_AKS_POOL_ALIAS alike on every
+ * node, so selecting by one selects by the other. The one declaration of
+ * that knowledge in the C (review, audit, report and the match conditions
+ * read it from here; the chart's _helpers.tpl mirrors it for the
+ * conditions it renders). Static storage.
+ */
+const char *config_label_alias(const char *key);
+
+/* Are a and b the same label for what nodes carry: equal, or aliases? */
+int config_label_same(const char *a, const char *b);
+
+/*
+ * The AKS node pool pool p selects by (its CONFIG_AKS_POOL_LABEL value, or
+ * its alias's), or NULL when it selects otherwise. Borrowed from p.
  */
 const char *config_pool_aks_pool(const struct config_pool *p);
 

@@ -423,28 +423,31 @@ static int by_pool_key(const void *a, const void *b)
 }
 
 /*
- * The pools' label keys that are not in w->labels (sorted: looked up with
- * bsearch), each with the values pools select by it, sorted and unique.
- * -1 on allocation failure.
+ * The pools' label keys and their aliases (config_label_alias(): a pod may
+ * select a pool's nodes by either) that are not in w->labels (sorted: looked
+ * up with bsearch), each with the values pools select by it, sorted and
+ * unique. -1 on allocation failure.
  */
 static int pool_keys_fill(const struct config *cfg, struct view *w)
 {
 	size_t i, j, k, n = 0;
 
 	for (i = 0; i < cfg->n_pools; i++)
-		n += cfg->pools[i].node_selector.n;
+		n += 2 * cfg->pools[i].node_selector.n;
 	if ((w->pool_keys = calloc(n ? n : 1, sizeof *w->pool_keys)) == NULL)
 		return -1;
 	for (i = 0; i < cfg->n_pools; i++)
-		for (j = 0; j < cfg->pools[i].node_selector.n; j++) {
-			const struct config_kv *kv = &cfg->pools[i].node_selector.v[j];
+		for (j = 0; j < 2 * cfg->pools[i].node_selector.n; j++) {
+			const struct config_kv *kv = &cfg->pools[i].node_selector.v[j / 2];
+			const char *key = j % 2 ? config_label_alias(kv->key) : kv->key;
 
-			if (bsearch(&kv->key, w->labels.v, w->labels.n, sizeof w->labels.v[0], by_string) != NULL)
+			if (key == NULL ||
+			    bsearch(&key, w->labels.v, w->labels.n, sizeof w->labels.v[0], by_string) != NULL)
 				continue;
-			for (k = 0; k < w->n_pool_keys && strcmp(w->pool_keys[k].key, kv->key) != 0; k++)
+			for (k = 0; k < w->n_pool_keys && strcmp(w->pool_keys[k].key, key) != 0; k++)
 				;
 			if (k == w->n_pool_keys) {
-				w->pool_keys[k].key = kv->key;
+				w->pool_keys[k].key = key;
 				if (names_init(&w->pool_keys[k].values, n) != 0)
 					return -1;
 				w->n_pool_keys++;
@@ -460,7 +463,7 @@ static int pool_keys_fill(const struct config *cfg, struct view *w)
 static int view_fill(const struct config *cfg, struct view *w, struct error *err)
 {
 	const struct names *all[7];
-	size_t i, j, n_labels = cfg->gpu_node_labels.n + 1, n_names = cfg->gpu_node_names.n + cfg->n_pools;
+	size_t i, j, n_labels = 2 * cfg->gpu_node_labels.n + 1, n_names = cfg->gpu_node_names.n + cfg->n_pools;
 
 	if (names_init(&w->res_exact, cfg->gpu_resources.n) != 0 ||
 	    names_init(&w->res_wild, cfg->gpu_resources.n) != 0 || names_init(&w->taint_keys, 3) != 0 ||
@@ -475,8 +478,12 @@ static int view_fill(const struct config *cfg, struct view *w, struct error *err
 	names_add(&w->taint_keys, cfg->taint_key);
 	names_add(&w->taint_keys, WRONG_TAINT_KEY);
 
-	for (i = 0; i < cfg->gpu_node_labels.n; i++)
+	/* A GPU node label's alias is on the same nodes (config_label_alias()). */
+	for (i = 0; i < cfg->gpu_node_labels.n; i++) {
 		names_add(&w->labels, cfg->gpu_node_labels.v[i]);
+		if (config_label_alias(cfg->gpu_node_labels.v[i]) != NULL)
+			names_add(&w->labels, config_label_alias(cfg->gpu_node_labels.v[i]));
+	}
 
 	/* As policy_target.c's names_known() and node_named(). */
 	w->names_known = 1;

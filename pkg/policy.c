@@ -48,6 +48,15 @@ const char *policy_str(const json_t *obj, const char *key, const char *dflt)
 	return s ? s : dflt;
 }
 
+const char *policy_label_value(const json_t *labels, const char *key)
+{
+	const char *v = json_string_value(json_object_get(labels, key)), *alias;
+
+	if (v == NULL && (alias = config_label_alias(key)) != NULL)
+		v = json_string_value(json_object_get(labels, alias));
+	return v;
+}
+
 /* ==== Small pure helpers ==== */
 
 int policy_glob_match(const char *pattern, const char *s)
@@ -322,8 +331,9 @@ static int judge_routes(const struct config *cfg, const struct pod_view *pv, con
  * entries be added and node affinity changed while it has scheduling gates
  * (ValidatePodUpdate, pkg/apis/core/validation/validation.go): a pod created
  * clean can be aimed at GPU nodes afterwards. So a CPU-only pod is rejected
- * for each route its new version takes that the stored one did not, with
- * the message CREATE would give. Everything else is allowed untouched, and
+ * for each route its new version takes that the stored one did not (every
+ * route, when the stored one requested a GPU), with the message CREATE
+ * would give. Everything else is allowed untouched, and
  * nothing is ever patched: pods admitted earlier (in dryrun, by an
  * exemption, before the webhook was installed) keep working, and GPU pods
  * were placed when they were created.
@@ -348,7 +358,14 @@ static int judge_update(const struct config *cfg, const struct policy_request *r
 			error_prefix(err, "request.oldObject: ");
 			return -1;
 		}
-		policy_routes_find(cfg, &old, &before);
+		/*
+		 * A GPU pod's routes are its own: the CPU-only pod it became takes
+		 * them anew. A pod cannot drop its GPU (extended resources are not
+		 * resized), but a workload's template can, and its pods will be
+		 * refused: so is the update, at apply.
+		 */
+		if (old.n_gpu == 0 && old.bad_quantity[0] == '\0')
+			policy_routes_find(cfg, &old, &before);
 	}
 	policy_routes_find(cfg, pv, &now);
 	if (judge_routes(cfg, pv, &now, judged_routes(pv) & ~before.taken, res, err) != 0)
@@ -391,11 +408,14 @@ static int decide(const struct config *cfg, const struct policy_request *req,
 				   "for its GPU resources only and does not inspect the claims") != 0)
 			return -1;
 		/*
-		 * A DaemonSet pod is pinned to its node by the controller, a queued
-		 * one is placed by its queue: tolerate, don't steer.
+		 * A DaemonSet pod is pinned to its node by the controller: tolerate,
+		 * don't steer. A queued one is placed by its queue, but only among
+		 * the pools it may use: the label that defers is the pod's own, so
+		 * the pool rules are applied first, and only the steering is left
+		 * to the queue.
 		 */
 		res->deferred = deferred_to(cfg, &pv);
-		if (!pv.daemonset && res->deferred == NULL) {
+		if (!pv.daemonset) {
 			if (policy_pool_choose(cfg, &pv, &choice, res, err) != 0)
 				return -1;
 			if (choice.n == 0) {
@@ -403,9 +423,20 @@ static int decide(const struct config *cfg, const struct policy_request *req,
 				goto exempt;
 			}
 		}
+		if (res->deferred != NULL) {
+			choice.n = 0;
+			res->pool = NULL;
+			res->n_pools = 0;
+		}
 		if (policy_pool_mutate(cfg, &pv, choice.n > 0 ? &choice : NULL, res, err) != 0)
 			return -1;
-		if (req->validate && res->verdict == POLICY_MUTATE) {
+		if (req->validate && res->verdict == POLICY_MUTATE && policy_pool_patch_soft(res->patch)) {
+			res->verdict = POLICY_ALLOW;
+			res->reason = R_GPU_OK;
+			res->changes[0] = '\0';
+			json_decref(res->patch);
+			res->patch = NULL;
+		} else if (req->validate && res->verdict == POLICY_MUTATE) {
 			res->verdict = POLICY_REJECT;
 			res->reason = R_NOT_MUTATED;
 			snprintf(res->message, sizeof res->message,

@@ -10,18 +10,21 @@
  *  - a pod that requests a GPU resource (non-zero, in any container or init
  *    container) gets the GPU taint's toleration and is sent to the pools it
  *    may use (eligible: serving it, allowed for its namespace and labels, not
- *    ruled out by its own node selection): the first one's node selector
- *    (placement pinned) or a required affinity over all of them (fallback),
- *    with their tolerations (MUTATE), unless it already has them (ALLOW); a
- *    pod a queue places (deferLabels) gets the toleration only;
+ *    ruled out by its own node selection, pins by name included): the first
+ *    one's node selector (placement pinned) or a required affinity over all
+ *    of them (fallback), with their tolerations and, when several remain,
+ *    preferred terms cheapest first (MUTATE), unless it already has them
+ *    (ALLOW); a pod a queue places (deferLabels) gets the toleration only,
+ *    once some pool it may use can take it;
  *  - a pod that requests no GPU but targets GPU nodes (toleration, nodeSelector,
  *    required node affinity, nodeName) is REJECTed with a message saying how
  *    to fix it;
  *  - exempt namespaces, DaemonSet pods the DaemonSet controller created (in
  *    the namespaces where that exemption applies) and admin-listed pod
  *    selectors (each scoped to namespaces) are never rejected;
- *  - an UPDATE is never patched: it is REJECTed only when the new pod takes a
- *    route to GPU nodes the old one did not (a CPU-only pod), else ALLOWed.
+ *  - an UPDATE is never patched: it is REJECTed only when the new pod, a
+ *    CPU-only one, takes a route to GPU nodes the old one did not (any
+ *    route, when the old one requested a GPU), else ALLOWed.
  * The namespace's mode (enforce / warn / dryrun) then turns a REJECT into an
  * ALLOW with a warning (warn, dryrun) and drops the patch (dryrun).
  */

@@ -19,6 +19,8 @@
 #include "policy.h"
 
 #define POOL_LABEL "gpu-admission/pool"
+#define HOSTNAME_LABEL "kubernetes.io/hostname"   /* equals the node's name on AKS */
+#define NAME_FIELD     "metadata.name"            /* the one field matchFields knows */
 #define GPU_KINDS_MAX 16  /* distinct GPU resource names in one pod */
 
 /* Why a pod was admitted, mutated or rejected: stable codes for annotations and metrics. */
@@ -39,6 +41,7 @@
 #define R_NO_POOL     "no-pool-fits"
 #define R_CONFLICT    "node-selector-conflict"
 #define R_AFF_CONFLICT "node-affinity-conflict"
+#define R_NAME_CONFLICT "node-name-conflict"   /* pinned by name to a node of no pool it may use */
 #define R_DENIED      "pool-not-allowed"       /* namespaces or podSelector: not this pod's pool */
 #define R_CPU_TOL     "cpu-pod-gpu-toleration"
 #define R_CPU_SEL     "cpu-pod-gpu-node-selector"
@@ -86,7 +89,10 @@ enum pool_how {
 	                          pool the pod's nodeSelector or label picks) */
 	POOL_HOW_AFFINITY,     /* `key In [values]` in every required term, preferred terms
 	                          cheapest first (placement fallback) */
-	POOL_HOW_KEPT          /* the pod's required affinity already keeps it to these pools */
+	POOL_HOW_KEPT,         /* the pod's required affinity already keeps it to these pools:
+	                          preferred terms only, when there are several */
+	POOL_HOW_NAMED         /* the pod is pinned by name to a node of one of these pools, which
+	                          cannot be told apart by name: nothing to add but tolerations */
 };
 
 /* The pools a GPU pod goes to. */
@@ -114,6 +120,13 @@ int policy_pool_choose(const struct config *cfg, const struct pod_view *pv, stru
  */
 int policy_pool_mutate(const struct config *cfg, const struct pod_view *pv,
 		       const struct pool_choice *ch, struct policy_result *res, struct error *err);
+
+/*
+ * Does patch (policy_pool_mutate()'s, borrowed) only add preferred node
+ * affinity terms? They are a score, not a placement: /validate admits a pod
+ * that lacks nothing else.
+ */
+int policy_pool_patch_soft(const json_t *patch);
 
 /* ==== CPU pods (policy_target.c) ==== */
 
@@ -161,6 +174,15 @@ int policy_routes_judge(const struct config *cfg, const struct pod_routes *r, un
 int policy_routes_fix(const struct config *cfg, const struct pod_view *pv, unsigned taken,
 		      struct policy_result *res, struct error *err);
 
+/*
+ * Is node (a name) one of pool p's? 1 when its name is one AKS gives the
+ * pool's nodes (aks-<pool>-*, p selecting by CONFIG_AKS_POOL_LABEL), 0 when
+ * it is not (or, with gpuNodeNames set, not a GPU node at all), -1 when that
+ * cannot be told (p selects otherwise). The same knowledge that judges CPU
+ * pods pinned by name (policy_target.c).
+ */
+int policy_node_in_pool(const struct config *cfg, const struct config_pool *p, const char *node);
+
 /* ==== Shared helpers (policy.c) ==== */
 
 /*
@@ -172,6 +194,13 @@ int policy_get_typed(const json_t *parent, const char *key, json_type type, cons
 
 /* jansson's foreach macros take a non-const json_t * though they only read. */
 json_t *policy_iterable(const json_t *j);
+
+/*
+ * The value of label key in labels (an object of strings, or NULL; borrowed),
+ * or of its alias (config_label_alias()) when key is absent; NULL when
+ * neither: what a node selector or node labels say of key.
+ */
+const char *policy_label_value(const json_t *labels, const char *key);
 
 /* The string member key of obj, or dflt. Borrowed. */
 const char *policy_str(const json_t *obj, const char *key, const char *dflt);

@@ -5,10 +5,13 @@
  * number, its namespaces and podSelector admit the pod, and the pod's own
  * nodeSelector and required node affinity do not rule its nodes out (judged
  * by nodematch_pod_could_select() on the labels the pool selects by: other
- * labels of its nodes are unknown, so only a sure contradiction excludes it).
+ * labels of its nodes are unknown, so only a sure contradiction excludes it;
+ * AKS's label aliases count as the labels they stand for), and its pins by
+ * name do not (a pool's nodes are told by name as for CPU pods).
  * Placement pinned sends the pod to one pool by nodeSelector; fallback to
- * every eligible pool by one required `key In [...]` requirement, with
- * preferred terms that keep the cost order for the scheduler.
+ * every eligible pool by one required `key In [...]` requirement; whenever
+ * several pools remain, preferred terms keep the cost order for the
+ * scheduler.
  */
 #include "policy_int.h"
 
@@ -33,7 +36,8 @@ enum pool_verdict {
 	POOL_NAMESPACE,     /* pools[].namespaces leaves the pod's namespace out */
 	POOL_LABELS,        /* pools[].podSelector does not match the pod's labels */
 	POOL_NODE_SELECTOR, /* the pod's nodeSelector rules out the pool's nodes */
-	POOL_AFFINITY       /* the pod's required node affinity does */
+	POOL_AFFINITY,      /* the pod's required node affinity does */
+	POOL_NODE_NAME      /* the pod is pinned by name to nodes none of which is the pool's */
 };
 
 static int pool_serves(const struct config *cfg, const struct config_pool *p, const char *res)
@@ -81,9 +85,10 @@ static int namespace_allowed(const struct config_pool *p, const char *ns)
 	return p->namespaces.n == 0 || policy_match_any(&p->namespaces, ns);
 }
 
+/* What the pod's nodeSelector requires of label key (or of its alias: the node carries both alike). */
 static const char *selector_value(const struct pod_view *pv, const char *key)
 {
-	return pv->node_selector ? json_string_value(json_object_get(pv->node_selector, key)) : NULL;
+	return policy_label_value(pv->node_selector, key);
 }
 
 /* The first of pool p's labels the pod's nodeSelector sets to another value, or NULL. */
@@ -113,26 +118,148 @@ static int pool_selected(const struct config_pool *p, const struct pod_view *pv)
 	return hits == 0 ? 0 : hits == p->node_selector.n ? 2 : 1;
 }
 
-/* What every node of pool p carries: its nodeSelector, as node labels. New; NULL on ERROR_NOMEM. */
+/*
+ * What every node of pool p carries: its nodeSelector, as node labels, and
+ * each entry's alias alike. New; NULL on ERROR_NOMEM.
+ */
 static json_t *pool_labels(const struct config_pool *p, struct error *err)
 {
 	json_t *labels = json_object();
+	const char *alias;
 	size_t i;
 
-	for (i = 0; labels != NULL && i < p->node_selector.n; i++)
+	for (i = 0; labels != NULL && i < p->node_selector.n; i++) {
+		alias = config_label_alias(p->node_selector.v[i].key);
 		if (json_object_set_new(labels, p->node_selector.v[i].key,
-					json_string(p->node_selector.v[i].value)) != 0) {
+					json_string(p->node_selector.v[i].value)) != 0 ||
+		    (alias != NULL && json_object_get(labels, alias) == NULL &&
+		     json_object_set_new(labels, alias, json_string(p->node_selector.v[i].value)) != 0)) {
 			json_decref(labels);
 			labels = NULL;
 		}
+	}
 	if (labels == NULL)
 		error_set(err, ERROR_NOMEM, "out of memory");
 	return labels;
 }
 
+/*
+ * The pod's pins by name: spec.nodeName, nodeSelector kubernetes.io/hostname
+ * (AKS sets it to the node's name), and a required node affinity every live
+ * term of which names nodes (kubernetes.io/hostname or matchFields
+ * metadata.name In [...]). The scheduler (and, for nodeName, the kubelet)
+ * holds the pod to them, so a pool none of whose nodes they name cannot
+ * take it, whatever its eligibility otherwise.
+ */
+struct pins {
+	const char *node_name;   /* borrowed, or NULL */
+	const char *hostname;    /* borrowed, or NULL */
+	const json_t *terms;     /* borrowed: the required terms, when they all name nodes; or NULL */
+};
+
+/* What one pin says of a pool: its nodes are not, may be, or are among the named. */
+enum pin_state { PIN_NO = 0, PIN_MAYBE, PIN_YES, PIN_NONE };
+
+static const json_t *required_terms(const struct pod_view *pv);
+static int term_matches_nothing(const json_t *term);
+
+/* The node names a NodeSelectorTerm (borrowed) confines itself to, or NULL. */
+static const json_t *term_names(const json_t *term)
+{
+	const json_t *r, *values;
+	size_t i;
+
+	for (int pass = 0; pass < 2; pass++)
+		json_array_foreach(policy_iterable(json_object_get(term, pass ? "matchFields" : "matchExpressions")),
+				   i, r) {
+			values = json_object_get(r, "values");
+			if (strcmp(policy_str(r, "key", ""), pass ? NAME_FIELD : HOSTNAME_LABEL) == 0 &&
+			    strcmp(policy_str(r, "operator", ""), "In") == 0 && json_array_size(values) > 0)
+				return values;
+		}
+	return NULL;
+}
+
+/* Fills pins; 1 when the pod is pinned by name at all. */
+static int read_pins(const struct pod_view *pv, struct pins *pins)
+{
+	const json_t *terms = required_terms(pv), *t;
+	size_t i, live = 0;
+
+	memset(pins, 0, sizeof *pins);
+	pins->node_name = json_string_value(json_object_get(pv->spec, "nodeName"));
+	if (pins->node_name != NULL && pins->node_name[0] == '\0')
+		pins->node_name = NULL;
+	pins->hostname = pv->node_selector ? json_string_value(json_object_get(pv->node_selector, HOSTNAME_LABEL))
+		       : NULL;
+	json_array_foreach(policy_iterable(terms), i, t) {
+		if (term_matches_nothing(t))
+			continue;
+		if (term_names(t) == NULL) {
+			live = 0;
+			break;
+		}
+		live++;
+	}
+	pins->terms = live > 0 ? terms : NULL;
+	return pins->node_name != NULL || pins->hostname != NULL || pins->terms != NULL;
+}
+
+static enum pin_state node_state(const struct config *cfg, const struct config_pool *p, const char *node)
+{
+	int in = node != NULL ? policy_node_in_pool(cfg, p, node) : 0;
+
+	return in > 0 ? PIN_YES : in < 0 ? PIN_MAYBE : PIN_NO;
+}
+
+static enum pin_state min_state(enum pin_state a, enum pin_state b)
+{
+	return a < b ? a : b;
+}
+
+/* What the pod's pins together say of pool p: each must admit it (the least of them). */
+static enum pin_state pins_on_pool(const struct config *cfg, const struct pins *pins, const struct config_pool *p)
+{
+	enum pin_state st = PIN_NONE, any;
+	const json_t *t, *v;
+	size_t i, j;
+
+	if (pins->node_name != NULL)
+		st = min_state(st, node_state(cfg, p, pins->node_name));
+	if (pins->hostname != NULL)
+		st = min_state(st, node_state(cfg, p, pins->hostname));
+	if (pins->terms != NULL) {
+		any = PIN_NO;
+		json_array_foreach(policy_iterable(pins->terms), i, t)
+			json_array_foreach(policy_iterable(term_names(t)), j, v) {
+				enum pin_state one = node_state(cfg, p, json_string_value(v));
+
+				any = one > any ? one : any;
+			}
+		st = min_state(st, any);
+	}
+	return st;
+}
+
+/* The first node the pod is pinned to, for messages; NULL when a name is not a string. */
+static const char *pinned_node(const struct pins *pins)
+{
+	const json_t *t;
+	size_t i;
+
+	if (pins->node_name != NULL)
+		return pins->node_name;
+	if (pins->hostname != NULL)
+		return pins->hostname;
+	json_array_foreach(policy_iterable(pins->terms), i, t)
+		if (term_names(t) != NULL)
+			return json_string_value(json_array_get(term_names(t), 0));
+	return NULL;
+}
+
 /* Is pool p eligible for the pod, and if not, why? -1 only on ERROR_NOMEM. */
-static int judge(const struct config *cfg, const struct pod_view *pv, const struct config_pool *p,
-		 enum pool_verdict *v, struct error *err)
+static int judge(const struct config *cfg, const struct pod_view *pv, const struct pins *pins,
+		 const struct config_pool *p, enum pool_verdict *v, struct error *err)
 {
 	char scratch[2];
 	json_t *known;
@@ -146,6 +273,8 @@ static int judge(const struct config *cfg, const struct pod_view *pv, const stru
 		*v = POOL_LABELS;
 	else if (selector_conflict(p, pv) != NULL)
 		*v = POOL_NODE_SELECTOR;
+	else if (pins != NULL && pins_on_pool(cfg, pins, p) == PIN_NO)
+		*v = POOL_NODE_NAME;
 	/* Nothing of the pod's own to contradict the pool: no need to look closer. */
 	if (*v != POOL_OK || (pv->node_selector == NULL && json_object_get(pv->spec, "affinity") == NULL))
 		return 0;
@@ -209,6 +338,18 @@ static void describe_verdict(const struct config *cfg, const struct pod_view *pv
 		policy_appendf(buf, cap, "nodeSelector %s is \"%s\" but GPU pool \"%s\" needs \"%s\"", kv->key,
 			       selector_value(pv, kv->key), p->name, kv->value);
 		break;
+	case POOL_NODE_NAME: {
+		struct pins pins;
+		const char *node;
+
+		read_pins(pv, &pins);
+		node = pinned_node(&pins);
+		policy_appendf(buf, cap, "the pod is pinned by name to node %s, not a node of GPU pool \"%s\"",
+			       node ? node : "?", p->name);
+		if (config_pool_aks_pool(p) != NULL)
+			policy_appendf(buf, cap, " (aks-%s-*)", config_pool_aks_pool(p));
+		break;
+	}
 	case POOL_AFFINITY:
 		policy_appendf(buf, cap, "the pod's required node affinity rules out GPU pool \"%s\" (", p->name);
 		for (i = 0; i < p->node_selector.n; i++)
@@ -246,6 +387,7 @@ static const char *verdict_reason(enum pool_verdict v)
 	case POOL_LABELS:        return R_DENIED;
 	case POOL_NODE_SELECTOR: return R_CONFLICT;
 	case POOL_AFFINITY:      return R_AFF_CONFLICT;
+	case POOL_NODE_NAME:     return R_NAME_CONFLICT;
 	default:                 return R_MISMATCH;
 	}
 }
@@ -357,23 +499,74 @@ static void reject_none(const struct config *cfg, const struct pod_view *pv, con
 
 /* ==== Pools the pod already keeps to ==== */
 
-/*
- * The values of the first `key In [...]` requirement of a NodeSelectorTerm
- * (borrowed), or NULL when it has none. Only such a requirement pins a term
- * to pools: NotIn, Exists and the rest leave other nodes possible.
- */
-static const json_t *term_key_in(const json_t *term, const char *key)
+static int value_listed(const json_t *values, const char *v)
 {
-	const json_t *r, *values;
+	const json_t *x;
 	size_t i;
+
+	json_array_foreach(policy_iterable(values), i, x)
+		if (json_is_string(x) && strcmp(json_string_value(x), v) == 0)
+			return 1;
+	return 0;
+}
+
+/* Does one of pools (n of them, one key for all) select by value v? */
+static int pools_have_value(const struct config_pool *const *pools, size_t n, const char *v)
+{
+	size_t i;
+
+	for (i = 0; v != NULL && i < n; i++)
+		if (strcmp(pools[i]->node_selector.v[0].value, v) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * The values of a `key In [...]` requirement of a NodeSelectorTerm
+ * (borrowed) that confines the term to pools (every value one of theirs),
+ * or NULL when none does. Any one will do: requirements are ANDed, so the
+ * term can match no node beyond it, whatever the others say. That is also
+ * how the fallback patch is recognised when the pod comes back: a term that
+ * named another pool (`key In [h100]`) has the patch's `key In [t4]` beside
+ * it. NotIn, Exists and the rest leave other nodes possible.
+ */
+static const json_t *term_confined(const json_t *term, const char *key, const struct config_pool *const *pools,
+				   size_t n)
+{
+	const json_t *r, *values, *v;
+	size_t i, j;
 
 	json_array_foreach(policy_iterable(json_object_get(term, "matchExpressions")), i, r) {
 		values = json_object_get(r, "values");
-		if (strcmp(policy_str(r, "key", ""), key) == 0 && strcmp(policy_str(r, "operator", ""), "In") == 0 &&
-		    json_is_array(values) && json_array_size(values) > 0)
+		if (!config_label_same(policy_str(r, "key", ""), key) || strcmp(policy_str(r, "operator", ""), "In") != 0 ||
+		    !json_is_array(values) || json_array_size(values) == 0)
+			continue;
+		json_array_foreach(policy_iterable(values), j, v)
+			if (!pools_have_value(pools, n, json_string_value(v)))
+				break;
+		if (j == json_array_size(values))
 			return values;
 	}
 	return NULL;
+}
+
+/* Does value v of key meet every requirement on key in a NodeSelectorTerm (borrowed)? */
+static int term_allows(const json_t *term, const char *key, const char *v)
+{
+	const json_t *r;
+	size_t i;
+
+	json_array_foreach(policy_iterable(json_object_get(term, "matchExpressions")), i, r) {
+		const char *op = policy_str(r, "operator", "");
+
+		if (!config_label_same(policy_str(r, "key", ""), key))
+			continue;
+		if ((strcmp(op, "In") == 0 && !value_listed(json_object_get(r, "values"), v)) ||
+		    (strcmp(op, "NotIn") == 0 && value_listed(json_object_get(r, "values"), v)) ||
+		    strcmp(op, "DoesNotExist") == 0)
+			return 0;
+	}
+	return 1;
 }
 
 /* Does a NodeSelectorTerm (borrowed) match no node by construction (empty, or not a term at all)? */
@@ -394,54 +587,43 @@ static const json_t *required_terms(const struct pod_view *pv)
 }
 
 /*
- * Marks in mark[] the pools of cfg (one key for all) whose value is v and
- * for which ok[] holds; 0 when there is none.
- */
-static int mark_value(const struct config *cfg, const char *v, const int *ok, int *mark)
-{
-	size_t i;
-	int found = 0;
-
-	for (i = 0; v != NULL && i < cfg->n_pools; i++)
-		if (ok[i] && strcmp(cfg->pools[i].node_selector.v[0].value, v) == 0) {
-			mark[i] = 1;
-			found = 1;
-		}
-	return found;
-}
-
-/*
  * Does the pod's required node affinity already keep it to pools ok[] allows?
- * Every term that can match anything must require `key In [values]` (the key
- * all pools select by) with only values of such pools. The pools named go
- * into ch, in the pools' order.
+ * Every term that can match anything must be confined to such pools by a
+ * `key In [values]` requirement (the key all pools select by:
+ * term_confined()). The pools the terms admit go into ch, in the pools'
+ * order.
  */
 static int kept_to(const struct config *cfg, const struct pod_view *pv, const int *ok, struct pool_choice *ch)
 {
 	const char *key = config_pool_key(cfg);
-	const json_t *terms = required_terms(pv), *t, *values, *v;
+	const json_t *terms = required_terms(pv), *t, *values;
+	const struct config_pool *eligible[CONFIG_POOLS_MAX];
 	int mark[CONFIG_POOLS_MAX] = { 0 };
-	size_t i, j, live = 0;
+	size_t i, j, n = 0, live = 0;
 
 	if (key == NULL || !json_is_array(terms))
 		return 0;
+	for (i = 0; i < cfg->n_pools; i++)
+		if (ok[i])
+			eligible[n++] = &cfg->pools[i];
 	json_array_foreach(policy_iterable(terms), i, t) {
 		if (term_matches_nothing(t))
 			continue;
-		values = term_key_in(t, key);
+		values = term_confined(t, key, eligible, n);
 		if (values == NULL)
 			return 0;
-		json_array_foreach(policy_iterable(values), j, v)
-			if (!mark_value(cfg, json_string_value(v), ok, mark))
-				return 0;
+		for (j = 0; j < cfg->n_pools; j++)
+			if (ok[j] && value_listed(values, cfg->pools[j].node_selector.v[0].value) &&
+			    term_allows(t, key, cfg->pools[j].node_selector.v[0].value))
+				mark[j] = 1;
 		live++;
 	}
-	if (live == 0)
-		return 0;
 	ch->n = 0;
-	for (i = 0; i < cfg->n_pools; i++)
+	for (i = 0; live > 0 && i < cfg->n_pools; i++)
 		if (mark[i])
 			ch->pools[ch->n++] = &cfg->pools[i];
+	if (ch->n == 0)
+		return 0;
 	ch->how = POOL_HOW_KEPT;
 	return 1;
 }
@@ -475,11 +657,31 @@ int policy_pool_choose(const struct config *cfg, const struct pod_view *pv, stru
 	size_t i;
 	int want;
 
+	struct pins pins;
+	int pinned = read_pins(pv, &pins), named = 0, sure = 0;
+
 	memset(ch, 0, sizeof *ch);
 	for (i = 0; i < cfg->n_pools; i++) {
-		if (judge(cfg, pv, &cfg->pools[i], &v[i], err) != 0)
+		if (judge(cfg, pv, pinned ? &pins : NULL, &cfg->pools[i], &v[i], err) != 0)
 			return -1;
 		ok[i] = v[i] == POOL_OK;
+		sure |= ok[i] && pinned && pins_on_pool(cfg, &pins, &cfg->pools[i]) == PIN_YES;
+	}
+	/*
+	 * Pinned by name to a node of a pool known by its name (aks-<pool>-*):
+	 * that pool, not one whose nodes may or may not be it. Pinned to nodes
+	 * no pool is known for: the pin places the pod, and any pool selector
+	 * could only contradict it (Pending, or refused by the kubelet).
+	 */
+	for (i = 0; pinned && i < cfg->n_pools; i++) {
+		if (!ok[i] || pins_on_pool(cfg, &pins, &cfg->pools[i]) == PIN_YES)
+			continue;
+		if (sure) {
+			ok[i] = 0;
+			v[i] = POOL_NODE_NAME;
+		} else {
+			named = 1;
+		}
 	}
 	if (label != NULL) {
 		for (i = 0; i < cfg->n_pools; i++)
@@ -513,6 +715,13 @@ int policy_pool_choose(const struct config *cfg, const struct pod_view *pv, stru
 			choose_one(&cfg->pools[i], POOL_HOW_SELECTOR, ch);
 			goto out;
 		}
+	if (named) {
+		for (i = 0; i < cfg->n_pools; i++)
+			if (ok[i])
+				ch->pools[ch->n++] = &cfg->pools[i];
+		ch->how = POOL_HOW_NAMED;
+		goto out;
+	}
 	if (kept_to(cfg, pv, ok, ch))
 		goto out;
 	for (i = 0; i < cfg->n_pools; i++)
@@ -648,16 +857,56 @@ static void sort_entries(const struct config_kv **v, size_t n)
 		}
 }
 
-/* pinned: the pool's nodeSelector entries the pod lacks (it sets none to another value: judge()). */
+/*
+ * Node labels every node offering a GPU resource carries: AKS labels each
+ * node with an NVIDIA GPU kubernetes.azure.com/accelerator=nvidia, and only
+ * such nodes offer nvidia.com/ resources. A pod requesting one runs nowhere
+ * else, so a selector on the label keeps it to nothing narrower.
+ */
+static const struct implied_label {
+	const char *resource;  /* glob */
+	const char *key, *value;
+} implied_labels[] = {
+	{ "nvidia.com/*", "kubernetes.azure.com/accelerator", "nvidia" },
+};
+
+/* Does every node that can run the pod (by its GPU requests) carry key=value? */
+static int implied_by_request(const struct pod_view *pv, const char *key, const char *value)
+{
+	size_t i, j;
+
+	for (i = 0; i < sizeof implied_labels / sizeof implied_labels[0]; i++) {
+		const struct implied_label *l = &implied_labels[i];
+
+		if (!config_label_same(l->key, key) || strcmp(l->value, value) != 0)
+			continue;
+		for (j = 0; j < pv->n_gpu; j++)
+			if (policy_glob_match(l->resource, pv->gpu[j].name))
+				return 1;
+	}
+	return 0;
+}
+
+/*
+ * pinned: the pool's nodeSelector entries the pod lacks (it sets none to
+ * another value: judge()). Entries its GPU request already implies
+ * (implied_by_request()) go in with the rest of a patch, for all to see, but
+ * a pod lacking nothing else is placed: left alone, as `audit --fail-on
+ * mutate` and /validate then agree.
+ */
 static int add_selector(const struct pod_view *pv, const struct config_pool *pool, struct policy_result *res,
 			struct error *err)
 {
 	const struct config_kv *missing[SELECTOR_KEYS_MAX];
-	size_t i, n_missing = 0;
+	size_t i, n_missing = 0, n_implied = 0;
 
 	for (i = 0; i < pool->node_selector.n && n_missing < SELECTOR_KEYS_MAX; i++)
-		if (selector_value(pv, pool->node_selector.v[i].key) == NULL)
+		if (selector_value(pv, pool->node_selector.v[i].key) == NULL) {
 			missing[n_missing++] = &pool->node_selector.v[i];
+			n_implied += implied_by_request(pv, pool->node_selector.v[i].key, pool->node_selector.v[i].value);
+		}
+	if (n_implied == n_missing && json_array_size(res->patch) == 0)
+		return 0;
 	sort_entries(missing, n_missing);
 	if (n_missing > 0 && pv->node_selector == NULL) {
 		json_t *obj = json_object();
@@ -687,30 +936,15 @@ static json_t *key_in(const char *key, const json_t *values)
 	return json_pack("{s:s, s:s, s:O}", "key", key, "operator", "In", "values", values);
 }
 
-/* Are all of values (an array, borrowed) among within (an array of strings)? */
-static int values_within(const json_t *values, const json_t *within)
-{
-	const json_t *v, *w;
-	size_t i, j;
-
-	json_array_foreach(policy_iterable(values), i, v) {
-		json_array_foreach(policy_iterable(within), j, w)
-			if (json_equal(v, w))
-				break;
-		if (j == json_array_size(within))
-			return 0;
-	}
-	return 1;
-}
-
 /* Does a preferred term (borrowed) already prefer exactly `key In [value]`, whatever its weight? */
 static int prefers(const json_t *term, const char *key, const json_t *value)
 {
 	const json_t *pref = json_object_get(term, "preference");
-	const json_t *exprs = json_object_get(pref, "matchExpressions");
-	const json_t *values = term_key_in(pref, key);
+	const json_t *exprs = json_object_get(pref, "matchExpressions"), *r = json_array_get(exprs, 0);
+	const json_t *values = json_object_get(r, "values");
 
 	return json_array_size(exprs) == 1 && json_array_size(json_object_get(pref, "matchFields")) == 0 &&
+	       config_label_same(policy_str(r, "key", ""), key) && strcmp(policy_str(r, "operator", ""), "In") == 0 &&
 	       json_array_size(values) == 1 && json_equal(json_array_get(values, 0), value);
 }
 
@@ -749,17 +983,6 @@ static int preferred_terms(const char *key, const json_t *values, const json_t *
 	return 0;
 }
 
-static int value_listed(const json_t *values, const char *v)
-{
-	const json_t *x;
-	size_t i;
-
-	json_array_foreach(policy_iterable(values), i, x)
-		if (strcmp(json_string_value(x), v) == 0)
-			return 1;
-	return 0;
-}
-
 /*
  * A new nodeAffinity (or its required part, when na exists) holding term
  * and, with no nodeAffinity yet, the preferred terms prefs. The smallest
@@ -789,15 +1012,19 @@ static int add_new_affinity(const json_t *affinity, const json_t *na, const json
 
 /*
  * fallback: `key In [values]` ANDed into every required term that can match
- * anything and does not already keep to those values (a new required node
+ * anything and is not already confined to those values (a new required node
  * affinity when there is none), and the preferred terms. judge() has read
  * the pod's affinity: a required one here has a term that can match a pool.
+ * A pod whose own required affinity keeps it to several pools
+ * (POOL_HOW_KEPT) gets the preferred terms alone: the scheduler would
+ * otherwise score the pools alike and may pick the dearest.
  */
 static int add_affinity(const struct pod_view *pv, const struct pool_choice *ch, struct policy_result *res,
 			struct error *err)
 {
 	const char *key = ch->pools[0]->node_selector.v[0].key;
-	const json_t *affinity, *na = NULL, *required = NULL, *have_pref = NULL, *t, *in;
+	const json_t *affinity, *na = NULL, *required = NULL, *have_pref = NULL, *t;
+	int kept = ch->how == POOL_HOW_KEPT;
 	json_t *values = json_array(), *prefs = json_array(), *term = NULL;
 	char path[PATH_MAX_LEN];
 	size_t i, before = json_array_size(res->patch);
@@ -819,13 +1046,12 @@ static int add_affinity(const struct pod_view *pv, const struct pool_choice *ch,
 	    policy_get_typed(na, PREFERRED, JSON_ARRAY, "spec.affinity.nodeAffinity", &have_pref, err) != 0 ||
 	    preferred_terms(key, values, have_pref, prefs, err) != 0)
 		goto out;
-	if (required == NULL && add_new_affinity(affinity, na, term, prefs, res->patch, err) != 0)
+	if (!kept && required == NULL && add_new_affinity(affinity, na, term, prefs, res->patch, err) != 0)
 		goto out;
-	json_array_foreach(policy_iterable(json_object_get(required, "nodeSelectorTerms")), i, t) {
+	json_array_foreach(policy_iterable(kept ? NULL : json_object_get(required, "nodeSelectorTerms")), i, t) {
 		if (term_matches_nothing(t))
 			continue;  /* an empty term must not come to match the pools */
-		in = term_key_in(t, key);
-		if (in != NULL && values_within(in, values))
+		if (term_confined(t, key, ch->pools, ch->n) != NULL)
 			continue;
 		t = json_object_get(t, "matchExpressions");
 		snprintf(path, sizeof path, NODE_AFFINITY "/" REQUIRED "/nodeSelectorTerms/%zu/matchExpressions%s",
@@ -843,7 +1069,8 @@ static int add_affinity(const struct pod_view *pv, const struct pool_choice *ch,
 			      err) != 0)
 			goto out;
 	if (json_array_size(res->patch) > before) {
-		policy_appendf(res->changes, sizeof res->changes, "%s+affinity %s in (", res->changes[0] ? " " : "", key);
+		policy_appendf(res->changes, sizeof res->changes, "%s+%s %s in (", res->changes[0] ? " " : "",
+			       kept ? "preferred affinity" : "affinity", key);
 		for (i = 0; i < json_array_size(values); i++)
 			policy_appendf(res->changes, sizeof res->changes, "%s%s", i ? ", " : "",
 				       json_string_value(json_array_get(values, i)));
@@ -858,6 +1085,18 @@ out:
 	json_decref(prefs);
 	json_decref(values);
 	return rc;
+}
+
+int policy_pool_patch_soft(const json_t *patch)
+{
+	const json_t *op;
+	size_t i;
+
+	json_array_foreach(policy_iterable(patch), i, op)
+		if (strncmp(policy_str(op, "path", ""), NODE_AFFINITY "/" PREFERRED,
+			    sizeof NODE_AFFINITY "/" PREFERRED - 1) != 0)
+			return 0;
+	return json_array_size(patch) > 0;
 }
 
 int policy_pool_mutate(const struct config *cfg, const struct pod_view *pv,
@@ -876,7 +1115,8 @@ int policy_pool_mutate(const struct config *cfg, const struct pod_view *pv,
 		goto out;
 	if (ch != NULL && ch->how == POOL_HOW_SELECTOR && add_selector(pv, ch->pools[0], res, err) != 0)
 		goto out;
-	if (ch != NULL && ch->how == POOL_HOW_AFFINITY && add_affinity(pv, ch, res, err) != 0)
+	if (ch != NULL && (ch->how == POOL_HOW_AFFINITY || (ch->how == POOL_HOW_KEPT && ch->n > 1)) &&
+	    add_affinity(pv, ch, res, err) != 0)
 		goto out;
 	if (json_array_size(res->patch) == 0) {
 		json_decref(res->patch);

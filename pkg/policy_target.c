@@ -18,9 +18,6 @@
 #include "nodematch.h"
 #include "patch.h"
 
-#define HOSTNAME_LABEL "kubernetes.io/hostname"   /* equals the node's name on AKS */
-#define NAME_FIELD     "metadata.name"            /* the one field matchFields knows */
-
 /* ==== GPU nodes by name ==== */
 
 /*
@@ -56,6 +53,15 @@ enum node_kind {
 	NODE_NONE        /* no node at all (an empty term) */
 };
 
+int policy_node_in_pool(const struct config *cfg, const struct config_pool *p, const char *node)
+{
+	const char *pool = config_pool_aks_pool(p);
+
+	if (cfg->gpu_node_names.n > 0 && !policy_match_any(&cfg->gpu_node_names, node))
+		return 0;
+	return pool == NULL ? -1 : aks_pool_node(pool, node);
+}
+
 /* What node is by name: gpuNodeNames when set, else the globs derived from the pools. */
 static enum node_kind node_named(const struct config *cfg, const char *node)
 {
@@ -65,12 +71,9 @@ static enum node_kind node_named(const struct config *cfg, const char *node)
 		return NODE_OTHER;
 	if (cfg->gpu_node_names.n > 0)
 		return policy_match_any(&cfg->gpu_node_names, node) ? NODE_GPU : NODE_OTHER;
-	for (i = 0; i < cfg->n_pools; i++) {
-		const char *pool = config_pool_aks_pool(&cfg->pools[i]);
-
-		if (pool != NULL && aks_pool_node(pool, node))
+	for (i = 0; i < cfg->n_pools; i++)
+		if (policy_node_in_pool(cfg, &cfg->pools[i], node) == 1)
 			return NODE_GPU;
-	}
 	return names_known(cfg) ? NODE_OTHER : NODE_UNKNOWN;
 }
 
@@ -128,16 +131,25 @@ void policy_describe_node_names(const struct config *cfg, char *buf, size_t cap)
 
 /* ==== GPU nodes by label ==== */
 
+/* A label key of gpuNodeLabels, or the alias of one (config_label_alias()). */
+static int gpu_node_label(const struct config *cfg, const char *key)
+{
+	const char *alias = config_label_alias(key);
+
+	return policy_list_has(&cfg->gpu_node_labels, key) ||
+	       (alias != NULL && policy_list_has(&cfg->gpu_node_labels, alias));
+}
+
 /* A label key=value (or a key alone, value NULL) that only GPU nodes carry. */
 static int gpu_label(const struct config *cfg, const char *key, const char *value)
 {
 	size_t i, j;
 
-	if (policy_list_has(&cfg->gpu_node_labels, key))
+	if (gpu_node_label(cfg, key))
 		return 1;
 	for (i = 0; value != NULL && i < cfg->n_pools; i++)
 		for (j = 0; j < cfg->pools[i].node_selector.n; j++)
-			if (strcmp(cfg->pools[i].node_selector.v[j].key, key) == 0 &&
+			if (config_label_same(cfg->pools[i].node_selector.v[j].key, key) &&
 			    strcmp(cfg->pools[i].node_selector.v[j].value, value) == 0)
 				return 1;
 	return 0;
@@ -159,7 +171,7 @@ static enum node_kind requirement(const struct config *cfg, const json_t *req, i
 
 	if (field)
 		return in && strcmp(key, NAME_FIELD) == 0 ? names_in(cfg, values) : NODE_OTHER;
-	if (policy_list_has(&cfg->gpu_node_labels, key))
+	if (gpu_node_label(cfg, key))
 		return (in && json_array_size(values) > 0) || strcmp(op, "Exists") == 0 ||
 		       strcmp(op, "Gt") == 0 || strcmp(op, "Lt") == 0 ? NODE_GPU : NODE_OTHER;
 	if (!in || !json_is_array(values) || json_array_size(values) == 0)

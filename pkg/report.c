@@ -432,17 +432,17 @@ static int pool_serves(const struct config *cfg, const struct config_pool *p, co
 	return 0;
 }
 
-/* A label key that marks GPU nodes: one of gpuNodeLabels, or a key a pool selects by. */
+/* A label key that marks GPU nodes: one of gpuNodeLabels, or a key a pool selects by (or an alias of either). */
 static int gpu_key(const struct config *cfg, const char *key)
 {
 	size_t i, j;
 
 	for (i = 0; i < cfg->gpu_node_labels.n; i++)
-		if (strcmp(cfg->gpu_node_labels.v[i], key) == 0)
+		if (config_label_same(cfg->gpu_node_labels.v[i], key))
 			return 1;
 	for (i = 0; i < cfg->n_pools; i++)
 		for (j = 0; j < cfg->pools[i].node_selector.n; j++)
-			if (strcmp(cfg->pools[i].node_selector.v[j].key, key) == 0)
+			if (config_label_same(cfg->pools[i].node_selector.v[j].key, key))
 				return 1;
 	return 0;
 }
@@ -569,7 +569,10 @@ static int labels_match(const struct config_labels *sel, const json_t *labels)
 
 	for (i = 0; i < sel->n; i++) {
 		const char *v = json_string_value(json_object_get(labels, sel->v[i].key));
+		const char *alias = config_label_alias(sel->v[i].key);
 
+		if (v == NULL && alias != NULL)
+			v = json_string_value(json_object_get(labels, alias));
 		if (v == NULL || strcmp(v, sel->v[i].value) != 0)
 			return 0;
 	}

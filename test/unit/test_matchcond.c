@@ -119,14 +119,20 @@ static void test_node_names(void)
 	CHECK(build("pools:\n  - {name: t4, nodeSelector: {kubernetes.azure.com/agentpool: gput4}}\n"
 		    "  - {name: a100, nodeSelector: {kubernetes.azure.com/agentpool: gpua100}}\n",
 		    MATCHCOND_PODS, &s, &err) == 0);
-	/* The pools' key: only the values they select (a CPU pod pinned to a CPU agent pool is not sent). */
+	/*
+	 * The pools' key and its alias (AKS sets both alike): only the values they select (a CPU
+	 * pod pinned to a CPU agent pool is not sent).
+	 */
 	CHECK(has(&s, 0, "k in ['accelerator', 'kubernetes.azure.com/accelerator', 'nvidia.com/gpu.present', "
-		  "'nvidia.com/gpu.product'] || k == 'kubernetes.azure.com/agentpool' && object.spec.nodeSelector[k] in "
+		  "'nvidia.com/gpu.product'] || k == 'agentpool' && object.spec.nodeSelector[k] in ['gpua100', 'gput4'] "
+		  "|| k == 'kubernetes.azure.com/agentpool' && object.spec.nodeSelector[k] in "
 		  "['gpua100', 'gput4'] || k == 'kubernetes.io/hostname' && "
 		  "(size(object.spec.nodeSelector[k]) > 63 || object.spec.nodeSelector[k].startsWith('aks-gpua100-') || "
 		  "object.spec.nodeSelector[k].startsWith('aks-gput4-'))"));
 	CHECK(has(&s, 0, "(e.key in ['accelerator', 'kubernetes.azure.com/accelerator', 'nvidia.com/gpu.present', "
-		  "'nvidia.com/gpu.product'] || e.key == 'kubernetes.azure.com/agentpool' && has(e.values) && "
+		  "'nvidia.com/gpu.product'] || e.key == 'agentpool' && has(e.values) && "
+		  "(size(e.values) > 16 || e.values.exists(v, v in ['gpua100', 'gput4'])) || "
+		  "e.key == 'kubernetes.azure.com/agentpool' && has(e.values) && "
 		  "(size(e.values) > 16 || e.values.exists(v, v in ['gpua100', 'gput4'])) || "
 		  "e.key == 'kubernetes.io/hostname' && has(e.values) && "));
 	CHECK(has(&s, 0, "has(object.spec.nodeName) && (size(object.spec.nodeName) > 63 || "));

@@ -234,7 +234,10 @@ expression}. Lists are sorted and without duplicates, as the binary writes them.
 {{- $res := dict "exact" ($exact | uniq | sortAlpha) "wild" ($wild | uniq | sortAlpha) -}}
 {{- $taint := required (printf "policy.gpuTaint.key %s" $why) ($p.gpuTaint | default dict).key -}}
 {{- $taintKeys := list "" $taint "nvidia.com/gpu" | uniq | sortAlpha -}}
+{{- /* AKS sets both agent pool labels alike on every node: each key stands for the other (config_label_alias() in pkg/config.c). */ -}}
+{{- $aliases := dict "kubernetes.azure.com/agentpool" "agentpool" "agentpool" "kubernetes.azure.com/agentpool" -}}
 {{- $labels := concat (list) (required (printf "policy.gpuNodeLabels %s" $why) $p.gpuNodeLabels) -}}
+{{- range $labels -}}{{- if hasKey $aliases . -}}{{- $labels = append $labels (get $aliases .) -}}{{- end -}}{{- end -}}
 {{- $pools := required (printf "policy.pools %s" $why) $p.pools -}}
 {{- /* GPU nodes by name, as policy_target.c tells them: gpuNodeNames, else aks-<pool>-* for each pool selected by agent pool. */ -}}
 {{- $known := true -}}
@@ -243,7 +246,7 @@ expression}. Lists are sorted and without duplicates, as the binary writes them.
 {{- $names = $p.gpuNodeNames -}}
 {{- else -}}
 {{- range $pools -}}
-{{- $ap := index (.nodeSelector | default dict) "kubernetes.azure.com/agentpool" -}}
+{{- $ap := or (index (.nodeSelector | default dict) "kubernetes.azure.com/agentpool") (index (.nodeSelector | default dict) "agentpool") -}}
 {{- if $ap -}}{{- $names = append $names (printf "aks-%s-*" $ap) -}}{{- else -}}{{- $known = false -}}{{- end -}}
 {{- end -}}
 {{- end -}}
@@ -260,7 +263,9 @@ expression}. Lists are sorted and without duplicates, as the binary writes them.
 {{- $poolKeys := dict -}}
 {{- range $pools -}}
 {{- range $k, $v := (.nodeSelector | default dict) -}}
-{{- if not (has $k $labels) -}}{{- $_ := set $poolKeys $k (append (get $poolKeys $k | default list) $v) -}}{{- end -}}
+{{- range $key := compact (list $k (get $aliases $k)) -}}
+{{- if not (has $key $labels) -}}{{- $_ := set $poolKeys $key (append (get $poolKeys $key | default list) $v) -}}{{- end -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 {{- range $k, $v := $poolKeys -}}{{- $_ := set $poolKeys $k ($v | uniq | sortAlpha) -}}{{- end -}}
