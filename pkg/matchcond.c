@@ -568,13 +568,15 @@ static cost_t put_containers(struct sb *b, const struct view *w, const char *spe
 	cost_t body = 2 * COST_SELECT + 3 * COST_SELECT + 3 * COST_CALL;
 
 	snprintf(list, sizeof list, "%s.%s", spec, field);
-	put(b, "has(%s) && (size(%s) > %d || %s.exists(c, has(c.resources) && (has(c.resources.claims) || ",
-	    list, list, MATCHCOND_LIST_MAX, list);
+	/* "!= null": kube-apiserver hands CEL a pod encoded from its Go type, where a pod
+	 * without containers has "containers": null (no omitempty) and has() is true. */
+	put(b, "has(%s) && %s != null && (size(%s) > %d || %s.exists(c, has(c.resources) && (has(c.resources.claims) || ",
+	    list, list, list, MATCHCOND_LIST_MAX, list);
 	body = cadd(body, put_resource_map(b, w, "c.resources.limits"));
 	put(b, " || ");
 	body = cadd(body, put_resource_map(b, w, "c.resources.requests"));
 	put(b, ")))");
-	return guarded_exists_cost(list, MATCHCOND_LIST_MAX, body);
+	return cadd(guarded_exists_cost(list, MATCHCOND_LIST_MAX, body), path_cost(list) + COST_CALL);
 }
 
 /* A node selector term's requirements (term: a CEL value such as "t" or "p.preference"). */
@@ -635,9 +637,10 @@ static cost_t put_affinity(struct sb *b, const struct view *w, const char *spec)
 	snprintf(req, sizeof req, "%s.requiredDuringSchedulingIgnoredDuringExecution", na);
 	snprintf(terms, sizeof terms, "%s.nodeSelectorTerms", req);
 	snprintf(pref, sizeof pref, "%s.preferredDuringSchedulingIgnoredDuringExecution", na);
-	put(b, "has(%s.affinity) && has(%s) && (has(%s) && has(%s) && (size(%s) > %d || %s.exists(t, ",
-	    spec, na, req, terms, terms, MATCHCOND_TERMS_MAX, terms);
-	cost = cadd(path_cost(na) * 2 + path_cost(req) + COST_CALL * 4,
+	/* nodeSelectorTerms has no omitempty either: null under an empty required term. */
+	put(b, "has(%s.affinity) && has(%s) && (has(%s) && has(%s) && %s != null && (size(%s) > %d || %s.exists(t, ",
+	    spec, na, req, terms, terms, terms, MATCHCOND_TERMS_MAX, terms);
+	cost = cadd(path_cost(na) * 2 + path_cost(req) + path_cost(terms) + COST_CALL * 5,
 		    guarded_exists_cost(terms, MATCHCOND_TERMS_MAX, put_term(b, w, "t")));
 	put(b, ")) || has(%s) && (size(%s) > %d || %s.exists(p, has(p.preference) && (", pref, pref,
 	    MATCHCOND_TERMS_MAX, pref);

@@ -110,6 +110,13 @@ function conditions(policy, entry) {
 	return list;
 }
 
+// Where this stand-in differs from kube-apiserver: a built-in object reaches CEL decoded
+// into its Go type and encoded again, so a list member whose JSON tag has no omitempty is
+// null when a manifest leaves it out (PodSpec.containers, NodeSelector.nodeSelectorTerms),
+// and cel-go's has() is true for such a null member where @bufbuild/cel's is false. An
+// empty pod's size(object.spec.containers) failed there ("no such overload: size") and
+// this test could not see it: the conditions guard those members with `!= null`, and
+// test/cluster (60-dryrun-golden.sh, ert-01-empty-pod) proves it on the real API server.
 // { sent, falseAt, error }: what kube-apiserver would do with the request.
 function evaluate(conds, request) {
 	const bindings = {

@@ -333,7 +333,7 @@ each kind's template read at its own path; a kind not listed is sent.
 {{- $req := printf "%s.requiredDuringSchedulingIgnoredDuringExecution" $na -}}
 {{- $terms := printf "%s.nodeSelectorTerms" $req -}}
 {{- $pref := printf "%s.preferredDuringSchedulingIgnoredDuringExecution" $na -}}
-{{- $rel = printf "%s\n  || has(%s.affinity) && has(%s) && (has(%s) && has(%s) && (size(%s) > 8 || %s.exists(t, %s))" $rel $s $na $req $terms $terms $terms (include "gpu-admission.celTerm" (dict "w" $w "t" "t")) -}}
+{{- $rel = printf "%s\n  || has(%s.affinity) && has(%s) && (has(%s) && has(%s) && %s != null && (size(%s) > 8 || %s.exists(t, %s))" $rel $s $na $req $terms $terms $terms $terms (include "gpu-admission.celTerm" (dict "w" $w "t" "t")) -}}
 {{- $rel = printf "%s || has(%s) && (size(%s) > 8 || %s.exists(p, has(p.preference) && (%s))))" $rel $pref $pref $pref (include "gpu-admission.celTerm" (dict "w" $w "t" "p.preference")) -}}
 {{- $rel = printf "%s\n  || has(%s.nodeName)" $rel $s -}}
 {{- if $w.tested -}}
@@ -400,7 +400,7 @@ per line, indented by .depth.
 {{- range list "c.resources.limits" "c.resources.requests" -}}
 {{- $m = append $m (printf "has(%s) && (size(%s) > 16 || %s.exists(k, %s))" . . . $key) -}}
 {{- end -}}
-has({{ $l }}) && (size({{ $l }}) > 16 || {{ $l }}.exists(c, has(c.resources) && (has(c.resources.claims) || {{ join " || " $m }})))
+has({{ $l }}) && {{ $l }} != null && (size({{ $l }}) > 16 || {{ $l }}.exists(c, has(c.resources) && (has(c.resources.claims) || {{ join " || " $m }})))
 {{- end -}}
 
 {{/* A node selector term (.t) whose requirements may aim at GPU nodes. */}}
