@@ -306,6 +306,10 @@ static int ready(struct server *s, const char **why)
 		*why = "certificate expired\n";
 		return 0;
 	}
+	if (atomic_load(&s->cert_unnamed)) {
+		*why = "certificate does not name the Service (--service-name): kube-apiserver refuses it\n";
+		return 0;
+	}
 	*why = "ok\n";
 	return 1;
 }

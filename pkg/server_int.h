@@ -121,6 +121,7 @@ struct server {
 	atomic_int in_flight;
 	struct arena_budget budget;    /* the memory budget: bodies and parse arenas (o->memory_budget) */
 	atomic_llong not_after;        /* of the certificate in service */
+	atomic_int cert_unnamed;       /* the certificate in service does not name --service-name: not ready */
 	struct watch cfg_watch, cert_watch;
 };
 
