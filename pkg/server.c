@@ -209,8 +209,9 @@ static void watchdog(struct server *s)
  * The oldest partial body: of the connections of listener l (NULL: any) but
  * except whose request has been in its body phase for over EVICT_MIN_IDLE_MS,
  * the one whose body phase began first, preferring one stalled (no byte for
- * EVICT_MIN_IDLE_MS) to one still receiving; stalled only: none else. NULL
- * when none. Under conns_lock.
+ * EVICT_MIN_IDLE_MS) to one still receiving; stalled only: none else. One
+ * with bytes the server has not read yet is not the client's doing (a busy
+ * worker) and is never picked. NULL when none. Under conns_lock.
  */
 static struct srv_conn *oldest_partial(struct server *s, const struct listener *l, const struct srv_conn *except,
 				       int stalled_only, long long now)
@@ -223,9 +224,13 @@ static struct srv_conn *oldest_partial(struct server *s, const struct listener *
 		long long since = atomic_load(&conn->body_ms);
 		int stalled = now - atomic_load(&conn->byte_ms) >= EVICT_MIN_IDLE_MS;
 
+		int unread = 0;
+
 		if ((l != NULL && conn->l != l) || conn == except || conn->cut || conn->plain ||
-		    !atomic_load(&conn->busy) || atomic_load(&conn->arrived) || now - since < EVICT_MIN_IDLE_MS ||
-		    (stalled_only && !stalled))
+		    conn->fd == MHD_INVALID_SOCKET || !atomic_load(&conn->busy) || atomic_load(&conn->arrived) ||
+		    now - since < EVICT_MIN_IDLE_MS || (stalled_only && !stalled))
+			continue;
+		if (ioctl(conn->fd, FIONREAD, &unread) == 0 && unread > 0)
 			continue;
 		if (victim == NULL || stalled > victim_stalled || (stalled == victim_stalled && since < oldest)) {
 			victim = conn;
