@@ -43,6 +43,12 @@
  */
 #define EVICT_MIN_IDLE_MS 1000
 /*
+ * A body's buffer starts this large (or at its Content-Length, when smaller)
+ * and doubles as bytes arrive: what a body holds of the memory budget is at
+ * most twice what it sent, never what its headers merely declared.
+ */
+#define BODY_FIRST_CAP (16u * 1024)
+/*
  * Seconds, on every 503. kube-apiserver calls webhooks with client-go's rest
  * client, which resends a 429 or 5xx answer that carries Retry-After after
  * that many seconds (k8s.io/client-go/rest/request.go, checkWait), within the
@@ -86,6 +92,8 @@ static void sleep_ms(long ms)
 
 /* ==== Connections ==== */
 
+static void cut(struct srv_conn *conn, const char *why);
+
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
 			  enum MHD_ConnectionNotificationCode toe)
 {
@@ -109,14 +117,26 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 		conn->fd = ci ? ci->connect_fd : MHD_INVALID_SOCKET;
 		conn->accepted_ms = now_ms();
 		atomic_init(&conn->phase_ms, conn->accepted_ms);
+		atomic_init(&conn->body_ms, 0);
+		atomic_init(&conn->byte_ms, 0);
 		atomic_init(&conn->arrived, 0);
 		atomic_init(&conn->busy, 0);
 		atomic_init(&conn->served, 0);
+		/*
+		 * A TLS connection's memory is charged to the budget (the plain
+		 * listener's few are not: probes and scrapes must not wait on it).
+		 * The accept thread let it in only with room to spare; a body
+		 * that took the room meanwhile closes it at once instead.
+		 */
+		if (!conn->plain && arena_budget_take(&s->budget, SERVER_CONN_MEMORY) == 0)
+			conn->charged = SERVER_CONN_MEMORY;
 		pthread_mutex_lock(&s->conns_lock);
 		conn->next = s->conns;
 		if (s->conns != NULL)
 			s->conns->prev = conn;
 		s->conns = conn;
+		if (!conn->plain && conn->charged == 0)
+			cut(conn, "closing a new connection: the memory budget has no room for it");
 		pthread_mutex_unlock(&s->conns_lock);
 		return;
 	}
@@ -134,6 +154,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 	if (conn->cut)
 		atomic_fetch_sub(&l->leaving, 1);
 	pthread_mutex_unlock(&s->conns_lock);
+	arena_budget_give(&s->budget, conn->charged);
 	server_cert_release(conn->cert);
 	free(conn);
 	*socket_context = NULL;
@@ -158,11 +179,14 @@ static void cut(struct srv_conn *conn, const char *why)
  * thread. Idle keep-alive connections end the same way. A new connection must
  * have sent its first whole request header (TLS handshake included) within
  * o->header_timeout: one that holds a slot without asking anything goes soon.
+ * And a request's body must follow its headers within o->body_timeout: one
+ * that stalls in its body goes soon too, whatever --timeout allows.
  */
 static void watchdog(struct server *s)
 {
 	long long now = now_ms(), limit = (long long)s->o->timeout * 1000;
 	long long header_limit = (long long)s->o->header_timeout * 1000;
+	long long body_limit = (long long)s->o->body_timeout * 1000;
 	struct srv_conn *conn;
 
 	pthread_mutex_lock(&s->conns_lock);
@@ -172,13 +196,52 @@ static void watchdog(struct server *s)
 		if (!atomic_load(&conn->busy) && atomic_load(&conn->served) == 0 &&
 		    now - conn->accepted_ms > header_limit)
 			cut(conn, "closing a connection that sent no request header in time");
+		else if (atomic_load(&conn->busy) && !atomic_load(&conn->arrived) &&
+			 now - atomic_load(&conn->body_ms) > body_limit)
+			cut(conn, "closing a connection whose request body did not arrive in time");
 		else if (!atomic_load(&conn->arrived) && now - atomic_load(&conn->phase_ms) > limit)
 			cut(conn, "closing a connection whose request did not arrive in time");
 	}
 	pthread_mutex_unlock(&s->conns_lock);
 }
 
-int server_evict_idle(struct listener *l)
+/*
+ * The oldest partial body: of the connections of listener l (NULL: any) but
+ * except whose request has been in its body phase for over EVICT_MIN_IDLE_MS,
+ * the one whose body phase began first, preferring one stalled (no byte for
+ * EVICT_MIN_IDLE_MS) to one still receiving; stalled only: none else. One
+ * with bytes the server has not read yet is not the client's doing (a busy
+ * worker) and is never picked. NULL when none. Under conns_lock.
+ */
+static struct srv_conn *oldest_partial(struct server *s, const struct listener *l, const struct srv_conn *except,
+				       int stalled_only, long long now)
+{
+	struct srv_conn *conn, *victim = NULL;
+	long long oldest = 0;
+	int victim_stalled = 0;
+
+	for (conn = s->conns; conn != NULL; conn = conn->next) {
+		long long since = atomic_load(&conn->body_ms);
+		int stalled = now - atomic_load(&conn->byte_ms) >= EVICT_MIN_IDLE_MS;
+
+		int unread = 0;
+
+		if ((l != NULL && conn->l != l) || conn == except || conn->cut || conn->plain ||
+		    conn->fd == MHD_INVALID_SOCKET || !atomic_load(&conn->busy) || atomic_load(&conn->arrived) ||
+		    now - since < EVICT_MIN_IDLE_MS || (stalled_only && !stalled))
+			continue;
+		if (ioctl(conn->fd, FIONREAD, &unread) == 0 && unread > 0)
+			continue;
+		if (victim == NULL || stalled > victim_stalled || (stalled == victim_stalled && since < oldest)) {
+			victim = conn;
+			oldest = since;
+			victim_stalled = stalled;
+		}
+	}
+	return victim;
+}
+
+int server_evict(struct listener *l)
 {
 	struct server *s = l->srv;
 	struct srv_conn *conn, *victim = NULL;
@@ -207,8 +270,36 @@ int server_evict_idle(struct listener *l)
 	}
 	if (victim != NULL)
 		cut(victim, "closing the longest idle connection: a new client waits for its slot");
+	else if ((victim = oldest_partial(s, l, NULL, 0, now)) != NULL)
+		cut(victim, "closing the oldest partial body: a new client waits for its slot");
 	pthread_mutex_unlock(&s->conns_lock);
 	return victim != NULL;
+}
+
+/*
+ * The memory budget refused a request (on rq's connection, which may be
+ * NULL): the oldest stalled partial body of another connection makes room
+ * for the next try (the refused request is answered 503 with Retry-After).
+ * A body still arriving is left to finish: it is soon done, or cut at
+ * --body-timeout.
+ */
+static void evict_for_memory(struct server *s, const struct srv_conn *rq_conn)
+{
+	struct srv_conn *victim;
+
+	pthread_mutex_lock(&s->conns_lock);
+	if ((victim = oldest_partial(s, NULL, rq_conn, 1, now_ms())) != NULL)
+		cut(victim, "closing the oldest partial body: the memory budget is spent");
+	pthread_mutex_unlock(&s->conns_lock);
+}
+
+int server_conn_fits(struct listener *l)
+{
+	struct server *s = l->srv;
+	size_t used = atomic_load(&s->budget.used), limit = s->budget.limit;
+	size_t need = ((size_t)atomic_load(&l->handed) + 1) * SERVER_CONN_MEMORY + s->o->max_body + 1;
+
+	return l->plain || (used <= limit && need <= limit - used);
 }
 
 /* ==== Requests ==== */
@@ -306,6 +397,10 @@ static int ready(struct server *s, const char **why)
 		*why = "certificate expired\n";
 		return 0;
 	}
+	if (atomic_load(&s->cert_unnamed)) {
+		*why = "certificate does not name the Service (--service-name): kube-apiserver refuses it\n";
+		return 0;
+	}
 	*why = "ok\n";
 	return 1;
 }
@@ -359,6 +454,7 @@ static int review_policy(struct server *s, struct srv_req *rq, struct review_res
 	size_t need = config_load_memory(rq->len);
 
 	if (arena_budget_take(&s->budget, need) != 0) {
+		evict_for_memory(s, rq->conn);
 		memset(res, 0, sizeof *res);
 		error_set(err, ERROR_UNAVAILABLE, "server busy: the requests in flight hold the memory budget; retry");
 		return -1;
@@ -407,6 +503,7 @@ static enum MHD_Result answer_review(struct server *s, struct MHD_Connection *c,
 	if (rq->reserved + charged + (arena & ~ARENA_REFUSED) > rq->held)
 		rq->held = rq->reserved + charged + (arena & ~ARENA_REFUSED);
 	if (arena & ARENA_REFUSED) {
+		evict_for_memory(s, rq->conn);
 		review_response_free(&res);
 		return answer_error(s, c, rq, ERROR_UNAVAILABLE,
 				    "server busy: the requests in flight hold the memory budget; retry");
@@ -501,7 +598,12 @@ static enum error_kind check_framing(struct MHD_Connection *c, const char **why)
 	return ERROR_NONE;
 }
 
-/* Decides from the headers alone what can be; reserves the body buffer within the memory budget. */
+/*
+ * Decides from the headers alone what can be. Nothing is reserved for the
+ * body yet: headers cost nothing to send, so what they declare is only
+ * remembered (the buffer never grows past it), and the budget is charged as
+ * bytes arrive (take_body()).
+ */
 static void check_headers(struct server *s, struct MHD_Connection *c, struct srv_req *rq,
 			  const char *method, const char **why)
 {
@@ -537,16 +639,7 @@ static void check_headers(struct server *s, struct MHD_Connection *c, struct srv
 		rq->early = ERROR_TOO_LARGE;
 		return;
 	}
-	if (arena_budget_take(&s->budget, (size_t)n + 1) != 0) {
-		rq->early = ERROR_UNAVAILABLE;
-		return;
-	}
-	rq->reserved = (size_t)n + 1;
-	rq->held = rq->reserved;
-	rq->cap = (size_t)n;
-	rq->body = malloc(rq->cap + 1);
-	if (rq->body == NULL)
-		rq->cap = 0; /* grown on demand, or refused then */
+	rq->declared = (size_t)n;
 }
 
 /* Drops the body taken so far: from now on it is only counted (refused, answered at its end). */
@@ -563,7 +656,8 @@ static void drop_body(struct server *s, struct srv_req *rq, enum error_kind why)
 
 /*
  * Takes a chunk of the body, capping it at max_body and within the memory
- * budget: past either it is counted and dropped.
+ * budget: past either it is counted and dropped. The buffer (and its charge)
+ * doubles from BODY_FIRST_CAP as bytes arrive, up to the declared length.
  */
 static void take_body(struct server *s, struct srv_req *rq, const char *data, size_t n)
 {
@@ -576,15 +670,19 @@ static void take_body(struct server *s, struct srv_req *rq, const char *data, si
 		return;
 	}
 	if (rq->len + n > rq->cap) {
-		size_t cap = rq->cap ? rq->cap : 16384;
+		size_t cap = rq->cap ? rq->cap : BODY_FIRST_CAP;
 		char *p;
 
 		while (cap < rq->len + n)
 			cap = cap > max / 2 ? max : cap * 2;
+		/* libmicrohttpd never passes more than Content-Length: the declared length bounds the buffer. */
+		if (rq->declared >= rq->len + n && cap > rq->declared)
+			cap = rq->declared;
 		if (cap + 1 > rq->reserved) {
 			if (arena_budget_take(&s->budget, cap + 1 - rq->reserved) != 0) {
 				drop_body(s, rq, ERROR_UNAVAILABLE);
 				rq->dropped += n;
+				evict_for_memory(s, rq->conn);
 				return;
 			}
 			rq->reserved = cap + 1;
@@ -642,20 +740,24 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		rq->conn = ci ? ci->socket_context : NULL;
 		rq->ep = route(url, l->plain);
 		*req_cls = rq;
-		if (rq->conn != NULL)
+		if (rq->conn != NULL) {
+			atomic_store(&rq->conn->body_ms, now_ms());
+			atomic_store(&rq->conn->byte_ms, atomic_load(&rq->conn->body_ms));
 			atomic_store(&rq->conn->busy, 1);
+		}
 		atomic_fetch_add(&s->in_flight, 1);
 		metrics_in_flight(s->metrics, 1);
 		check_headers(s, c, rq, method, &why);
 		/*
 		 * What the headers alone settle and a body would only prolong is
 		 * answered now, before the body is read (libmicrohttpd then closes
-		 * the connection rather than read it): a body declared too large
-		 * or beyond the memory budget, and broken framing. Everything else
-		 * is answered on the last call, after any body was read (or
-		 * dropped), so the connection stays usable.
+		 * the connection rather than read it): a body declared too large,
+		 * and broken framing. Everything else is answered on the last
+		 * call, after any body was read (or dropped), so the connection
+		 * stays usable. A body beyond the memory budget is found as it
+		 * arrives: the budget is charged for bytes received.
 		 */
-		if (rq->early == ERROR_TOO_LARGE || rq->early == ERROR_UNAVAILABLE || why != NULL) {
+		if (rq->early == ERROR_TOO_LARGE || why != NULL) {
 			if (rq->conn != NULL)
 				atomic_store(&rq->conn->arrived, 1);
 			return answer_error(s, c, rq, rq->early, why ? why : early_message(rq->early, s->o->max_body));
@@ -663,6 +765,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return MHD_YES;
 	}
 	if (*upload_size != 0) {
+		if (rq->conn != NULL)
+			atomic_store(&rq->conn->byte_ms, now_ms());
 		take_body(s, rq, upload, *upload_size);
 		*upload_size = 0;
 		/*
@@ -849,6 +953,7 @@ void server_options_default(struct server_options *o)
 	o->max_per_ip = SERVER_DEFAULT_MAX_PER_IP;
 	o->timeout = SERVER_DEFAULT_TIMEOUT;
 	o->header_timeout = SERVER_DEFAULT_HEADER_TIMEOUT;
+	o->body_timeout = SERVER_DEFAULT_BODY_TIMEOUT;
 	o->grace = SERVER_DEFAULT_GRACE;
 	o->memory_budget = SERVER_DEFAULT_MEMORY_BUDGET;
 }
@@ -966,18 +1071,18 @@ static int check_options(const struct server_options *o, struct error *err)
 		return -1;
 	}
 	if (o->max_body == 0 || o->timeout == 0 || o->grace == 0 || o->max_connections == 0 ||
-	    o->header_timeout == 0) {
-		error_set(err, ERROR_INPUT, "--max-body, --timeout, --header-timeout, --shutdown-grace and "
-			  "--max-connections must be positive");
+	    o->header_timeout == 0 || o->body_timeout == 0) {
+		error_set(err, ERROR_INPUT, "--max-body, --timeout, --header-timeout, --body-timeout, "
+			  "--shutdown-grace and --max-connections must be positive");
 		return -1;
 	}
 	if (o->policy_key != NULL && review_policy_key_check(o->policy_key, err) != 0) {
 		error_prefix(err, "--policy-key: ");
 		return -1;
 	}
-	if (o->memory_budget < o->max_body + 1) {
-		error_set(err, ERROR_INPUT, "--memory-budget (%zu) must hold at least one --max-body (%zu)",
-			  o->memory_budget, o->max_body);
+	if (o->memory_budget < o->max_body + 1 + SERVER_CONN_MEMORY) {
+		error_set(err, ERROR_INPUT, "--memory-budget (%zu) must hold at least one --max-body (%zu) "
+			  "and one connection (%u)", o->memory_budget, o->max_body, SERVER_CONN_MEMORY);
 		return -1;
 	}
 	return 0;

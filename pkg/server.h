@@ -31,11 +31,25 @@
 #define SERVER_DEFAULT_TIMEOUT 30u
 #define SERVER_DEFAULT_HEADER_TIMEOUT 5u  /* seconds from accept to a whole first request header */
 /*
- * Bytes for every request body being read and every parse result being
- * built, together: ten 3 MiB bodies at once, and well under the chart's
- * 64 Mi limit with the ~10 MB the process needs besides. Over it: 503.
+ * Seconds from a request's headers to the end of its body. kube-apiserver
+ * writes a review in one go (milliseconds); a body still missing after this
+ * holds a slot and memory for nothing.
+ */
+#define SERVER_DEFAULT_BODY_TIMEOUT 10u
+/*
+ * Bytes for everything a client can make the server hold, together: every
+ * open TLS connection (SERVER_CONN_MEMORY each), every request body as far as
+ * it has arrived, every parse result being built. Under the chart's 64 Mi
+ * limit with the ~10 MB the process needs besides and room to spare (README,
+ * Security). Over it: 503 for a body, the listen queue for a connection.
  */
 #define SERVER_DEFAULT_MEMORY_BUDGET (32u * 1024 * 1024)
+/*
+ * What one open TLS connection is charged to the memory budget: its GnuTLS
+ * session and record buffers and libmicrohttpd's connection memory, ~38 kB
+ * measured per idle connection (1,000 of them: +38 MB RSS), with a margin.
+ */
+#define SERVER_CONN_MEMORY (48u * 1024)
 #define SERVER_DEFAULT_GRACE 10u
 
 struct server_options {
@@ -55,7 +69,8 @@ struct server_options {
 	unsigned max_per_ip;        /* 0: no per-IP limit */
 	unsigned timeout;           /* seconds a request may take to arrive, and idle keep-alive */
 	unsigned header_timeout;    /* seconds from accept to the first whole request header */
-	size_t memory_budget;       /* bytes: bodies and parse results in flight; over it, 503 */
+	unsigned body_timeout;      /* seconds from a request's headers to the end of its body */
+	size_t memory_budget;       /* bytes: TLS connections, bodies and parse results; over it, 503 */
 	unsigned grace;             /* seconds from SIGTERM to exit */
 	unsigned watch_ms;          /* file poll period (0: 1000) */
 };

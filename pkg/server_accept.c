@@ -14,11 +14,14 @@
  * so the next client waits in the listen queue instead of being closed. A
  * worker starts a handed-over connection a moment later, so until then it is
  * counted in l->handed; without that a burst would be accepted past the
- * limit and libmicrohttpd would close the excess. But a client waiting at the
- * limit is not left there while connections sit idle: the one idle the
- * longest is closed for it (idle keep-alive, or one that never sent a whole
- * request), as nginx reuses its keep-alive connections, so 1024 idle
- * connections cannot lock new clients out until their timeout.
+ * limit and libmicrohttpd would close the excess. The memory budget is a
+ * limit too: each TLS connection is charged to it (SERVER_CONN_MEMORY), so
+ * nothing is accepted while it has no room for one more and a whole body.
+ * But a client waiting at the limit is not left there while connections sit
+ * idle: the one idle the longest is closed for it (idle keep-alive, or one
+ * that never sent a whole request), as nginx reuses its keep-alive
+ * connections, else the oldest partial body, so 1024 idle connections or
+ * stalled bodies cannot lock new clients out until their timeout.
  *
  * The plain metrics listener is accepted here too: libmicrohttpd's own accept
  * busy-waits when it runs out of descriptors with no connection open (100 %
@@ -119,18 +122,19 @@ static void *accept_loop(void *arg)
 		socklen_t len = sizeof peer;
 		int fd, one = 1;
 
-		if (atomic_load(&l->conns) + atomic_load(&l->handed) >= (int)l->max) {
+		if (atomic_load(&l->conns) + atomic_load(&l->handed) >= (int)l->max || !server_conn_fits(l)) {
 			/*
-			 * At the limit. A client waiting for a slot gets the one of
-			 * the connection idle the longest, once it has closed (the
-			 * limit holds: a few milliseconds); with none idle it waits
-			 * in the listen queue. A handed-over connection starts within
+			 * At the limit, of connections or of memory. A client waiting
+			 * for a slot gets the one of the connection idle the longest,
+			 * or of the oldest partial body, once it has closed (the limit
+			 * holds: a few milliseconds); with none it waits in the listen
+			 * queue. A handed-over connection starts within
 			 * milliseconds; one that has not after ACCEPT_STALE_MS was
 			 * dropped by libmicrohttpd before it began (out of memory)
 			 * and must not hold a slot forever.
 			 */
 			if (atomic_load(&l->leaving) == 0 && client_waiting(l->listen_fd))
-				server_evict_idle(l);
+				server_evict(l);
 			pause_ms(ACCEPT_BACKOFF_MS);
 			waited_ms += ACCEPT_BACKOFF_MS;
 			if (waited_ms >= ACCEPT_STALE_MS && atomic_load(&l->handed) > 0)

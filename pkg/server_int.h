@@ -54,8 +54,11 @@ struct srv_conn {
 	int plain;                     /* on the plain-HTTP metrics listener */
 	int cut;                       /* shut down by the watchdog or evicted; under conns_lock */
 	struct srv_cert *cert;         /* a reference, taken in the handshake */
+	size_t charged;                /* SERVER_CONN_MEMORY taken from the memory budget (0: none) */
 	long long accepted_ms;         /* when it was opened */
 	atomic_llong phase_ms;         /* when the connection began waiting for a request */
+	atomic_llong body_ms;          /* when the current request's headers were in: its body phase began */
+	atomic_llong byte_ms;          /* when the current request's last body bytes (or headers) came */
 	atomic_int arrived;            /* the current request is fully read */
 	atomic_int busy;               /* a request's headers are in: from the first callback to completion */
 	atomic_int served;             /* requests completed on it */
@@ -68,7 +71,8 @@ struct srv_req {
 	enum error_kind early;         /* refused from the headers alone; the body is dropped */
 	char *body;
 	size_t len, cap, dropped;
-	size_t reserved;               /* bytes of the memory budget held for the body */
+	size_t declared;               /* its Content-Length (0: none, chunked): the buffer grows no further */
+	size_t reserved;               /* bytes of the memory budget held for the body: its buffer, grown as it arrives */
 	size_t held;                   /* the most memory it held (body and parse): trim after a large one */
 	uint64_t start_us;
 };
@@ -119,8 +123,9 @@ struct server {
 	struct srv_conn *conns;
 	atomic_int draining;
 	atomic_int in_flight;
-	struct arena_budget budget;    /* the memory budget: bodies and parse arenas (o->memory_budget) */
+	struct arena_budget budget;    /* the memory budget: TLS connections, bodies, parse arenas (o->memory_budget) */
 	atomic_llong not_after;        /* of the certificate in service */
+	atomic_int cert_unnamed;       /* the certificate in service does not name --service-name: not ready */
 	struct watch cfg_watch, cert_watch;
 };
 
@@ -141,9 +146,9 @@ unsigned server_accept_port(int fd);
 
 /*
  * Starts the thread that accepts on l->listen_fd and hands each connection
- * to l->d, holding off while l->max are open; when a client is waiting then,
- * the connection idle the longest is closed for it (server_evict_idle()).
- * -1 with err.
+ * to l->d, holding off while l->max are open or the memory budget has no room
+ * for one more (server_conn_fits()); when a client is waiting then, a
+ * connection is closed for it (server_evict()). -1 with err.
  */
 int server_accept_start(struct listener *l, struct error *err);
 
@@ -156,14 +161,24 @@ void server_accept_stop(struct listener *l);
 /* ==== pkg/server.c ==== */
 
 /*
- * Frees a slot of l for a waiting client: shuts down a connection with no
- * request in progress and no bytes waiting to be read, idle for a second at
- * least: one that never sent a whole request header first (what a
- * slot-holding attack looks like), else an idle keep-alive one; the longest
- * idle of them. 1 when one was cut, 0 when none qualifies. The slot is free
- * once libmicrohttpd has closed it (l->leaving counts it until then).
+ * Frees a slot of l (and its memory) for a waiting client: shuts down a
+ * connection with no request in progress and no bytes waiting to be read,
+ * idle for a second at least: one that never sent a whole request header
+ * first (what a slot-holding attack looks like), else an idle keep-alive one;
+ * the longest idle of them. With none idle, the oldest partial body: a request
+ * whose headers came over a second ago and whose body has not all arrived
+ * (kube-apiserver writes a review in one go). 1 when one was cut, 0 when none
+ * qualifies. The slot is free once libmicrohttpd has closed it (l->leaving
+ * counts it until then).
  */
-int server_evict_idle(struct listener *l);
+int server_evict(struct listener *l);
+
+/*
+ * Whether the memory budget has room for one more TLS connection of l (and
+ * those handed over, not yet started and charged) while keeping one whole
+ * --max-body free: connections alone never lock bodies out.
+ */
+int server_conn_fits(struct listener *l);
 
 /* ==== pkg/server_mem.c ==== */
 

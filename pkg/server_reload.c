@@ -180,10 +180,23 @@ int server_load_cert(struct server *s, int initial, struct error *err)
 
 	p = s->o->self_signed ? tls_self_signed(s->o->service_name, 365, err)
 	    : tls_pair_load(s->o->tls_cert, s->o->tls_key, s->o->service_name, err);
-	if (p == NULL || (c = cert_new(p, err)) == NULL)
+	if (p == NULL)
+		goto fail;
+	/*
+	 * A pair whose SANs do not name the Service is one kube-apiserver
+	 * refuses: every admission call would fail while /readyz said ok. A new
+	 * one is refused like an expired one (the old pair serves on); at start,
+	 * with nothing else to serve, it serves and the server is not ready.
+	 */
+	if (p->unnamed && !initial) {
+		error_set(err, ERROR_INPUT, "%s", p->warning);
+		goto fail;
+	}
+	if ((c = cert_new(p, err)) == NULL)
 		goto fail;
 	if (p->warning[0] != '\0')
 		log_msg(LOG_LEVEL_WARN, "certificate warning", "warning", p->warning, LOG_END);
+	atomic_store(&s->cert_unnamed, p->unnamed);
 	pthread_mutex_lock(&s->lock);
 	old = s->cert;
 	s->cert = c;

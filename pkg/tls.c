@@ -142,7 +142,8 @@ static int check_sans(X509 *leaf, const char *service, struct tls_pair *p)
 		}
 	}
 	GENERAL_NAMES_free(names);
-	if (n > 0 && service != NULL && service[0] != '\0' && !covered)
+	p->unnamed = n > 0 && service != NULL && service[0] != '\0' && !covered;
+	if (p->unnamed)
 		snprintf(p->warning, sizeof p->warning,
 			 "certificate SANs (%s) do not cover service \"%s\": kube-apiserver will refuse it",
 			 p->sans, service);

@@ -27,6 +27,7 @@ struct tls_pair {
 	char key_type[16];  /* "ECDSA P-256", "RSA 2048", ... */
 	char sans[256];     /* the leaf's DNS/IP SANs, comma separated (cut when long) */
 	char warning[256];  /* non-empty: worth logging, not fatal (e.g. SANs miss the service) */
+	int unnamed;        /* a service was given and no DNS SAN names it: kube-apiserver refuses the pair */
 };
 
 /*

@@ -14,7 +14,7 @@
 enum {
 	OPT_ADDR = CLI_LONG_ONLY, OPT_CERT, OPT_KEY, OPT_SELF, OPT_CONFIG, OPT_METRICS, OPT_BODY, OPT_THREADS,
 	OPT_MAXCONN, OPT_PERIP, OPT_TIMEOUT, OPT_GRACE, OPT_SERVICE, OPT_LOG, OPT_LOG_FORMAT,
-	OPT_HEADER_TIMEOUT, OPT_BUDGET, OPT_POLICY_KEY
+	OPT_HEADER_TIMEOUT, OPT_BODY_TIMEOUT, OPT_BUDGET, OPT_POLICY_KEY
 };
 
 /* The defaults the help states, held to the server's own (pkg/server.h). */
@@ -24,6 +24,8 @@ _Static_assert(SERVER_DEFAULT_MAX_PER_IP == 256, "serve --help: --max-connection
 _Static_assert(SERVER_DEFAULT_TIMEOUT == 30, "serve --help: --timeout default 30");
 _Static_assert(SERVER_DEFAULT_GRACE == 10, "serve --help: --shutdown-grace default 10");
 _Static_assert(SERVER_DEFAULT_HEADER_TIMEOUT == 5, "serve --help: --header-timeout default 5");
+_Static_assert(SERVER_DEFAULT_BODY_TIMEOUT == 10, "serve --help: --body-timeout default 10");
+_Static_assert(SERVER_CONN_MEMORY == 48u * 1024, "serve --help: --memory-budget, 48 KiB a connection");
 _Static_assert(SERVER_DEFAULT_MEMORY_BUDGET == 32u * 1024 * 1024, "serve --help: --memory-budget default 32 MiB");
 
 static const struct cli_option serve_options[] = {
@@ -48,8 +50,13 @@ static const struct cli_option serve_options[] = {
 	{ "header-timeout", OPT_HEADER_TIMEOUT, "SECONDS", "a new connection must send a whole request header within\n"
 							   "this, TLS handshake included (default 5). At the connection\n"
 							   "limit, the connection idle the longest makes room for a new one", 0 },
-	{ "memory-budget", OPT_BUDGET, "BYTES", "request bodies and parse results in flight, together, at\n"
-						"most (default 33554432, 32 MiB); beyond it: 503 with Retry-After", 0 },
+	{ "body-timeout", OPT_BODY_TIMEOUT, "SECONDS", "a request's body must follow its headers within this\n"
+						       "(default 10). At the connection or memory limit, the oldest\n"
+						       "partial body makes room for a new client", 0 },
+	{ "memory-budget", OPT_BUDGET, "BYTES", "TLS connections (48 KiB each), request bodies as they arrive\n"
+						"and parse results, together, at most (default 33554432,\n"
+						"32 MiB); beyond it: 503 with Retry-After for a body, the\n"
+						"listen queue for a connection", 0 },
 	{ "shutdown-grace", OPT_GRACE, "SECONDS", "SIGTERM to exit at most (default 10)", 0 },
 	{ "service-name", OPT_SERVICE, "NAME", "warn when the certificate's SANs do not cover NAME", 0 },
 	{ "log-level", OPT_LOG, "debug|info|warn|error", "the least important lines logged (default info)", 0 },
@@ -110,6 +117,11 @@ static int run_serve(const struct cli_command *cmd, int argc, char **argv)
 			if (cli_number(&p, 1, 3600, &n) != 0)
 				return cli_stop(&p);
 			o.header_timeout = (unsigned)n;
+			break;
+		case OPT_BODY_TIMEOUT:
+			if (cli_number(&p, 1, 3600, &n) != 0)
+				return cli_stop(&p);
+			o.body_timeout = (unsigned)n;
 			break;
 		case OPT_BUDGET:
 			if (cli_number(&p, 1, 1ull << 40, &n) != 0)

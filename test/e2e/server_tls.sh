@@ -146,9 +146,36 @@ i=0
 until client "$CA" --body "$SAMPLE_GPU" --count 5 >/dev/null 2>&1 || [ $i -ge $((50 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
 check "--log-level warn server answers" client "$CA" --body "$SAMPLE_GPU" --count 5
 has "$TMP/warn.log" 'do not cover service \"other-svc\"' "SANs missing --service-name: warned"
+equals "$(hcurl "$CA" /readyz -o "$TMP/ready.out" -w '%{http_code}')" 503 \
+	"SANs missing --service-name at start: not ready (kube-apiserver would refuse every call)"
+has "$TMP/ready.out" "does not name the Service" "... and /readyz says why"
 lacks "$TMP/warn.log" '"msg":"admission"' "--log-level warn: no decision lines"
 refuse "port already in use" "cannot listen" --self-signed --addr "127.0.0.1:$PORT"
 stop_server "the --log-level warn server"
+
+# ---- a reloaded pair whose SANs miss --service-name (issue 24) ----
+# kube-apiserver refuses a certificate that does not name the Service it calls: such a
+# pair is not taken into service on reload (the old one serves on, as for an expired
+# pair), the refusal is logged and counted, and readiness stays true for the good pair.
+mkdir -p "$TMP/w"
+cp "$TMP/c/tls.crt" "$TMP/c/tls.key" "$TMP/w/"
+"$BIN" certs --service other-svc --namespace "$NS" --out "$TMP/other" >/dev/null
+start_server "$TMP/rl.log" --tls-cert "$TMP/w/tls.crt" --tls-key "$TMP/w/tls.key" --service-name "$SVC" \
+	--metrics-addr 127.0.0.1:0 || { bad "server did not start"; finish; }
+fp() { echo | openssl s_client -connect "127.0.0.1:$PORT" -servername "$HOST" 2>/dev/null |
+	openssl x509 -noout -fingerprint -sha256; }
+FP0=$(fp)
+equals "$FP0" "$(openssl x509 -in "$TMP/c/tls.crt" -noout -fingerprint -sha256)" "serving the pair that names the Service"
+cp "$TMP/other/tls.key" "$TMP/w/tls.key.new" && cp "$TMP/other/tls.crt" "$TMP/w/tls.crt.new"
+mv "$TMP/w/tls.key.new" "$TMP/w/tls.key" && mv "$TMP/w/tls.crt.new" "$TMP/w/tls.crt"
+check "a new pair for another service is refused" wait_for "$TMP/rl.log" '"msg":"certificate reload failed' $((15 * SLOW))
+has "$TMP/rl.log" 'do not cover service \"'"$SVC"'\"' "... saying its SANs miss the Service"
+equals "$(fp)" "$FP0" "... and the old pair stays in service"
+equals "$(hcurl "$CA" /readyz -o /dev/null -w '%{http_code}')" 200 "... and /readyz stays 200 (the old pair is good)"
+check "... and reviews are served with it" client "$CA" --body "$SAMPLE_GPU" --count 3
+check "... and the refusal is counted" sh -c \
+	"curl -sS http://127.0.0.1:$MPORT/metrics | grep -q '^gpu_admission_cert_reload_failures_total [1-9]'"
+stop_server "the reload-with-another-service server"
 
 start_server "$TMP/self.log" --self-signed || bad "--self-signed did not start"
 CODE=$(curl -sS -k --max-time 10 "https://127.0.0.1:$PORT/mutate" -H 'Content-Type: application/json' \

@@ -4,19 +4,23 @@
  * addresses, each under the per-address limit, must not lock new clients out).
  *
  *   hold_conns --port P --count N [--from 127.0.0.2,127.0.0.3,...] [--tls]
- *              [--ready-file F] [--until FILE] [--seconds S]
+ *              [--send FILE] [--ready-file F] [--until FILE] [--seconds S] [--until-closed]
  *
  * Opens N TCP connections to 127.0.0.1:P, binding them in turn to the --from
  * addresses (loopback only), optionally completing a TLS handshake on each
- * (certificates not checked), and sends nothing more. When all are open it
+ * (certificates not checked), sends FILE's bytes on each when given (request
+ * headers and part of a body, say: issue 24's attacks), and sends nothing
+ * more. A connection the server closes while FILE is sent counts as closed. When all are open it
  * writes the count to --ready-file, then holds them until FILE exists or S
- * seconds pass (default 60), noting every connection the server closes.
+ * seconds pass (default 60), or until the server closed them all with
+ * --until-closed, noting every connection the server closes.
  * Last line: "opened=N closed_by_server=M".
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,11 +30,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/err.h>
 #include <openssl/ssl.h>
 
 #define MAX_CONNS 8192
 #define MAX_FROM 16
 #define POLL_MS 100
+#define SEND_MAX (64u << 20)
 
 struct held {
 	int fd;
@@ -44,6 +50,40 @@ static double mono(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The whole of path in *data (malloc'd), at most SEND_MAX bytes; -1 on failure. */
+static int slurp(const char *path, char **data, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	size_t n;
+
+	*data = NULL;
+	*len = 0;
+	if (f == NULL || (*data = malloc(SEND_MAX)) == NULL) {
+		if (f != NULL)
+			fclose(f);
+		return -1;
+	}
+	n = fread(*data, 1, SEND_MAX, f);
+	fclose(f);
+	*len = n;
+	return n < SEND_MAX ? 0 : -1;
+}
+
+/* Writes data on h (TLS or not); -1 when the server closed the connection first. */
+static int send_all(struct held *h, const char *data, size_t len)
+{
+	while (len > 0) {
+		int chunk = len > 65536 ? 65536 : (int)len;
+		long n = h->ssl ? SSL_write(h->ssl, data, chunk) : send(h->fd, data, (size_t)chunk, MSG_NOSIGNAL);
+
+		if (n <= 0)
+			return -1;
+		data += n;
+		len -= (size_t)n;
+	}
+	return 0;
 }
 
 static int dial(int port, const char *from)
@@ -73,9 +113,11 @@ static int dial(int port, const char *from)
 
 int main(int argc, char **argv)
 {
-	const char *ready = NULL, *until = NULL, *from[MAX_FROM];
+	const char *ready = NULL, *until = NULL, *from[MAX_FROM], *send_path = NULL;
+	char *data = NULL;
+	size_t data_len = 0;
 	char fromlist[512] = "";
-	int port = 0, count = 0, tls = 0, n_from = 0, i, opened = 0, closed = 0;
+	int port = 0, count = 0, tls = 0, until_closed = 0, n_from = 0, i, opened = 0, closed = 0;
 	double seconds = 60, end;
 	static struct held h[MAX_CONNS];
 	struct rlimit rl;
@@ -88,17 +130,25 @@ int main(int argc, char **argv)
 		else if (strcmp(a, "--count") == 0 && v) count = atoi(argv[++i]);
 		else if (strcmp(a, "--from") == 0 && v) snprintf(fromlist, sizeof fromlist, "%s", argv[++i]);
 		else if (strcmp(a, "--tls") == 0) tls = 1;
+		else if (strcmp(a, "--send") == 0 && v) send_path = argv[++i];
+		else if (strcmp(a, "--until-closed") == 0) until_closed = 1;
 		else if (strcmp(a, "--ready-file") == 0 && v) ready = argv[++i];
 		else if (strcmp(a, "--until") == 0 && v) until = argv[++i];
 		else if (strcmp(a, "--seconds") == 0 && v) seconds = atof(argv[++i]);
 		else {
 			fprintf(stderr, "usage: hold_conns --port P --count N [--from A,B] [--tls] "
-				"[--ready-file F] [--until F] [--seconds S]\n");
+				"[--send FILE] [--ready-file F] [--until F] [--seconds S] [--until-closed]\n");
 			return 2;
 		}
 	}
 	if (port <= 0 || count <= 0 || count > MAX_CONNS) {
 		fprintf(stderr, "hold_conns: --port and --count (1..%d) are required\n", MAX_CONNS);
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN); /* a write to a connection the server closed fails instead */
+	if (send_path != NULL && slurp(send_path, &data, &data_len) != 0) {
+		fprintf(stderr, "hold_conns: cannot read %s (at most %u bytes)\n", send_path, SEND_MAX);
+		free(data);
 		return 2;
 	}
 	for (char *t = strtok(fromlist, ","); t != NULL && n_from < MAX_FROM; t = strtok(NULL, ","))
@@ -129,6 +179,11 @@ int main(int argc, char **argv)
 			}
 		}
 		opened++;
+		if (data != NULL && send_all(&h[i], data, data_len) != 0 && !h[i].closed) {
+			h[i].closed = 1;
+			closed++;
+			ERR_clear_error();
+		}
 	}
 	if (ready != NULL) {
 		FILE *f = fopen(ready, "w");
@@ -142,7 +197,7 @@ int main(int argc, char **argv)
 	while (mono() < end) {
 		struct stat st;
 
-		if (until != NULL && stat(until, &st) == 0)
+		if ((until != NULL && stat(until, &st) == 0) || (until_closed && closed == opened))
 			break;
 		for (i = 0; i < opened; i++) {
 			struct pollfd p = { h[i].fd, POLLIN, 0 };
@@ -164,6 +219,7 @@ int main(int argc, char **argv)
 		close(h[i].fd);
 	}
 	SSL_CTX_free(ctx);
+	free(data);
 	printf("opened=%d closed_by_server=%d\n", opened, closed);
 	return opened == count ? 0 : 1;
 }

@@ -26,6 +26,7 @@ static void test_bundle_pair_loads(void)
 	CHECK_STR(p->key_type, "ECDSA P-256");
 	CHECK_STR(p->sans, "webhook,webhook.gpu,webhook.gpu.svc,webhook.gpu.svc.cluster.local");
 	CHECK_STR(p->warning, "");
+	CHECK_INT(p->unnamed, 0);
 	CHECK(p->not_after > now + 29 * 86400 && p->not_after <= now + 30 * 86400 + 60);
 	CHECK(strstr(p->key_pem, "-----BEGIN PRIVATE KEY-----") != NULL); /* normalized to PKCS#8 */
 	CHECK(strstr(p->cert_pem, "-----BEGIN CERTIFICATE-----") == p->cert_pem);
@@ -40,10 +41,16 @@ static void test_service_not_covered_warns(void)
 
 	CHECK(p != NULL);
 	CHECK(p != NULL && strstr(p->warning, "do not cover service \"webhook-other\"") != NULL);
+	/* Flagged apart from other warnings: serve refuses such a pair on reload (issue 24). */
+	CHECK(p != NULL && p->unnamed == 1);
 	tls_pair_free(p);
 	/* "web" is a prefix of "webhook" but not a name: it must warn too. */
 	p = tls_pair_from_pem(bundle.cert, strlen(bundle.cert), bundle.key, strlen(bundle.key), "web", &err);
-	CHECK(p != NULL && p->warning[0] != '\0');
+	CHECK(p != NULL && p->warning[0] != '\0' && p->unnamed == 1);
+	tls_pair_free(p);
+	/* No service to name: nothing to miss. */
+	p = tls_pair_from_pem(bundle.cert, strlen(bundle.cert), bundle.key, strlen(bundle.key), NULL, &err);
+	CHECK(p != NULL && p->unnamed == 0);
 	tls_pair_free(p);
 }
 
