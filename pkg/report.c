@@ -974,13 +974,15 @@ static int json_input(struct report *r, const char *input, struct jsonstream *s,
 static int yaml_input(struct report *r, const char *input, struct jsonstream *s, struct error *err)
 {
 	struct manifest m;
+	struct manifest_doc doc;
+	const struct manifest_doc *d = &doc;
 	struct error serr = { 0 };
 	char msg[ITEM_MSG_MAX];
-	size_t len, i, j;
+	size_t len, j;
 	char *buf = jsonstream_slurp(s, REPORT_YAML_MAX, &len, &serr);
-	int rc = -1;
+	int rc = -1, more;
 
-	memset(&m, 0, sizeof m);
+	memset(&doc, 0, sizeof doc);
 	if (buf == NULL) {
 		if (serr.kind == ERROR_NOMEM) {
 			*err = serr;
@@ -988,16 +990,15 @@ static int yaml_input(struct report *r, const char *input, struct jsonstream *s,
 		}
 		return add_error(r, input, serr.msg, err);
 	}
-	if (manifest_split(buf, len, &m, err) != 0)
-		goto out;
-	for (i = 0; i < m.n_docs; i++) {
-		const struct manifest_doc *d = &m.docs[i];
+	/* One document's values at a time, however many the stream holds. */
+	manifest_open(buf, len, &m);
+	for (;;) {
 		const json_t *items, *item;
 
-		if (i > 0)
-			manifest_doc_release(&m, i - 1);
-		if (manifest_doc_load(&m, i, err) != 0)
+		if ((more = manifest_next(&m, &doc, err)) < 0)
 			goto out;
+		if (more == 0)
+			break;
 		if (d->failed) {
 			snprintf(msg, sizeof msg, "line %lu: not valid YAML: %s", d->error_line, d->error);
 			if (add_error(r, input, msg, err) != 0)
@@ -1018,7 +1019,7 @@ static int yaml_input(struct report *r, const char *input, struct jsonstream *s,
 	}
 	rc = 0;
 out:
-	manifest_free(&m);
+	manifest_doc_free(&doc);
 	free(buf);
 	return rc;
 }

@@ -378,7 +378,7 @@ static char *render(const char *text, const char *patch_json, const char **how)
 
 	*how = NULL;
 	if (load(text, &m) == 0 && m.docs[0].root != NULL &&
-	    manifest_render_patched(&m, 0, patch, &out, &len, how, &err) != 0)
+	    manifest_render_patched(&m, &m.docs[0], patch, &out, &len, how, &err) != 0)
 		fprintf(stderr, "  render: %s\n", err.msg);
 	manifest_free(&m);
 	json_decref(patch);
