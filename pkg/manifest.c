@@ -277,6 +277,7 @@ struct builder {
 	int aliases, json, documents;
 	int too_deep;         /* an alias copy would nest deeper than MANIFEST_DEPTH_MAX */
 	unsigned long content_line;
+	int root_text;        /* the root is a scalar with text (null, ~): not an empty document */
 	unsigned long error_line;
 	char error[MANIFEST_ERROR_MAX];
 	int nomem;
@@ -567,6 +568,8 @@ static int on_scalar(struct builder *b, const yaml_event_t *ev)
 
 	if (b->depth == 0 && b->content_line == 0)
 		b->content_line = line;
+	if (b->depth == 0 && (len > 0 || !plain))
+		b->root_text = 1;
 	if (wants_key(b)) {
 		if (ev->data.scalar.anchor != NULL) {
 			json_t *k = json_stringn(s, len);
@@ -790,6 +793,7 @@ static int load_doc(struct manifest_doc *d, const char *p, struct error *err)
 	if (json_is_null(d->root)) {
 		json_decref(d->root);  /* "---" and nothing else: an empty document */
 		d->root = NULL;
+		d->null_root = b->root_text;
 	}
 	d->pos = b->pos;
 	d->n_pos = b->n_pos;

@@ -44,6 +44,7 @@ struct manifest_doc {
 	int failed;           /* not valid YAML / JSON: error and error_line say why */
 	unsigned long error_line;
 	char error[MANIFEST_ERROR_MAX];
+	int null_root;        /* root is NULL because the document says null (null, ~), not because it is empty */
 	int json;             /* the root is written in flow (JSON) style */
 	int aliases;          /* the document uses aliases or merge keys */
 	struct manifest_pos *pos;            /* owned, n_pos, sorted by node */
