@@ -337,7 +337,7 @@ serve_log() { # serve_log OUT [ARGS...]: runs serve briefly, its stderr to OUT
 	"$B" serve --self-signed --addr 127.0.0.1:0 "$@" 2>"$out" &
 	pid=$!
 	i=0
-	while [ $i -lt 100 ] && ! grep -q "listening" "$out"; do sleep 0.05; i=$((i + 1)); done
+	while [ $i -lt 1200 ] && ! grep -q "listening" "$out"; do sleep 0.05; i=$((i + 1)); done
 	kill -TERM $pid; wait $pid
 }
 serve_log "$tmp/json.log"
@@ -346,10 +346,12 @@ serve_log "$tmp/text.log" --log-format text
 if grep -qE '^[0-9-]{10}T[0-9:.]{12}Z info  listening addr=127\.0\.0\.1:0 port=[0-9]+ scheme=https$' "$tmp/text.log"; then ok
 else bad "serve --log-format text"; cat "$tmp/text.log"; fi
 if command -v script >/dev/null 2>&1; then
-	# script(1) gives serve a terminal; the shell stops it after it listened.
-	script -qec "$B serve --self-signed --addr 127.0.0.1:0 & p=\$!; sleep 1; kill -TERM \$p; wait \$p" /dev/null >"$tmp/tty.log" 2>&1
+	# script(1) gives serve a terminal; the shell stops it once it said it listens (script
+	# writes what the terminal shows to tty.log as it comes), not after a guess of how long.
+	listened="i=0; while [ \$i -lt 1200 ] && ! grep -q listening '$tmp/tty.log'; do sleep 0.05; i=\$((i + 1)); done"
+	script -qec "$B serve --self-signed --addr 127.0.0.1:0 & p=\$!; $listened; kill -TERM \$p; wait \$p" /dev/null >"$tmp/tty.log" 2>&1
 	if grep -q ' info  listening addr=' "$tmp/tty.log" && ! grep -q '{"time"' "$tmp/tty.log"; then ok; else bad "serve on a terminal: not text"; cat "$tmp/tty.log"; fi
-	script -qec "$B serve --self-signed --addr 127.0.0.1:0 --log-format json & p=\$!; sleep 1; kill -TERM \$p; wait \$p" /dev/null >"$tmp/tty.log" 2>&1
+	script -qec "$B serve --self-signed --addr 127.0.0.1:0 --log-format json & p=\$!; $listened; kill -TERM \$p; wait \$p" /dev/null >"$tmp/tty.log" 2>&1
 	has "$tmp/tty.log" '"msg":"listening"' "--log-format json on a terminal"
 fi
 
@@ -434,7 +436,7 @@ fi
 # ==== make run: binds first, then prints a command that works from anywhere ====
 port() { # a free port, from the kernel
 	"$B" serve --self-signed --addr 127.0.0.1:0 --log-format json 2>"$tmp/p.log" & pp=$!
-	i=0; while [ $i -lt 100 ] && ! grep -q listening "$tmp/p.log"; do sleep 0.05; i=$((i + 1)); done
+	i=0; while [ $i -lt 1200 ] && ! grep -q listening "$tmp/p.log"; do sleep 0.05; i=$((i + 1)); done
 	sed -n 's/.*"port":"\([0-9]*\)".*/\1/p' "$tmp/p.log"
 	kill -TERM $pp; wait $pp
 }
@@ -442,7 +444,7 @@ P=$(port)
 ADDR=127.0.0.1:$P sh test/run-local "$BIN" >"$tmp/run.out" 2>"$tmp/run.err" &
 runpid=$!
 PIDS="$PIDS $runpid"
-i=0; while [ $i -lt 200 ] && ! grep -q "Ctrl-C to stop" "$tmp/run.out"; do sleep 0.05; i=$((i + 1)); done
+i=0; while [ $i -lt 1200 ] && ! grep -q "Ctrl-C to stop" "$tmp/run.out"; do sleep 0.05; i=$((i + 1)); done
 has "$tmp/run.out" "serving https://127.0.0.1:$P" "make run: banner"
 has "$tmp/run.err" '"msg":"listening"' "make run: the server listened before the banner"
 curl_cmd=$(sed -n '/^  curl/,/^$/p' "$tmp/run.out" | sed 's/\\$//' | tr '\n' ' ')
