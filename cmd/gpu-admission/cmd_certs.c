@@ -193,9 +193,10 @@ const struct cli_command cmd_certs = {
 	.usage = "--service NAME --namespace NS --out DIR [OPTIONS]",
 	.description =
 		"Writes into DIR a serving certificate for the webhook's Service, signed by a new\n"
-		"CA (ECDSA P-256), or by an existing one: the CA already in DIR (ca.crt and ca.key),\n"
-		"or --ca-cert and --ca-key. The CA in DIR is never replaced without --force, which\n"
-		"says \"new CA: update caBundle\"; a ca.crt there without its ca.key is refused.\n"
+		"CA (ECDSA P-256), or by an existing one: the CA already in DIR (ca.crt and\n"
+		"ca.key), or --ca-cert and --ca-key. The CA in DIR is never replaced without\n"
+		"--force, which says \"new CA: update caBundle\"; a ca.crt there without its\n"
+		"ca.key is refused.\n"
 		"  ca.crt ca.key     the CA (keep ca.key offline; not written when renewing)\n"
 		"  tls.crt tls.key   the serving pair for serve --tls-cert/--tls-key; SANs NAME,\n"
 		"                    NAME.NS, NAME.NS.svc, NAME.NS.svc.cluster.local and --san\n"
