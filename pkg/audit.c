@@ -193,7 +193,7 @@ static int audit_template(struct audit *a, const char *name, size_t doc_index,
 		      "message", message_of(v, &res), "changes", res.changes, "pool", res.pool, "pools", pools,
 		      "mode", config_mode_name(res.mode), "decision", policy_decision_name(res.decision),
 		      "warnings", res.warnings,
-		      "patch", res.verdict == POLICY_MUTATE && res.patch ? res.patch : json_null(),
+		      "patch", res.verdict == POLICY_MUTATE && res.patch && !a->drop_patches ? res.patch : json_null(),
 		      "groupedUnder");
 	if (f == NULL) {
 		/* A name or kind that is not valid UTF-8 cannot reach here: the YAML reader refuses them. */

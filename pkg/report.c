@@ -314,7 +314,10 @@ int report_init(struct report *r, const struct config *cfg, struct error *err)
 		r->pools[i].cfg = &cfg->pools[i];
 	}
 	r->pools[cfg->n_pools].name = "unpooled";
-	return audit_init(&r->audit, cfg, err);
+	if (audit_init(&r->audit, cfg, err) != 0)
+		return -1;
+	r->audit.drop_patches = 1;  /* the report lists workloads without their patches */
+	return 0;
 }
 
 static void verdict_free(struct report_verdict *v)
