@@ -193,7 +193,7 @@ static int audit_template(struct audit *a, const char *name, size_t doc_index,
 		      "message", message_of(v, &res), "changes", res.changes, "pool", res.pool, "pools", pools,
 		      "mode", config_mode_name(res.mode), "decision", policy_decision_name(res.decision),
 		      "warnings", res.warnings,
-		      "patch", res.verdict == POLICY_MUTATE && res.patch ? res.patch : json_null(),
+		      "patch", res.verdict == POLICY_MUTATE && res.patch && !a->drop_patches ? res.patch : json_null(),
 		      "groupedUnder");
 	if (f == NULL) {
 		/* A name or kind that is not valid UTF-8 cannot reach here: the YAML reader refuses them. */
@@ -239,6 +239,8 @@ int audit_input(struct audit *a, const char *name, const char *buf, size_t len,
 		char **fixed, size_t *fixed_len, int *changed, struct error *err)
 {
 	struct manifest m;
+	struct manifest_doc doc;
+	const struct manifest_doc *d = &doc;
 	struct template_list found = { 0 };
 	struct {
 		char *p;
@@ -247,33 +249,33 @@ int audit_input(struct audit *a, const char *name, const char *buf, size_t len,
 	json_t *doc_patch = NULL;
 	char *owned_name = NULL;
 	size_t i, j;
-	int rc = -1;
+	int rc = -1, more;
 
 	if (fixed != NULL) {
 		*fixed = NULL;
 		*fixed_len = 0;
 		*changed = 0;
 	}
-	memset(&m, 0, sizeof m);
+	memset(&doc, 0, sizeof doc);
 	if ((name = printable_name(name, &owned_name)) == NULL) {
 		error_set(err, ERROR_NOMEM, "out of memory");
 		goto out;
 	}
-	if (manifest_split(buf, len, &m, err) != 0)
-		goto out;
+	/* One document's values at a time: memory does not grow with the number of documents. */
+	manifest_open(buf, len, &m);
 	a->files++;
-	for (i = 0; i < m.n_docs; i++) {
-		const struct manifest_doc *d = &m.docs[i];
-		const char *piece = buf + d->off;
-		size_t piece_len = d->len;
+	for (i = 0;; i++) {
+		const char *piece;
+		size_t piece_len;
 		char *rendered = NULL;
 
 		template_list_free(&found);  /* they borrow from the document released next */
-		if (i > 0)
-			manifest_doc_release(&m, i - 1);  /* one document's values at a time */
-		if (manifest_doc_load(&m, i, err) != 0)
+		if ((more = manifest_next(&m, &doc, err)) < 0)
 			goto out;
-
+		if (more == 0)
+			break;
+		piece = buf + d->off;
+		piece_len = d->len;
 		if (d->failed) {
 			char msg[MANIFEST_ERROR_MAX + 64];
 
@@ -304,7 +306,7 @@ int audit_input(struct audit *a, const char *name, const char *buf, size_t len,
 
 			struct error ferr = { 0 };
 
-			if (manifest_render_patched(&m, i, doc_patch, &rendered, &piece_len, &how, &ferr) != 0) {
+			if (manifest_render_patched(&m, d, doc_patch, &rendered, &piece_len, &how, &ferr) != 0) {
 				/* One document that cannot be written fixed stays as it was; the rest are still fixed. */
 				char msg[ERROR_MSG_MAX + 64];
 
@@ -368,7 +370,7 @@ out:
 	free(owned_name);
 	json_decref(doc_patch);
 	template_list_free(&found);
-	manifest_free(&m);
+	manifest_doc_free(&doc);
 	return rc;
 }
 

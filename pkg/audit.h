@@ -42,6 +42,8 @@ enum audit_verdict {
 struct audit {
 	const struct config *cfg;   /* borrowed */
 	int fail_on_mutate;         /* mutations fail the run too (exit 1) */
+	int drop_patches;           /* findings keep no "patch" (null): a text report never shows it,
+	                               and it is a third of a finding's memory */
 	json_t *findings;           /* owned: array of finding objects */
 	json_t *errors;             /* owned: array of {file, line, message} */
 	json_t *notes;              /* owned: array of {file, line, message} */

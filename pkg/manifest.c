@@ -277,6 +277,7 @@ struct builder {
 	int aliases, json, documents;
 	int too_deep;         /* an alias copy would nest deeper than MANIFEST_DEPTH_MAX */
 	unsigned long content_line;
+	int root_text;        /* the root is a scalar with text (null, ~): not an empty document */
 	unsigned long error_line;
 	char error[MANIFEST_ERROR_MAX];
 	int nomem;
@@ -567,6 +568,8 @@ static int on_scalar(struct builder *b, const yaml_event_t *ev)
 
 	if (b->depth == 0 && b->content_line == 0)
 		b->content_line = line;
+	if (b->depth == 0 && (len > 0 || !plain))
+		b->root_text = 1;
 	if (wants_key(b)) {
 		if (ev->data.scalar.anchor != NULL) {
 			json_t *k = json_stringn(s, len);
@@ -790,6 +793,7 @@ static int load_doc(struct manifest_doc *d, const char *p, struct error *err)
 	if (json_is_null(d->root)) {
 		json_decref(d->root);  /* "---" and nothing else: an empty document */
 		d->root = NULL;
+		d->null_root = b->root_text;
 	}
 	d->pos = b->pos;
 	d->n_pos = b->n_pos;
@@ -808,107 +812,131 @@ out:
 	return rc;
 }
 
-static int add_chunk(struct manifest *m, size_t *cap, size_t off, size_t end, unsigned long line,
-		     struct error *err)
+void manifest_open(const char *buf, size_t len, struct manifest *m)
 {
-	if (m->n_docs == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 16;
-		struct manifest_doc *grown = realloc(m->docs, ncap * sizeof *grown);
-
-		if (grown == NULL) {
-			error_set(err, ERROR_NOMEM, "out of memory reading manifests");
-			return -1;
-		}
-		m->docs = grown;
-		*cap = ncap;
-	}
-	memset(&m->docs[m->n_docs], 0, sizeof m->docs[0]);
-	m->docs[m->n_docs].off = off;
-	m->docs[m->n_docs].len = end - off;
-	m->docs[m->n_docs].line = line;
-	m->n_docs++;
-	return 0;
-}
-
-int manifest_split(const char *buf, size_t len, struct manifest *m, struct error *err)
-{
-	const char *p = buf, *end = buf + len, *start = buf, *cr, *dir = NULL;
-	unsigned long line = 1, start_line = 1, dir_line = 0;
-	size_t cap = 0;
+	const char *cr = memchr(buf, '\r', len);
 
 	memset(m, 0, sizeof *m);
 	m->buf = buf;
 	m->len = len;
-	cr = memchr(buf, '\r', len);
-	m->crlf = cr != NULL && cr + 1 < end && cr[1] == '\n';
-	while (p < end) {
-		int doc_end = manifest_is_marker(p, end, '.');
+	m->crlf = cr != NULL && cr + 1 < buf + len && cr[1] == '\n';
+	m->cur.line = 1;
+	m->cur.start_line = 1;
+}
 
-		if (p != start && manifest_is_marker(p, end, '-')) {
+/*
+ * The next document's bytes [*off, *end) and first line, resuming where the
+ * last call stopped; 0 when there are no more. A line is looked at once, so a
+ * whole stream costs one pass and nothing is kept per document. A line ends
+ * at most one document: a "---" line and a "..." line are different lines.
+ */
+static int next_chunk(struct manifest *m, size_t *off, size_t *end_off, unsigned long *line)
+{
+	struct manifest_cursor *c = &m->cur;
+	const char *buf = m->buf, *end = buf + m->len;
+
+	if (c->done)
+		return 0;
+	while (c->p < m->len) {
+		const char *p = buf + c->p;
+		int doc_end = manifest_is_marker(p, end, '.'), found = 0;
+
+		if (c->p != c->start && manifest_is_marker(p, end, '-')) {
 			/* Directives (%YAML, %TAG) right before a marker belong to its document. */
-			const char *cut = dir ? dir : p;
+			size_t cut = c->in_dir ? c->dir : c->p;
 
-			if (cut != start) {
-				if (add_chunk(m, &cap, (size_t)(start - buf), (size_t)(cut - buf), start_line,
-					      err) != 0)
-					return -1;
-				start = cut;
-				start_line = dir ? dir_line : line;
+			if (cut != c->start) {
+				*off = c->start;
+				*end_off = cut;
+				*line = c->start_line;
+				found = 1;
+				c->start = cut;
+				c->start_line = c->in_dir ? c->dir_line : c->line;
 			}
 		}
 		if (*p == '%') {
-			if (dir == NULL) {
-				dir = p;
-				dir_line = line;
+			if (!c->in_dir) {
+				c->in_dir = 1;
+				c->dir = c->p;
+				c->dir_line = c->line;
 			}
 		} else if (!manifest_comment_line(p, next_line(p, end))) {
-			dir = NULL;
+			c->in_dir = 0;
 		}
-		p = next_line(p, end);
-		line++;
-		if (doc_end && p < end) {
-			if (add_chunk(m, &cap, (size_t)(start - buf), (size_t)(p - buf), start_line, err) != 0)
-				return -1;
-			start = p;
-			start_line = line;
+		c->p = (size_t)(next_line(p, end) - buf);
+		c->line++;
+		if (doc_end && c->p < m->len) {
+			*off = c->start;
+			*end_off = c->p;
+			*line = c->start_line;
+			found = 1;
+			c->start = c->p;
+			c->start_line = c->line;
+		}
+		if (found) {
+			c->n++;
+			return 1;
 		}
 	}
-	if (start < end || m->n_docs == 0)
-		return add_chunk(m, &cap, (size_t)(start - buf), len, start_line, err);
+	c->done = 1;
+	if (c->start < m->len || c->n == 0) {
+		*off = c->start;
+		*end_off = m->len;
+		*line = c->start_line;
+		c->n++;
+		return 1;
+	}
 	return 0;
 }
 
-int manifest_doc_load(struct manifest *m, size_t i, struct error *err)
+int manifest_next(struct manifest *m, struct manifest_doc *d, struct error *err)
 {
-	struct manifest_doc *d = &m->docs[i];
+	size_t off, end;
+	unsigned long line;
 
-	if (d->loaded)
+	manifest_doc_free(d);
+	if (!next_chunk(m, &off, &end, &line))
 		return 0;
-	d->loaded = 1;
-	return load_doc(d, m->buf, err);
+	d->off = off;
+	d->len = end - off;
+	d->line = line;
+	return load_doc(d, m->buf, err) != 0 ? -1 : 1;
 }
 
-void manifest_doc_release(struct manifest *m, size_t i)
+void manifest_doc_free(struct manifest_doc *d)
 {
-	struct manifest_doc *d = &m->docs[i];
-
+	if (d == NULL)
+		return;
 	free(d->pos);
 	json_decref(d->root);
-	d->pos = NULL;
-	d->n_pos = 0;
-	d->root = NULL;
+	memset(d, 0, sizeof *d);
 }
 
 int manifest_load(const char *buf, size_t len, struct manifest *m, struct error *err)
 {
-	size_t i;
+	size_t cap = 0;
+	int r;
 
-	if (manifest_split(buf, len, m, err) != 0)
-		return -1;
-	for (i = 0; i < m->n_docs; i++)
-		if (manifest_doc_load(m, i, err) != 0)
-			return -1;
-	return 0;
+	manifest_open(buf, len, m);
+	for (;;) {
+		if (m->n_docs == cap) {
+			size_t ncap = cap ? cap * 2 : 16;
+			struct manifest_doc *grown = realloc(m->docs, ncap * sizeof *grown);
+
+			if (grown == NULL) {
+				error_set(err, ERROR_NOMEM, "out of memory reading manifests");
+				return -1;
+			}
+			m->docs = grown;
+			cap = ncap;
+		}
+		memset(&m->docs[m->n_docs], 0, sizeof m->docs[0]);
+		if ((r = manifest_next(m, &m->docs[m->n_docs], err)) <= 0) {
+			manifest_doc_free(&m->docs[m->n_docs]);
+			return r;
+		}
+		m->n_docs++;
+	}
 }
 
 void manifest_free(struct manifest *m)
@@ -918,7 +946,7 @@ void manifest_free(struct manifest *m)
 	if (m == NULL)
 		return;
 	for (i = 0; i < m->n_docs; i++)
-		manifest_doc_release(m, i);
+		manifest_doc_free(&m->docs[i]);
 	free(m->docs);
 	memset(m, 0, sizeof *m);
 }

@@ -44,41 +44,53 @@ struct manifest_doc {
 	int failed;           /* not valid YAML / JSON: error and error_line say why */
 	unsigned long error_line;
 	char error[MANIFEST_ERROR_MAX];
-	int loaded;           /* manifest_doc_load() has run */
+	int null_root;        /* root is NULL because the document says null (null, ~), not because it is empty */
 	int json;             /* the root is written in flow (JSON) style */
 	int aliases;          /* the document uses aliases or merge keys */
 	struct manifest_pos *pos;            /* owned, n_pos, sorted by node */
 	size_t n_pos;
 };
 
+/* Private to pkg/manifest.c: where manifest_next() resumes in the stream. */
+struct manifest_cursor {
+	size_t p, start, dir;             /* next line; current document; a directive before a marker */
+	unsigned long line, start_line, dir_line;
+	int in_dir, done;
+	size_t n;                         /* documents found so far */
+};
+
 struct manifest {
 	const char *buf;      /* borrowed: the caller keeps the text alive */
 	size_t len;
-	struct manifest_doc *docs; /* owned */
+	struct manifest_doc *docs; /* owned; filled by manifest_load() only */
 	size_t n_docs;
 	int crlf;             /* the stream's line breaks are CRLF */
+	struct manifest_cursor cur;
 };
 
 /*
  * Splits buf[0..len) (borrowed; must outlive m) into documents and parses
- * each. A document that does not parse is kept with
- * failed set; that is not an error of the call. Returns 0, or -1 only when
- * memory runs out (ERROR_NOMEM). m must be released with manifest_free()
- * whatever the return value.
+ * each, into m->docs. A document that does not parse is kept with failed
+ * set; that is not an error of the call. Returns 0, or -1 only when memory
+ * runs out (ERROR_NOMEM). m must be released with manifest_free() whatever
+ * the return value. For small inputs (a review, a test): memory grows with
+ * the number of documents.
  */
 int manifest_load(const char *buf, size_t len, struct manifest *m, struct error *err);
 
 /*
- * The two halves of manifest_load(), for callers that hold one document's
- * values at a time (the auditor: memory stays flat however long the stream):
- * manifest_split() only finds the documents (m as above, nothing parsed);
- * manifest_doc_load() parses document i (once;
- * failures are recorded in the document, -1 only for ERROR_NOMEM);
- * manifest_doc_release() frees document i's values, keeping where it is.
+ * One document at a time, for streams of any length (audit, report): memory
+ * is one document's, however many documents the stream holds.
+ * manifest_open() prepares m to read buf[0..len) (borrowed; must outlive m;
+ * m owns nothing until manifest_load(), so it needs no freeing).
+ * manifest_next() frees what d (caller-owned, zeroed before the first call)
+ * held, then finds and parses the next document into d. Returns 1 (a
+ * document in d, perhaps failed or empty), 0 (no more documents: d is
+ * empty), or -1 with ERROR_NOMEM. manifest_doc_free() releases d's values.
  */
-int manifest_split(const char *buf, size_t len, struct manifest *m, struct error *err);
-int manifest_doc_load(struct manifest *m, size_t i, struct error *err);
-void manifest_doc_release(struct manifest *m, size_t i);
+void manifest_open(const char *buf, size_t len, struct manifest *m);
+int manifest_next(struct manifest *m, struct manifest_doc *d, struct error *err);
+void manifest_doc_free(struct manifest_doc *d);
 
 /* Releases what m owns and zeroes it. Accepts NULL. */
 void manifest_free(struct manifest *m);
@@ -91,7 +103,7 @@ void manifest_free(struct manifest *m);
 unsigned long manifest_line(const struct manifest_doc *d, const json_t *node);
 
 /*
- * Renders document i of m with patch (a JSON Patch of "add" operations whose
+ * Renders document d (of m's stream) with patch (a JSON Patch of "add" operations whose
  * paths start at the document root; borrowed) applied. The result, a new
  * malloc'd buffer in *out (length *outlen, NUL-terminated), replaces the
  * document's bytes: the marker line and leading comments are kept, and where
@@ -99,7 +111,7 @@ unsigned long manifest_line(const struct manifest_doc *d, const json_t *node);
  * untouched (see manifest.c). *how is set to "inserted" or "re-emitted".
  * Returns 0, or -1 with ERROR_INPUT (the patch does not apply) or ERROR_NOMEM.
  */
-int manifest_render_patched(const struct manifest *m, size_t i, const json_t *patch,
+int manifest_render_patched(const struct manifest *m, const struct manifest_doc *d, const json_t *patch,
 			    char **out, size_t *outlen, const char **how, struct error *err);
 
 /*

@@ -805,10 +805,9 @@ char *manifest_to_yaml(const json_t *v, size_t *len, struct error *err)
 	return o.p;
 }
 
-int manifest_render_patched(const struct manifest *m, size_t i, const json_t *patch,
+int manifest_render_patched(const struct manifest *m, const struct manifest_doc *d, const json_t *patch,
 			    char **out, size_t *outlen, const char **how, struct error *err)
 {
-	const struct manifest_doc *d = &m->docs[i];
 	json_t *patched = NULL, *back = NULL;
 	char *text = NULL;
 	size_t len = 0;
@@ -817,7 +816,7 @@ int manifest_render_patched(const struct manifest *m, size_t i, const json_t *pa
 	*out = NULL;
 	*outlen = 0;
 	if (d->root == NULL) {
-		error_set(err, ERROR_INTERNAL, "document %zu has no value to patch", i);
+		error_set(err, ERROR_INTERNAL, "the document has no value to patch");
 		return -1;
 	}
 	patched = json_deep_copy(d->root);

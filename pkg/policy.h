@@ -168,6 +168,14 @@ struct policy_gpu_request {
 };
 
 /*
+ * The policy's DaemonSet rule for a stored pod: 1 when the reference marked
+ * controller: true in metadata (borrowed) is an apps/v1 DaemonSet, else 0
+ * (a mere owner, or no controller, is not the DaemonSet controller's pod);
+ * -1 with ERROR_INPUT when ownerReferences is not an array.
+ */
+int policy_controlled_by_daemonset(const json_t *metadata, struct error *err);
+
+/*
  * What pod (borrowed: a Pod or a template) requests of each GPU resource of
  * cfg, as the scheduler computes a pod's request: the larger of the app
  * containers' sum (plus restartable init containers, i.e. sidecars) and the

@@ -158,7 +158,7 @@ static int scan_container(const struct config *cfg, struct pod_view *pv, const j
  * DaemonSet controller or the garbage collector knows. Who sent the pod is
  * the caller's question (policy_pod_read).
  */
-static int controlled_by_daemonset(const json_t *metadata, struct error *err)
+int policy_controlled_by_daemonset(const json_t *metadata, struct error *err)
 {
 	const json_t *refs, *ref;
 	size_t i;
@@ -231,7 +231,7 @@ int policy_pod_read(const struct config *cfg, const struct policy_request *req, 
 	pv->ns = req->ns && req->ns[0] ? req->ns : policy_str(pv->metadata, "namespace", "");
 	if (pv->ns[0] == '\0')
 		pv->ns = "default";
-	ds = req->template ? 0 : controlled_by_daemonset(pv->metadata, err);
+	ds = req->template ? 0 : policy_controlled_by_daemonset(pv->metadata, err);
 	if (ds < 0)
 		return -1;
 	/*

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "jsonstream.h"
@@ -313,7 +314,10 @@ int report_init(struct report *r, const struct config *cfg, struct error *err)
 		r->pools[i].cfg = &cfg->pools[i];
 	}
 	r->pools[cfg->n_pools].name = "unpooled";
-	return audit_init(&r->audit, cfg, err);
+	if (audit_init(&r->audit, cfg, err) != 0)
+		return -1;
+	r->audit.drop_patches = 1;  /* the report lists workloads without their patches */
+	return 0;
 }
 
 static void verdict_free(struct report_verdict *v)
@@ -502,6 +506,208 @@ static int add_error(struct report *r, const char *input, const char *msg, struc
 	return 0;
 }
 
+/* ==== What is read must have its type ==== */
+
+/*
+ * The report reads stored objects, which the API server keeps well typed; a
+ * wrong type in a field it reads (a hand-edited snapshot, a broken tool) is
+ * an input error naming the field, never read as if it were absent: a
+ * nodeName that is an array would turn a running GPU pod into a Pending one.
+ * null counts as absent, as the API server's decoder takes it.
+ */
+enum want { WANT_OBJECT, WANT_ARRAY, WANT_STRING, WANT_BOOL };
+
+/* *out = parent[key] (NULL when absent or null); -1 with msg when it has another type. */
+static int typed(const json_t *parent, const char *key, enum want w, const char *path, const json_t **out,
+		 char *msg, size_t cap)
+{
+	static const char *const names[] = { "an object", "an array", "a string", "true or false" };
+	const json_t *v = json_object_get(parent, key);
+	int ok;
+
+	*out = NULL;
+	if (v == NULL || json_is_null(v))
+		return 0;
+	ok = w == WANT_OBJECT ? json_is_object(v) : w == WANT_ARRAY ? json_is_array(v) :
+	     w == WANT_STRING ? json_is_string(v) : json_is_boolean(v);
+	if (!ok) {
+		snprintf(msg, cap, "%s%s%s must be %s", path, path[0] ? "." : "", key, names[w]);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/* The string members keys[] of obj (at path) have their type. */
+static int strings(const json_t *obj, const char *const *keys, const char *path, char *msg, size_t cap)
+{
+	const json_t *v;
+
+	for (; *keys != NULL; keys++)
+		if (typed(obj, *keys, WANT_STRING, path, &v, msg, cap) != 0)
+			return -1;
+	return 0;
+}
+
+/* Each element of arr (at path) is an object whose keys[] are strings. */
+static int objects_of_strings(const json_t *arr, const char *const *keys, const char *path, char *msg, size_t cap)
+{
+	const json_t *e;
+	char at[256];
+	size_t i;
+
+	json_array_foreach(iterable(arr), i, e) {
+		snprintf(at, sizeof at, "%s[%zu]", path, i);
+		if (!json_is_object(e)) {
+			snprintf(msg, cap, "%s must be an object", at);
+			return -1;
+		}
+		if (strings(e, keys, at, msg, cap) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* A map of strings (labels, nodeSelector). */
+static int string_map(const json_t *map, const char *path, char *msg, size_t cap)
+{
+	const char *key;
+	const json_t *v;
+
+	json_object_foreach(iterable(map), key, v)
+		if (!json_is_string(v)) {
+			snprintf(msg, cap, "%s.%s must be a string", path, key);
+			return -1;
+		}
+	return 0;
+}
+
+/* The required node affinity's terms, as the scheduler reads them (nodematch). */
+static int affinity_valid(const json_t *spec, char *msg, size_t cap)
+{
+	static const char *const req_keys[] = { "key", "operator", NULL };
+	const json_t *aff, *na, *req, *terms, *term, *list, *e, *values, *x;
+	char at[256], eat[300];
+	size_t i, j, k, l;
+
+	if (typed(spec, "affinity", WANT_OBJECT, "spec", &aff, msg, cap) != 0 ||
+	    typed(aff, "nodeAffinity", WANT_OBJECT, "spec.affinity", &na, msg, cap) != 0 ||
+	    typed(na, "requiredDuringSchedulingIgnoredDuringExecution", WANT_OBJECT, "spec.affinity.nodeAffinity",
+		  &req, msg, cap) != 0 ||
+	    typed(req, "nodeSelectorTerms", WANT_ARRAY,
+		  "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution", &terms, msg, cap) != 0)
+		return -1;
+	json_array_foreach(iterable(terms), i, term) {
+		snprintf(at, sizeof at, "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+			 "nodeSelectorTerms[%zu]", i);
+		if (!json_is_object(term)) {
+			snprintf(msg, cap, "%s must be an object", at);
+			return -1;
+		}
+		for (k = 0; k < 2; k++) {
+			const char *which = k == 0 ? "matchExpressions" : "matchFields";
+
+			if (typed(term, which, WANT_ARRAY, at, &list, msg, cap) != 0)
+				return -1;
+			json_array_foreach(iterable(list), j, e) {
+				snprintf(eat, sizeof eat, "%s.%s[%zu]", at, which, j);
+				if (!json_is_object(e)) {
+					snprintf(msg, cap, "%s must be an object", eat);
+					return -1;
+				}
+				if (strings(e, req_keys, eat, msg, cap) != 0 ||
+				    typed(e, "values", WANT_ARRAY, eat, &values, msg, cap) != 0)
+					return -1;
+				json_array_foreach(iterable(values), l, x)
+					if (!json_is_string(x)) {
+						snprintf(msg, cap, "%s.values[%zu] must be a string", eat, l);
+						return -1;
+					}
+			}
+		}
+	}
+	return 0;
+}
+
+/* Every field of a Pod the report reads has its type (the policy checks its own on top). */
+static int pod_valid(const json_t *pod, char *msg, size_t cap)
+{
+	static const char *const meta_keys[] = { "name", "generateName", "namespace", NULL };
+	static const char *const owner_keys[] = { "apiVersion", "kind", "name", NULL };
+	static const char *const toleration_keys[] = { "key", "operator", "value", "effect", NULL };
+	static const char *const gate_keys[] = { "name", NULL };
+	const json_t *meta, *spec, *status, *labels, *refs, *ref, *v;
+	char at[64];
+	size_t i;
+
+	if (typed(pod, "metadata", WANT_OBJECT, "", &meta, msg, cap) != 0 ||
+	    typed(pod, "spec", WANT_OBJECT, "", &spec, msg, cap) != 0 ||
+	    typed(pod, "status", WANT_OBJECT, "", &status, msg, cap) != 0 ||
+	    typed(status, "phase", WANT_STRING, "status", &v, msg, cap) != 0 ||
+	    strings(meta, meta_keys, "metadata", msg, cap) != 0 ||
+	    typed(meta, "labels", WANT_OBJECT, "metadata", &labels, msg, cap) != 0 ||
+	    string_map(labels, "metadata.labels", msg, cap) != 0 ||
+	    typed(meta, "ownerReferences", WANT_ARRAY, "metadata", &refs, msg, cap) != 0 ||
+	    objects_of_strings(refs, owner_keys, "metadata.ownerReferences", msg, cap) != 0)
+		return -1;
+	json_array_foreach(iterable(refs), i, ref) {
+		snprintf(at, sizeof at, "metadata.ownerReferences[%zu]", i);
+		if (typed(ref, "controller", WANT_BOOL, at, &v, msg, cap) != 0)
+			return -1;
+	}
+	if (typed(spec, "nodeName", WANT_STRING, "spec", &v, msg, cap) != 0 ||
+	    typed(spec, "nodeSelector", WANT_OBJECT, "spec", &v, msg, cap) != 0 ||
+	    string_map(v, "spec.nodeSelector", msg, cap) != 0 ||
+	    typed(spec, "tolerations", WANT_ARRAY, "spec", &v, msg, cap) != 0 ||
+	    objects_of_strings(v, toleration_keys, "spec.tolerations", msg, cap) != 0 ||
+	    typed(spec, "schedulingGates", WANT_ARRAY, "spec", &v, msg, cap) != 0 ||
+	    objects_of_strings(v, gate_keys, "spec.schedulingGates", msg, cap) != 0)
+		return -1;
+	return affinity_valid(spec, msg, cap);
+}
+
+/* Every field of a Node the report reads has its type; allocatable is read as counts below. */
+static int node_valid(const json_t *node, char *msg, size_t cap)
+{
+	static const char *const meta_keys[] = { "name", NULL };
+	static const char *const taint_keys[] = { "key", "value", "effect", NULL };
+	const json_t *meta, *spec, *status, *v;
+
+	if (typed(node, "metadata", WANT_OBJECT, "", &meta, msg, cap) != 0 ||
+	    typed(node, "spec", WANT_OBJECT, "", &spec, msg, cap) != 0 ||
+	    typed(node, "status", WANT_OBJECT, "", &status, msg, cap) != 0 ||
+	    strings(meta, meta_keys, "metadata", msg, cap) != 0 ||
+	    typed(meta, "labels", WANT_OBJECT, "metadata", &v, msg, cap) != 0 ||
+	    string_map(v, "metadata.labels", msg, cap) != 0 ||
+	    typed(spec, "taints", WANT_ARRAY, "spec", &v, msg, cap) != 0 ||
+	    objects_of_strings(v, taint_keys, "spec.taints", msg, cap) != 0 ||
+	    typed(status, "allocatable", WANT_OBJECT, "status", &v, msg, cap) != 0)
+		return -1;
+	return 0;
+}
+
+/*
+ * A GPU count as pods must give one: a whole, non-negative quantity below
+ * QUANTITY_MAX (10^18, where quantities saturate: no count means that). 0,
+ * or -1 with why.
+ */
+static int gpu_count(const json_t *v, long long *out, const char **why, struct error *qerr)
+{
+	struct quantity q;
+
+	*why = NULL;
+	if (quantity_from_json(v, &q, qerr) != 0)
+		*why = qerr->msg;
+	else if (q.negative)
+		*why = "it is negative";
+	else if (!q.whole)
+		*why = "a GPU count must be a whole number";
+	else if (q.value >= QUANTITY_MAX)
+		*why = "it is 10^18 or more";
+	*out = *why == NULL ? q.value : 0;
+	return *why == NULL ? 0 : -1;
+}
+
 /* ==== Nodes ==== */
 
 static int cmp_str(const void *a, const void *b)
@@ -579,6 +785,22 @@ static int labels_match(const struct config_labels *sel, const json_t *labels)
 	return sel->n > 0;
 }
 
+/* Every GPU resource in a Node's allocatable is a GPU count, as in a pod's limits (pods refuse the rest). */
+static int alloc_valid(const struct config *cfg, const json_t *alloc, char *msg, size_t cap)
+{
+	const char *key, *why;
+	const json_t *v;
+	struct error qerr;
+	long long count;
+
+	json_object_foreach(iterable(alloc), key, v)
+		if (is_gpu_resource(cfg, key) && gpu_count(v, &count, &why, &qerr) != 0) {
+			snprintf(msg, cap, "status.allocatable %s is not a valid GPU count: %s", key, why);
+			return -1;
+		}
+	return 0;
+}
+
 static int node_item(struct report *r, const char *input, const json_t *node, unsigned long long off,
 		     struct error *err)
 {
@@ -594,6 +816,12 @@ static int node_item(struct report *r, const char *input, const json_t *node, un
 	int gpu_label = 0;
 
 	r->node_items++;
+	if (node_valid(node, msg, sizeof msg) != 0 || alloc_valid(cfg, alloc, msg, sizeof msg) != 0) {
+		char line[ITEM_MSG_MAX];
+
+		snprintf(line, sizeof line, "byte %llu: Node %s: %s", off, name[0] ? name : "(unnamed)", msg);
+		return add_error(r, input, line, err);
+	}
 	if (name[0] == '\0') {
 		snprintf(msg, sizeof msg, "byte %llu: a Node without metadata.name", off);
 		return add_error(r, input, msg, err);
@@ -617,9 +845,8 @@ static int node_item(struct report *r, const char *input, const json_t *node, un
 		long long *used;
 		int nomem;
 
-		if (!is_gpu_resource(cfg, key) || quantity_from_json(v, &q, &qerr) != 0 || q.negative ||
-		    q.value == 0)
-			continue;
+		if (!is_gpu_resource(cfg, key) || quantity_from_json(v, &q, &qerr) != 0 || q.value == 0)
+			continue;  /* alloc_valid() refused what is not a GPU count */
 		if ((g = node_gpu(n, key, &used, &nomem)) == NULL && nomem) {
 			error_set(err, ERROR_NOMEM, "out of memory");
 			return -1;
@@ -655,18 +882,21 @@ static int node_item(struct report *r, const char *input, const json_t *node, un
 
 /* ==== Pods ==== */
 
-/* "Kind/name" of the controlling owner (or the first one), or "". */
+/*
+ * "Kind/name" of the controlling owner (or the first one), or "". A DaemonSet
+ * pod is one the policy calls so: its controller is an apps/v1 DaemonSet (an
+ * owner reference without controller: true makes no DaemonSet pod).
+ */
 static void owner_of(const json_t *meta, char *buf, size_t cap, int *daemonset)
 {
 	const json_t *refs = json_object_get(meta, "ownerReferences"), *ref, *pick = NULL;
+	struct error ignored;
 	size_t i;
 
-	*daemonset = 0;
+	*daemonset = policy_controlled_by_daemonset(meta, &ignored) == 1;
 	json_array_foreach(iterable(refs), i, ref) {
 		if (!json_is_object(ref))
 			continue;
-		if (strcmp(str_at(ref, "kind"), "DaemonSet") == 0)
-			*daemonset = 1;
 		if (pick == NULL || json_is_true(json_object_get(ref, "controller")))
 			pick = ref;
 	}
@@ -847,6 +1077,12 @@ static int pod_item(struct report *r, const char *input, const json_t *pod, unsi
 	int daemonset;
 
 	r->pod_items++;
+	if (pod_valid(pod, msg, sizeof msg) != 0) {
+		char line[ITEM_MSG_MAX];
+
+		snprintf(line, sizeof line, "byte %llu: Pod %s/%s: %s", off, ns_of(meta), name_of(meta), msg);
+		return add_error(r, input, line, err);
+	}
 	/* Terminated pods hold nothing: the scheduler's and kubelet's accounting skips them (README). */
 	if (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0) {
 		r->terminated_pods++;
@@ -856,6 +1092,12 @@ static int pod_item(struct report *r, const char *input, const json_t *pod, unsi
 		snprintf(msg, sizeof msg, "byte %llu: Pod %s/%s: %s", off, ns_of(meta), name_of(meta), perr.msg);
 		return add_error(r, input, msg, err);
 	}
+	for (i = 0; i < count; i++)
+		if (req[i].count >= QUANTITY_MAX) {
+			snprintf(msg, sizeof msg, "byte %llu: Pod %s/%s: %s is not a valid GPU count: it is 10^18 or more",
+				 off, ns_of(meta), name_of(meta), req[i].resource);
+			return add_error(r, input, msg, err);
+		}
 	if (node_name[0] == '\0')
 		return count > 0 ? pending_pod(r, pod, req, count, err) : 0;
 	if (node_get(r, node_name, &idx, err) != 0)
@@ -977,13 +1219,15 @@ static int json_input(struct report *r, const char *input, struct jsonstream *s,
 static int yaml_input(struct report *r, const char *input, struct jsonstream *s, struct error *err)
 {
 	struct manifest m;
+	struct manifest_doc doc;
+	const struct manifest_doc *d = &doc;
 	struct error serr = { 0 };
 	char msg[ITEM_MSG_MAX];
-	size_t len, i, j;
+	size_t len, j;
 	char *buf = jsonstream_slurp(s, REPORT_YAML_MAX, &len, &serr);
-	int rc = -1;
+	int rc = -1, more;
 
-	memset(&m, 0, sizeof m);
+	memset(&doc, 0, sizeof doc);
 	if (buf == NULL) {
 		if (serr.kind == ERROR_NOMEM) {
 			*err = serr;
@@ -991,18 +1235,24 @@ static int yaml_input(struct report *r, const char *input, struct jsonstream *s,
 		}
 		return add_error(r, input, serr.msg, err);
 	}
-	if (manifest_split(buf, len, &m, err) != 0)
-		goto out;
-	for (i = 0; i < m.n_docs; i++) {
-		const struct manifest_doc *d = &m.docs[i];
+	/* One document's values at a time, however many the stream holds. */
+	manifest_open(buf, len, &m);
+	for (;;) {
 		const json_t *items, *item;
 
-		if (i > 0)
-			manifest_doc_release(&m, i - 1);
-		if (manifest_doc_load(&m, i, err) != 0)
+		if ((more = manifest_next(&m, &doc, err)) < 0)
 			goto out;
+		if (more == 0)
+			break;
 		if (d->failed) {
 			snprintf(msg, sizeof msg, "line %lu: not valid YAML: %s", d->error_line, d->error);
+			if (add_error(r, input, msg, err) != 0)
+				goto out;
+			continue;
+		}
+		if (d->root == NULL && d->null_root) {
+			snprintf(msg, sizeof msg, "line %lu: a document that is null, not an object with a kind",
+				 d->content_line);
 			if (add_error(r, input, msg, err) != 0)
 				goto out;
 			continue;
@@ -1021,7 +1271,7 @@ static int yaml_input(struct report *r, const char *input, struct jsonstream *s,
 	}
 	rc = 0;
 out:
-	manifest_free(&m);
+	manifest_doc_free(&doc);
 	free(buf);
 	return rc;
 }
@@ -1050,6 +1300,7 @@ int report_input(struct report *r, const char *name, int fd, struct error *err)
 int report_input_path(struct report *r, const char *path, struct error *err)
 {
 	char msg[ITEM_MSG_MAX];
+	struct stat st;
 	int fd, rc;
 
 	if (strcmp(path, "-") == 0)
@@ -1060,6 +1311,11 @@ int report_input_path(struct report *r, const char *path, struct error *err)
 	if (fd < 0) {
 		snprintf(msg, sizeof msg, "cannot open: %s", strerror(errno));
 		return add_error(r, path, msg, err);
+	}
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		close(fd);
+		return add_error(r, path, "a directory: give the files kubectl wrote "
+				 "(kubectl get nodes,pods -A -o json > FILE)", err);
 	}
 	rc = report_input(r, path, fd, err);
 	close(fd);
@@ -1324,6 +1580,11 @@ int report_finish(struct report *r, struct error *err)
 	if (r->finished)
 		return 0;
 	r->finished = 1;
+	/* Without nodes there is nothing to report on: the pods' placement needs them (exit 2). */
+	if (r->node_items == 0 && r->n_errors == 0 && json_array_size(r->audit.errors) == 0 &&
+	    add_error(r, "", "no Node in the input: the report needs the nodes and the pods "
+		      "(kubectl get nodes,pods -A -o json)", err) != 0)
+		return -1;
 	for (i = 0; i + 1 < r->n_deferred; i += 2)
 		if (r->nodes[r->deferred[i]].seen && r->nodes[r->deferred[i]].gpu)
 			REPORT_AT(r->daemonsets, struct report_daemonset, r->deferred[i + 1])->pods++;

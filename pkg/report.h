@@ -250,6 +250,13 @@ void report_money(double v, char *buf, size_t cap);
 
 /* The three writers. Each returns 0, or -1 when writing failed. */
 int report_text_write(const struct report *r, FILE *out, int color);
+
+/*
+ * The input errors (the report's own, then its workloads' audit errors), one
+ * a line as "PREFIX: INPUT: message", for stderr: the text report only
+ * counts them, -o json lists them too. Returns 0, or -1 when writing failed.
+ */
+int report_write_problems(const struct report *r, FILE *out, const char *prefix);
 int report_json_write(const struct report *r, FILE *out, int exit_code);  /* exit_code: summary.exitCode */
 int report_prom_write(const struct report *r, FILE *out);
 

@@ -201,19 +201,22 @@ static void write_workloads(const struct report *r, FILE *out, const struct styl
 	}
 }
 
-static void write_errors(const struct report *r, FILE *out, const struct style *s)
+int report_write_problems(const struct report *r, FILE *out, const char *prefix)
 {
 	const json_t *e;
 	size_t i;
 
 	json_array_foreach(r->errors, i, e) {
-		fprintf(out, "  %s%s%s  %s: %s\n", s->red, "ERROR", s->off, str(e, "input"), str(e, "message"));
+		const char *input = str(e, "input");
+
+		fprintf(out, "%s: %s%s%s\n", prefix, input, input[0] ? ": " : "", str(e, "message"));
 	}
 	if (r->n_errors > json_array_size(r->errors))
-		fprintf(out, "  ... and %lu more\n", r->n_errors - (unsigned long)json_array_size(r->errors));
-	json_array_foreach(r->audit.errors, i, e) {
-		fprintf(out, "  %s%s%s  %s: %s\n", s->red, "ERROR", s->off, str(e, "file"), str(e, "message"));
-	}
+		fprintf(out, "%s: ... and %lu more input errors\n", prefix,
+			r->n_errors - (unsigned long)json_array_size(r->errors));
+	if (audit_write_problems(&r->audit, out, prefix, 0) != 0)
+		return -1;
+	return ferror(out) ? -1 : 0;
 }
 
 static void heading(FILE *out, const struct style *s, const char *what, unsigned long n)
@@ -259,10 +262,6 @@ int report_text_write(const struct report *r, FILE *out, int color)
 			r->audit.count[AUDIT_WARN]);
 		if (workloads > 0)
 			write_workloads(r, out, s);
-	}
-	if (r->n_errors + json_array_size(r->audit.errors) > 0) {
-		heading(out, s, "Input errors", r->n_errors + (unsigned long)json_array_size(r->audit.errors));
-		write_errors(r, out, s);
 	}
 	return ferror(out) ? -1 : 0;
 }

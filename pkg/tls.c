@@ -618,3 +618,30 @@ void tls_bundle_free(struct tls_bundle *b)
 		wipe_free(b->key, strlen(b->key));
 	memset(b, 0, sizeof *b);
 }
+
+/* The first certificate of PEM text s[0..len), or NULL (*nomem says whether memory ran out). */
+static X509 *first_cert(const char *s, size_t len, int *nomem)
+{
+	BIO *in = len <= INT_MAX ? BIO_new_mem_buf(s, (int)len) : NULL;
+	X509 *x = in != NULL ? PEM_read_bio_X509(in, NULL, no_password, NULL) : NULL;
+
+	*nomem = len <= INT_MAX && in == NULL;
+	BIO_free(in);
+	ERR_clear_error();
+	return x;
+}
+
+int tls_same_cert(const char *a, size_t alen, const char *b, size_t blen, struct error *err)
+{
+	int nomem_a = 0, nomem_b = 0, same;
+	X509 *x = first_cert(a, alen, &nomem_a), *y = first_cert(b, blen, &nomem_b);
+
+	same = x != NULL && y != NULL && X509_cmp(x, y) == 0;
+	X509_free(x);
+	X509_free(y);
+	if (nomem_a || nomem_b) {
+		error_set(err, ERROR_NOMEM, "out of memory comparing certificates");
+		return -1;
+	}
+	return same;
+}

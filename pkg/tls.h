@@ -98,4 +98,11 @@ int tls_bundle_generate_ex(const struct tls_bundle_request *req, struct tls_bund
 /* Frees what b owns, wiping keys, and zeroes it. Accepts NULL. */
 void tls_bundle_free(struct tls_bundle *b);
 
+/*
+ * Whether the PEM texts a[0..alen) and b[0..blen) (borrowed) begin with the
+ * same certificate (compared as DER, so layout does not matter): 1, 0 (they
+ * differ, or either holds no certificate), or -1 with ERROR_NOMEM.
+ */
+int tls_same_cert(const char *a, size_t alen, const char *b, size_t blen, struct error *err);
+
 #endif

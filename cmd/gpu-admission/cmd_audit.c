@@ -86,6 +86,7 @@ static int run_audit(const struct cli_command *cmd, int argc, char **argv)
 	if ((cfg = cli_load_config(config_path, &err)) == NULL || audit_init(&a, cfg, &err) != 0)
 		goto fail;
 	a.fail_on_mutate = fail_on_mutate;
+	a.drop_patches = out == OUT_TEXT;
 	w.a = &a;
 	w.out = stdout;
 	/* The report goes to stdout, or to stderr when stdout carries the --fix output. */

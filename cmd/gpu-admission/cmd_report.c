@@ -73,6 +73,8 @@ static int run_report(const struct cli_command *cmd, int argc, char **argv)
 	if (report_finish(&r, &err) != 0)
 		goto fail;
 	code = report_exit_code(&r, fail_on);
+	/* Input errors on stderr, as every command words them; the report counts them. */
+	report_write_problems(&r, stderr, "gpu-admission report");
 	if (out == OUT_JSON)
 		wrote = report_json_write(&r, stdout, code);
 	else if (out == OUT_PROMETHEUS)
@@ -110,14 +112,14 @@ const struct cli_command cmd_report = {
 		"\n"
 		"FILE: kubectl get nodes,pods -A -o json (a List, read as a stream), or nodes\n"
 		"and pods in two files, or -o yaml output (read whole, at most 256 MiB); - is\n"
-		"stdin.",
+		"stdin. Input errors go to stderr; the report counts them.",
 	.options = report_options,
 	.operands = "FILE",
 	.exits = (const struct cli_exit[]){
 		{ EXIT_OK, "nothing --fail-on names was found" },
 		{ EXIT_FINDING, "something --fail-on names was found (by default: a would-be rejection)" },
-		{ EXIT_USAGE, "usage or input errors (unreadable files, input that is not nodes and pods, "
-			      "an invalid --config)" },
+		{ EXIT_USAGE, "usage or input errors (unreadable files, input that is not nodes and pods: "
+			      "no Node at all, a field of the wrong type, a bad GPU count; an invalid --config)" },
 		{ 0, NULL },
 	},
 	.examples =

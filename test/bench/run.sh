@@ -189,11 +189,16 @@ printf '%-44s %10s MB  (answer %s)\n' "... 1M empty terms (3 MiB): peak / after"
 printf '%-44s %10s MB  (%s x 200, %s x 503)\n' "... 24 x 3 MiB at once: peak / after" \
 	"$(mb "$uploads_peak_kb") / $(mb "$uploads_after_kb")" "$uploads_200" "$uploads_503"
 
-# 8. Audit throughput on 10,000 generated templates.
-audit_line=$(BUILD=${BUILD:-build} BIN=$BIN sh test/audit/bench.sh 2>/dev/null | tail -n 1)
+# 8. Audit throughput on 10,000 generated templates; time and peak RSS over 100,000 small
+#    documents (memory must not grow with the number of documents).
+audit_out=$(BUILD=${BUILD:-build} BIN=$BIN sh test/audit/bench.sh 2>/dev/null)
+audit_line=$(echo "$audit_out" | grep 'list.json' | tail -n 1)
+small_line=$(echo "$audit_out" | grep '100,000 docs' | tail -n 1)
 echo
 echo "audit: $audit_line"
+echo "audit: $small_line"
 audit_tps=$(echo "$audit_line" | grep -oE '[0-9]+ templates/s' | grep -oE '[0-9]+' | head -n 1)
+small_kb=$(echo "$small_line" | sed -n 's/.*peak RSS \([0-9]*\) KiB.*/\1/p')
 
 # 9. Cost report over a 5,000-node / 150,000-pod snapshot (about 1.9 GB, generated once).
 echo
@@ -217,6 +222,7 @@ cat >"$OUT" <<JSON
     "uploads_24x3MiB_peak": $uploads_peak_kb, "uploads_after": $uploads_after_kb,
     "uploads_200": $uploads_200, "uploads_503": $uploads_503},
   "audit_templates_per_second": ${audit_tps:-0},
+  "audit_100000_small_documents_peak_rss_kb": ${small_kb:-0},
   "report_5000_nodes_150000_pods": ${report_json:-null}
 }
 JSON

@@ -293,6 +293,33 @@ if openssl verify -CAfile "$tmp/certs/ca.crt" "$tmp/certs/tls.crt" >/dev/null 2>
 mkdir "$tmp/renew"
 expect_rc 0 "renewal into another directory" -- "$B" certs --service gpu-admission --namespace gpu-admission --out "$tmp/renew" --ca-cert "$tmp/certs/ca.crt" --ca-key "$tmp/certs/ca.key"
 if [ ! -e "$tmp/renew/ca.key" ] && cmp -s "$tmp/renew/ca.crt" "$tmp/certs/ca.crt"; then ok; else bad "renewal wrote ca.key or another CA"; fi
+# The CA in --out is never replaced silently (issue 24): re-running renews with it, as kubeadm
+# reuses its CA; --force makes a new one and says the caBundle must change; a ca.crt whose key
+# was moved offline, or another CA given with --ca-cert, is refused without --force.
+cp "$tmp/certs/ca.key" "$tmp/ca.key.before"
+expect_rc 0 "certs re-run over its own output" -- "$B" certs --service gpu-admission --namespace gpu-admission --out "$tmp/certs"
+has "$tmp/out" "signed by the existing CA in it (caBundle unchanged)" "re-run said it kept the CA"
+if cmp -s "$tmp/caBundle.before" "$tmp/certs/caBundle" && cmp -s "$tmp/ca.key.before" "$tmp/certs/ca.key"; then ok
+else bad "re-run replaced the CA"; fi
+if openssl verify -CAfile "$tmp/certs/ca.crt" "$tmp/certs/tls.crt" >/dev/null 2>&1; then ok; else bad "re-run: tls.crt not signed by the CA"; fi
+expect_rc 0 "certs --force: a new CA" -- "$B" certs --service gpu-admission --namespace gpu-admission --out "$tmp/certs" --force
+has "$tmp/err" "new CA: update caBundle" "--force says the caBundle must change"
+if cmp -s "$tmp/caBundle.before" "$tmp/certs/caBundle"; then bad "--force kept the CA"; else ok; fi
+cp "$tmp/certs/caBundle" "$tmp/caBundle.forced"
+mv "$tmp/certs/ca.key" "$tmp/ca.key.offline"
+expect_rc 2 "certs over a ca.crt whose key is kept elsewhere" -- "$B" certs --service gpu-admission --namespace gpu-admission --out "$tmp/certs"
+has "$tmp/err" "holds ca.crt without ca.key" "missing key named"
+if cmp -s "$tmp/caBundle.forced" "$tmp/certs/caBundle"; then ok; else bad "refused run still wrote"; fi
+expect_rc 0 "renewal with the key from elsewhere" -- "$B" certs --service gpu-admission --namespace gpu-admission --out "$tmp/certs" --ca-cert "$tmp/certs/ca.crt" --ca-key "$tmp/ca.key.offline"
+lacks "$tmp/err" "new CA" "renewal with the same CA: no new-CA warning"
+mkdir "$tmp/other"
+"$B" certs --service a --namespace b --out "$tmp/other" >/dev/null 2>&1
+expect_rc 2 "certs --ca-cert of another CA than the one in --out" -- "$B" certs --service gpu-admission --namespace gpu-admission --out "$tmp/certs" --ca-cert "$tmp/other/ca.crt" --ca-key "$tmp/other/ca.key"
+has "$tmp/err" "holds another CA than --ca-cert" "other CA refused"
+if cmp -s "$tmp/caBundle.forced" "$tmp/certs/caBundle"; then ok; else bad "refused run still wrote"; fi
+expect_rc 0 "... replaced with --force" -- "$B" certs --service gpu-admission --namespace gpu-admission --out "$tmp/certs" --ca-cert "$tmp/other/ca.crt" --ca-key "$tmp/other/ca.key" --force
+has "$tmp/err" "new CA: update caBundle" "--force with another CA says so"
+if cmp -s "$tmp/other/caBundle" "$tmp/certs/caBundle"; then ok; else bad "--force --ca-cert: caBundle not the other CA's"; fi
 expect_rc 2 "certs --ca-cert without --ca-key" -- "$B" certs --service a --namespace b --out "$tmp/x" --ca-cert "$tmp/certs/ca.crt"
 has "$tmp/err" "--ca-cert and --ca-key go together" "pair required"
 expect_rc 2 "certs --ca-cert that is no CA" -- "$B" certs --service a --namespace b --out "$tmp/x" --ca-cert "$tmp/certs/tls.crt" --ca-key "$tmp/certs/tls.key"
@@ -310,7 +337,7 @@ serve_log() { # serve_log OUT [ARGS...]: runs serve briefly, its stderr to OUT
 	"$B" serve --self-signed --addr 127.0.0.1:0 "$@" 2>"$out" &
 	pid=$!
 	i=0
-	while [ $i -lt 100 ] && ! grep -q "listening" "$out"; do sleep 0.05; i=$((i + 1)); done
+	while [ $i -lt 1200 ] && ! grep -q "listening" "$out"; do sleep 0.05; i=$((i + 1)); done
 	kill -TERM $pid; wait $pid
 }
 serve_log "$tmp/json.log"
@@ -319,10 +346,12 @@ serve_log "$tmp/text.log" --log-format text
 if grep -qE '^[0-9-]{10}T[0-9:.]{12}Z info  listening addr=127\.0\.0\.1:0 port=[0-9]+ scheme=https$' "$tmp/text.log"; then ok
 else bad "serve --log-format text"; cat "$tmp/text.log"; fi
 if command -v script >/dev/null 2>&1; then
-	# script(1) gives serve a terminal; the shell stops it after it listened.
-	script -qec "$B serve --self-signed --addr 127.0.0.1:0 & p=\$!; sleep 1; kill -TERM \$p; wait \$p" /dev/null >"$tmp/tty.log" 2>&1
+	# script(1) gives serve a terminal; the shell stops it once it said it listens (script
+	# writes what the terminal shows to tty.log as it comes), not after a guess of how long.
+	listened="i=0; while [ \$i -lt 1200 ] && ! grep -q listening '$tmp/tty.log'; do sleep 0.05; i=\$((i + 1)); done"
+	script -qec "$B serve --self-signed --addr 127.0.0.1:0 & p=\$!; $listened; kill -TERM \$p; wait \$p" /dev/null >"$tmp/tty.log" 2>&1
 	if grep -q ' info  listening addr=' "$tmp/tty.log" && ! grep -q '{"time"' "$tmp/tty.log"; then ok; else bad "serve on a terminal: not text"; cat "$tmp/tty.log"; fi
-	script -qec "$B serve --self-signed --addr 127.0.0.1:0 --log-format json & p=\$!; sleep 1; kill -TERM \$p; wait \$p" /dev/null >"$tmp/tty.log" 2>&1
+	script -qec "$B serve --self-signed --addr 127.0.0.1:0 --log-format json & p=\$!; $listened; kill -TERM \$p; wait \$p" /dev/null >"$tmp/tty.log" 2>&1
 	has "$tmp/tty.log" '"msg":"listening"' "--log-format json on a terminal"
 fi
 
@@ -407,7 +436,7 @@ fi
 # ==== make run: binds first, then prints a command that works from anywhere ====
 port() { # a free port, from the kernel
 	"$B" serve --self-signed --addr 127.0.0.1:0 --log-format json 2>"$tmp/p.log" & pp=$!
-	i=0; while [ $i -lt 100 ] && ! grep -q listening "$tmp/p.log"; do sleep 0.05; i=$((i + 1)); done
+	i=0; while [ $i -lt 1200 ] && ! grep -q listening "$tmp/p.log"; do sleep 0.05; i=$((i + 1)); done
 	sed -n 's/.*"port":"\([0-9]*\)".*/\1/p' "$tmp/p.log"
 	kill -TERM $pp; wait $pp
 }
@@ -415,7 +444,7 @@ P=$(port)
 ADDR=127.0.0.1:$P sh test/run-local "$BIN" >"$tmp/run.out" 2>"$tmp/run.err" &
 runpid=$!
 PIDS="$PIDS $runpid"
-i=0; while [ $i -lt 200 ] && ! grep -q "Ctrl-C to stop" "$tmp/run.out"; do sleep 0.05; i=$((i + 1)); done
+i=0; while [ $i -lt 1200 ] && ! grep -q "Ctrl-C to stop" "$tmp/run.out"; do sleep 0.05; i=$((i + 1)); done
 has "$tmp/run.out" "serving https://127.0.0.1:$P" "make run: banner"
 has "$tmp/run.err" '"msg":"listening"' "make run: the server listened before the banner"
 curl_cmd=$(sed -n '/^  curl/,/^$/p' "$tmp/run.out" | sed 's/\\$//' | tr '\n' ' ')

@@ -260,7 +260,7 @@ if "$BIN" help 2>&1 | grep -q '^  serve'; then
 	curl_() { curl -sS --max-time 5 --cacert "$d/ca.crt" --resolve "$host:$port:127.0.0.1" "$@"; }
 	i=0
 	until curl_ -o /dev/null "https://$host:$port/healthz" 2>/dev/null; do
-		i=$((i + 1)); [ $i -ge 50 ] && break; sleep 0.1
+		i=$((i + 1)); [ $i -ge 600 ] && break; sleep 0.1
 	done
 	for p in /healthz /readyz; do
 		desc="serve (chart args): GET $p 200 over TLS, certificate trusted via caBundle for $host"

@@ -108,14 +108,14 @@ fi
 SERVER_PID=$!
 i=0
 PORT=
-while [ -z "$PORT" ] && [ $i -lt 100 ]; do
+while [ -z "$PORT" ] && [ $i -lt 600 ]; do
 	PORT=$(sed -n 's/.*"msg":"listening".*"port":"\([0-9]*\)","scheme":"https".*/\1/p' "$T/serve.log")
 	sleep 0.1; i=$((i + 1))
 done
 curl -sS -k --max-time 10 -H 'Content-Type: application/json' \
 	--data-binary @test/golden/fallback-no-affinity/request.json "https://127.0.0.1:$PORT/mutate" >"$T/resp.json" 2>&1
 i=0
-while ! grep -q '"msg":"admission"' "$T/serve.log" && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+while ! grep -q '"msg":"admission"' "$T/serve.log" && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 if grep '"msg":"admission"' "$T/serve.log" | grep -q '"pools":"t4-spot,t4,a100"'; then ok
 else bad "the decision log line names the eligible pools"; cat "$T/serve.log" "$T/resp.json"; fi
 kill "$SERVER_PID" 2>/dev/null

@@ -305,7 +305,7 @@ SERVER_LOG=$TMP/restart.log
 PIDS="$PIDS $SERVER_PID"
 code=""
 i=0
-while [ "$code" != 200 ] && [ $i -lt $((250 * SLOW)) ] && kill -0 "$SERVER_PID" 2>/dev/null; do
+while [ "$code" != 200 ] && [ $i -lt $((1500 * SLOW)) ] && kill -0 "$SERVER_PID" 2>/dev/null; do
 	code=$(curl -sS --max-time 2 --cacert "$CA" --resolve "$HOST:$KPORT:127.0.0.1" \
 		"https://$HOST:$KPORT/readyz" -o /dev/null -w '%{http_code}' 2>/dev/null)
 	[ "$code" = 200 ] || sleep 0.02

@@ -39,6 +39,27 @@ ok
 metric() { # metric NAME: its value on /metrics
 	hcurl "$CA" /metrics | awk -v n="$1" '$1 == n { print $2 }'
 }
+# A refused load is retried (1 s after, then doubling) until the files change, and every try is
+# logged and counted: how many tries a busy machine fits in before the test moves on is not the
+# test's to assume. What is asserted is that each one was counted: the counter equals the log's
+# refusals, read when both have settled (the counter moves first, the log line follows it).
+failures_settled() { # failures_settled METRIC LOG-TEXT: prints "COUNTED LOGGED" once they agree
+	j=0
+	while :; do
+		m=$(metric "$1")
+		l=$(grep -cF -- "$2" "$LOG")
+		{ [ "$m" = "$l" ] || [ $j -ge $((100 * SLOW)) ]; } && break
+		sleep 0.1
+		j=$((j + 1))
+	done
+	echo "$m $l"
+}
+# counted_failures METRIC LOG-TEXT WHAT: at least one refusal, and each one counted
+counted_failures() {
+	set -- "$1" "$2" "$3" $(failures_settled "$1" "$2")
+	if [ "$5" -ge 1 ] 2>/dev/null && [ "$4" = "$5" ]; then ok
+	else bad "$3: $4 counted, $5 logged (want the same, at least 1)"; fi
+}
 
 # ---- certificate rotation under load ----
 "$CLIENT_BIN" --port "$PORT" --cafile "$CA" --servername "$HOST" --body "$SAMPLE_GPU" --new-conn \
@@ -60,7 +81,13 @@ check "a mismatched new pair is refused" wait_for "$LOG" '"msg":"certificate rel
 has "$LOG" "does not match" "the refusal says why"
 equals "$(fingerprint)" "$(want_fp "$TMP/b/tls.crt")" "the old certificate stays in service"
 equals "$(hcurl "$CA" /readyz -o /dev/null -w '%{http_code}')" 200 "/readyz stays 200 after the refused rotation"
-equals "$(metric gpu_admission_cert_reload_failures_total)" 1 "the refused rotation is counted at once"
+# The README's promise, and what made an exact count flaky: a refused load is tried again.
+retried() { [ "$(grep -cF -- '"msg":"certificate reload failed' "$LOG")" -ge 2 ]; }
+i=0
+until retried || [ $i -ge $((150 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
+check "the refused pair is tried again (1 s later, then doubling)" retried
+counted_failures gpu_admission_cert_reload_failures_total '"msg":"certificate reload failed' \
+	"the refused rotation is counted, each try"
 
 swap v4 "$TMP/c/tls.crt" "$TMP/c/tls.key"
 i=0
@@ -76,7 +103,9 @@ wait_exit "$KEEP" 30
 equals "$RC" 0 "keep-alive load across rotations: no failed request"
 cat "$TMP/load.out" "$TMP/keepalive.out" | sed 's/^/    /'
 equals "$(metric gpu_admission_cert_reloads_total)" 2 "cert reloads counted"
-equals "$(metric gpu_admission_cert_reload_failures_total)" 1 "cert reload failure counted"
+# The good pair ended the retries: the refusals counted are those logged, no more come.
+counted_failures gpu_admission_cert_reload_failures_total '"msg":"certificate reload failed' \
+	"cert reload failures counted"
 want=$(date -u -d "$(openssl x509 -enddate -noout -in "$TMP/c/tls.crt" | cut -d= -f2)" +%s)
 equals "$(metric gpu_admission_cert_expiry_timestamp_seconds)" "$want" "expiry metric follows the new certificate"
 
@@ -86,7 +115,8 @@ printf 'mode: strict\n' >"$TMP/policy.new" && mv "$TMP/policy.new" "$TMP/policy.
 check "an invalid policy is refused" wait_for "$LOG" '"msg":"policy reload failed' 15
 post
 check "the old policy stays in service (still patching)" jq -e '.response.patchType == "JSONPatch"' "$TMP/out"
-equals "$(metric gpu_admission_config_reload_failures_total)" 1 "config reload failure counted"
+counted_failures gpu_admission_config_reload_failures_total '"msg":"policy reload failed' \
+	"config reload failures counted"
 
 printf 'mode: dryrun\n' >"$TMP/policy.new" && mv "$TMP/policy.new" "$TMP/policy.yaml"
 check "a valid new policy is loaded" wait_for "$LOG" '"msg":"policy reloaded"' 15

@@ -10,10 +10,12 @@
  * Last line: "sent=N ok=N failed=N closes=N refused=N certs=N"; exit 0 when
  * nothing failed (slowloris: when the server closed the connection).
  */
+#define _GNU_SOURCE  /* POLLRDHUP: the server closed its side while a request is held */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +35,7 @@
 
 struct opts {
 	const char *host, *servername, *cafile, *method, *path, *ctype, *body_file, *until, *ready_file;
-	const char *expect_body;
+	const char *expect_body, *release;
 	int port, count, new_conn, expect, chunked, stop_on_close, tls_min, tls_max, slowloris;
 	int hold_ms, verbose;
 };
@@ -60,7 +62,7 @@ static void usage(void)
 		"         [--method POST] [--path /mutate] [--content-type application/json] [--body FILE]\n"
 		"         [--count N] [--new-conn] [--until FILE] [--stop-on-close] [--expect CODE]\n"
 		"         [--expect-body TEXT] [--chunked] [--tls-min V] [--tls-max V] [--hold MS]\n"
-		"         [--ready-file F] [--slowloris SECONDS] [--verbose]\n"
+		"         [--release F] [--ready-file F] [--slowloris SECONDS] [--verbose]\n"
 		"       tls_client --free-port\n");
 	exit(2);
 }
@@ -313,13 +315,21 @@ static int send_request(SSL *ssl, const struct opts *o, const char *body, size_t
 		return write_all(ssl, "0\r\n\r\n", 5);
 	}
 	if (o->hold_ms > 0) {
-		/* Half the body now, the rest after a pause: a request in flight across a signal. */
-		struct timespec ts = { o->hold_ms / 1000, (o->hold_ms % 1000) * 1000000L };
+		/*
+		 * Half the body now, the rest after a pause: a request in flight across a
+		 * signal. With --release, the pause ends when that file appears (the test
+		 * says when it is done), hold_ms being only the bound.
+		 */
+		struct pollfd pfd = { SSL_get_fd(ssl), POLLRDHUP, 0 };
+		int waited;
 
 		if (write_all(ssl, body, half) != 0)
 			return -1;
 		touch(o->ready_file);
-		nanosleep(&ts, NULL);
+		/* A server that closes the connection ends the pause too: the bound costs nothing then. */
+		for (waited = 0; waited < o->hold_ms && !exists(o->release); waited += 50)
+			if (poll(&pfd, 1, 50) > 0 && (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+				return -1;
 		return write_all(ssl, body + half, len - half);
 	}
 	return write_all(ssl, body, len);
@@ -385,7 +395,7 @@ static int free_port(void)
 int main(int argc, char **argv)
 {
 	struct opts o = { "127.0.0.1", NULL, NULL, "POST", "/mutate", "application/json", NULL, NULL, NULL,
-			  NULL, 0, 1, 0, 200, 0, 0, 0, 0, 0, 0, 0 };
+			  NULL, NULL, 0, 1, 0, 200, 0, 0, 0, 0, 0, 0, 0 };
 	struct stats st;
 	struct reply r;
 	SSL_CTX *ctx;
@@ -418,6 +428,7 @@ int main(int argc, char **argv)
 		else if (ARG("--tls-min")) o.tls_min = tls_version(v);
 		else if (ARG("--tls-max")) o.tls_max = tls_version(v);
 		else if (ARG("--hold")) o.hold_ms = atoi(v);
+		else if (ARG("--release")) o.release = v;
 		else if (ARG("--slowloris")) o.slowloris = atoi(v);
 		else if (strcmp(a, "--new-conn") == 0) o.new_conn = 1;
 		else if (strcmp(a, "--chunked") == 0) o.chunked = 1;

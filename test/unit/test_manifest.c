@@ -207,6 +207,53 @@ static void test_directives(void)
 	manifest_free(&m);
 }
 
+/*
+ * manifest_next() hands out the documents manifest_load() keeps, one at a time
+ * in one caller-owned struct (what lets audit and report read streams of any
+ * length in one document's memory), and tells a written null from an empty
+ * document.
+ */
+static void test_streaming(void)
+{
+	static const char *const streams[] = {
+		STREAM, "", "---\n", "a: 1\n...\n...\n", "%YAML 1.1\n---\na: 1\n...\n%YAML 1.1\n# c\n---\nb: 2\n",
+		"---\n---\n# only a comment\n---\nnull\n--- ~\n--- ''\n",
+	};
+	struct manifest m, all;
+	struct manifest_doc d;
+	struct error err = { 0 };
+	size_t s, n;
+	int more;
+
+	for (s = 0; s < sizeof streams / sizeof streams[0]; s++) {
+		CHECK_INT(load(streams[s], &all), 0);
+		memset(&d, 0, sizeof d);
+		manifest_open(streams[s], strlen(streams[s]), &m);
+		for (n = 0; (more = manifest_next(&m, &d, &err)) == 1; n++) {
+			CHECK(n < all.n_docs);
+			if (n >= all.n_docs)
+				break;
+			CHECK_INT(d.off, all.docs[n].off);
+			CHECK_INT(d.len, all.docs[n].len);
+			CHECK_INT(d.line, all.docs[n].line);
+			CHECK_INT(d.failed, all.docs[n].failed);
+			CHECK(json_equal(d.root, all.docs[n].root) || (d.root == NULL && all.docs[n].root == NULL));
+		}
+		CHECK_INT(more, n < all.n_docs ? 1 : 0);
+		CHECK_INT(n, all.n_docs);
+		CHECK(d.root == NULL && d.pos == NULL);  /* the end leaves nothing held */
+		CHECK_INT(manifest_next(&m, &d, &err), 0);  /* and stays at the end */
+		manifest_doc_free(&d);
+		manifest_free(&all);
+	}
+	CHECK_INT(load(streams[5], &all), 0);
+	CHECK_INT(all.n_docs, 5);
+	CHECK(!all.docs[0].null_root && !all.docs[1].null_root);  /* empty; only a comment */
+	CHECK(all.docs[2].null_root && all.docs[3].null_root);    /* null; ~ */
+	CHECK(!all.docs[4].null_root && json_is_string(all.docs[4].root));
+	manifest_free(&all);
+}
+
 static void test_discovery_generic(void)
 {
 	struct manifest m;
@@ -378,7 +425,7 @@ static char *render(const char *text, const char *patch_json, const char **how)
 
 	*how = NULL;
 	if (load(text, &m) == 0 && m.docs[0].root != NULL &&
-	    manifest_render_patched(&m, 0, patch, &out, &len, how, &err) != 0)
+	    manifest_render_patched(&m, &m.docs[0], patch, &out, &len, how, &err) != 0)
 		fprintf(stderr, "  render: %s\n", err.msg);
 	manifest_free(&m);
 	json_decref(patch);
@@ -486,6 +533,7 @@ int main(void)
 	RUN(test_documents_and_lines);
 	RUN(test_crlf_lines);
 	RUN(test_directives);
+	RUN(test_streaming);
 	RUN(test_discovery_generic);
 	RUN(test_anchors_and_merge);
 	RUN(test_hostile);
