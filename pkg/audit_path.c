@@ -12,8 +12,8 @@
 
 #include "audit.h"
 #include "file.h"
+#include "limit.h"
 
-#define AUDIT_INPUT_MAX (256UL * 1024 * 1024)  /* per file */
 #define AUDIT_DIR_DEPTH_MAX 64
 #define STDIN_NAME "<stdin>"
 
@@ -52,7 +52,7 @@ static int audit_file(struct audit_walk *w, const char *path, struct error *err)
 		rc = audit_add_error(w->a, name, 0, msg, err);
 		goto out;
 	}
-	buf = file_read_stream(in, AUDIT_INPUT_MAX, &len, &rerr);
+	buf = file_read_stream(in, LIMIT_INPUT_FILE_MAX, &len, &rerr);
 	if (buf == NULL) {
 		if (rerr.kind == ERROR_NOMEM) {
 			*err = rerr;

@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "error.h"
+#include "limit.h"
 
 #define CONFIG_POOLS_MAX 64  /* pools in a policy */
 

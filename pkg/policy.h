@@ -47,7 +47,7 @@ enum policy_operation {
 	POLICY_OP_CONNECT
 };
 
-#define POLICY_WARNING_MAX 256  /* bytes per warning, kube-apiserver's own cap */
+#define POLICY_WARNING_MAX LIMIT_KUBE_WARNING_MAX  /* bytes per warning */
 #define POLICY_MESSAGE_MAX 1024
 #define POLICY_WARNING_FULL_MAX (POLICY_MESSAGE_MAX + 128) /* a whole warning: a message and its preamble */
 #define POLICY_NOTES_BITS (sizeof(unsigned long) * 8)    /* warnings policy_result.notes tells apart */

@@ -21,9 +21,10 @@
 #define NODE_AFFINITY "/spec/affinity/nodeAffinity"
 #define REQUIRED      "requiredDuringSchedulingIgnoredDuringExecution"
 #define PREFERRED     "preferredDuringSchedulingIgnoredDuringExecution"
-#define WEIGHT_MAX    100  /* a preferred term's weight is 1..100 (ValidatePreferredSchedulingTerms) */
 #define PATH_MAX_LEN  256  /* a JSON Pointer into the pod's affinity */
-#define SELECTOR_KEYS_MAX 64  /* a pool's nodeSelector entries added to one pod; beyond: not added */
+
+/* Each eligible pool value gets a weight of its own (preferred_terms()). */
+_Static_assert(CONFIG_POOLS_MAX <= LIMIT_PREFERRED_WEIGHT_MAX, "a distinct preferred weight per pool");
 
 /* ==== Which pools a pod may use ==== */
 
@@ -652,10 +653,10 @@ static void sort_entries(const struct config_kv **v, size_t n)
 static int add_selector(const struct pod_view *pv, const struct config_pool *pool, struct policy_result *res,
 			struct error *err)
 {
-	const struct config_kv *missing[SELECTOR_KEYS_MAX];
+	const struct config_kv *missing[LIMIT_POOL_SELECTOR_MAX];
 	size_t i, n_missing = 0;
 
-	for (i = 0; i < pool->node_selector.n && n_missing < SELECTOR_KEYS_MAX; i++)
+	for (i = 0; i < pool->node_selector.n && n_missing < LIMIT_POOL_SELECTOR_MAX; i++)
 		if (selector_value(pv, pool->node_selector.v[i].key) == NULL)
 			missing[n_missing++] = &pool->node_selector.v[i];
 	sort_entries(missing, n_missing);
@@ -738,7 +739,8 @@ static int preferred_terms(const char *key, const json_t *values, const json_t *
 		if (j < json_array_size(have))
 			continue;
 		one = json_pack("[O]", v);
-		term = one ? json_pack("{s:I, s:{s:[o]}}", "weight", (json_int_t)((WEIGHT_MAX * (n - i) + n - 1) / n),
+		term = one ? json_pack("{s:I, s:{s:[o]}}", "weight",
+				       (json_int_t)((LIMIT_PREFERRED_WEIGHT_MAX * (n - i) + n - 1) / n),
 				       "preference", "matchExpressions", key_in(key, one)) : NULL;
 		json_decref(one);
 		if (term == NULL || json_array_append_new(add, term) != 0) {
