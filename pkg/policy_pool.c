@@ -284,15 +284,30 @@ static void reject_picked(const struct config *cfg, const struct pod_view *pv, c
 	}
 }
 
-/* The pool allowing the most GPUs per pod (unlimited beats any limit); for messages. */
-static const struct config_pool *largest_pool(const struct config *cfg, const char *resource)
+/*
+ * Does pool p admit the pod by the rules that are not about its GPUs
+ * (namespaces, podSelector)? A refusal for size names only such pools: one
+ * the pod could never use is no advice.
+ */
+static int pool_admits(const struct config_pool *p, const struct pod_view *pv)
+{
+	return namespace_allowed(p, pv->ns) && policy_selector_match(&p->pod_selector, pv->labels);
+}
+
+/*
+ * The pool serving resource that allows the most GPUs per pod (unlimited
+ * beats any limit), among those pool_admits() the pod to when admitted_only;
+ * for messages.
+ */
+static const struct config_pool *largest_pool(const struct config *cfg, const struct pod_view *pv,
+					      const char *resource, int admitted_only)
 {
 	const struct config_pool *best = NULL;
 	size_t i;
 
 	for (i = 0; i < cfg->n_pools; i++) {
 		const struct config_pool *p = &cfg->pools[i];
-		if (!pool_serves(cfg, p, resource))
+		if (!pool_serves(cfg, p, resource) || (admitted_only && !pool_admits(p, pv)))
 			continue;
 		if (best == NULL || p->max_gpus_per_pod == 0 ||
 		    (best->max_gpus_per_pod != 0 && p->max_gpus_per_pod > best->max_gpus_per_pod))
@@ -310,18 +325,25 @@ static void reject_unserved(const struct config *cfg, const struct pod_view *pv,
 
 	res->reason = R_NO_POOL;
 	for (i = 0; i < pv->n_gpu; i++) {
-		const struct config_pool *big = largest_pool(cfg, pv->gpu[i].name);
+		const struct config_pool *big = largest_pool(cfg, pv, pv->gpu[i].name, 1);
 
-		if (big == NULL) {
+		if (big == NULL && largest_pool(cfg, pv, pv->gpu[i].name, 0) == NULL) {
 			snprintf(res->message, sizeof res->message,
 				 "no GPU pool serves %s; ask the cluster admin for a pool with that "
 				 "resource or request another GPU type", pv->gpu[i].name);
 			return;
 		}
+		if (big == NULL) {
+			snprintf(res->message, sizeof res->message,
+				 "the pod requests %lld %s but no GPU pool this pod may use serves %s. ",
+				 policy_demand_total(&pv->gpu[i]), pv->gpu[i].name, pv->gpu[i].name);
+			describe_pools_for(cfg, pv, res->message, sizeof res->message);
+			return;
+		}
 		if (big->max_gpus_per_pod > 0 && policy_demand_total(&pv->gpu[i]) > big->max_gpus_per_pod) {
 			snprintf(res->message, sizeof res->message,
-				 "the pod requests %lld %s but the largest GPU pool, \"%s\", allows at "
-				 "most %lld per pod; split the work across pods",
+				 "the pod requests %lld %s but the largest GPU pool this pod may use, \"%s\", "
+				 "allows at most %lld per pod; split the work across pods",
 				 policy_demand_total(&pv->gpu[i]), pv->gpu[i].name, big->name,
 				 big->max_gpus_per_pod);
 			return;
