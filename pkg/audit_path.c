@@ -15,7 +15,6 @@
 #include "limit.h"
 
 #define AUDIT_DIR_DEPTH_MAX 64
-#define STDIN_NAME "<stdin>"
 
 /* --fix to a stream: inputs joined into one, "---" between files. */
 static void write_fixed(struct audit_walk *w, const char *buf, size_t len)
@@ -37,7 +36,7 @@ static void write_fixed(struct audit_walk *w, const char *buf, size_t len)
 static int audit_file(struct audit_walk *w, const char *path, struct error *err)
 {
 	int is_stdin = strcmp(path, "-") == 0;
-	const char *name = is_stdin ? STDIN_NAME : path;
+	const char *name = is_stdin ? FILE_STDIN_NAME : path;
 	FILE *in = is_stdin ? stdin : fopen(path, "rb");
 	struct error rerr = { 0 };
 	char *buf = NULL, *fixed = NULL;

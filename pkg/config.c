@@ -14,7 +14,6 @@
 #include "manifest.h"
 #include "utf8.h"
 
-#define CONFIG_FILE_MAX (1024 * 1024)
 #define CONFIG_LIST_MAX 1024   /* entries in any one list or map */
 _Static_assert(LIMIT_POOL_SELECTOR_MAX <= CONFIG_LIST_MAX, "a pool's nodeSelector is refused at its own limit");
 #define CONFIG_PRICE_MAX 1000000.0  /* pricePerNodeHour: far above any VM's hourly price */

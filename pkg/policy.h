@@ -185,6 +185,16 @@ int policy_gpu_requests(const struct config *cfg, const json_t *pod, struct poli
 void policy_describe_node_names(const struct config *cfg, char *buf, size_t cap);
 
 /*
+ * Notes on a valid cfg (borrowed): what it does that its text does not say.
+ * exempt.namespaces without a namespace the default exempts (defaults,
+ * borrowed: the embedded default; NULL skips this note); the DaemonSet
+ * exemption in every namespace; a pool resource that is not a GPU resource.
+ * One line per note into buf (cap bytes, NUL-terminated, cut quietly);
+ * returns how many there were.
+ */
+size_t policy_notes(const struct config *cfg, const struct config *defaults, char *buf, size_t cap);
+
+/*
  * Glob match of the patterns used in config: '*' matches any run of
  * characters (including '/'), '?' any one character; everything else is
  * literal. Exposed for config validation and tests.

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "file.h"
 #include "jsonstream.h"
 #include "manifest.h"
 #include "nodematch.h"
@@ -1050,7 +1051,7 @@ int report_input_path(struct report *r, const char *path, struct error *err)
 	int fd, rc;
 
 	if (strcmp(path, "-") == 0)
-		return report_input(r, "<stdin>", STDIN_FILENO, err);
+		return report_input(r, FILE_STDIN_NAME, STDIN_FILENO, err);
 	do
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 	while (fd < 0 && errno == EINTR);

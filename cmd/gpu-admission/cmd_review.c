@@ -119,7 +119,7 @@ static int run_review(const struct cli_command *cmd, int argc, char **argv)
 	struct review_response res = { 0 };
 	struct config *cfg = NULL;
 	struct error err = { 0 };
-	const char *config_path = NULL, *input = NULL, *name = "<stdin>";
+	const char *config_path = NULL, *input = NULL, *name = FILE_STDIN_NAME;
 	char *buf = NULL, *wrapped = NULL, kind[64];
 	const char *body;
 	size_t len = 0, body_len = 0;
