@@ -5,7 +5,42 @@
 
 #include "commands.h"
 #include "file.h"
+#include "matchcond.h"
 #include "policy.h"
+
+/*
+ * The chart turns the policy into CEL matchConditions (webhook.policyMatchConditions,
+ * on by default) that the API server refuses over its cost limits: said here, where
+ * the policy is checked, rather than at helm install. A warning, not an error: the
+ * server itself runs the policy, and the conditions can be turned off.
+ */
+static int warn_match_conditions(const char *name, const struct config *cfg, struct error *err)
+{
+	const char *entry = MATCHCOND_ENTRY_CHOICES;  /* "pods|workloads|custom", in enum order */
+	struct matchcond_set set;
+	int e;
+
+	for (e = 0; e < MATCHCOND_ENTRIES; e++) {
+		struct error why = { 0 };
+
+		memset(&set, 0, sizeof set);
+		if (matchcond_build(cfg, (enum matchcond_entry)e, &set, &why) == 0) {
+			matchcond_set_free(&set);
+			entry += strcspn(entry, "|") + 1;
+			continue;
+		}
+		matchcond_set_free(&set);
+		if (why.kind != ERROR_CONFIG) {
+			*err = why;
+			return -1;
+		}
+		fprintf(stderr, "%s: warning: print-match-conditions --for %.*s: %s (the chart's "
+			"webhook.policyMatchConditions would be refused by the API server at install)\n",
+			name, (int)strcspn(entry, "|"), entry, why.msg);
+		return 0;  /* one entry says it: the others share the expressions' parts */
+	}
+	return 0;
+}
 
 /* Each line of text (lines joined by '\n') on stderr as "NAME: KIND: LINE". */
 static void print_lines(const char *name, const char *kind, const char *text)
@@ -53,6 +88,10 @@ static int run_check_config(const struct cli_command *cmd, int argc, char **argv
 		if (policy_notes(cfg, defaults, advice, sizeof advice) > 0)
 			print_lines(name, "note", advice);
 		config_free(defaults);
+		if (warn_match_conditions(name, cfg, &err) != 0) {
+			config_free(cfg);
+			return cli_fail(cmd, &err);
+		}
 		policy_describe_node_names(cfg, names, sizeof names);
 		config_free(cfg);
 		printf("configuration OK\n%s\n", names);
@@ -83,8 +122,10 @@ const struct cli_command cmd_check_config = {
 		"\n"
 		"A valid policy is followed by how it tells GPU nodes by name: gpuNodeNames,\n"
 		"or the globs derived from the pools when it is not set. Advice that is not\n"
-		"an error (priced pools not listed cheapest per GPU first) is printed on\n"
-		"stderr as \"FILE: warning: ...\", and what a valid policy does that its text\n"
+		"an error (priced pools not listed cheapest per GPU first; match conditions\n"
+		"over the API server's CEL cost limits, which print-match-conditions refuses\n"
+		"and the chart would fail to install) is printed on stderr as\n"
+		"\"FILE: warning: ...\", and what a valid policy does that its text\n"
 		"does not say as \"FILE: note: ...\": an exempt.namespaces list that drops a\n"
 		"namespace the default exempts (a list replaces the default, it does not add\n"
 		"to it), the DaemonSet exemption in every namespace (\"*\", the default), a\n"
