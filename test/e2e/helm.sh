@@ -113,13 +113,10 @@ chart_refuses() { # CASE.yaml -> 0 when helm refused at every field check-config
 		if (missed.length) { console.log("not refused at: " + missed.join(", ") + "\n" + out); process.exit(1); }
 	' "$T/helm.err"
 }
-for f in test/pools/check-config/*.yaml; do
-	c=$(basename "$f" .yaml)
-	{ printf 'image:\n  repository: myacr.azurecr.io/gpu-admission\npolicy:\n'; sed 's/^/  /' "$f"; } >"$T/policy-values.yaml"
-	if [ "$(tail -n 1 "${f%.yaml}.expect")" = "exit 1" ]; then
-		desc="policy $c, refused by check-config: refused by helm template and helm install, at each field"
-		t chart_refuses "$f"
-	else
+agree() { # POLICY.yaml: what check-config refuses the chart refuses; what it accepts, the chart renders
+	c=$(basename "$1" .yaml)
+	{ printf 'image:\n  repository: myacr.azurecr.io/gpu-admission\npolicy:\n'; sed 's/^/  /' "$1"; } >"$T/policy-values.yaml"
+	if "$BIN" check-config "$1" >/dev/null 2>&1; then
 		desc="policy $c, valid: rendered, and the rendered policy passes check-config"
 		t sh -c "'$HELM' template gpu-admission '$CHART' -n '$NS' -f '$T/policy-values.yaml' >'$T/policy-render.yaml' &&
 			node -e '
@@ -129,8 +126,35 @@ for f in test/pools/check-config/*.yaml; do
 				fs.writeFileSync(process.argv[2], cm.data[\"policy.yaml\"]);
 			' '$T/policy-render.yaml' '$T/policy-rendered.yaml' &&
 			'$BIN' check-config '$T/policy-rendered.yaml' | grep -qx 'configuration OK'"
+	else
+		desc="policy $c, refused by check-config: refused by helm template and helm install, at each field"
+		t chart_refuses "$1"
 	fi
+}
+for f in test/pools/check-config/*.yaml; do agree "$f"; done
+# The limits, at and one past each (the schema repeats them: they must agree).
+B=$T/bounds
+mkdir -p "$B"
+seqf() { i=1; while [ $i -le "$2" ]; do printf "$1" $i $i; i=$((i + 1)); done; }
+long() { head -c "$1" /dev/zero | tr '\0' a; }
+for n in 64 65; do
+	{ echo 'pools:'; seqf '  - {name: p%d, nodeSelector: {example.com/pool: v%d}}\n' $n; } >"$B/pools-$n.yaml"
+	{ printf 'pools:\n  - name: wide\n    nodeSelector:\n'; seqf '      example.com/l%d: "v%d"\n' $n; } >"$B/selector-$n.yaml"
 done
+for n in 32 33; do
+	{ printf 'pools:\n  - name: t\n    nodeSelector: {example.com/pool: t}\n    tolerations:\n'; seqf '      - {key: example.com/t%d, value: v%d}\n' $n; } >"$B/tolerations-$n.yaml"
+done
+for n in 1024 1025; do { echo 'gpuResources:'; seqf '  - example.com/gpu%d-%d\n' $n; } >"$B/list-$n.yaml"; done
+for n in 316 317; do printf 'gpuNodeNames: ["%s"]\n' "$(long $n)" >"$B/string-$n.yaml"; done
+for n in 63 64; do
+	printf 'pools:\n  - {name: t, nodeSelector: {example.com/pool: t}, podSelector: {matchLabels: {team: "%s"}}}\n' "$(long $n)" >"$B/label-value-$n.yaml"
+	printf 'deferLabels: ["example.com/%s"]\n' "$(long $n)" >"$B/label-name-$n.yaml"
+done
+for n in 253 254; do printf 'deferLabels: ["%s/queue"]\n' "$(long $n)" >"$B/label-prefix-$n.yaml"; done
+for n in 1000000 1000001; do
+	printf 'pools:\n  - {name: t, nodeSelector: {example.com/pool: t}, maxGPUsPerPod: %s}\n' $n >"$B/max-gpus-$n.yaml"
+done
+for f in "$B"/*.yaml; do agree "$f"; done
 
 # ---- values.schema.json and template guards refuse bad values ----------------
 refuse() {
