@@ -51,9 +51,13 @@ static int overlaps_gpu(const struct config *cfg, const char *r, size_t *budget)
 size_t policy_notes(const struct config *cfg, const struct config *defaults, char *buf, size_t cap)
 {
 	size_t i, j, n = 0, missing = 0, budget = NOTES_GLOB_BUDGET;
+	char none[1];
 
-	if (cap > 0)
-		buf[0] = '\0';
+	if (cap == 0) {  /* only counted: policy_appendf() needs a terminated buffer */
+		buf = none;
+		cap = sizeof none;
+	}
+	buf[0] = '\0';
 
 	/* A list replaces the default's: the namespaces it drops are judged from now on. */
 	for (i = 0; defaults != NULL && i < defaults->exempt_namespaces.n; i++) {
