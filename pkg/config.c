@@ -18,6 +18,7 @@
 _Static_assert(LIMIT_POOL_SELECTOR_MAX <= CONFIG_LIST_MAX, "a pool's nodeSelector is refused at its own limit");
 #define CONFIG_PRICE_MAX 1000000.0  /* pricePerNodeHour: far above any VM's hourly price */
 #define CONFIG_GPUS_PER_NODE_MAX 1024
+#define CONFIG_GPUS_PER_POD_MAX 1000000  /* maxGPUsPerPod: far above any node, so any pod */
 #define CONFIG_POOL_TOLERATIONS_MAX 32  /* per pool: each is checked against every toleration
                                            a pod has and every one added before it */
 /*
@@ -1149,7 +1150,7 @@ static int pool_field(struct loader *ld, void *target, const char *key, yaml_nod
 	} else if (strcmp(key, "resources") == 0) {
 		read_strings(ld, v, path, &p->resources);
 	} else if (strcmp(key, "maxGPUsPerPod") == 0) {
-		read_count(ld, v, path, 1000000, &p->max_gpus_per_pod);
+		read_count(ld, v, path, CONFIG_GPUS_PER_POD_MAX, &p->max_gpus_per_pod);
 	} else if (strcmp(key, "pricePerNodeHour") == 0) {
 		if (read_price(ld, v, path, &p->price_per_node_hour) == 0)
 			p->priced = 1;

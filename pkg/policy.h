@@ -189,8 +189,9 @@ void policy_describe_node_names(const struct config *cfg, char *buf, size_t cap)
  * exempt.namespaces without a namespace the default exempts (defaults,
  * borrowed: the embedded default; NULL skips this note); the DaemonSet
  * exemption in every namespace; a pool resource that is not a GPU resource.
- * One line per note into buf (cap bytes, NUL-terminated, cut quietly);
- * returns how many there were.
+ * One line per note into buf (cap bytes, NUL-terminated, cut quietly; with
+ * cap 0, buf may be NULL and the notes are only counted); returns how many
+ * there were.
  */
 size_t policy_notes(const struct config *cfg, const struct config *defaults, char *buf, size_t cap);
 
