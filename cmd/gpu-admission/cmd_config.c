@@ -11,10 +11,11 @@
 /*
  * The chart turns the policy into CEL matchConditions (webhook.policyMatchConditions,
  * on by default) that the API server refuses over its cost limits: said here, where
- * the policy is checked, rather than at helm install. A warning, not an error: the
- * server itself runs the policy, and the conditions can be turned off.
+ * the policy is checked, rather than at helm install. A note, not an error: the
+ * server itself runs the policy, and the conditions can be turned off. (Warnings
+ * are config_warnings(), which /validate-policy also sends to kubectl.)
  */
-static int warn_match_conditions(const char *name, const struct config *cfg, struct error *err)
+static int note_match_conditions(const char *name, const struct config *cfg, struct error *err)
 {
 	const char *entry = MATCHCOND_ENTRY_CHOICES;  /* "pods|workloads|custom", in enum order */
 	struct matchcond_set set;
@@ -34,7 +35,7 @@ static int warn_match_conditions(const char *name, const struct config *cfg, str
 			*err = why;
 			return -1;
 		}
-		fprintf(stderr, "%s: warning: print-match-conditions --for %.*s: %s (the chart's "
+		fprintf(stderr, "%s: note: print-match-conditions --for %.*s: %s (the chart's "
 			"webhook.policyMatchConditions would be refused by the API server at install)\n",
 			name, (int)strcspn(entry, "|"), entry, why.msg);
 		return 0;  /* one entry says it: the others share the expressions' parts */
@@ -88,7 +89,7 @@ static int run_check_config(const struct cli_command *cmd, int argc, char **argv
 		if (policy_notes(cfg, defaults, advice, sizeof advice) > 0)
 			print_lines(name, "note", advice);
 		config_free(defaults);
-		if (warn_match_conditions(name, cfg, &err) != 0) {
+		if (note_match_conditions(name, cfg, &err) != 0) {
 			config_free(cfg);
 			return cli_fail(cmd, &err);
 		}
@@ -122,14 +123,15 @@ const struct cli_command cmd_check_config = {
 		"\n"
 		"A valid policy is followed by how it tells GPU nodes by name: gpuNodeNames,\n"
 		"or the globs derived from the pools when it is not set. Advice that is not\n"
-		"an error (priced pools not listed cheapest per GPU first; match conditions\n"
-		"over the API server's CEL cost limits, which print-match-conditions refuses\n"
-		"and the chart would fail to install) is printed on stderr as\n"
-		"\"FILE: warning: ...\", and what a valid policy does that its text\n"
-		"does not say as \"FILE: note: ...\": an exempt.namespaces list that drops a\n"
-		"namespace the default exempts (a list replaces the default, it does not add\n"
-		"to it), the DaemonSet exemption in every namespace (\"*\", the default), a\n"
-		"pool resource that gpuResources does not count as a GPU. Both keep exit 0.\n"
+		"an error (priced pools not listed cheapest per GPU first) is printed on\n"
+		"stderr as \"FILE: warning: ...\" (the policy webhook sends the same to\n"
+		"kubectl), and what a valid policy does that its text does not say as\n"
+		"\"FILE: note: ...\": an exempt.namespaces list that drops a namespace the\n"
+		"default exempts (a list replaces the default, it does not add to it), the\n"
+		"DaemonSet exemption in every namespace (\"*\", the default), a pool resource\n"
+		"that gpuResources does not count as a GPU, match conditions over the API\n"
+		"server's CEL cost limits (print-match-conditions refuses them, and the\n"
+		"chart's would not install). Both keep exit 0.\n"
 		"FILE - reads the policy from standard input (messages name it <stdin>).",
 	.operands = "FILE",
 	.exits = (const struct cli_exit[]){
