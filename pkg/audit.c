@@ -9,6 +9,9 @@
 #include "template.h"
 #include "utf8.h"
 
+/* Manifests are searched for templates as deep as they may nest. */
+_Static_assert(TEMPLATE_DEPTH_MAX >= MANIFEST_DEPTH_MAX, "templates are searched as deep as a manifest nests");
+
 /*
  * A file name for the report: names are bytes, JSON strings are UTF-8. A name
  * that is not valid UTF-8 is shown with '?' for every byte above 0x7f.

@@ -12,10 +12,9 @@
 
 #include "audit.h"
 #include "file.h"
+#include "limit.h"
 
-#define AUDIT_INPUT_MAX (256UL * 1024 * 1024)  /* per file */
 #define AUDIT_DIR_DEPTH_MAX 64
-#define STDIN_NAME "<stdin>"
 
 /* --fix to a stream: inputs joined into one, "---" between files. */
 static void write_fixed(struct audit_walk *w, const char *buf, size_t len)
@@ -37,7 +36,7 @@ static void write_fixed(struct audit_walk *w, const char *buf, size_t len)
 static int audit_file(struct audit_walk *w, const char *path, struct error *err)
 {
 	int is_stdin = strcmp(path, "-") == 0;
-	const char *name = is_stdin ? STDIN_NAME : path;
+	const char *name = is_stdin ? FILE_STDIN_NAME : path;
 	FILE *in = is_stdin ? stdin : fopen(path, "rb");
 	struct error rerr = { 0 };
 	char *buf = NULL, *fixed = NULL;
@@ -52,7 +51,7 @@ static int audit_file(struct audit_walk *w, const char *path, struct error *err)
 		rc = audit_add_error(w->a, name, 0, msg, err);
 		goto out;
 	}
-	buf = file_read_stream(in, AUDIT_INPUT_MAX, &len, &rerr);
+	buf = file_read_stream(in, LIMIT_INPUT_FILE_MAX, &len, &rerr);
 	if (buf == NULL) {
 		if (rerr.kind == ERROR_NOMEM) {
 			*err = rerr;

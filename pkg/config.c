@@ -14,11 +14,11 @@
 #include "manifest.h"
 #include "utf8.h"
 
-#define CONFIG_FILE_MAX (1024 * 1024)
 #define CONFIG_LIST_MAX 1024   /* entries in any one list or map */
-#define CONFIG_STRING_MAX 316  /* a label key: 253 prefix + '/' + 63 name, rounded */
+_Static_assert(LIMIT_POOL_SELECTOR_MAX <= CONFIG_LIST_MAX, "a pool's nodeSelector is refused at its own limit");
 #define CONFIG_PRICE_MAX 1000000.0  /* pricePerNodeHour: far above any VM's hourly price */
 #define CONFIG_GPUS_PER_NODE_MAX 1024
+#define CONFIG_GPUS_PER_POD_MAX 1000000  /* maxGPUsPerPod: far above any node, so any pod */
 #define CONFIG_POOL_TOLERATIONS_MAX 32  /* per pool: each is checked against every toleration
                                            a pod has and every one added before it */
 /*
@@ -415,8 +415,8 @@ static char *read_key(struct loader *ld, yaml_node_t *n, const char *path, int a
 		fail(ld, n, path, "must be a string");
 		return NULL;
 	}
-	if (n->data.scalar.length > CONFIG_STRING_MAX) {
-		fail(ld, n, path, "longer than %d characters", CONFIG_STRING_MAX);
+	if (n->data.scalar.length > LIMIT_POLICY_STRING_MAX) {
+		fail(ld, n, path, "longer than %d characters", LIMIT_POLICY_STRING_MAX);
 		return NULL;
 	}
 	if (strlen(scalar(n)) != n->data.scalar.length) {
@@ -980,7 +980,7 @@ static int label_selector_field(struct loader *ld, void *target, const char *key
 				const char *path)
 {
 	struct config_label_selector *sel = target;
-	char sub[CONFIG_STRING_MAX + 128];
+	char sub[LIMIT_POLICY_STRING_MAX + 128];
 	const char *why;
 	size_t i;
 
@@ -1146,10 +1146,14 @@ static int pool_field(struct loader *ld, void *target, const char *key, yaml_nod
 		}
 	} else if (strcmp(key, "nodeSelector") == 0) {
 		read_labels(ld, v, path, &p->node_selector, 1);
+		/* The pinned patch adds at most this many: refused here, not cut short there. */
+		if (p->node_selector.n > LIMIT_POOL_SELECTOR_MAX)
+			fail(ld, v, path, "more than %d entries: a pod's patch carries no more",
+			     LIMIT_POOL_SELECTOR_MAX);
 	} else if (strcmp(key, "resources") == 0) {
 		read_strings(ld, v, path, &p->resources);
 	} else if (strcmp(key, "maxGPUsPerPod") == 0) {
-		read_count(ld, v, path, 1000000, &p->max_gpus_per_pod);
+		read_count(ld, v, path, CONFIG_GPUS_PER_POD_MAX, &p->max_gpus_per_pod);
 	} else if (strcmp(key, "pricePerNodeHour") == 0) {
 		if (read_price(ld, v, path, &p->price_per_node_hour) == 0)
 			p->priced = 1;
@@ -1299,7 +1303,7 @@ static void read_namespace_modes(struct loader *ld, yaml_node_t *n, const char *
 	struct config_labels l = { NULL, 0 };
 	struct config_namespace_mode *modes;
 	size_t i;
-	char sub[CONFIG_STRING_MAX + 64];
+	char sub[LIMIT_POLICY_STRING_MAX + 64];
 
 	read_labels(ld, n, path, &l, 0);
 	modes = calloc(l.n ? l.n : 1, sizeof *modes);

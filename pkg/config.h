@@ -13,8 +13,10 @@
 #include <stddef.h>
 
 #include "error.h"
+#include "limit.h"
 
 #define CONFIG_POOLS_MAX 64  /* pools in a policy */
+#define CONFIG_FILE_MAX (1024 * 1024)  /* bytes of a policy file (a ConfigMap holds at most 1 MiB) */
 
 enum config_mode {
 	CONFIG_MODE_ENFORCE = 0, /* mutate GPU pods, reject CPU pods aimed at GPU pools */

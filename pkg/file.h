@@ -13,6 +13,9 @@
 /* A mode for file_write_atomic(): keep the mode of the file being replaced. */
 #define FILE_KEEP_MODE ((mode_t)-1)
 
+/* What messages call standard input (the operand "-"). */
+#define FILE_STDIN_NAME "<stdin>"
+
 struct error;
 
 /*

@@ -264,7 +264,7 @@ static int plan_insertion(const struct manifest *m, const struct manifest_doc *d
 	const char *path = json_string_value(json_object_get(op, "path"));
 	const json_t *value = json_object_get(op, "value");
 	const char *nl = m->crlf ? "\r\n" : "\n", *slash, *chunk = m->buf + d->off;
-	char parent_ptr[MANIFEST_POINTER_MAX], tok[1024];
+	char parent_ptr[LIMIT_TEMPLATE_POINTER_MAX], tok[1024];
 	const struct manifest_pos *p;
 	json_t *parent;
 	struct mbuf o = { 0 };

@@ -11,9 +11,9 @@
 #include <jansson.h>
 
 #include "error.h"
+#include "limit.h"
 #include "manifest.h"
 
-#define MANIFEST_POINTER_MAX 4096 /* template pointers longer than this are not followed */
 
 /* Where a collection sits in the document's text (libyaml marks, 1-based lines). */
 struct manifest_pos {

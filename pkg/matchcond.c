@@ -882,7 +882,7 @@ static cost_t put_update(struct sb *b, const struct target *t)
 		}
 		dearest = root > dearest ? root : dearest;
 	}
-	return cadd(cadd(cost, dearest), MATCHCOND_REQUEST_MAX / 10);
+	return cadd(cadd(cost, dearest), LIMIT_KUBE_REQUEST_MAX / 10);
 }
 
 /*
@@ -909,7 +909,7 @@ static cost_t put_custom_update(struct sb *b)
 	cost = cadd(cost, 2 * cadd(COST_SELECT + COST_FOLD, cmul(MATCHCOND_LIST_MAX, cadd(COST_ITERATION, member))));
 	put(b, "\n|| ");
 	cost = cadd(cost, cadd(COST_CALL, put_changed_at(b, "metadata", 0, declared("metadata"), 0)));
-	return cadd(cost, MATCHCOND_REQUEST_MAX / 10);
+	return cadd(cost, LIMIT_KUBE_REQUEST_MAX / 10);
 }
 
 /* ==== The set ==== */

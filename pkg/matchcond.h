@@ -59,7 +59,6 @@
 #define MATCHCOND_COST_PER_CALL 1000000ULL   /* PerCallLimit: one expression's runtime cost */
 #define MATCHCOND_COST_BUDGET 2500000ULL     /* RuntimeCELCostBudgetMatchConditions: all of one
                                                 webhook's conditions together */
-#define MATCHCOND_REQUEST_MAX (3u * 1024 * 1024) /* MaxRequestSizeBytes: the largest object */
 
 /* What the expressions look at before they give up and send the request: */
 #define MATCHCOND_LIST_MAX 16      /* entries of a list or map (containers, a container's

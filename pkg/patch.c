@@ -3,7 +3,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "limit.h"
+
 #define PATCH_PATH_MAX 1024
+/* The longest path made: a pool's nodeSelector key under /spec/nodeSelector, every character escaped. */
+_Static_assert(PATCH_PATH_MAX > sizeof "/spec/nodeSelector/" + 2 * LIMIT_POLICY_STRING_MAX,
+	       "a policy's label key fits a patch path");
 
 long patch_escape(const char *token, char *out, size_t outsz)
 {

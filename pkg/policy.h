@@ -50,7 +50,7 @@ enum policy_operation {
 	POLICY_OP_CONNECT
 };
 
-#define POLICY_WARNING_MAX 256  /* bytes per warning, kube-apiserver's own cap */
+#define POLICY_WARNING_MAX LIMIT_KUBE_WARNING_MAX  /* bytes per warning */
 #define POLICY_MESSAGE_MAX 1024
 #define POLICY_WARNING_FULL_MAX (POLICY_MESSAGE_MAX + 128) /* a whole warning: a message and its preamble */
 #define POLICY_NOTES_BITS (sizeof(unsigned long) * 8)    /* warnings policy_result.notes tells apart */
@@ -194,6 +194,17 @@ int policy_gpu_requests(const struct config *cfg, const json_t *pod, struct poli
  * or that nothing can be derived. One line into buf (cap bytes, cut to fit).
  */
 void policy_describe_node_names(const struct config *cfg, char *buf, size_t cap);
+
+/*
+ * Notes on a valid cfg (borrowed): what it does that its text does not say.
+ * exempt.namespaces without a namespace the default exempts (defaults,
+ * borrowed: the embedded default; NULL skips this note); the DaemonSet
+ * exemption in every namespace; a pool resource that is not a GPU resource.
+ * One line per note into buf (cap bytes, NUL-terminated, cut quietly; with
+ * cap 0, buf may be NULL and the notes are only counted); returns how many
+ * there were.
+ */
+size_t policy_notes(const struct config *cfg, const struct config *defaults, char *buf, size_t cap);
 
 /*
  * Glob match of the patterns used in config: '*' matches any run of

@@ -21,7 +21,6 @@
 #define POOL_LABEL "gpu-admission/pool"
 #define HOSTNAME_LABEL "kubernetes.io/hostname"   /* equals the node's name on AKS */
 #define NAME_FIELD     "metadata.name"            /* the one field matchFields knows */
-#define GPU_KINDS_MAX 16  /* distinct GPU resource names in one pod */
 
 /* Why a pod was admitted, mutated or rejected: stable codes for annotations and metrics. */
 #define R_OPERATION   "operation-not-create"   /* DELETE, CONNECT */
@@ -61,7 +60,7 @@ struct gpu_demand {
 struct pod_view {
 	const json_t *metadata, *spec, *labels, *tolerations, *node_selector;
 	const char *ns;
-	struct gpu_demand gpu[GPU_KINDS_MAX];
+	struct gpu_demand gpu[LIMIT_GPU_KINDS_MAX];
 	size_t n_gpu;
 	int dra;                   /* resource claims present */
 	int daemonset;             /* a DaemonSet pod its controller created (or, offline,

@@ -55,7 +55,7 @@ static struct gpu_demand *demand_slot(struct pod_view *pv, const char *name)
 	for (i = 0; i < pv->n_gpu; i++)
 		if (strcmp(pv->gpu[i].name, name) == 0)
 			return &pv->gpu[i];
-	if (pv->n_gpu == GPU_KINDS_MAX)
+	if (pv->n_gpu == LIMIT_GPU_KINDS_MAX)
 		return NULL;
 	memset(&pv->gpu[pv->n_gpu], 0, sizeof pv->gpu[0]);
 	pv->gpu[pv->n_gpu].name = name;
@@ -134,7 +134,7 @@ static int scan_container(const struct config *cfg, struct pod_view *pv, const j
 			d = demand_slot(pv, key);
 			if (d == NULL) {
 				error_set(err, ERROR_INPUT, "more than %d distinct GPU resources in one pod",
-					  GPU_KINDS_MAX);
+					  LIMIT_GPU_KINDS_MAX);
 				return -1;
 			}
 			if (!init) {

@@ -24,9 +24,10 @@
 #define NODE_AFFINITY "/spec/affinity/nodeAffinity"
 #define REQUIRED      "requiredDuringSchedulingIgnoredDuringExecution"
 #define PREFERRED     "preferredDuringSchedulingIgnoredDuringExecution"
-#define WEIGHT_MAX    100  /* a preferred term's weight is 1..100 (ValidatePreferredSchedulingTerms) */
 #define PATH_MAX_LEN  256  /* a JSON Pointer into the pod's affinity */
-#define SELECTOR_KEYS_MAX 64  /* a pool's nodeSelector entries added to one pod; beyond: not added */
+
+/* Each eligible pool value gets a weight of its own (preferred_terms()). */
+_Static_assert(CONFIG_POOLS_MAX <= LIMIT_PREFERRED_WEIGHT_MAX, "a distinct preferred weight per pool");
 
 /* ==== Which pools a pod may use ==== */
 
@@ -425,15 +426,30 @@ static void reject_picked(const struct config *cfg, const struct pod_view *pv, c
 	}
 }
 
-/* The pool allowing the most GPUs per pod (unlimited beats any limit); for messages. */
-static const struct config_pool *largest_pool(const struct config *cfg, const char *resource)
+/*
+ * Does pool p admit the pod by the rules that are not about its GPUs
+ * (namespaces, podSelector)? A refusal for size names only such pools: one
+ * the pod could never use is no advice.
+ */
+static int pool_admits(const struct config_pool *p, const struct pod_view *pv)
+{
+	return namespace_allowed(p, pv->ns) && policy_selector_match(&p->pod_selector, pv->labels);
+}
+
+/*
+ * The pool serving resource that allows the most GPUs per pod (unlimited
+ * beats any limit), among those pool_admits() the pod to when admitted_only;
+ * for messages.
+ */
+static const struct config_pool *largest_pool(const struct config *cfg, const struct pod_view *pv,
+					      const char *resource, int admitted_only)
 {
 	const struct config_pool *best = NULL;
 	size_t i;
 
 	for (i = 0; i < cfg->n_pools; i++) {
 		const struct config_pool *p = &cfg->pools[i];
-		if (!pool_serves(cfg, p, resource))
+		if (!pool_serves(cfg, p, resource) || (admitted_only && !pool_admits(p, pv)))
 			continue;
 		if (best == NULL || p->max_gpus_per_pod == 0 ||
 		    (best->max_gpus_per_pod != 0 && p->max_gpus_per_pod > best->max_gpus_per_pod))
@@ -451,18 +467,25 @@ static void reject_unserved(const struct config *cfg, const struct pod_view *pv,
 
 	res->reason = R_NO_POOL;
 	for (i = 0; i < pv->n_gpu; i++) {
-		const struct config_pool *big = largest_pool(cfg, pv->gpu[i].name);
+		const struct config_pool *big = largest_pool(cfg, pv, pv->gpu[i].name, 1);
 
-		if (big == NULL) {
+		if (big == NULL && largest_pool(cfg, pv, pv->gpu[i].name, 0) == NULL) {
 			snprintf(res->message, sizeof res->message,
 				 "no GPU pool serves %s; ask the cluster admin for a pool with that "
 				 "resource or request another GPU type", pv->gpu[i].name);
 			return;
 		}
+		if (big == NULL) {
+			snprintf(res->message, sizeof res->message,
+				 "the pod requests %lld %s but no GPU pool this pod may use serves %s. ",
+				 policy_demand_total(&pv->gpu[i]), pv->gpu[i].name, pv->gpu[i].name);
+			describe_pools_for(cfg, pv, res->message, sizeof res->message);
+			return;
+		}
 		if (big->max_gpus_per_pod > 0 && policy_demand_total(&pv->gpu[i]) > big->max_gpus_per_pod) {
 			snprintf(res->message, sizeof res->message,
-				 "the pod requests %lld %s but the largest GPU pool, \"%s\", allows at "
-				 "most %lld per pod; split the work across pods",
+				 "the pod requests %lld %s but the largest GPU pool this pod may use, \"%s\", "
+				 "allows at most %lld per pod; split the work across pods",
 				 policy_demand_total(&pv->gpu[i]), pv->gpu[i].name, big->name,
 				 big->max_gpus_per_pod);
 			return;
@@ -897,10 +920,10 @@ static int implied_by_request(const struct pod_view *pv, const char *key, const 
 static int add_selector(const struct pod_view *pv, const struct config_pool *pool, struct policy_result *res,
 			struct error *err)
 {
-	const struct config_kv *missing[SELECTOR_KEYS_MAX];
+	const struct config_kv *missing[LIMIT_POOL_SELECTOR_MAX];
 	size_t i, n_missing = 0, n_implied = 0;
 
-	for (i = 0; i < pool->node_selector.n && n_missing < SELECTOR_KEYS_MAX; i++)
+	for (i = 0; i < pool->node_selector.n && n_missing < LIMIT_POOL_SELECTOR_MAX; i++)
 		if (selector_value(pv, pool->node_selector.v[i].key) == NULL) {
 			missing[n_missing++] = &pool->node_selector.v[i];
 			n_implied += implied_by_request(pv, pool->node_selector.v[i].key, pool->node_selector.v[i].value);
@@ -972,7 +995,8 @@ static int preferred_terms(const char *key, const json_t *values, const json_t *
 		if (j < json_array_size(have))
 			continue;
 		one = json_pack("[O]", v);
-		term = one ? json_pack("{s:I, s:{s:[o]}}", "weight", (json_int_t)((WEIGHT_MAX * (n - i) + n - 1) / n),
+		term = one ? json_pack("{s:I, s:{s:[o]}}", "weight",
+				       (json_int_t)((LIMIT_PREFERRED_WEIGHT_MAX * (n - i) + n - 1) / n),
 				       "preference", "matchExpressions", key_in(key, one)) : NULL;
 		json_decref(one);
 		if (term == NULL || json_array_append_new(add, term) != 0) {

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "file.h"
 #include "jsonstream.h"
 #include "manifest.h"
 #include "nodematch.h"
@@ -453,7 +454,7 @@ static int gpu_key(const struct config *cfg, const char *key)
 
 /*
  * The node's entry for resource, added (allocatable 0) when missing and there
- * is room; NULL when the node has REPORT_GPU_KINDS_MAX kinds already, or
+ * is room; NULL when the node has LIMIT_GPU_KINDS_MAX kinds already, or
  * memory ran out (then *nomem is set).
  */
 static struct report_gpu *node_gpu(struct report_node *n, const char *resource, long long **used, int *nomem)
@@ -465,7 +466,7 @@ static struct report_gpu *node_gpu(struct report_node *n, const char *resource, 
 		if (strcmp(n->alloc[i].resource, resource) == 0)
 			break;
 	if (i == n->n_alloc) {
-		if (n->n_alloc == REPORT_GPU_KINDS_MAX)
+		if (n->n_alloc == LIMIT_GPU_KINDS_MAX)
 			return NULL;
 		if ((n->alloc[i].resource = strdup(resource)) == NULL) {
 			*nomem = 1;
@@ -852,7 +853,7 @@ static int node_item(struct report *r, const char *input, const json_t *node, un
 			return -1;
 		}
 		if (g == NULL) {
-			snprintf(msg, sizeof msg, "Node %s: more than %d GPU resources", name, REPORT_GPU_KINDS_MAX);
+			snprintf(msg, sizeof msg, "Node %s: more than %d GPU resources", name, LIMIT_GPU_KINDS_MAX);
 			return add_error(r, input, msg, err);
 		}
 		g->count = q.value;
@@ -1033,7 +1034,7 @@ static int pending_pod(struct report *r, const json_t *pod, const struct policy_
 	p->spec = json_incref(json_object_get(pod, "spec"));
 	if (p->ns == NULL || p->name == NULL)
 		goto nomem;
-	for (i = 0; i < n && i < REPORT_GPU_KINDS_MAX; i++) {
+	for (i = 0; i < n && i < LIMIT_GPU_KINDS_MAX; i++) {
 		if ((p->gpus[i].resource = strdup(req[i].resource)) == NULL)
 			goto nomem;
 		p->gpus[i].count = req[i].count;
@@ -1069,7 +1070,7 @@ static int pod_item(struct report *r, const char *input, const json_t *pod, unsi
 	const json_t *meta = json_object_get(pod, "metadata"), *spec = json_object_get(pod, "spec");
 	const char *phase = str_at(json_object_get(pod, "status"), "phase");
 	const char *node_name = str_at(spec, "nodeName");
-	struct policy_gpu_request req[REPORT_GPU_KINDS_MAX];
+	struct policy_gpu_request req[LIMIT_GPU_KINDS_MAX];
 	struct error perr = { 0 };
 	struct report_node *n;
 	char owner[600], msg[ITEM_MSG_MAX];
@@ -1088,7 +1089,7 @@ static int pod_item(struct report *r, const char *input, const json_t *pod, unsi
 		r->terminated_pods++;
 		return 0;
 	}
-	if (policy_gpu_requests(r->cfg, pod, req, REPORT_GPU_KINDS_MAX, &count, &perr) != 0) {
+	if (policy_gpu_requests(r->cfg, pod, req, LIMIT_GPU_KINDS_MAX, &count, &perr) != 0) {
 		snprintf(msg, sizeof msg, "byte %llu: Pod %s/%s: %s", off, ns_of(meta), name_of(meta), perr.msg);
 		return add_error(r, input, msg, err);
 	}
@@ -1224,7 +1225,7 @@ static int yaml_input(struct report *r, const char *input, struct jsonstream *s,
 	struct error serr = { 0 };
 	char msg[ITEM_MSG_MAX];
 	size_t len, j;
-	char *buf = jsonstream_slurp(s, REPORT_YAML_MAX, &len, &serr);
+	char *buf = jsonstream_slurp(s, LIMIT_INPUT_FILE_MAX, &len, &serr);
 	int rc = -1, more;
 
 	memset(&doc, 0, sizeof doc);
@@ -1304,7 +1305,7 @@ int report_input_path(struct report *r, const char *path, struct error *err)
 	int fd, rc;
 
 	if (strcmp(path, "-") == 0)
-		return report_input(r, "<stdin>", STDIN_FILENO, err);
+		return report_input(r, FILE_STDIN_NAME, STDIN_FILENO, err);
 	do
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 	while (fd < 0 && errno == EINTR);
@@ -1492,7 +1493,7 @@ static int judge_pending(struct report *r, struct report_pending *p)
 {
 	const json_t *gates = json_object_get(p->spec, "schedulingGates");
 	const json_t *tolerations = json_object_get(p->spec, "tolerations"), *taint = NULL;
-	long long max_alloc[REPORT_GPU_KINDS_MAX] = { 0 };
+	long long max_alloc[LIMIT_GPU_KINDS_MAX] = { 0 };
 	unsigned long fit = 0, selected = 0, tolerated = 0, free_ = 0;
 	char msg[1024], t[600];
 	size_t i, k;

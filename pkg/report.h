@@ -7,7 +7,7 @@
  * (pkg/scan.h with a shape naming only the fields read here, jansson when the
  * scanner is unsure), folded into per-node counters and findings, and freed.
  * Memory grows with nodes and findings, never with the input's size. YAML
- * input goes through pkg/manifest.h whole, up to REPORT_YAML_MAX.
+ * input goes through pkg/manifest.h whole, up to LIMIT_INPUT_FILE_MAX.
  *
  * What it finds (README "Cost report"):
  *  - per pool (pools from the policy; a node belongs to the first pool whose
@@ -36,9 +36,7 @@
 
 #define REPORT_NODES_MAX 100000       /* nodes (and node names pods refer to) in one report */
 #define REPORT_FINDINGS_MAX 10000     /* named entries kept per list; beyond, only counted */
-#define REPORT_GPU_KINDS_MAX 16       /* GPU resource names per node or pod */
 #define REPORT_ITEM_DEPTH_MAX 128     /* JSON nesting in one item */
-#define REPORT_YAML_MAX (256UL * 1024 * 1024) /* a YAML input, read whole (the audit's limit) */
 
 /* Why a GPU pod is Pending, judged from the snapshot. Order: the first that applies. */
 enum report_pending_reason {
@@ -115,7 +113,7 @@ struct report_gpu {
 
 struct report_pending {
 	char *ns, *name;                 /* owned */
-	struct report_gpu gpus[REPORT_GPU_KINDS_MAX];
+	struct report_gpu gpus[LIMIT_GPU_KINDS_MAX];
 	size_t n_gpus;
 	enum report_pending_reason reason;
 	char *message;                   /* owned, set by report_finish() */
@@ -138,8 +136,8 @@ struct report_node {
 	int tainted;                     /* carries the policy's GPU taint */
 	json_t *labels, *taints;         /* owned, GPU nodes only */
 	char *taint_sig;                 /* owned: its lasting taints, sorted, GPU nodes only */
-	struct report_gpu alloc[REPORT_GPU_KINDS_MAX]; /* status.allocatable's GPU resources */
-	long long used[REPORT_GPU_KINDS_MAX];          /* ... requested by pods on it */
+	struct report_gpu alloc[LIMIT_GPU_KINDS_MAX]; /* status.allocatable's GPU resources */
+	long long used[LIMIT_GPU_KINDS_MAX];          /* ... requested by pods on it */
 	size_t n_alloc;
 	long long gpus_allocatable, gpus_requested;
 	unsigned long gpu_pods, ds_pods, cpu_pods;

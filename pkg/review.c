@@ -12,6 +12,11 @@
 
 #define UID_MAX 127
 
+/* The template search must reach as deep as a review may nest, and an answer's warnings fit the API server's total. */
+_Static_assert(TEMPLATE_DEPTH_MAX >= REVIEW_MAX_DEPTH, "templates are searched as deep as a review nests");
+_Static_assert(REVIEW_POLICY_WARNINGS_MAX * POLICY_WARNING_MAX <= LIMIT_KUBE_WARNINGS_TOTAL,
+	       "a policy answer's warnings are not truncated by the API server");
+
 /* What kind of object a review carries, and how it is judged. */
 enum review_object {
 	REVIEW_OTHER = 0,  /* admitted untouched */

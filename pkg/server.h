@@ -23,9 +23,10 @@
 #include <stddef.h>
 
 #include "error.h"
+#include "limit.h"
 
 #define SERVER_DEFAULT_ADDR "0.0.0.0:8443"
-#define SERVER_DEFAULT_MAX_BODY (3u * 1024 * 1024) /* kube-apiserver's own limit */
+#define SERVER_DEFAULT_MAX_BODY LIMIT_KUBE_REQUEST_MAX
 #define SERVER_DEFAULT_MAX_CONNECTIONS 1024u
 #define SERVER_DEFAULT_MAX_PER_IP 256u
 #define SERVER_DEFAULT_TIMEOUT 30u

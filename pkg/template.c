@@ -107,7 +107,7 @@ static char *mem_strdup(const char *s)
 
 struct walk {
 	struct template_list *out;
-	char ptr[TEMPLATE_POINTER_MAX], path[TEMPLATE_POINTER_MAX];
+	char ptr[LIMIT_TEMPLATE_POINTER_MAX], path[LIMIT_TEMPLATE_POINTER_MAX];
 	size_t ptr_len, path_len;
 	const json_t *metadata;   /* the object's */
 	const char *kind, *name, *ns;

@@ -35,7 +35,6 @@
 
 #define TEMPLATE_KEY "template"            /* a member holding a pod template ... */
 #define TEMPLATE_KEY_SUFFIX "Template"     /* ... or one whose name ends so */
-#define TEMPLATE_POINTER_MAX 4096          /* template pointers longer than this are not followed */
 #define TEMPLATE_LIST_DEPTH_MAX 4          /* kind: List nested in kind: List ... */
 #define TEMPLATE_PATH_DEPTH 4             /* members on the way to a built-in kind's template
                                               (CronJob's spec.jobTemplate.spec.template) */

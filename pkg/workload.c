@@ -7,6 +7,9 @@
 
 #include "template.h"
 
+_Static_assert(WORKLOAD_WARNINGS_MAX * POLICY_WARNING_MAX <= LIMIT_KUBE_WARNINGS_TOTAL,
+	       "a workload answer's warnings are not truncated by the API server");
+
 /* One template and what became of it. */
 struct judged {
 	const struct template_item *t;

@@ -8,8 +8,6 @@
 #include "manifest.h"
 #include "review.h"
 
-#define REVIEW_INPUT_MAX (3 * 1024 * 1024) /* kube-apiserver's own cap on a request body */
-
 enum { OPT_VALIDATE = CLI_LONG_ONLY, OPT_WRAP, OPT_APPLY };
 enum output { OUT_REVIEW, OUT_PATCH, OUT_PATCHED };
 
@@ -121,7 +119,7 @@ static int run_review(const struct cli_command *cmd, int argc, char **argv)
 	struct review_response res = { 0 };
 	struct config *cfg = NULL;
 	struct error err = { 0 };
-	const char *config_path = NULL, *input = NULL, *name = "<stdin>";
+	const char *config_path = NULL, *input = NULL, *name = FILE_STDIN_NAME;
 	char *buf = NULL, *wrapped = NULL, kind[64];
 	const char *body;
 	size_t len = 0, body_len = 0;
@@ -157,8 +155,8 @@ static int run_review(const struct cli_command *cmd, int argc, char **argv)
 
 	if ((cfg = cli_load_config(config_path, &err)) == NULL)
 		goto fail;
-	buf = input ? file_read(input, REVIEW_INPUT_MAX, &len, &err)
-	      : file_read_stream(stdin, REVIEW_INPUT_MAX, &len, &err);
+	buf = input ? file_read(input, LIMIT_KUBE_REQUEST_MAX, &len, &err)
+	      : file_read_stream(stdin, LIMIT_KUBE_REQUEST_MAX, &len, &err);
 	if (buf == NULL) {
 		if (input == NULL)
 			error_prefix(&err, "%s: ", name);

@@ -80,6 +80,82 @@ else
 	notok "promtool missing (sh .ci/deps test installs the prometheus package)"
 fi
 
+# ---- the chart refuses every policy check-config refuses (issue 23) ----------
+# Each test/pools/check-config case, as the chart's policy value: a case the
+# binary refuses (NAME.expect ends "exit 1") must fail helm template and helm
+# install, and at every field check-config names (its path, as the schema's JSON
+# Pointer or a template fail's "policy.FIELD:"); a valid one must render, and
+# the rendered policy pass check-config. On a first install no replica is there
+# yet to refuse the ConfigMap: the install itself must.
+chart_refuses() { # CASE.yaml -> 0 when helm refused at every field check-config names
+	"$HELM" template gpu-admission "$CHART" -n "$NS" -f "$T/policy-values.yaml" >/dev/null 2>"$T/helm.err" && return 1
+	"$HELM" install gpu-admission "$CHART" -n "$NS" --dry-run=client -f "$T/policy-values.yaml" \
+		>/dev/null 2>"$T/install.err" && { echo "helm install --dry-run=client rendered it"; return 1; }
+	"$BIN" check-config "$1" 2>&1 | node -e '
+		const fs = require("fs");
+		const out = fs.readFileSync(process.argv[1], "utf8");
+		// Paths helm names, in check-config form: /policy/pools/0/a~1b -> pools[0].a/b.
+		const norm = (ptr) => ptr.replace(/^\/policy\/?/, "").split("/").filter((x) => x !== "")
+			.map((x) => x.replace(/~1/g, "/").replace(/~0/g, "~"))
+			.reduce((acc, x) => /^[0-9]+$/.test(x) ? acc + "[" + x + "]" : acc + (acc ? "." : "") + x, "");
+		const helm = [...out.matchAll(/at \x27(\/policy[^\x27]*)\x27/g)].map((m) => norm(m[1]))
+			.concat([...out.matchAll(/policy\.([^: ]+):/g)].map((m) => m[1]));
+		const under = (a, b) => b === "" ? a !== "" : a.startsWith(b + ".") || a.startsWith(b + "[");
+		const missed = [];
+		for (const line of fs.readFileSync(0, "utf8").split("\n")) {
+			const m = /^[^:]+:[0-9]+:[0-9]+: ([^:]+): /.exec(line);
+			if (!m) continue;
+			const p = m[1];
+			const ok = helm.some((h) => h === p || under(h, p) ||
+				(under(p, h) && out.includes("\x27" + p.slice(h.length).replace(/^[.[]/, "").split(/[.[]/)[0] + "\x27")));
+			if (!ok) missed.push(p);
+		}
+		if (missed.length) { console.log("not refused at: " + missed.join(", ") + "\n" + out); process.exit(1); }
+	' "$T/helm.err"
+}
+agree() { # POLICY.yaml: what check-config refuses the chart refuses; what it accepts, the chart renders
+	c=$(basename "$1" .yaml)
+	{ printf 'image:\n  repository: myacr.azurecr.io/gpu-admission\npolicy:\n'; sed 's/^/  /' "$1"; } >"$T/policy-values.yaml"
+	if "$BIN" check-config "$1" >/dev/null 2>&1; then
+		desc="policy $c, valid: rendered, and the rendered policy passes check-config"
+		t sh -c "'$HELM' template gpu-admission '$CHART' -n '$NS' -f '$T/policy-values.yaml' >'$T/policy-render.yaml' &&
+			node -e '
+				const Y = require(process.env.TOOLS + \"/node_modules/yaml\"), fs = require(\"fs\");
+				const cm = Y.parseAllDocuments(fs.readFileSync(process.argv[1], \"utf8\")).map((d) => d.toJS())
+					.find((o) => o && o.kind === \"ConfigMap\" && o.data && o.data[\"policy.yaml\"]);
+				fs.writeFileSync(process.argv[2], cm.data[\"policy.yaml\"]);
+			' '$T/policy-render.yaml' '$T/policy-rendered.yaml' &&
+			'$BIN' check-config '$T/policy-rendered.yaml' | grep -qx 'configuration OK'"
+	else
+		desc="policy $c, refused by check-config: refused by helm template and helm install, at each field"
+		t chart_refuses "$1"
+	fi
+}
+for f in test/pools/check-config/*.yaml; do agree "$f"; done
+# The limits, at and one past each (the schema repeats them: they must agree).
+B=$T/bounds
+mkdir -p "$B"
+seqf() { i=1; while [ $i -le "$2" ]; do printf "$1" $i $i; i=$((i + 1)); done; }
+long() { head -c "$1" /dev/zero | tr '\0' a; }
+for n in 64 65; do
+	{ echo 'pools:'; seqf '  - {name: p%d, nodeSelector: {example.com/pool: v%d}}\n' $n; } >"$B/pools-$n.yaml"
+	{ printf 'pools:\n  - name: wide\n    nodeSelector:\n'; seqf '      example.com/l%d: "v%d"\n' $n; } >"$B/selector-$n.yaml"
+done
+for n in 32 33; do
+	{ printf 'pools:\n  - name: t\n    nodeSelector: {example.com/pool: t}\n    tolerations:\n'; seqf '      - {key: example.com/t%d, value: v%d}\n' $n; } >"$B/tolerations-$n.yaml"
+done
+for n in 1024 1025; do { echo 'gpuResources:'; seqf '  - example.com/gpu%d-%d\n' $n; } >"$B/list-$n.yaml"; done
+for n in 316 317; do printf 'gpuNodeNames: ["%s"]\n' "$(long $n)" >"$B/string-$n.yaml"; done
+for n in 63 64; do
+	printf 'pools:\n  - {name: t, nodeSelector: {example.com/pool: t}, podSelector: {matchLabels: {team: "%s"}}}\n' "$(long $n)" >"$B/label-value-$n.yaml"
+	printf 'deferLabels: ["example.com/%s"]\n' "$(long $n)" >"$B/label-name-$n.yaml"
+done
+for n in 253 254; do printf 'deferLabels: ["%s/queue"]\n' "$(long $n)" >"$B/label-prefix-$n.yaml"; done
+for n in 1000000 1000001; do
+	printf 'pools:\n  - {name: t, nodeSelector: {example.com/pool: t}, maxGPUsPerPod: %s}\n' $n >"$B/max-gpus-$n.yaml"
+done
+for f in "$B"/*.yaml; do agree "$f"; done
+
 # ---- values.schema.json and template guards refuse bad values ----------------
 refuse() {
 	desc="refused: $1"

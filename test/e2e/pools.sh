@@ -2,7 +2,9 @@
 # Pools v2 (issue 12) with the real binary:
 #  - check-config on test/pools/check-config/NAME.yaml prints NAME.expect (stdout and
 #    stderr, then "exit N"): fallback pools that do not share one key, unknown keys,
-#    bad globs, bad selectors and tolerations, and a valid fallback policy;
+#    bad globs, bad selectors and tolerations, a selector longer than a patch carries,
+#    a valid fallback policy, and the notes on valid policies that mean more than they
+#    say; `check-config -` with the file on stdin prints the same, naming it <stdin>;
 #  - print-autoscaler-config prints a ConfigMap that validates against the Kubernetes
 #    OpenAPI schema (test/helm/check.js --validate, strict fields), named and placed as
 #    cluster-autoscaler's priority expander wants it, whose priorities follow the pool
@@ -39,6 +41,10 @@ for f in test/pools/check-config/*.yaml; do
 	{ "$BIN" check-config "$f" 2>&1; echo "exit $?"; } >"$T/out"
 	if [ "${UPDATE:-}" = 1 ]; then cp "$T/out" "$exp"; fi
 	if [ -f "$exp" ] && cmp -s "$exp" "$T/out"; then ok; else bad "check-config $f"; diff -u "$exp" "$T/out" | head -20; fi
+	# `-` is standard input, as for every command: the same answer, the file named <stdin>.
+	{ "$BIN" check-config - <"$f" 2>&1; echo "exit $?"; } >"$T/stdin.out"
+	sed "s|^$f:|<stdin>:|" "$exp" >"$T/stdin.exp"
+	if cmp -s "$T/stdin.exp" "$T/stdin.out"; then ok; else bad "check-config - <$f"; diff -u "$T/stdin.exp" "$T/stdin.out" | head -20; fi
 done
 
 # ---- print-autoscaler-config ----------------------------------------------------

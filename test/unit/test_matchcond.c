@@ -56,7 +56,7 @@ static void test_default(void)
 	CHECK(has(&s, 0, "preferredDuringSchedulingIgnoredDuringExecution"));
 	/* Within the API server's limits, and their sum. */
 	CHECK(s.v[0].cost > 0 && s.v[0].cost <= MATCHCOND_COST_PER_CALL);
-	CHECK(s.v[1].cost > MATCHCOND_REQUEST_MAX / 10 && s.v[1].cost <= MATCHCOND_COST_PER_CALL);
+	CHECK(s.v[1].cost > LIMIT_KUBE_REQUEST_MAX / 10 && s.v[1].cost <= MATCHCOND_COST_PER_CALL);
 	CHECK(s.cost == s.v[0].cost + s.v[1].cost && s.cost <= MATCHCOND_COST_BUDGET);
 	matchcond_set_free(&s);
 	matchcond_set_free(&s);  /* twice: zeroed */
@@ -229,7 +229,7 @@ static void test_custom(void)
 	/* Of the metadata, what the policy reads of a pod's. */
 	CHECK(has(&s, 0, "object.metadata.ownerReferences != oldObject.metadata.ownerReferences"));
 	CHECK(!has(&s, 0, "annotations") && !has(&s, 0, "spec"));
-	CHECK(s.cost > MATCHCOND_REQUEST_MAX / 10 && s.cost <= MATCHCOND_COST_PER_CALL);
+	CHECK(s.cost > LIMIT_KUBE_REQUEST_MAX / 10 && s.cost <= MATCHCOND_COST_PER_CALL);
 	matchcond_set_free(&s);
 }
 

@@ -62,9 +62,55 @@ app.kubernetes.io/component: admission-webhook
 {{- end -}}
 {{- end -}}
 
-{{/* The policy file as rendered into the ConfigMap. */}}
+{{/* The policy file as rendered into the ConfigMap, once it passes the checks below. */}}
 {{- define "gpu-admission.policy" -}}
+{{- include "gpu-admission.policyCheck" . -}}
 {{- toYaml .Values.policy -}}
+{{- end -}}
+
+{{/*
+The rules of the policy that span fields, as `gpu-admission check-config`
+checks them (pkg/config.c check_whole, check_fallback, read_workloads):
+values.schema.json holds the shape of each field, these the rest. On a first
+install no replica runs yet to refuse the ConfigMap (webhook.policyCheck), so
+a policy the binary refuses would leave two failurePolicy Fail webhooks in
+front of a server that never becomes ready: the install fails here instead.
+test/e2e/helm.sh renders every test/pools/check-config error case.
+*/}}
+{{- define "gpu-admission.policyCheck" -}}
+{{- $p := .Values.policy -}}
+{{- $refused := "(gpu-admission check-config refuses this policy)" -}}
+{{- $names := dict -}}
+{{- range $i, $pool := default (list) $p.pools -}}
+{{- $name := toString $pool.name -}}
+{{- if hasKey $names $name -}}
+{{- fail (printf "policy.pools[%d].name: two pools are named %q (pools[%v] too) %s" $i $name (get $names $name) $refused) -}}
+{{- end -}}
+{{- $_ := set $names $name $i -}}
+{{- end -}}
+{{- if eq (toString $p.placement) "fallback" -}}
+{{- $key := "" -}}
+{{- range $i, $pool := default (list) $p.pools -}}
+{{- $sel := default (dict) $pool.nodeSelector -}}
+{{- if ne (len $sel) 1 -}}
+{{- fail (printf "policy.pools[%d].nodeSelector: placement fallback needs every pool to select by exactly one label (pool %q has %d), one and the same key for all (e.g. kubernetes.azure.com/agentpool, or karpenter.sh/nodepool) %s" $i (toString $pool.name) (len $sel) $refused) -}}
+{{- end -}}
+{{- $k := keys $sel | first -}}
+{{- if eq $i 0 -}}
+{{- $key = $k -}}
+{{- else if ne $k $key -}}
+{{- fail (printf "policy.pools[%d].nodeSelector: placement fallback needs every pool to select by the same label key: pool %q selects by %s, pools[0] by %s %s" $i (toString $pool.name) $k $key $refused) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $kinds := dict -}}
+{{- range $i, $w := default (list) $p.workloads -}}
+{{- $gk := printf "%s %s" (toString $w.group) (toString $w.kind) -}}
+{{- if hasKey $kinds $gk -}}
+{{- fail (printf "policy.workloads[%d]: lists %s again (workloads[%v]): one entry, with every version in it %s" $i $gk (get $kinds $gk) $refused) -}}
+{{- end -}}
+{{- $_ := set $kinds $gk $i -}}
+{{- end -}}
 {{- end -}}
 
 {{/*
