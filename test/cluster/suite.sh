@@ -106,6 +106,20 @@ upgrade() {
 	wh_reload policy && ok || bad "the replica reloaded the policy of $1"
 }
 
+# clean: no pod left in the test's namespaces, so the next scenario's pods find the
+# nodes free (workloads first, or their controllers make new pods; force, as no kubelet
+# confirms a bound pod's deletion).
+clean() {
+	local n
+	for n in $(kubectl get namespaces -o name | sed 's|namespace/||' | grep -E '^(team-|training-)'); do
+		kubectl delete deployment,replicaset,daemonset,statefulset,job,cronjob --all -n "$n" --wait=false >/dev/null 2>&1
+		kubectl delete trainingjob --all -n "$n" --wait=false >/dev/null 2>&1
+	done
+	cp_wait 60 sh -c 'p=$(kubectl get pods -A -o json | jq -r ".items[] | select(.metadata.namespace | test(\"^(team-|training-)\")) | \"\(.metadata.namespace) \(.metadata.name)\"");
+		[ -z "$p" ] && exit 0; echo "$p" | while read -r ns name; do kubectl delete pod -n "$ns" "$name" --force --grace-period=0 >/dev/null 2>&1; done; exit 1' ||
+		bad "the scenario's pods could not be removed"
+}
+
 ns() { # ns NAME [LABEL=VALUE]: a namespace
 	kubectl create namespace "$1" >/dev/null 2>&1
 	[ -z "${2:-}" ] || kubectl label namespace "$1" "$2" --overwrite >/dev/null

@@ -1,6 +1,7 @@
 # Sourced by suite.sh (full mode): the README's three pools by helm upgrade; each
 # pod's pool as the real scheduler bound it; the name route; warn and dryrun.
 
+clean
 upgrade three-pools.yaml
 ns team-b
 pod p-t4 "$GPU1" >"$T/p-t4.in"

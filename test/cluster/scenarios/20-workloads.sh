@@ -40,7 +40,7 @@ for k in Deployment StatefulSet DaemonSet Job CronJob TrainingJob; do
 done
 # A good GPU Deployment: the real ReplicaSet controller creates its pods, which the
 # mutating webhook places (three pools: 1 GPU -> t4).
-kubectl delete pods --all -n team-b --force --grace-period=0 >/dev/null 2>&1
+clean
 workload Deployment trainer "$TPL_GPU" | jq '.spec.replicas = 2' >"$T/trainer.in"
 apply team-w trainer
 equals "$RC" 0 "kubectl apply of a GPU Deployment"

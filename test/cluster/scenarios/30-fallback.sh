@@ -1,12 +1,6 @@
 # Sourced by suite.sh (full mode): spot first with fallback, per-namespace access.
-# Fresh nodes: the earlier scenarios' pods and workloads are removed first (force:
-# no kubelet confirms a bound pod's deletion).
-kubectl delete deployment,daemonset,statefulset,job,cronjob --all -n team-w --wait=false >/dev/null 2>&1
-for n in team-a team-b team-w team-outage; do
-	kubectl delete pods --all -n "$n" --force --grace-period=0 >/dev/null 2>&1
-done
-cp_wait 60 sh -c '[ -z "$(kubectl get pods -A --field-selector spec.nodeName!= -o name | grep -v "^pod/gpu-admission")" ] || \
-	[ -z "$(kubectl get pods -n team-w -o name)$(kubectl get pods -n team-b -o name)" ]'
+# Fresh nodes: the earlier scenarios' pods and workloads are removed first.
+clean
 upgrade spot-fallback.yaml
 
 ns team-s
