@@ -103,7 +103,7 @@ cp -p "$tmp/tree/sub/cpu.yml" "$tmp/cpu.orig"
 rc=$?
 if [ $rc -eq 0 ] && grep -q '2 pod templates in 2 documents, 2 files' "$tmp/ip.out"; then ok; else bad "in-place: rc $rc"; cat "$tmp/ip.out"; fi
 # It ends with what it rewrote; what it skipped is said on stderr.
-if [ "$(tail -n 1 "$tmp/ip.out")" = "rewrote 1 file: $tmp/tree/gpu.yaml" ]; then ok; else bad "in-place: no 'rewrote' line"; cat "$tmp/ip.out"; fi
+if [ "$(tail -n 1 "$tmp/ip.out")" = "rewrote 1 file: gpu.yaml" ]; then ok; else bad "in-place: no 'rewrote' line"; cat "$tmp/ip.out"; fi
 if grep -q "note: $tmp/tree/.hidden: skipped (a dot-file)" "$tmp/ip.err" &&
    grep -q "note: $tmp/tree/notes.txt: skipped (not \*.yaml, \*.yml or \*.json)" "$tmp/ip.err"; then ok
 else bad "in-place: skipped files not reported"; cat "$tmp/ip.err"; fi
@@ -147,6 +147,34 @@ if [ $rc -eq 2 ] && grep -qx "gpu-admission audit: $tmp/odd/broken.yaml: cannot 
 else bad "unreadable file and symlinked directory: rc $rc"; cat "$tmp/odd.out" "$tmp/odd.err"; fi
 # Findings on stdout, errors on stderr: never one in the other.
 if grep -q "cannot open" "$tmp/odd.out" || grep -q "mutate" "$tmp/odd.err"; then bad "stdout and stderr mixed"; else ok; fi
+
+# The text report's columns: the verdict at column 1, the object from column 9, file:line in one
+# column after it (all of test/readme/deploy's objects are narrower than the cap), the reason and
+# warnings on lines indented by 8; at 100 columns every line fits but a word longer than a line.
+"$B" audit test/readme/deploy >"$tmp/cols" 2>/dev/null
+awk '
+	/^[a-z]+ +[A-Za-z]+\// { n++; if (match($0, /  [^ ]+:[0-9]+$/) == 0) { print "no file:line: " $0; bad = 1 }
+		if (col && RSTART != col) { print "file:line moved: " $0; bad = 1 } col = RSTART
+		if (substr($0, 9, 1) == " " || substr($0, 8, 1) != " ") { print "object not at column 9: " $0; bad = 1 } next }
+	/^        [^ ]/ || /^          [^ ]/ { reasons++; next }
+	/pod templates? in/ || /^[0-9]+ ok, / { next }
+	{ print "unexpected line: " $0; bad = 1 }
+	length($0) > 100 { print "wider than 100: " $0; bad = 1 }
+	END { if (n < 2 || reasons < n) { print n " findings, " reasons " reason lines"; bad = 1 } exit bad }' "$tmp/cols"
+if [ $? -eq 0 ]; then ok; else bad "text report: columns"; cat "$tmp/cols"; fi
+if awk 'length($0) > 100' "$tmp/cols" | grep -q .; then bad "text report: wider than 100 columns"; else ok; fi
+# A file is named relative to the one directory given; with -o wide, whole, one line per finding.
+if grep -q '  app.yaml:[0-9]*$' "$tmp/cols" && ! grep -q 'test/readme' "$tmp/cols"; then ok
+else bad "text report: file not relative to the directory"; cat "$tmp/cols"; fi
+"$B" audit -o wide test/readme/deploy >"$tmp/wide" 2>/dev/null
+if grep -q '^test/readme/deploy/app.yaml:[0-9]*  Deployment [a-z-]*/[a-z-]*  \[spec.template\]  mutate  +toleration .* (pool gpu)$' "$tmp/wide" &&
+   [ "$(grep -c '^test/readme/deploy/' "$tmp/wide")" -eq "$(grep -c '^[a-z]' "$tmp/cols")" ]; then ok
+else bad "-o wide: not one whole line per finding"; cat "$tmp/wide"; fi
+# The real corpus: every reason and warning line within 100 columns, whatever the file names.
+"$B" audit test/audit/corpus >"$tmp/corpus.txt" 2>/dev/null
+if grep '^ ' "$tmp/corpus.txt" | awk 'length($0) > 100 && NF > 1' | grep -q .; then
+	bad "text report: a reason line wider than 100 columns"; grep '^ ' "$tmp/corpus.txt" | awk 'length($0) > 100'
+else ok; fi
 
 # -o yaml is the JSON report, as YAML.
 corpus1=test/audit/cases/kubectl-pods-grouped/stdin

@@ -210,7 +210,7 @@ equals "$(cat "$tmp/err")" "gpu-admission audit: option --config needs a value (
 expect_rc 2 "a switch given a value" -- "$B" audit --fix=yes x
 equals "$(cat "$tmp/err")" "gpu-admission audit: option --fix takes no value (see gpu-admission audit --help)" "switch value refused"
 expect_rc 2 "a choice outside the list" -- "$B" audit -o xml x
-equals "$(cat "$tmp/err")" "gpu-admission audit: --output takes text, json or yaml, not \"xml\" (see gpu-admission audit --help)" "choices listed"
+equals "$(cat "$tmp/err")" "gpu-admission audit: --output takes text, json, yaml or wide, not \"xml\" (see gpu-admission audit --help)" "choices listed"
 expect_rc 2 "a number out of range" -- "$B" serve --self-signed --threads 0
 equals "$(cat "$tmp/err")" "gpu-admission serve: --threads takes a number from 1 to 256, not \"0\" (see gpu-admission serve --help)" "range named"
 expect_rc 2 "--name=value spelling, checked alike" -- "$B" serve --self-signed --timeout=abc
@@ -336,7 +336,7 @@ complete_bash() { # complete_bash WORDS...: what bash would offer for the last w
 }
 equals "$(complete_bash gpu-admission au)" "audit" "bash: command names"
 equals "$(complete_bash gpu-admission audit --f)" "--fix --fail-on" "bash: a command's options"
-equals "$(complete_bash gpu-admission audit -o '')" "text json yaml" "bash: an option's values"
+equals "$(complete_bash gpu-admission audit -o '')" "text json yaml wide" "bash: an option's values"
 equals "$(complete_bash gpu-admission serve --log-format '')" "text json" "bash: serve --log-format"
 equals "$(complete_bash gpu-admission completion '')" "bash zsh" "bash: completion's operands"
 equals "$(complete_bash gpu-admission help check-)" "check-config" "bash: help COMMAND"
@@ -354,7 +354,7 @@ if command -v zsh >/dev/null 2>&1; then
 	has "$tmp/z1" "audit:dry-run the policy" "zsh: commands described"
 	complete_zsh gpu-admission audit '' >"$tmp/z2" 2>&1
 	has "$tmp/z2" "(-o --output)--output[report format" "zsh: audit --output"
-	has "$tmp/z2" "(text json yaml)" "zsh: --output values"
+	has "$tmp/z2" "(text json yaml wide)" "zsh: --output values"
 	has "$tmp/z2" "*:PATH:_files" "zsh: audit operands are files"
 	zsh -fc 'autoload -Uz compinit; compinit -u -d "$2/zcompdump"; . "$1"; print -r -- ${_comps[gpu-admission]}' _ "$tmp/_gpu-admission" "$tmp" >"$tmp/z3" 2>&1
 	has "$tmp/z3" "_gpu_admission" "zsh: registered for gpu-admission"
