@@ -250,7 +250,7 @@ void report_money(double v, char *buf, size_t cap);
 
 /* The three writers. Each returns 0, or -1 when writing failed. */
 int report_text_write(const struct report *r, FILE *out, int color);
-int report_json_write(const struct report *r, FILE *out, int exit_code);  /* exit_code: summary.exitCode */
+int report_json_write(const struct report *r, FILE *out, int exit_code, char fmt);  /* exit_code: summary.exitCode; fmt 'j' JSON, 'y' the same as YAML */
 int report_prom_write(const struct report *r, FILE *out);
 
 #endif

@@ -138,7 +138,7 @@ out:
 
 const struct cli_command cmd_audit = {
 	.name = "audit",
-	.summary = "dry-run the policy over manifests (files, dirs, -): ok/mutate/reject",
+	.summary = "dry-run the policy over manifests: ok/mutate/reject",
 	.usage = "[OPTIONS] PATH...",
 	.description =
 		"Dry-runs the admission policy over Kubernetes manifests: every pod template in\n"

@@ -454,5 +454,60 @@ mapped=$(sed -n '/^## Module map/,/^## /p' README.md | grep -oE '^\| `pkg/[a-z_]
 equals "$mapped" "$mods" "README's module map lists every pkg/*.c"
 has README.md "## Contributing" "README: Contributing section"
 
+# ==== The first hour: kubectl's habits (issue 27) ====
+# Every help text within 80 columns: the overview, help COMMAND and COMMAND --help.
+"$B" help >"$tmp/helps" 2>&1
+"$B" >>"$tmp/helps" 2>&1
+for c in $("$B" completion bash | sed -n 's/.*commands="\([^"]*\)".*/\1/p' | head -n 1) review audit report serve certs \
+	check-config print-default-config print-autoscaler-config print-match-conditions completion version help; do
+	"$B" "$c" --help >>"$tmp/helps" 2>&1
+	"$B" help "$c" >>"$tmp/helps" 2>&1
+done
+equals "$(awk 'length($0) > 80' "$tmp/helps" | head -n 3)" "" "every --help within 80 columns"
+# -o yaml wherever -o json exists: every command whose --output lists json lists yaml too.
+for c in review audit report serve certs check-config print-default-config print-autoscaler-config print-match-conditions version; do
+	"$B" "$c" --help >"$tmp/h" 2>&1
+	if grep -qE -- '--output [a-z|]*json' "$tmp/h"; then
+		if grep -qE -- '--output [a-z|]*yaml' "$tmp/h"; then ok; else bad "$c: -o json but no -o yaml"; fi
+	fi
+	# -c on every command that takes a policy.
+	if grep -q -- '--config FILE' "$tmp/h"; then has "$tmp/h" "-c, --config FILE" "$c: -c for --config"; fi
+done
+expect_rc 0 "report -o yaml" -- "$B" report --fail-on none -o yaml test/report/cases/aks-snapshot/cluster.json
+"$B" report --fail-on none -o json test/report/cases/aks-snapshot/cluster.json >"$tmp/rep.json" 2>/dev/null
+if head -n 1 "$tmp/out" | grep -qx 'summary:' && grep -q '^  gpuNodes: [0-9]' "$tmp/out"; then ok; else bad "report -o yaml: not the report as YAML"; head -3 "$tmp/out"; fi
+if TOOLBIN=$(sh .ci/helm 2>/dev/null); then
+	if TOOLS=${TOOLBIN%/bin} node -e '
+		const Y = require(process.env.TOOLS + "/node_modules/yaml"), fs = require("fs"), assert = require("assert");
+		assert.deepStrictEqual(Y.parse(fs.readFileSync(process.argv[1], "utf8")),
+				       JSON.parse(fs.readFileSync(process.argv[2], "utf8")));' "$tmp/out" "$tmp/rep.json"; then ok
+	else bad "report -o yaml does not read back as the -o json report"; fi
+fi
+expect_rc 0 "version -o json" -- "$B" version -o json
+if jq -e --arg v "$(cat VERSION)" '.version == $v and (.revision | length > 0) and (keys | length == 2)' "$tmp/out" >/dev/null; then ok
+else bad "version -o json"; cat "$tmp/out"; fi
+expect_rc 0 "version -o yaml" -- "$B" version -o yaml
+equals "$(head -n 1 "$tmp/out")" "version: \"$(cat VERSION)\"" "version -o yaml"
+# serve -c: the option is taken (the usage error is then about --threads, not -c).
+expect_rc 2 "serve -c" -- "$B" serve -c policy.yaml --self-signed --threads 0
+has "$tmp/err" "gpu-admission serve: --threads takes a number" "serve -c accepted"
+# print-match-conditions: --for only; -f (a file, to kubectl users) is refused, pointing at --for.
+expect_rc 0 "print-match-conditions --for pods" -- "$B" print-match-conditions --for pods
+expect_rc 2 "print-match-conditions -f" -- "$B" print-match-conditions -f pods
+equals "$(cat "$tmp/err")" "gpu-admission print-match-conditions: unknown option -f; did you mean --for? (see gpu-admission print-match-conditions --help)" "-f refused, --for suggested"
+# Did you mean: commands, options, the options before a command; nothing when nothing is close.
+expect_rc 2 "mistyped command" -- "$B" reveiw x.json
+equals "$(cat "$tmp/err")" "gpu-admission: unknown command \"reveiw\"; did you mean \"review\"? (see gpu-admission help)" "command suggested"
+expect_rc 2 "mistyped option" -- "$B" audit --fxi deploy/
+equals "$(cat "$tmp/err")" "gpu-admission audit: unknown option --fxi; did you mean --fix? (see gpu-admission audit --help)" "option suggested"
+expect_rc 2 "option prefix" -- "$B" serve --self-sign
+has "$tmp/err" "did you mean --self-signed?" "an option's prefix suggests it"
+expect_rc 2 "mistyped --version" -- "$B" --verison
+has "$tmp/err" "unknown option --verison; did you mean --version?" "--version suggested"
+expect_rc 2 "nothing close" -- "$B" frobnicate
+equals "$(cat "$tmp/err")" "gpu-admission: unknown command \"frobnicate\" (see gpu-admission help)" "no suggestion when none is close"
+expect_rc 2 "a long mistyped option" -- "$B" audit "--$(printf '%0300d' 0)"
+lacks "$tmp/err" "did you mean" "a 300-letter option: no suggestion"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
