@@ -133,6 +133,10 @@ static int run_serve(const struct cli_command *cmd, int argc, char **argv)
 		default: return cli_stop(&p);
 		}
 	}
+	/* A usage error, worded as every command's, before anything is logged. */
+	if (o.self_signed ? (o.tls_cert != NULL || o.tls_key != NULL) : (o.tls_cert == NULL || o.tls_key == NULL))
+		return cli_usage(cmd, o.self_signed ? "--self-signed takes no --tls-cert or --tls-key"
+				 : "give --tls-cert and --tls-key, or --self-signed");
 	log_set_format(format);
 	log_set_level(level);
 	if (server_run(&o, &err) != 0) {

@@ -491,6 +491,11 @@ equals "$(head -n 1 "$tmp/out")" "version: \"$(cat VERSION)\"" "version -o yaml"
 # serve -c: the option is taken (the usage error is then about --threads, not -c).
 expect_rc 2 "serve -c" -- "$B" serve -c policy.yaml --self-signed --threads 0
 has "$tmp/err" "gpu-admission serve: --threads takes a number" "serve -c accepted"
+# A bare serve: its usage error as every command's, on stderr, not as a log line.
+expect_rc 2 "bare serve" -- "$B" serve
+equals "$(cat "$tmp/err")" "gpu-admission serve: give --tls-cert and --tls-key, or --self-signed (see gpu-admission serve --help)" "bare serve: a usage error"
+expect_rc 2 "serve --self-signed --tls-cert" -- "$B" serve --self-signed --tls-cert x.crt
+has "$tmp/err" "gpu-admission serve: --self-signed takes no --tls-cert or --tls-key" "serve: certificate options that conflict"
 # print-match-conditions: --for only; -f (a file, to kubectl users) is refused, pointing at --for.
 expect_rc 0 "print-match-conditions --for pods" -- "$B" print-match-conditions --for pods
 expect_rc 2 "print-match-conditions -f" -- "$B" print-match-conditions -f pods
