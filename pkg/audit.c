@@ -32,6 +32,16 @@ static const char *printable_name(const char *name, char **owned)
 	return *owned;
 }
 
+const char *audit_path_open(const char *path)
+{
+	return path[0] == '[' ? "" : "[";
+}
+
+const char *audit_path_close(const char *path)
+{
+	return path[0] == '[' ? "" : "]";
+}
+
 const char *audit_verdict_name(enum audit_verdict v)
 {
 	static const char *const names[AUDIT_NVERDICTS] = { "ok", "mutate", "reject", "exempt", "warn" };
@@ -172,7 +182,8 @@ static int audit_template(struct audit *a, const char *name, size_t doc_index,
 			*err = perr;
 			goto out;
 		}
-		snprintf(msg, sizeof msg, "%s %s/%s [%s]: %s", t->kind, t->ns, t->name, t->path, perr.msg);
+		snprintf(msg, sizeof msg, "%s %s/%s %s%s%s: %s", t->kind, t->ns, t->name, audit_path_open(t->path),
+			 t->path, audit_path_close(t->path), perr.msg);
 		rc = audit_add_error(a, name, t->line, msg, err);
 		goto out;
 	}
@@ -662,9 +673,10 @@ static void write_finding_wide(FILE *out, const json_t *f, int color)
 	char reason[AUDIT_REASON_MAX];
 
 	finding_reason(reason, sizeof reason, f);
-	fprintf(out, "%s:%lld  %s %s/%s  [%s]  %s%s%s  ", str(f, "file"),
+	fprintf(out, "%s:%lld  %s %s/%s  %s%s%s  %s%s%s  ", str(f, "file"),
 		(long long)json_integer_value(json_object_get(f, "line")), str(f, "kind"),
-		str(f, "namespace"), str(f, "name"), str(f, "path"),
+		str(f, "namespace"), str(f, "name"), audit_path_open(str(f, "path")), str(f, "path"),
+		audit_path_close(str(f, "path")),
 		color ? colour_of(verdict) : "", verdict, color ? "\033[0m" : "");
 	write_joined(out, reason, strlen(reason));
 	fputc('\n', out);

@@ -53,6 +53,14 @@ struct audit {
 	unsigned long grouped[AUDIT_NVERDICTS]; /* pods reported under their controller */
 };
 
+/*
+ * The brackets a template path is shown in, "[spec.template]", or none
+ * when the path starts with one itself: a top-level array's item is "[0]",
+ * not "[[0]]". Static storage.
+ */
+const char *audit_path_open(const char *path);
+const char *audit_path_close(const char *path);
+
 /* The verdict's name ("ok", "mutate", ...). Static storage. */
 const char *audit_verdict_name(enum audit_verdict v);
 

@@ -65,7 +65,13 @@ static int audit_file(struct audit_walk *w, const char *path, struct error *err)
 		goto out;
 	if (w->fix && w->in_place) {
 		if (changed && file_write_atomic(path, fixed, fixed_len, FILE_KEEP_MODE, &rerr) != 0) {
-			rc = audit_add_error(w->a, name, 0, rerr.msg, err);
+			/* The report names the file already: "FILE: FILE: ..." would say it twice. */
+			const char *msg = rerr.msg;
+			size_t n = strlen(path);
+
+			if (strncmp(msg, path, n) == 0 && strncmp(msg + n, ": ", 2) == 0)
+				msg += n + 2;
+			rc = audit_add_error(w->a, name, 0, msg, err);
 			goto out;
 		}
 		if (changed && json_array_append_new(w->a->rewritten, json_string(name)) != 0) {

@@ -176,6 +176,23 @@ if grep '^ ' "$tmp/corpus.txt" | awk 'length($0) > 100 && NF > 1' | grep -q .; t
 	bad "text report: a reason line wider than 100 columns"; grep '^ ' "$tmp/corpus.txt" | awk 'length($0) > 100'
 else ok; fi
 
+# Messages a newcomer meets (issue 27): a tab says "tab"; a top-level array's item is [0], not [[0]];
+# a file --in-place cannot rewrite is named once.
+printf 'apiVersion: v1\nkind: Pod\nmetadata:\n\tname: x\n' >"$tmp/tab.yaml"
+"$B" audit "$tmp/tab.yaml" >/dev/null 2>"$tmp/tab.err"
+if grep -qx "gpu-admission audit: $tmp/tab.yaml:4: unreadable document: a tab character: YAML indents with spaces only" "$tmp/tab.err"; then ok
+else bad "a YAML tab: not said"; cat "$tmp/tab.err"; fi
+printf '[{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"x"}]}}]\n' |
+	"$B" audit -o wide - >"$tmp/arr.out" 2>&1
+if grep -q '^<stdin>:1  Pod default/p  \[0\]  ok  no-gpu$' "$tmp/arr.out"; then ok; else bad "a top-level array item's path"; cat "$tmp/arr.out"; fi
+mkdir -p "$tmp/long"
+long="$tmp/long/$(printf 'a%.0s' $(seq 1 248)).yaml"   # no room for the temporary file's suffix, even for root
+cp test/audit/corpus/NVIDIA__gpu-operator__tests__gpu-pod.yaml "$long"
+"$B" audit --fix --in-place "$tmp/long" >/dev/null 2>"$tmp/long.err"; rc=$?
+if [ $rc -eq 2 ] && [ "$(grep -o "$(basename "$long")" "$tmp/long.err" | wc -l)" -eq 1 ] &&
+   grep -q ": cannot create a file next to it: " "$tmp/long.err"; then ok
+else bad "--in-place that cannot write: rc $rc, the file not named once"; cat "$tmp/long.err"; fi
+
 # -o yaml is the JSON report, as YAML.
 corpus1=test/audit/cases/kubectl-pods-grouped/stdin
 "$B" audit -o json - <"$corpus1" >"$tmp/r.json" 2>/dev/null

@@ -491,6 +491,12 @@ equals "$(head -n 1 "$tmp/out")" "version: \"$(cat VERSION)\"" "version -o yaml"
 # serve -c: the option is taken (the usage error is then about --threads, not -c).
 expect_rc 2 "serve -c" -- "$B" serve -c policy.yaml --self-signed --threads 0
 has "$tmp/err" "gpu-admission serve: --threads takes a number" "serve -c accepted"
+# Sizes as they were set, and a YAML tab said as such (issue 27).
+expect_rc 2 "review of 3 MiB + 1" -- sh -c "head -c 3145729 /dev/zero | $B review -"
+equals "$(cat "$tmp/err")" "gpu-admission review: <stdin>: larger than 3 MiB" "review: the size limit in MiB"
+printf 'mode: enforce\npools:\n\t- name: x\n' >"$tmp/tab-policy.yaml"
+expect_rc 1 "check-config of a policy with a tab" -- "$B" check-config "$tmp/tab-policy.yaml"
+has "$tmp/err" "$tmp/tab-policy.yaml:3:1: (document): not valid YAML: a tab character: YAML indents with spaces only" "check-config: a tab said"
 # A bare serve: its usage error as every command's, on stderr, not as a log line.
 expect_rc 2 "bare serve" -- "$B" serve
 equals "$(cat "$tmp/err")" "gpu-admission serve: give --tls-cert and --tls-key, or --self-signed (see gpu-admission serve --help)" "bare serve: a usage error"
