@@ -428,13 +428,23 @@ ADDR=127.0.0.1:$P sh test/run-local "$BIN" >"$tmp/busy.out" 2>"$tmp/busy.err"; r
 if [ $rc -ne 0 ]; then ok; else bad "make run on a busy port exited 0"; fi
 lacks "$tmp/busy.out" "serving" "make run on a busy port: no banner"
 has "$tmp/busy.err" "Address already in use" "make run on a busy port: why"
-# make run builds quietly: a recompile (-W: as if a source changed) prints no compiler line.
+has "$tmp/busy.err" "make run: 127.0.0.1:$P is in use (another make run?); choose another address:" "make run on a busy port: the hint"
+has "$tmp/busy.err" "  make run ADDR=127.0.0.1:PORT" "make run on a busy port: the command"
+lacks "$tmp/run.err" "is in use" "make run on a free port: no hint"
+has "$tmp/run.out" "same body is denied there (code 403), as expected" "make run: /validate's 403 is expected"
+# make run builds quietly: a recompile (a newer version stamp: main.o and cmd_serve.o are
+# rebuilt, as after a commit) prints one line and no compiler line.
 if [ "$BIN" = bin/gpu-admission ]; then
-	make --no-print-directory -W pkg/error.c run ADDR=127.0.0.1:$P >"$tmp/mrun.out" 2>&1; rc=$?
+	touch "${BUILD:-build}/version.stamp"
+	make --no-print-directory run ADDR=127.0.0.1:$P >"$tmp/mrun.out" 2>&1; rc=$?
 	if [ $rc -ne 0 ]; then ok; else bad "make run on a busy port exited 0"; fi
 	has "$tmp/mrun.out" "make run: building bin/gpu-admission" "make run: one line while building"
 	lacks "$tmp/mrun.out" "cc " "make run: compiler lines kept quiet"
 	lacks "$tmp/mrun.out" "serving https" "make run on a busy port: no banner"
+	# Nothing to rebuild: no "building" line (the version stamp does not count as a change).
+	make --no-print-directory run ADDR=127.0.0.1:$P >"$tmp/mrun2.out" 2>&1
+	lacks "$tmp/mrun2.out" "make run: building" "make run with nothing to build: no building line"
+	has "$tmp/mrun2.out" "make run ADDR=127.0.0.1:PORT" "make run on a busy port: the hint, through make"
 fi
 kill -TERM $runpid; wait $runpid; rc=$?
 equals "$rc" 0 "make run: SIGTERM drains and exits 0"
