@@ -163,6 +163,29 @@ static json_t *controller_of(const struct template_item *t)
 	return json_pack("[s, s, s?]", kind, name, hash);
 }
 
+/*
+ * The first string in v that holds a Go template action ("{{ .Values.gpus }}"),
+ * or NULL. Depth is bounded by the YAML reader's nesting cap.
+ */
+static const char *unrendered(const json_t *v)
+{
+	const char *s, *key, *found;
+	const json_t *x;
+	size_t i;
+
+	if (json_is_string(v)) {
+		s = strstr(json_string_value(v), "{{");
+		return s != NULL && strstr(s + 2, "}}") != NULL ? json_string_value(v) : NULL;
+	}
+	json_array_foreach(v, i, x)
+		if ((found = unrendered(x)) != NULL)
+			return found;
+	json_object_foreach((json_t *)(uintptr_t)v, key, x)
+		if ((found = unrendered(x)) != NULL)
+			return found;
+	return NULL;
+}
+
 /* Evaluates one template and records its finding; doc_patch collects its mutation for --fix. */
 static int audit_template(struct audit *a, const char *name, size_t doc_index,
 			  const struct template_item *t, json_t *doc_patch, struct error *err)
@@ -170,6 +193,7 @@ static int audit_template(struct audit *a, const char *name, size_t doc_index,
 	struct policy_result res;
 	struct error perr = { 0 };
 	enum audit_verdict v;
+	const char *tmpl;
 	json_t *f = NULL, *pools;
 	size_t k;
 	int rc = -1;
@@ -188,6 +212,19 @@ static int audit_template(struct audit *a, const char *name, size_t doc_index,
 		goto out;
 	}
 	v = verdict_of(&res);
+	/*
+	 * A rejection of a template that still holds "{{ ... }}" (quoted, so the YAML
+	 * parsed) is about an unrendered chart, not about the policy: an input error.
+	 */
+	if (v == AUDIT_REJECT && (tmpl = unrendered(t->pod)) != NULL) {
+		char msg[ERROR_MSG_MAX + 256];
+
+		snprintf(msg, sizeof msg, "%s %s/%s %s%s%s: an unrendered template (\"%.80s\"): render the chart "
+			 "first: helm template CHART | gpu-admission audit -", t->kind, t->ns, t->name,
+			 audit_path_open(t->path), t->path, audit_path_close(t->path), tmpl);
+		rc = audit_add_error(a, name, t->line, msg, err);
+		goto out;
+	}
 	/* Several pools (placement fallback): all of them, cheapest first; one is "pool". */
 	pools = res.n_pools > 1 ? json_array() : NULL;
 	for (k = 0; pools != NULL && k < res.n_pools; k++)

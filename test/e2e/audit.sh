@@ -193,6 +193,20 @@ if [ $rc -eq 2 ] && [ "$(grep -o "$(basename "$long")" "$tmp/long.err" | wc -l)"
    grep -q ": cannot create a file next to it: " "$tmp/long.err"; then ok
 else bad "--in-place that cannot write: rc $rc, the file not named once"; cat "$tmp/long.err"; fi
 
+# A Helm chart (or its templates/) is one error saying to render it, not one per template file;
+# a quoted "{{ .Values.gpus }}" is an unrendered template (an input error), not a policy rejection.
+for d in charts/gpu-admission charts/gpu-admission/templates/; do
+	"$B" audit "$d" >/dev/null 2>"$tmp/chart.err"; rc=$?
+	if [ $rc -eq 2 ] && [ "$(wc -l <"$tmp/chart.err")" -eq 1 ] &&
+	   grep -qx "gpu-admission audit: $d: a Helm chart's templates are manifests only once rendered; run: helm template charts/gpu-admission | gpu-admission audit -" "$tmp/chart.err"; then ok
+	else bad "audit $d: rc $rc, not one error with the helm template hint"; head -3 "$tmp/chart.err"; fi
+done
+printf 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: x\n    resources:\n      limits:\n        nvidia.com/gpu: "{{ .Values.gpus }}"\n' >"$tmp/quoted.yaml"
+"$B" audit "$tmp/quoted.yaml" >"$tmp/quoted.out" 2>"$tmp/quoted.err"; rc=$?
+if [ $rc -eq 2 ] && grep -q ' 0 reject' "$tmp/quoted.out" &&
+   grep -qx "gpu-admission audit: $tmp/quoted.yaml:1: Pod default/p \[.\]: an unrendered template (\"{{ .Values.gpus }}\"): render the chart first: helm template CHART | gpu-admission audit -" "$tmp/quoted.err"; then ok
+else bad "a quoted {{ .Values.gpus }}: rc $rc, not an unrendered template"; cat "$tmp/quoted.out" "$tmp/quoted.err"; fi
+
 # -o yaml is the JSON report, as YAML.
 corpus1=test/audit/cases/kubectl-pods-grouped/stdin
 "$B" audit -o json - <"$corpus1" >"$tmp/r.json" 2>/dev/null
