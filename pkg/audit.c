@@ -186,9 +186,35 @@ static const char *unrendered(const json_t *v)
 	return NULL;
 }
 
-/* Evaluates one template and records its finding; doc_patch collects its mutation for --fix. */
+/*
+ * Whether t is a Pod as the cluster holds it (kubectl get output: it has
+ * metadata.uid, resourceVersion or creationTimestamp) or one a controller
+ * owns: what --fix writes into it never reaches the cluster, as a running
+ * Pod's placement cannot change and an owned Pod is made again from its
+ * controller's template.
+ */
+static int is_live_pod(const struct template_item *t)
+{
+	const json_t *meta = json_object_get(t->pod, "metadata"), *ref;
+	size_t i;
+
+	if (strcmp(t->kind, "Pod") != 0)
+		return 0;
+	if (json_object_get(meta, "uid") || json_object_get(meta, "resourceVersion") ||
+	    json_object_get(meta, "creationTimestamp"))
+		return 1;
+	json_array_foreach(json_object_get(meta, "ownerReferences"), i, ref)
+		if (json_is_true(json_object_get(ref, "controller")))
+			return 1;
+	return 0;
+}
+
+/*
+ * Evaluates one template and records its finding; doc_patch collects its
+ * mutation for --fix, and *live counts the live Pods it changes.
+ */
 static int audit_template(struct audit *a, const char *name, size_t doc_index,
-			  const struct template_item *t, json_t *doc_patch, struct error *err)
+			  const struct template_item *t, json_t *doc_patch, unsigned long *live, struct error *err)
 {
 	struct policy_result res;
 	struct error perr = { 0 };
@@ -256,12 +282,16 @@ static int audit_template(struct audit *a, const char *name, size_t doc_index,
 	a->templates++;
 	a->count[v]++;
 	/* --fix: what the webhook would add to its pods, or the routes a rejection says to remove. */
-	if (doc_patch != NULL && res.verdict == POLICY_MUTATE && res.patch != NULL && !res.exempt &&
-	    template_rebase(t, res.patch, doc_patch, err) != 0)
-		goto out;
-	if (doc_patch != NULL && res.verdict == POLICY_REJECT && res.fix != NULL &&
-	    template_rebase(t, res.fix, doc_patch, err) != 0)
-		goto out;
+	if (doc_patch != NULL && res.verdict == POLICY_MUTATE && res.patch != NULL && !res.exempt) {
+		if (template_rebase(t, res.patch, doc_patch, err) != 0)
+			goto out;
+		*live += is_live_pod(t);
+	}
+	if (doc_patch != NULL && res.verdict == POLICY_REJECT && res.fix != NULL) {
+		if (template_rebase(t, res.fix, doc_patch, err) != 0)
+			goto out;
+		*live += is_live_pod(t);
+	}
 	rc = 0;
 out:
 	policy_result_free(&res);
@@ -295,7 +325,8 @@ int audit_input(struct audit *a, const char *name, const char *buf, size_t len,
 	json_t *doc_patch = NULL;
 	char *owned_name = NULL;
 	size_t i, j;
-	int rc = -1;
+	int rc = -1, utf16;
+	unsigned long live = 0;
 
 	if (fixed != NULL) {
 		*fixed = NULL;
@@ -310,6 +341,9 @@ int audit_input(struct audit *a, const char *name, const char *buf, size_t len,
 	if (manifest_split(buf, len, &m, err) != 0)
 		goto out;
 	a->files++;
+	/* libyaml reads UTF-16 by its byte order mark; what --fix writes is UTF-8. */
+	utf16 = len >= 2 && (((unsigned char)buf[0] == 0xff && (unsigned char)buf[1] == 0xfe) ||
+			     ((unsigned char)buf[0] == 0xfe && (unsigned char)buf[1] == 0xff));
 	for (i = 0; i < m.n_docs; i++) {
 		const struct manifest_doc *d = &m.docs[i];
 		const char *piece = buf + d->off;
@@ -340,13 +374,24 @@ int audit_input(struct audit *a, const char *name, const char *buf, size_t len,
 		}
 		if (template_find(d->root, &found, err) != 0)
 			goto out;
+		live = 0;
 		for (j = 0; j < found.n; j++) {
 			found.v[j].line = manifest_line(d, found.v[j].node);
-			if (audit_template(a, name, i, &found.v[j], doc_patch, err) != 0)
+			if (audit_template(a, name, i, &found.v[j], doc_patch, &live, err) != 0)
 				goto out;
 		}
 		if (fixed == NULL)
 			continue;
+		if (json_array_size(doc_patch) > 0 && live > 0) {
+			char msg[256];
+
+			snprintf(msg, sizeof msg, "--fix changed %lu live Pod%s (kubectl get output, or owned by a "
+				 "controller): applying this will not place %s, as a running Pod's placement cannot "
+				 "change and a controller makes its Pods again; fix the workloads or manifests "
+				 "that create them", live, live == 1 ? "" : "s", live == 1 ? "it" : "them");
+			if (audit_add_note(a, name, d->content_line, msg, err) != 0)
+				goto out;
+		}
 		if (json_array_size(doc_patch) > 0) {
 			const char *how = NULL;
 
@@ -369,7 +414,10 @@ int audit_input(struct audit *a, const char *name, const char *buf, size_t len,
 				*changed = 1;
 				if (strcmp(how, "re-emitted") == 0 &&
 				    audit_add_note(a, name, d->content_line,
-						   d->json ? "--fix rewrote this JSON document indented, in a new layout"
+						   utf16 ? "--fix wrote this UTF-16 file as UTF-8, re-emitted from its value: "
+						   "comments inside it were lost; convert it back (iconv -t UTF-16) if "
+						   "UTF-16 is what its readers need"
+						   : d->json ? "--fix rewrote this JSON document indented, in a new layout"
 						   : d->aliases ? "--fix re-emitted this document from its value, as it "
 						   "uses anchors and aliases: comments inside it were lost"
 						   : removes(doc_patch) ? "--fix re-emitted this document from its value, as "

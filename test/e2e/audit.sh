@@ -207,6 +207,20 @@ if [ $rc -eq 2 ] && grep -q ' 0 reject' "$tmp/quoted.out" &&
    grep -qx "gpu-admission audit: $tmp/quoted.yaml:1: Pod default/p \[.\]: an unrendered template (\"{{ .Values.gpus }}\"): render the chart first: helm template CHART | gpu-admission audit -" "$tmp/quoted.err"; then ok
 else bad "a quoted {{ .Values.gpus }}: rc $rc, not an unrendered template"; cat "$tmp/quoted.out" "$tmp/quoted.err"; fi
 
+# --fix says what it cannot keep: a UTF-16 file becomes UTF-8; live Pods (kubectl get) are not
+# where a fix helps.
+mkdir -p "$tmp/u16"
+iconv -f UTF-8 -t UTF-16 test/audit/corpus/NVIDIA__gpu-operator__tests__gpu-pod.yaml >"$tmp/u16/pod.yaml"
+"$B" audit --fix --in-place "$tmp/u16/pod.yaml" >/dev/null 2>"$tmp/u16.err"; rc=$?
+if [ $rc -eq 0 ] && grep -q "note: $tmp/u16/pod.yaml:1: --fix wrote this UTF-16 file as UTF-8" "$tmp/u16.err" &&
+   [ "$(head -c 10 "$tmp/u16/pod.yaml")" = "apiVersion" ]; then ok
+else bad "--fix --in-place of a UTF-16 file: no note"; cat "$tmp/u16.err"; fi
+"$B" audit --fix - <test/audit/cases/kubectl-pods-grouped/stdin >/dev/null 2>"$tmp/live.err"
+if grep -q "note: <stdin>:1: --fix changed 3 live Pods (kubectl get output, or owned by a controller): applying this will not place them" "$tmp/live.err"; then ok
+else bad "--fix over live Pods: no note"; cat "$tmp/live.err"; fi
+"$B" audit --fix test/audit/corpus/NVIDIA__gpu-operator__tests__gpu-pod.yaml >/dev/null 2>"$tmp/notlive.err"
+if grep -q "live Pod" "$tmp/notlive.err"; then bad "--fix of a Pod manifest called live"; cat "$tmp/notlive.err"; else ok; fi
+
 # -o yaml is the JSON report, as YAML.
 corpus1=test/audit/cases/kubectl-pods-grouped/stdin
 "$B" audit -o json - <"$corpus1" >"$tmp/r.json" 2>/dev/null
