@@ -86,7 +86,8 @@ for dir in "$CASES"/*/; do
 	if [ $# -eq 1 ] && [ "$1" = - ]; then single="$dir/stdin"
 	elif [ $# -eq 1 ] && [ -f "$dir/$1" ]; then single="$dir/$1"
 	fi
-	if [ -n "$single" ] && grep -q ' 0 mutate' "$tmp/out"; then
+	# (A case with expect.fixed has its --fix output compared above: a rejection's fix changes it.)
+	if [ -n "$single" ] && [ ! -f "$dir/expect.fixed" ] && grep -q ' 0 mutate' "$tmp/out"; then
 		if cmp -s "$single" "$tmp/fixed"; then ok; else bad "$name: --fix changed an input with nothing to fix"; fi
 	fi
 done

@@ -507,6 +507,10 @@ equals "$(cat "$tmp/err")" "gpu-admission review: <stdin>: larger than 3 MiB" "r
 printf 'mode: enforce\npools:\n\t- name: x\n' >"$tmp/tab-policy.yaml"
 expect_rc 1 "check-config of a policy with a tab" -- "$B" check-config "$tmp/tab-policy.yaml"
 has "$tmp/err" "$tmp/tab-policy.yaml:3:1: (document): not valid YAML: a tab character: YAML indents with spaces only" "check-config: a tab said"
+# README's node auto-provisioning example: check-config's note names both pools it cannot tell by name.
+awk '/policy-example: .*gpu-spot,gpu-ondemand/ { f = 1; next } f && /^```yaml/ { next } f && /^```/ { exit } f' README.md >"$tmp/nap.yaml"
+expect_rc 0 "check-config of README's NAP example" -- "$B" check-config "$tmp/nap.yaml"
+has "$tmp/out" 'pools "gpu-spot" and "gpu-ondemand" do not select by kubernetes.azure.com/agentpool' "NAP example: both pools named"
 # A bare serve: its usage error as every command's, on stderr, not as a log line.
 expect_rc 2 "bare serve" -- "$B" serve
 equals "$(cat "$tmp/err")" "gpu-admission serve: give --tls-cert and --tls-key, or --self-signed (see gpu-admission serve --help)" "bare serve: a usage error"
