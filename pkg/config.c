@@ -167,7 +167,7 @@ static const char default_yaml[] =
 "    - system:kube-controller-manager\n"
 "  # Pods in one of an entry's namespaces (globs; required, since a workload\n"
 "  # sets its own labels) whose labels match its matchLabels and\n"
-"  # matchExpressions (as a pool's podSelector) are never rejected, e.g.\n"
+"  # matchExpressions (as a pool's podSelector) are admitted unchanged, e.g.\n"
 "  # [{namespaces: [monitoring], matchLabels: {app: agent}}].\n"
 "  podSelectors: []\n"
 "\n"

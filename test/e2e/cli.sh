@@ -511,6 +511,11 @@ has "$tmp/err" "$tmp/tab-policy.yaml:3:1: (document): not valid YAML: a tab char
 awk '/policy-example: .*gpu-spot,gpu-ondemand/ { f = 1; next } f && /^```yaml/ { next } f && /^```/ { exit } f' README.md >"$tmp/nap.yaml"
 expect_rc 0 "check-config of README's NAP example" -- "$B" check-config "$tmp/nap.yaml"
 has "$tmp/out" 'pools "gpu-spot" and "gpu-ondemand" do not select by kubernetes.azure.com/agentpool' "NAP example: both pools named"
+# print-default-config words exempt.podSelectors as README does: "admitted unchanged".
+"$B" print-default-config >"$tmp/default.yaml"
+if sed -n '/Pods in one of an entry/,/podSelectors:/p' "$tmp/default.yaml" | tr '\n' ' ' | grep -q 'are admitted unchanged'; then ok
+else bad "print-default-config: podSelectors not worded 'admitted unchanged'"; sed -n '/Pods in one of an entry/,/podSelectors:/p' "$tmp/default.yaml"; fi
+grep -q 'matching pods in those namespaces admitted unchanged' README.md && ok || bad "README: podSelectors wording"
 # A bare serve: its usage error as every command's, on stderr, not as a log line.
 expect_rc 2 "bare serve" -- "$B" serve
 equals "$(cat "$tmp/err")" "gpu-admission serve: give --tls-cert and --tls-key, or --self-signed (see gpu-admission serve --help)" "bare serve: a usage error"
