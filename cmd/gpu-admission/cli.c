@@ -40,33 +40,35 @@ const struct cli_command *cli_find(const char *name)
 /*
  * The optimal-string-alignment distance between a[0..alen) and b (edits,
  * adjacent swaps included), or CLI_SUGGEST_LEN_MAX + 1 when either is longer
- * than CLI_SUGGEST_LEN_MAX.
+ * than CLI_SUGGEST_LEN_MAX. Three rows of the table are enough: a swap looks
+ * two rows back.
  */
 static size_t distance(const char *a, size_t alen, const char *b)
 {
 	size_t blen = strlen(b), i, j;
-	size_t d[CLI_SUGGEST_LEN_MAX + 1][CLI_SUGGEST_LEN_MAX + 1];
+	size_t rows[3][CLI_SUGGEST_LEN_MAX + 1];
 
 	if (alen > CLI_SUGGEST_LEN_MAX || blen > CLI_SUGGEST_LEN_MAX)
 		return CLI_SUGGEST_LEN_MAX + 1;
-	for (i = 0; i <= alen; i++)
-		d[i][0] = i;
 	for (j = 0; j <= blen; j++)
-		d[0][j] = j;
+		rows[0][j] = j;
 	for (i = 1; i <= alen; i++) {
-		for (j = 1; j <= blen; j++) {
-			size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+		size_t *cur = rows[i % 3], *up = rows[(i - 1) % 3], *up2 = rows[(i + 1) % 3];
 
-			if (d[i - 1][j] + 1 < best)
-				best = d[i - 1][j] + 1;
-			if (d[i][j - 1] + 1 < best)
-				best = d[i][j - 1] + 1;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
-				best = d[i - 2][j - 2] + 1;
-			d[i][j] = best;
+		cur[0] = i;
+		for (j = 1; j <= blen; j++) {
+			size_t best = up[j - 1] + (a[i - 1] != b[j - 1]);
+
+			if (up[j] + 1 < best)
+				best = up[j] + 1;
+			if (cur[j - 1] + 1 < best)
+				best = cur[j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && up2[j - 2] + 1 < best)
+				best = up2[j - 2] + 1;
+			cur[j] = best;
 		}
 	}
-	return d[alen][blen];
+	return rows[alen % 3][blen];
 }
 
 /*
