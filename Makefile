@@ -74,8 +74,10 @@ $(BUILD)/%.o: %.c | $(DEPS_OK)
 
 # The version is compiled into main.o and cmd_serve.o; the stamp changes only when
 # VERSION or the revision does, so a commit rebuilds those two and nothing else.
+# RUN_QUERY=1 (make run's "is anything to build?") asks about the stamp as it stands, once
+# make run has refreshed it: with FORCE, make -q would always answer "out of date".
 VERSION_STAMP := $(BUILD)/version.stamp
-$(VERSION_STAMP): FORCE
+$(VERSION_STAMP): $(if $(RUN_QUERY),,FORCE)
 	@mkdir -p $(@D)
 	@echo '$(VERSION) $(REVISION)' | cmp -s - $@ 2>/dev/null || echo '$(VERSION) $(REVISION)' >$@
 $(BUILD)/cmd/gpu-admission/main.o $(BUILD)/cmd/gpu-admission/cmd_serve.o: $(VERSION_STAMP)
@@ -118,7 +120,8 @@ test: $(BIN) $(UNIT_BIN) $(TOOL_BIN) test-deps
 # binds before test/run-local prints how to reach it.
 run:
 	@mkdir -p $(BUILD)
-	@$(MAKE) --no-print-directory -q $(BIN) 2>/dev/null || echo "make run: building $(BIN) ..."
+	@$(MAKE) --no-print-directory -s $(VERSION_STAMP) 2>/dev/null || true
+	@$(MAKE) --no-print-directory -q $(BIN) RUN_QUERY=1 2>/dev/null || echo "make run: building $(BIN) ..."
 	@$(MAKE) --no-print-directory -s $(BIN) >$(BUILD)/run-build.log 2>&1 || { cat $(BUILD)/run-build.log; exit 1; }
 	@ADDR='$(ADDR)' sh test/run-local $(BIN)
 

@@ -35,6 +35,16 @@ static const char *printable_name(const char *name, char **owned)
 	return *owned;
 }
 
+const char *audit_path_open(const char *path)
+{
+	return path[0] == '[' ? "" : "[";
+}
+
+const char *audit_path_close(const char *path)
+{
+	return path[0] == '[' ? "" : "]";
+}
+
 const char *audit_verdict_name(enum audit_verdict v)
 {
 	static const char *const names[AUDIT_NVERDICTS] = { "ok", "mutate", "reject", "exempt", "warn" };
@@ -156,13 +166,63 @@ static json_t *controller_of(const struct template_item *t)
 	return json_pack("[s, s, s?]", kind, name, hash);
 }
 
-/* Evaluates one template and records its finding; doc_patch collects its mutation for --fix. */
+/*
+ * The first string in v that holds a Go template action ("{{ .Values.gpus }}"),
+ * or NULL. Depth is bounded by the YAML reader's nesting cap.
+ */
+static const char *unrendered(const json_t *v)
+{
+	const char *s, *key, *found;
+	const json_t *x;
+	size_t i;
+
+	if (json_is_string(v)) {
+		s = strstr(json_string_value(v), "{{");
+		return s != NULL && strstr(s + 2, "}}") != NULL ? json_string_value(v) : NULL;
+	}
+	json_array_foreach(v, i, x)
+		if ((found = unrendered(x)) != NULL)
+			return found;
+	json_object_foreach((json_t *)(uintptr_t)v, key, x)
+		if ((found = unrendered(x)) != NULL)
+			return found;
+	return NULL;
+}
+
+/*
+ * Whether t is a Pod as the cluster holds it (kubectl get output: it has
+ * metadata.uid, resourceVersion or creationTimestamp) or one a controller
+ * owns: what --fix writes into it never reaches the cluster, as a running
+ * Pod's placement cannot change and an owned Pod is made again from its
+ * controller's template.
+ */
+static int is_live_pod(const struct template_item *t)
+{
+	const json_t *meta = json_object_get(t->pod, "metadata"), *ref;
+	size_t i;
+
+	if (strcmp(t->kind, "Pod") != 0)
+		return 0;
+	if (json_object_get(meta, "uid") || json_object_get(meta, "resourceVersion") ||
+	    json_object_get(meta, "creationTimestamp"))
+		return 1;
+	json_array_foreach(json_object_get(meta, "ownerReferences"), i, ref)
+		if (json_is_true(json_object_get(ref, "controller")))
+			return 1;
+	return 0;
+}
+
+/*
+ * Evaluates one template and records its finding; doc_patch collects its
+ * mutation for --fix, and *live counts the live Pods it changes.
+ */
 static int audit_template(struct audit *a, const char *name, size_t doc_index,
-			  const struct template_item *t, json_t *doc_patch, struct error *err)
+			  const struct template_item *t, json_t *doc_patch, unsigned long *live, struct error *err)
 {
 	struct policy_result res;
 	struct error perr = { 0 };
 	enum audit_verdict v;
+	const char *tmpl;
 	json_t *f = NULL, *pools;
 	size_t k;
 	int rc = -1;
@@ -175,11 +235,25 @@ static int audit_template(struct audit *a, const char *name, size_t doc_index,
 			*err = perr;
 			goto out;
 		}
-		snprintf(msg, sizeof msg, "%s %s/%s [%s]: %s", t->kind, t->ns, t->name, t->path, perr.msg);
+		snprintf(msg, sizeof msg, "%s %s/%s %s%s%s: %s", t->kind, t->ns, t->name, audit_path_open(t->path),
+			 t->path, audit_path_close(t->path), perr.msg);
 		rc = audit_add_error(a, name, t->line, msg, err);
 		goto out;
 	}
 	v = verdict_of(&res);
+	/*
+	 * A rejection of a template that still holds "{{ ... }}" (quoted, so the YAML
+	 * parsed) is about an unrendered chart, not about the policy: an input error.
+	 */
+	if (v == AUDIT_REJECT && (tmpl = unrendered(t->pod)) != NULL) {
+		char msg[ERROR_MSG_MAX + 256];
+
+		snprintf(msg, sizeof msg, "%s %s/%s %s%s%s: an unrendered template (\"%.80s\"): render the chart "
+			 "first: helm template CHART | gpu-admission audit -", t->kind, t->ns, t->name,
+			 audit_path_open(t->path), t->path, audit_path_close(t->path), tmpl);
+		rc = audit_add_error(a, name, t->line, msg, err);
+		goto out;
+	}
 	/* Several pools (placement fallback): all of them, cheapest first; one is "pool". */
 	pools = res.n_pools > 1 ? json_array() : NULL;
 	for (k = 0; pools != NULL && k < res.n_pools; k++)
@@ -211,12 +285,16 @@ static int audit_template(struct audit *a, const char *name, size_t doc_index,
 	a->templates++;
 	a->count[v]++;
 	/* --fix: what the webhook would add to its pods, or the routes a rejection says to remove. */
-	if (doc_patch != NULL && res.verdict == POLICY_MUTATE && res.patch != NULL && !res.exempt &&
-	    template_rebase(t, res.patch, doc_patch, err) != 0)
-		goto out;
-	if (doc_patch != NULL && res.verdict == POLICY_REJECT && res.fix != NULL &&
-	    template_rebase(t, res.fix, doc_patch, err) != 0)
-		goto out;
+	if (doc_patch != NULL && res.verdict == POLICY_MUTATE && res.patch != NULL && !res.exempt) {
+		if (template_rebase(t, res.patch, doc_patch, err) != 0)
+			goto out;
+		*live += is_live_pod(t);
+	}
+	if (doc_patch != NULL && res.verdict == POLICY_REJECT && res.fix != NULL) {
+		if (template_rebase(t, res.fix, doc_patch, err) != 0)
+			goto out;
+		*live += is_live_pod(t);
+	}
 	rc = 0;
 out:
 	policy_result_free(&res);
@@ -252,7 +330,8 @@ int audit_input(struct audit *a, const char *name, const char *buf, size_t len,
 	json_t *doc_patch = NULL;
 	char *owned_name = NULL;
 	size_t i, j;
-	int rc = -1, more;
+	int rc = -1, more, utf16;
+	unsigned long live = 0;
 
 	if (fixed != NULL) {
 		*fixed = NULL;
@@ -267,6 +346,9 @@ int audit_input(struct audit *a, const char *name, const char *buf, size_t len,
 	/* One document's values at a time: memory does not grow with the number of documents. */
 	manifest_open(buf, len, &m);
 	a->files++;
+	/* libyaml reads UTF-16 by its byte order mark; what --fix writes is UTF-8. */
+	utf16 = len >= 2 && (((unsigned char)buf[0] == 0xff && (unsigned char)buf[1] == 0xfe) ||
+			     ((unsigned char)buf[0] == 0xfe && (unsigned char)buf[1] == 0xff));
 	for (i = 0;; i++) {
 		const char *piece;
 		size_t piece_len;
@@ -297,13 +379,24 @@ int audit_input(struct audit *a, const char *name, const char *buf, size_t len,
 		}
 		if (template_find(d->root, &found, err) != 0)
 			goto out;
+		live = 0;
 		for (j = 0; j < found.n; j++) {
 			found.v[j].line = manifest_line(d, found.v[j].node);
-			if (audit_template(a, name, i, &found.v[j], doc_patch, err) != 0)
+			if (audit_template(a, name, i, &found.v[j], doc_patch, &live, err) != 0)
 				goto out;
 		}
 		if (fixed == NULL)
 			continue;
+		if (json_array_size(doc_patch) > 0 && live > 0) {
+			char msg[256];
+
+			snprintf(msg, sizeof msg, "--fix changed %lu live Pod%s (kubectl get output, or owned by a "
+				 "controller): applying this will not place %s, as a running Pod's placement cannot "
+				 "change and a controller makes its Pods again; fix the workloads or manifests "
+				 "that create them", live, live == 1 ? "" : "s", live == 1 ? "it" : "them");
+			if (audit_add_note(a, name, d->content_line, msg, err) != 0)
+				goto out;
+		}
 		if (json_array_size(doc_patch) > 0) {
 			const char *how = NULL;
 
@@ -326,7 +419,10 @@ int audit_input(struct audit *a, const char *name, const char *buf, size_t len,
 				*changed = 1;
 				if (strcmp(how, "re-emitted") == 0 &&
 				    audit_add_note(a, name, d->content_line,
-						   d->json ? "--fix rewrote this JSON document indented, in a new layout"
+						   utf16 ? "--fix wrote this UTF-16 file as UTF-8, re-emitted from its value: "
+						   "comments inside it were lost; convert it back (iconv -t UTF-16) if "
+						   "UTF-16 is what its readers need"
+						   : d->json ? "--fix rewrote this JSON document indented, in a new layout"
 						   : d->aliases ? "--fix re-emitted this document from its value, as it "
 						   "uses anchors and aliases: comments inside it were lost"
 						   : removes(doc_patch) ? "--fix re-emitted this document from its value, as "
@@ -544,42 +640,173 @@ static const char *colour_of(const char *verdict)
 	return "";
 }
 
-static void write_finding(FILE *out, const json_t *f, int color)
+/* Joins two words of a reason so that the text report never breaks a line between them. */
+#define AUDIT_NBSP "\x1f"
+
+/* What the reason part of a finding says: the reason code, the changes and pool, or the message. */
+static void finding_reason(char *buf, size_t cap, const json_t *f)
 {
 	const char *verdict = str(f, "verdict");
 	enum audit_verdict v = verdict_named(verdict);
-	size_t k, skip;
-	json_t *w;
+	size_t k, used;
 
-	fprintf(out, "%s:%lld  %s %s/%s  [%s]  %s%s%s  ", str(f, "file"),
-		(long long)json_integer_value(json_object_get(f, "line")), str(f, "kind"),
-		str(f, "namespace"), str(f, "name"), str(f, "path"),
-		color ? colour_of(verdict) : "", verdict, color ? "\033[0m" : "");
-	fprintf(out, "%s", v == AUDIT_OK || v == AUDIT_EXEMPT ? str(f, "reason") : str(f, "message"));
-	if (v == AUDIT_MUTATE && json_is_string(json_object_get(f, "pool")))
-		fprintf(out, " (pool %s)", str(f, "pool"));
-	else if (v == AUDIT_MUTATE && json_array_size(json_object_get(f, "pools")) > 1) {
+	snprintf(buf, cap, "%s", v == AUDIT_OK || v == AUDIT_EXEMPT ? str(f, "reason") : str(f, "message"));
+	used = strlen(buf);
+	if (v == AUDIT_MUTATE && json_is_string(json_object_get(f, "pool"))) {
+		snprintf(buf + used, cap - used, " (pool" AUDIT_NBSP "%s)", str(f, "pool"));
+	} else if (v == AUDIT_MUTATE && json_array_size(json_object_get(f, "pools")) > 1) {
 		const json_t *pools = json_object_get(f, "pools");
 
-		for (k = 0; k < json_array_size(pools); k++)
-			fprintf(out, "%s %s", k ? "," : " (pools", json_string_value(json_array_get(pools, k)));
-		fputc(')', out);
+		for (k = 0; k < json_array_size(pools); k++) {
+			used = strlen(buf);
+			snprintf(buf + used, cap - used, "%s %s", k ? "," : " (pools",
+				 json_string_value(json_array_get(pools, k)));
+		}
+		used = strlen(buf);
+		snprintf(buf + used, cap - used, ")");
 	}
 	/* Only where the mode changes the outcome: warn mode still mutates, it just never rejects. */
+	used = strlen(buf);
 	if ((v == AUDIT_MUTATE || v == AUDIT_REJECT) && strcmp(str(f, "decision"), verdict) != 0)
-		fprintf(out, " [mode %s: the webhook would %s]", str(f, "mode"),
-			strcmp(str(f, "decision"), "mutate") == 0 ? "mutate it, with a warning"
-			: "admit it as is, with a warning");
+		snprintf(buf + used, cap - used, " [mode %s: the webhook would %s]", str(f, "mode"),
+			 strcmp(str(f, "decision"), "mutate") == 0 ? "mutate it, with a warning"
+			 : "admit it as is, with a warning");
+}
+
+/*
+ * Writes prefix and text from column indent, words wrapped so that lines end
+ * by AUDIT_TEXT_WIDTH; continuation lines start at indent + cont. A word
+ * longer than a line is written whole; AUDIT_NBSP joins words that stay
+ * together and is written as a space. Widths count bytes, so UTF-8 wraps
+ * early, never late.
+ */
+/* Writes s[0..n) with every AUDIT_NBSP as the space it stands for. */
+static void write_joined(FILE *out, const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		fputc(s[i] == AUDIT_NBSP[0] ? ' ' : s[i], out);
+}
+
+static void write_wrapped(FILE *out, const char *prefix, const char *text, size_t indent, size_t cont)
+{
+	size_t col = indent + strlen(prefix);
+	int first = 1;
+
+	fprintf(out, "%*s%s", (int)indent, "", prefix);
+	while (*text == ' ')
+		text++;
+	while (*text != '\0') {
+		size_t n = strcspn(text, " ");
+
+		if (!first && col + 1 + n > AUDIT_TEXT_WIDTH) {
+			fprintf(out, "\n%*s", (int)(indent + cont), "");
+			col = indent + cont;
+		} else if (!first) {
+			fputc(' ', out);
+			col++;
+		}
+		write_joined(out, text, n);
+		col += n;
+		text += n;
+		first = 0;
+		while (*text == ' ')
+			text++;
+	}
 	fputc('\n', out);
-	/* A warn line already shows its first warning; the exempt/dryrun ones explain themselves. */
-	skip = v == AUDIT_WARN ? 1 : 0;
-	json_array_foreach(json_object_get(f, "warnings"), k, w)
-		if (k >= skip)
+}
+
+/* Whether f's namespace is said: not for "default", as kubectl needs no -n for it. */
+static int says_namespace(const json_t *f)
+{
+	return strcmp(str(f, "namespace"), "default") != 0;
+}
+
+/* The length of the object as write_object() writes it. */
+static size_t object_len(const json_t *f)
+{
+	return strlen(str(f, "kind")) + 1 + strlen(str(f, "name")) +
+	       (says_namespace(f) ? 4 + strlen(str(f, "namespace")) : 0);
+}
+
+/* "Job/train -n team-a": the object as kubectl names it, padded to width. */
+static void write_object(FILE *out, const json_t *f, size_t width)
+{
+	size_t n = object_len(f);
+
+	fprintf(out, "%s/%s", str(f, "kind"), str(f, "name"));
+	if (says_namespace(f))
+		fprintf(out, " -n %s", str(f, "namespace"));
+	fprintf(out, "%*s", (int)(n < width ? width - n : 0), "");
+}
+
+/* The file as the text report shows it: relative to base (a directory operand) when under it. */
+static const char *shown_file(const char *file, const char *base)
+{
+	size_t n = base ? strlen(base) : 0;
+
+	while (n > 1 && base[n - 1] == '/')
+		n--;
+	if (n == 0 || strncmp(file, base, n) != 0 || (file[n] != '/' && base[n - 1] != '/'))
+		return file;
+	file += n;
+	while (*file == '/')
+		file++;
+	return file;
+}
+
+/* -o wide: everything on one line, as grep and editors want it. */
+static void write_finding_wide(FILE *out, const json_t *f, int color)
+{
+	const char *verdict = str(f, "verdict");
+	char reason[AUDIT_REASON_MAX];
+
+	finding_reason(reason, sizeof reason, f);
+	fprintf(out, "%s:%lld  %s %s/%s  %s%s%s  %s%s%s  ", str(f, "file"),
+		(long long)json_integer_value(json_object_get(f, "line")), str(f, "kind"),
+		str(f, "namespace"), str(f, "name"), audit_path_open(str(f, "path")), str(f, "path"),
+		audit_path_close(str(f, "path")),
+		color ? colour_of(verdict) : "", verdict, color ? "\033[0m" : "");
+	write_joined(out, reason, strlen(reason));
+	fputc('\n', out);
+}
+
+/* The columns: verdict, object (padded to width), file:line; then the reason, indented and wrapped. */
+static void write_finding(FILE *out, const json_t *f, int color, size_t width, const char *base)
+{
+	const char *verdict = str(f, "verdict");
+	size_t vlen = strlen(verdict);
+	char reason[AUDIT_REASON_MAX];
+
+	fprintf(out, "%s%s%s%*s", color ? colour_of(verdict) : "", verdict, color ? "\033[0m" : "",
+		(int)(vlen < AUDIT_TEXT_VERDICT_COLUMN ? AUDIT_TEXT_VERDICT_COLUMN - vlen : 1), "");
+	write_object(out, f, width);
+	fprintf(out, "  %s:%lld\n", shown_file(str(f, "file"), base),
+		(long long)json_integer_value(json_object_get(f, "line")));
+	finding_reason(reason, sizeof reason, f);
+	if (reason[0] != '\0')
+		write_wrapped(out, "", reason, AUDIT_TEXT_INDENT, 0);
+}
+
+/* Every warning but the one a warn line already shows, whole. */
+static void write_warnings(FILE *out, const json_t *f, int wide)
+{
+	size_t k, skip = verdict_named(str(f, "verdict")) == AUDIT_WARN ? 1 : 0;
+	json_t *w;
+
+	json_array_foreach(json_object_get(f, "warnings"), k, w) {
+		if (k < skip)
+			continue;
+		if (wide)
 			fprintf(out, "    warning: %s\n", json_string_value(w));
+		else
+			write_wrapped(out, "warning: ", json_string_value(w), AUDIT_TEXT_INDENT, 2);
+	}
 }
 
 /* The pods of a controller, on one line under it: "+ 2 pods of it in the input: 1 ok, 1 mutate". */
-static void write_group(FILE *out, const struct audit *a, const json_t *pods)
+static void write_group(FILE *out, const struct audit *a, const json_t *pods, size_t indent)
 {
 	unsigned long count[AUDIT_NVERDICTS] = { 0 };
 	size_t i, k, n = json_array_size(pods);
@@ -590,7 +817,7 @@ static void write_group(FILE *out, const struct audit *a, const json_t *pods)
 		f = json_array_get(a->findings, (size_t)json_integer_value(p));
 		count[verdict_named(str(f, "verdict"))]++;
 	}
-	fprintf(out, "    + %zu pod%s of it in the input", n, plural(n));
+	fprintf(out, "%*s+ %zu pod%s of it in the input", (int)indent, "", n, plural(n));
 	if (n == 1) {
 		fprintf(out, " (%s): %s %s\n", str(f, "name"), str(f, "verdict"), str(f, "reason"));
 		return;
@@ -605,25 +832,40 @@ static void write_group(FILE *out, const struct audit *a, const json_t *pods)
 	fputc('\n', out);
 }
 
-int audit_write_text(const struct audit *a, FILE *out, unsigned flags)
+/* Whether the report shows f on a line of its own. */
+static int shown(const json_t *f, int quiet)
+{
+	enum audit_verdict v = verdict_named(str(f, "verdict"));
+
+	if (json_is_integer(json_object_get(f, "groupedUnder")))
+		return 0;  /* under its controller */
+	return !quiet || v == AUDIT_MUTATE || v == AUDIT_REJECT || v == AUDIT_WARN;
+}
+
+int audit_write_text(const struct audit *a, FILE *out, unsigned flags, const char *base)
 {
 	int color = (flags & AUDIT_TEXT_COLOR) != 0, quiet = (flags & AUDIT_TEXT_QUIET) != 0;
+	int wide = (flags & AUDIT_TEXT_WIDE) != 0;
 	unsigned long grouped = grouped_total(a);
-	size_t i, nerr = json_array_size(a->errors), nrw = json_array_size(a->rewritten);
+	size_t i, width = 0, nerr = json_array_size(a->errors), nrw = json_array_size(a->rewritten);
 	const json_t *f, *pods;
 	char key[32];
 
+	/* The object column is as wide as its longest entry, up to a cap a longer one overflows. */
+	json_array_foreach(a->findings, i, f)
+		if (shown(f, quiet) && object_len(f) > width)
+			width = object_len(f) > AUDIT_TEXT_OBJECT_MAX ? AUDIT_TEXT_OBJECT_MAX : object_len(f);
 	json_array_foreach(a->findings, i, f) {
-		enum audit_verdict v = verdict_named(str(f, "verdict"));
-
-		if (json_is_integer(json_object_get(f, "groupedUnder")))
-			continue;  /* under its controller */
-		if (quiet && v != AUDIT_MUTATE && v != AUDIT_REJECT && v != AUDIT_WARN)
+		if (!shown(f, quiet))
 			continue;
-		write_finding(out, f, color);
+		if (wide)
+			write_finding_wide(out, f, color);
+		else
+			write_finding(out, f, color, width, base);
+		write_warnings(out, f, wide);
 		snprintf(key, sizeof key, "%zu", i);
 		if (!quiet && (pods = json_object_get(a->groups, key)) != NULL)
-			write_group(out, a, pods);
+			write_group(out, a, pods, wide ? 4 : AUDIT_TEXT_INDENT);
 	}
 	if (quiet)
 		return ferror(out) ? -1 : 0;
@@ -632,13 +874,17 @@ int audit_write_text(const struct audit *a, FILE *out, unsigned flags)
 	if (grouped > 0)
 		fprintf(out, " (%lu pod%s grouped under %s controller%s)", grouped, plural(grouped),
 			grouped == 1 ? "its" : "their", plural(grouped));
-	fprintf(out, ": %lu ok, %lu mutate, %lu reject, %lu exempt, %lu warn; %zu input error%s\n",
+	/* The counts on a line of their own, so that the summary fits the width too. */
+	fprintf(out, ":%s%lu ok, %lu mutate, %lu reject, %lu exempt, %lu warn; %zu input error%s\n", wide ? " " : "\n",
 		a->count[AUDIT_OK], a->count[AUDIT_MUTATE], a->count[AUDIT_REJECT], a->count[AUDIT_EXEMPT],
 		a->count[AUDIT_WARN], nerr, plural(nerr));
 	if (flags & AUDIT_TEXT_REWRITE) {
 		fprintf(out, "rewrote %zu file%s%s", nrw, plural(nrw), nrw ? ":" : "");
-		for (i = 0; i < nrw; i++)
-			fprintf(out, "%s %s", i ? "," : "", json_string_value(json_array_get(a->rewritten, i)));
+		for (i = 0; i < nrw; i++) {
+			const char *file = json_string_value(json_array_get(a->rewritten, i));
+
+			fprintf(out, "%s %s", i ? "," : "", wide ? file : shown_file(file, base));
+		}
 		fputc('\n', out);
 	}
 	return ferror(out) ? -1 : 0;

@@ -55,6 +55,14 @@ struct audit {
 	unsigned long grouped[AUDIT_NVERDICTS]; /* pods reported under their controller */
 };
 
+/*
+ * The brackets a template path is shown in, "[spec.template]", or none
+ * when the path starts with one itself: a top-level array's item is "[0]",
+ * not "[[0]]". Static storage.
+ */
+const char *audit_path_open(const char *path);
+const char *audit_path_close(const char *path);
+
 /* The verdict's name ("ok", "mutate", ...). Static storage. */
 const char *audit_verdict_name(enum audit_verdict v);
 
@@ -128,14 +136,27 @@ int audit_path(struct audit_walk *w, const char *path, struct error *err);
 #define AUDIT_TEXT_COLOR 1u  /* ANSI colours for the verdicts */
 #define AUDIT_TEXT_QUIET 2u  /* only findings that need action (mutate, reject, warn), no summary */
 #define AUDIT_TEXT_REWRITE 4u /* end with "rewrote N files: ..." (--fix --in-place) */
+#define AUDIT_TEXT_WIDE 8u    /* -o wide: each finding whole on one line, full file names */
+
+/* The text report's layout: it reads at AUDIT_TEXT_WIDTH columns (-o wide is not wrapped). */
+#define AUDIT_TEXT_WIDTH 100
+#define AUDIT_TEXT_VERDICT_COLUMN 8 /* the verdict ("mutate"), then the object from this column */
+#define AUDIT_TEXT_INDENT 8         /* reasons, warnings and grouped pods, under the object */
+#define AUDIT_TEXT_OBJECT_MAX 40    /* the object column's widest; a longer object overflows it */
+#define AUDIT_REASON_MAX 4096       /* a finding's reason line, as built for the text report */
 
 /*
- * Writes the text report to out: one line per template (pods grouped under
- * their controller on one indented line), then a summary, then "rewrote N
- * files: ..." after --fix --in-place. Errors and notes are not in it: see
- * audit_write_problems().
+ * Writes the text report to out. Each template shown has a line of columns
+ * (verdict, the object as kubectl names it "Kind/name -n namespace", file:line,
+ * the file relative to base when base, a directory operand, is given; may be
+ * NULL), then its reason and every further warning on indented lines wrapped
+ * at AUDIT_TEXT_WIDTH, and pods grouped under their controller on one more;
+ * then a summary and "rewrote N files: ..." after --fix --in-place. With
+ * AUDIT_TEXT_WIDE a finding is one line (file:line, kind namespace/name, the
+ * template path, the verdict, the reason), file names whole. Errors and notes
+ * are not in it: see audit_write_problems().
  */
-int audit_write_text(const struct audit *a, FILE *out, unsigned flags);
+int audit_write_text(const struct audit *a, FILE *out, unsigned flags, const char *base);
 
 /* Writes the report as one JSON document (fmt 'j') or one YAML document (fmt 'y') to out. */
 int audit_write_doc(const struct audit *a, FILE *out, char fmt);

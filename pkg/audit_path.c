@@ -15,6 +15,7 @@
 #include "limit.h"
 
 #define AUDIT_DIR_DEPTH_MAX 64
+#define AUDIT_PATH_MSG_MAX 4096  /* a message naming a path (PATH_MAX) */
 
 /* --fix to a stream: inputs joined into one, "---" between files. */
 static void write_fixed(struct audit_walk *w, const char *buf, size_t len)
@@ -64,7 +65,13 @@ static int audit_file(struct audit_walk *w, const char *path, struct error *err)
 		goto out;
 	if (w->fix && w->in_place) {
 		if (changed && file_write_atomic(path, fixed, fixed_len, FILE_KEEP_MODE, &rerr) != 0) {
-			rc = audit_add_error(w->a, name, 0, rerr.msg, err);
+			/* The report names the file already: "FILE: FILE: ..." would say it twice. */
+			const char *msg = rerr.msg;
+			size_t n = strlen(path);
+
+			if (strncmp(msg, path, n) == 0 && strncmp(msg + n, ": ", 2) == 0)
+				msg += n + 2;
+			rc = audit_add_error(w->a, name, 0, msg, err);
 			goto out;
 		}
 		if (changed && json_array_append_new(w->a->rewritten, json_string(name)) != 0) {
@@ -109,6 +116,35 @@ static int name_cmp(const void *a, const void *b)
 
 static int walk_path(struct audit_walk *w, const char *path, int depth, struct error *err);
 
+/*
+ * Whether directory path is a Helm chart (it holds a Chart.yaml), or the
+ * templates directory of one: 1 with the chart's directory in chart[cap], else 0.
+ */
+static int chart_of(const char *path, char *chart, size_t cap)
+{
+	char probe[AUDIT_PATH_MSG_MAX];
+	size_t len = strlen(path);
+	struct stat st;
+	int n;
+
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	n = snprintf(probe, sizeof probe, "%.*s/Chart.yaml", (int)len, path);
+	if (n > 0 && (size_t)n < sizeof probe && stat(probe, &st) == 0 && S_ISREG(st.st_mode)) {
+		snprintf(chart, cap, "%.*s", (int)len, path);
+		return 1;
+	}
+	/* DIR/templates: the chart is DIR ("." for a bare "templates"). */
+	if (len < 9 || strncmp(path + len - 9, "templates", 9) != 0 || (len > 9 && path[len - 10] != '/'))
+		return 0;
+	len = len > 9 ? len - 10 : 0;
+	n = snprintf(probe, sizeof probe, "%.*s%sChart.yaml", (int)len, path, len ? "/" : "");
+	if (n <= 0 || (size_t)n >= sizeof probe || stat(probe, &st) != 0 || !S_ISREG(st.st_mode))
+		return 0;
+	snprintf(chart, cap, "%.*s", len ? (int)len : 1, len ? path : ".");
+	return 1;
+}
+
 /* Says why a directory entry is not read, as a note. */
 static int skipped(struct audit_walk *w, const char *path, const char *why, struct error *err)
 {
@@ -130,10 +166,20 @@ static int audit_dir(struct audit_walk *w, const char *path, int depth, struct e
 	char **names = NULL, **grown;
 	size_t n = 0, cap = 0, i;
 	unsigned long files = w->files_seen, templates = w->a->templates;
+	size_t errors = json_array_size(w->a->errors);
+	char chart[AUDIT_PATH_MSG_MAX];
 	int rc = -1;
 
 	if (depth > AUDIT_DIR_DEPTH_MAX)
 		return audit_add_error(w->a, path, 0, "directories nested too deep", err);
+	if (chart_of(path, chart, sizeof chart)) {
+		/* Its templates are Go templates, not manifests: one error that says what to run, not one per file. */
+		char msg[AUDIT_PATH_MSG_MAX + 128];
+
+		snprintf(msg, sizeof msg, "a Helm chart's templates are manifests only once rendered; "
+			 "run: helm template %s | gpu-admission audit -", chart);
+		return audit_add_error(w->a, path, 0, msg, err);
+	}
 	if ((dir = opendir(path)) == NULL)
 		return audit_add_error(w->a, path, 0, strerror(errno), err);
 	while ((de = readdir(dir)) != NULL) {
@@ -176,7 +222,9 @@ static int audit_dir(struct audit_walk *w, const char *path, int depth, struct e
 		if (r != 0)
 			goto out;
 	}
-	if (n == 0)
+	if (json_array_size(w->a->errors) > errors && w->a->templates == templates)
+		rc = 0;  /* the errors say why nothing came of it */
+	else if (n == 0)
 		rc = audit_add_note(w->a, path, 0, "an empty directory", err);
 	else if (w->files_seen == files)
 		rc = audit_add_note(w->a, path, 0, "no *.yaml, *.yml or *.json file in it", err);

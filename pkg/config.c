@@ -170,7 +170,7 @@ static const char default_yaml[] =
 "    - system:kube-controller-manager\n"
 "  # Pods in one of an entry's namespaces (globs; required, since a workload\n"
 "  # sets its own labels) whose labels match its matchLabels and\n"
-"  # matchExpressions (as a pool's podSelector) are never rejected, e.g.\n"
+"  # matchExpressions (as a pool's podSelector) are admitted unchanged, e.g.\n"
 "  # [{namespaces: [monitoring], matchLabels: {app: agent}}].\n"
 "  podSelectors: []\n"
 "\n"
@@ -1656,16 +1656,17 @@ size_t config_warnings(const struct config *cfg, char *buf, size_t cap)
  * libyaml stopped: one error at the place it names. It names every syntax
  * problem; a failure with none is an allocation it could not make.
  */
-static void yaml_problem(struct loader *ld, const yaml_parser_t *parser)
+static void yaml_problem(struct loader *ld, const yaml_parser_t *parser, const char *buf, size_t len)
 {
-	char msg[ERROR_MSG_MAX];
+	char msg[ERROR_MSG_MAX], what[ERROR_MSG_MAX];
 
 	if (parser->error == YAML_MEMORY_ERROR || parser->error == YAML_NO_ERROR) {
 		fail_nomem(ld);
 		return;
 	}
-	snprintf(msg, sizeof msg, "not valid YAML: %s%s%s", parser->problem ? parser->problem : "parse error",
-		 parser->context ? " " : "", parser->context ? parser->context : "");
+	error_yaml_problem(what, sizeof what, parser->problem ? parser->problem : "parse error", parser->context,
+			   buf, len, parser->problem_mark.index);
+	snprintf(msg, sizeof msg, "not valid YAML: %s", what);
 	error_trim_utf8(msg);
 	if (errors_add(ld->errs, parser->problem_mark.line + 1, parser->problem_mark.column + 1, ld->name,
 		       "(document)", msg) != 0)
@@ -1850,7 +1851,7 @@ static int apply_yaml(struct config *cfg, const char *buf, size_t len, const cha
 	}
 	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
 	if (!yaml_parser_load(&parser, &doc)) {
-		yaml_problem(&ld, &parser);
+		yaml_problem(&ld, &parser, buf, len);
 		goto out_parser;
 	}
 	root = yaml_document_get_root_node(&doc);
@@ -1864,7 +1865,7 @@ static int apply_yaml(struct config *cfg, const char *buf, size_t len, const cha
 	}
 	if (root != NULL) {
 		if (!yaml_parser_load(&parser, &extra)) {
-			yaml_problem(&ld, &parser);
+			yaml_problem(&ld, &parser, buf, len);
 		} else {
 			if (yaml_document_get_root_node(&extra) != NULL)
 				fail(&ld, yaml_document_get_root_node(&extra), "(document)",
@@ -1970,7 +1971,10 @@ struct config *config_load_buffer_all(const char *buf, size_t len, const char *n
 
 	config_errors_free(e);
 	if (len > CONFIG_FILE_MAX) {  /* as file_read() refuses a larger file */
-		error_set(err, ERROR_TOO_LARGE, "%s: larger than %d bytes", name, CONFIG_FILE_MAX);
+		char size[32];
+
+		error_set(err, ERROR_TOO_LARGE, "%s: larger than %s", name,
+			  error_size_text(size, sizeof size, (size_t)CONFIG_FILE_MAX));
 		return NULL;
 	}
 	if ((cfg = config_default(err)) == NULL)

@@ -117,3 +117,25 @@ const char *error_kind_name(enum error_kind kind)
 	}
 	return "internal";
 }
+
+const char *error_size_text(char *buf, size_t cap, size_t bytes)
+{
+	if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) == 0)
+		snprintf(buf, cap, "%zu MiB", bytes / (1024 * 1024));
+	else if (bytes >= 1024 && bytes % 1024 == 0)
+		snprintf(buf, cap, "%zu KiB", bytes / 1024);
+	else
+		snprintf(buf, cap, "%zu bytes", bytes);
+	return buf;
+}
+
+void error_yaml_problem(char *msg, size_t cap, const char *problem, const char *context,
+			const char *input, size_t len, size_t index)
+{
+	if (input != NULL && index < len && input[index] == '\t')
+		snprintf(msg, cap, "a tab character: YAML indents with spaces only");
+	else
+		snprintf(msg, cap, "%s%s%s", problem ? problem : "syntax error", context ? " " : "",
+			 context ? context : "");
+	error_trim_utf8(msg);
+}

@@ -60,6 +60,21 @@ void error_clear(struct error *e);
  */
 void error_trim_utf8(char *buf);
 
+/*
+ * A size as people read it in a message: "256 MiB", "64 KiB", else "1000
+ * bytes" (a limit that is not a whole number of KiB). Returns buf.
+ */
+const char *error_size_text(char *buf, size_t cap, size_t bytes);
+
+/*
+ * libyaml's account of where it stopped (problem, context: either may be
+ * NULL), as one message into msg[cap]. When the byte it stopped at,
+ * input[index] (of len), is a tab, it says so: libyaml's "found character
+ * that cannot start any token" does not.
+ */
+void error_yaml_problem(char *msg, size_t cap, const char *problem, const char *context,
+			const char *input, size_t len, size_t index);
+
 /* The HTTP status (and AdmissionReview status.code) for a kind: 400, 403, 413, ... */
 int error_http_status(enum error_kind kind);
 

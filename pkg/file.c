@@ -39,7 +39,9 @@ char *file_read_stream(FILE *f, size_t max, size_t *len, struct error *err)
 
 		n += got;
 		if (n > max) {
-			error_set(err, ERROR_TOO_LARGE, "larger than %zu bytes", max);
+			char size[32];
+
+			error_set(err, ERROR_TOO_LARGE, "larger than %s", error_size_text(size, sizeof size, max));
 			goto fail;
 		}
 		if (n < cap) {

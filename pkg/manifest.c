@@ -682,8 +682,8 @@ static int parse_chunk(struct builder *b, const char *p, size_t n)
 				rc = oom(b);
 				break;
 			}
-			snprintf(msg, sizeof msg, "%s%s%s", parser.problem ? parser.problem : "syntax error",
-				 parser.context ? " " : "", parser.context ? parser.context : "");
+			error_yaml_problem(msg, sizeof msg, parser.problem, parser.context, p, n,
+					   parser.problem_mark.index);
 			rc = fail(b, b->line0 + (unsigned long)parser.problem_mark.line, msg);
 			break;
 		}

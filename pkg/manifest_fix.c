@@ -711,7 +711,12 @@ static int emit_node(yaml_emitter_t *e, const json_t *v, int depth)
 			json_decref(back);
 			text = NULL;
 		} else {
-			text = json_dumps(v, JSON_ENCODE_ANY);
+			/* A real in the fewest digits that read back the same: 0.29, not 0.28999999999999998. */
+			text = json_dumps(v, JSON_ENCODE_ANY | (json_is_real(v) ? JSON_REAL_PRECISION(15) : 0));
+			if (text != NULL && json_is_real(v) && strtod(text, NULL) != json_real_value(v)) {
+				free(text);
+				text = json_dumps(v, JSON_ENCODE_ANY);
+			}
 			if (text == NULL)
 				return -1;
 			s = text;

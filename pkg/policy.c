@@ -321,6 +321,14 @@ static int judge_routes(const struct config *cfg, const struct pod_view *pv, con
 
 	if (policy_routes_judge(cfg, r, which, advise, res, err) != 0)
 		return -1;
+	/*
+	 * The GPU operator's validators select its labels: the usual fix is its namespace's
+	 * exemption (not for "default", which no operator runs in and no one should exempt).
+	 */
+	if (advise && res->verdict == POLICY_REJECT && r->operator_label && (r->taken & which & ROUTE_SELECTOR) &&
+	    strcmp(pv->ns, "default") != 0)
+		policy_appendf(res->message, sizeof res->message, ". If this is the GPU operator's own pod (its "
+			       "validator, say), exempt its namespace instead: exempt.namespaces: [%s]", pv->ns);
 	if (advise && res->verdict == POLICY_REJECT)
 		return policy_routes_fix(cfg, pv, r->taken & which, res, err);
 	return 0;

@@ -21,7 +21,7 @@
  *    to fix it;
  *  - exempt namespaces, DaemonSet pods the DaemonSet controller created (in
  *    the namespaces where that exemption applies) and admin-listed pod
- *    selectors (each scoped to namespaces) are never rejected;
+ *    selectors (each scoped to namespaces) are admitted unchanged;
  *  - an UPDATE is never patched: it is REJECTed only when the new pod, a
  *    CPU-only one, takes a route to GPU nodes the old one did not (any
  *    route, when the old one requested a GPU), else ALLOWed.

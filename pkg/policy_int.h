@@ -149,6 +149,8 @@ struct pod_routes {
 	unsigned taken;                          /* ROUTE_* bits */
 	char what[ROUTE_HARD_N][ROUTE_WHAT_MAX]; /* per hard route, by bit index */
 	const char *pinned_by;                   /* static storage: how it is pinned by name */
+	int operator_label;                      /* the selector is a GPU operator's label (nvidia.com/gpu.*),
+	                                            as its own pods (validators) use: they want exempting */
 };
 
 /* Finds every route the pod in pv takes (cfg and pv borrowed). Pure, cannot fail. */

@@ -18,6 +18,8 @@
 #include "nodematch.h"
 #include "patch.h"
 
+#define GPU_OPERATOR_LABEL_PREFIX "nvidia.com/gpu."  /* GPU feature discovery's labels, which the operator's pods select */
+
 /* ==== GPU nodes by name ==== */
 
 /*
@@ -101,7 +103,7 @@ static enum node_kind names_in(const struct config *cfg, const json_t *values)
 
 void policy_describe_node_names(const struct config *cfg, char *buf, size_t cap)
 {
-	size_t i;
+	size_t i, n = 0, unnamed = 0;
 	int derived = 0;
 
 	buf[0] = '\0';
@@ -121,12 +123,19 @@ void policy_describe_node_names(const struct config *cfg, char *buf, size_t cap)
 	}
 	if (names_known(cfg))
 		return;
+	/* Every pool that does not, named: the NAP example's two, not the first alone. */
 	for (i = 0; i < cfg->n_pools; i++)
-		if (config_pool_aks_pool(&cfg->pools[i]) == NULL)
-			break;
-	policy_appendf(buf, cap, "%s pool \"%s\" does not select by " CONFIG_AKS_POOL_LABEL ", so its nodes "
+		n += config_pool_aks_pool(&cfg->pools[i]) == NULL;
+	for (i = 0; i < cfg->n_pools; i++) {
+		if (config_pool_aks_pool(&cfg->pools[i]) != NULL)
+			continue;
+		policy_appendf(buf, cap, "%s\"%s\"", unnamed++ ? (unnamed == n ? " and " : ", ")
+			       : derived ? (n == 1 ? "; pool " : "; pools ") : (n == 1 ? " pool " : " pools "),
+			       cfg->pools[i].name);
+	}
+	policy_appendf(buf, cap, " %s not select by " CONFIG_AKS_POOL_LABEL ", so %s nodes "
 		       "cannot be told by name: a CPU pod pinned to a node by name is admitted with a "
-		       "warning (set gpuNodeNames to judge it)", derived ? ";" : "", cfg->pools[i].name);
+		       "warning (set gpuNodeNames to judge it)", n == 1 ? "does" : "do", n == 1 ? "its" : "their");
 }
 
 /* ==== GPU nodes by label ==== */
@@ -315,6 +324,7 @@ void policy_routes_find(const struct config *cfg, const struct pod_view *pv, str
 
 		if (gpu_label(cfg, key, value)) {
 			take(r, ROUTE_SELECTOR, "it selects GPU nodes with nodeSelector %s=%s", key, value);
+			r->operator_label = strncmp(key, GPU_OPERATOR_LABEL_PREFIX, strlen(GPU_OPERATOR_LABEL_PREFIX)) == 0;
 			break;
 		}
 		if (strcmp(key, HOSTNAME_LABEL) != 0)

@@ -255,7 +255,7 @@ int report_text_write(const struct report *r, FILE *out, int color);
  * counts them, -o json lists them too. Returns 0, or -1 when writing failed.
  */
 int report_write_problems(const struct report *r, FILE *out, const char *prefix);
-int report_json_write(const struct report *r, FILE *out, int exit_code);  /* exit_code: summary.exitCode */
+int report_json_write(const struct report *r, FILE *out, int exit_code, char fmt);  /* exit_code: summary.exitCode; fmt 'j' JSON, 'y' the same as YAML */
 int report_prom_write(const struct report *r, FILE *out);
 
 #endif

@@ -1,7 +1,10 @@
 /* report_json: the cost report as one stable JSON document (fields: README "Cost report"). */
 #include "report.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+#include "manifest.h"
 
 /* Money and percentages to two decimals; NULL (JSON null) when unknown. */
 static json_t *real2(double v)
@@ -186,7 +189,7 @@ static json_t *errors(const struct report *r)
 	return arr;
 }
 
-int report_json_write(const struct report *r, FILE *out, int exit_code)
+int report_json_write(const struct report *r, FILE *out, int exit_code, char fmt)
 {
 	struct report_totals t;
 	char line[1024];
@@ -222,8 +225,17 @@ int report_json_write(const struct report *r, FILE *out, int exit_code)
 			"errors", errors(r));
 	if (doc == NULL)
 		return -1;
-	rc = json_dumpf(doc, out, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
-	fputc('\n', out);
+	if (fmt == 'y') {
+		struct error ignored;
+		size_t len = 0;
+		char *text = manifest_to_yaml(doc, &len, &ignored);
+
+		rc = text != NULL && fwrite(text, 1, len, out) == len ? 0 : -1;
+		free(text);
+	} else {
+		rc = json_dumpf(doc, out, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
+		fputc('\n', out);
+	}
 	json_decref(doc);
 	return rc == 0 && !ferror(out) ? 0 : -1;
 }

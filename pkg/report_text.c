@@ -196,8 +196,9 @@ static void write_workloads(const struct report *r, FILE *out, const struct styl
 
 		if (strcmp(v, "reject") != 0 && strcmp(v, "mutate") != 0)
 			continue;
-		fprintf(out, "  %s %s/%s  [%s]  %s%s%s  %s\n", str(f, "kind"), str(f, "namespace"), str(f, "name"),
-			str(f, "path"), strcmp(v, "reject") == 0 ? s->red : s->yellow, v, s->off, str(f, "message"));
+		fprintf(out, "  %s %s/%s  %s%s%s  %s%s%s  %s\n", str(f, "kind"), str(f, "namespace"), str(f, "name"),
+			audit_path_open(str(f, "path")), str(f, "path"), audit_path_close(str(f, "path")),
+			strcmp(v, "reject") == 0 ? s->red : s->yellow, v, s->off, str(f, "message"));
 	}
 }
 

@@ -33,6 +33,131 @@ const struct cli_command *cli_find(const char *name)
 	return NULL;
 }
 
+/* ==== "Did you mean" ==== */
+
+#define CLI_SUGGEST_LEN_MAX 64 /* longer words are not compared (the work is quadratic in it) */
+
+/*
+ * The optimal-string-alignment distance between a[0..alen) and b (edits,
+ * adjacent swaps included), or CLI_SUGGEST_LEN_MAX + 1 when either is longer
+ * than CLI_SUGGEST_LEN_MAX. Three rows of the table are enough: a swap looks
+ * two rows back.
+ */
+static size_t distance(const char *a, size_t alen, const char *b)
+{
+	size_t blen = strlen(b), i, j;
+	size_t rows[3][CLI_SUGGEST_LEN_MAX + 1];
+
+	if (alen > CLI_SUGGEST_LEN_MAX || blen > CLI_SUGGEST_LEN_MAX)
+		return CLI_SUGGEST_LEN_MAX + 1;
+	for (j = 0; j <= blen; j++)
+		rows[0][j] = j;
+	for (i = 1; i <= alen; i++) {
+		size_t *cur = rows[i % 3], *up = rows[(i - 1) % 3], *up2 = rows[(i + 1) % 3];
+
+		cur[0] = i;
+		for (j = 1; j <= blen; j++) {
+			size_t best = up[j - 1] + (a[i - 1] != b[j - 1]);
+
+			if (up[j] + 1 < best)
+				best = up[j] + 1;
+			if (cur[j - 1] + 1 < best)
+				best = cur[j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && up2[j - 2] + 1 < best)
+				best = up2[j - 2] + 1;
+			cur[j] = best;
+		}
+	}
+	return rows[alen % 3][blen];
+}
+
+/*
+ * How far typed[0..len) is from name, as a suggestion: its distance when
+ * close enough to be a typo (1 edit for words of up to 4 letters, 2 beyond),
+ * 1 when typed starts name ("--conf" for --config), else SIZE_MAX.
+ */
+static size_t closeness(const char *typed, size_t len, const char *name)
+{
+	size_t d = distance(typed, len, name);
+
+	if (d <= (len <= 4 ? 1u : 2u) && d < strlen(name))
+		return d;
+	if (len >= 2 && strncmp(typed, name, len) == 0)
+		return 1;
+	return (size_t)-1;
+}
+
+/* The closest of the cli_commands to name, or NULL. */
+static const char *suggest_command(const char *name)
+{
+	size_t i, best = (size_t)-1, len = strlen(name);
+	const char *pick = NULL;
+
+	for (i = 0; i < cli_n_commands; i++) {
+		size_t c = closeness(name, len, cli_commands[i]->name);
+
+		if (c < best) {
+			best = c;
+			pick = cli_commands[i]->name;
+		}
+	}
+	return pick;
+}
+
+/* The closest of cmd's options (and "help") to the long name typed[0..len), or NULL. */
+static const char *suggest_option(const struct cli_command *cmd, const char *typed, size_t len)
+{
+	const struct cli_option *o;
+	size_t best = closeness(typed, len, "help");
+	const char *pick = best != (size_t)-1 ? "help" : NULL;
+
+	for (o = cmd->options; o != NULL && o->name != NULL; o++) {
+		size_t c = closeness(typed, len, o->name);
+
+		if (c < best) {
+			best = c;
+			pick = o->name;
+		}
+	}
+	return pick;
+}
+
+/* An option spelled with the short form's letter: "-f" may mean --for (the one long option starting so). */
+static const char *suggest_short(const struct cli_command *cmd, char c)
+{
+	const struct cli_option *o;
+	const char *pick = NULL;
+
+	for (o = cmd->options; o != NULL && o->name != NULL; o++) {
+		if (o->name[0] != c || (o->flags & CLI_HIDDEN))
+			continue;
+		if (pick != NULL)
+			return NULL;
+		pick = o->name;
+	}
+	return pick;
+}
+
+int cli_unknown_command(const char *name)
+{
+	const char *pick;
+
+	if (name[0] == '-') {
+		/* Before a command only --help and --version are options. */
+		const char *typed = name + strspn(name, "-");
+		size_t len = strlen(typed), h = closeness(typed, len, "help"), v = closeness(typed, len, "version");
+
+		if (h == (size_t)-1 && v == (size_t)-1)
+			return cli_usage(NULL, "unknown option %s", name);
+		return cli_usage(NULL, "unknown option %s; did you mean --%s?", name, h < v ? "help" : "version");
+	}
+	pick = suggest_command(name);
+
+	if (pick != NULL)
+		return cli_usage(NULL, "unknown command \"%s\"; did you mean \"%s\"?", name, pick);
+	return cli_usage(NULL, "unknown command \"%s\"", name);
+}
+
 /* ==== Messages and exit codes ==== */
 
 static void say(const struct cli_command *cmd, const char *fmt, va_list ap, const char *suffix)
@@ -166,7 +291,14 @@ int cli_next(struct cli_parser *p)
 				cli_write_help(stdout, p->cmd);
 				return stop(p, EXIT_OK);
 			}
-			return stop(p, cli_usage(p->cmd, "unknown option %s", spelled));
+			{
+				const char *pick = suggest_short(p->cmd, c);
+
+				if (pick != NULL)
+					return stop(p, cli_usage(p->cmd, "unknown option %s; did you mean --%s?",
+								 spelled, pick));
+				return stop(p, cli_usage(p->cmd, "unknown option %s", spelled));
+			}
 		}
 		if (o->arg != NULL && *p->shorts != '\0') {
 			a = p->shorts;
@@ -197,7 +329,14 @@ int cli_next(struct cli_parser *p)
 				cli_write_help(stdout, p->cmd);
 				return stop(p, EXIT_OK);
 			}
-			return stop(p, cli_usage(p->cmd, "unknown option --%.*s", (int)len, a + 2));
+			{
+				const char *pick = suggest_option(p->cmd, a + 2, len);
+
+				if (pick != NULL)
+					return stop(p, cli_usage(p->cmd, "unknown option --%.*s; did you mean --%s?",
+								 (int)len, a + 2, pick));
+				return stop(p, cli_usage(p->cmd, "unknown option --%.*s", (int)len, a + 2));
+			}
 		}
 		/* The option as typed, without any "=VALUE", for messages. */
 		{

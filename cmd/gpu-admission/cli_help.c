@@ -66,8 +66,11 @@ void cli_write_help(FILE *out, const struct cli_command *cmd)
 	static const struct cli_option help = { "help", 'h', NULL, "this help", 0 };
 	char left[128], text[1024];
 
-	fprintf(out, "usage: gpu-admission %s%s%s\n\n%s\n", cmd->name, cmd->usage[0] ? " " : "", cmd->usage,
-		cmd->description);
+	/* A long usage goes on under itself, indented past "usage: gpu-admission NAME ". */
+	fprintf(out, "usage: gpu-admission %s ", cmd->name);
+	wrap(out, cmd->usage, strlen("usage: gpu-admission ") + strlen(cmd->name) + 1,
+	     strlen("usage: gpu-admission ") + strlen(cmd->name) + 1);
+	fprintf(out, "\n%s\n", cmd->description);
 	fprintf(out, "\nOptions:\n");
 	for (o = cmd->options; ; o++) {
 		char *h;
@@ -114,8 +117,8 @@ void cli_write_overview(FILE *out)
 	fprintf(out, "usage: gpu-admission COMMAND [OPTIONS] [ARGS]\n\n%s\n\nCommands:\n", overview);
 	for (i = 0; i < cli_n_commands; i++)
 		fprintf(out, "  %-*s %s\n", (int)width, cli_commands[i]->name, cli_commands[i]->summary);
-	fprintf(out, "\nRun 'gpu-admission help COMMAND' or 'gpu-admission COMMAND --help' for a command's\n"
-		     "options; 'gpu-admission help --man' prints the manual page.\n"
+	fprintf(out, "\nRun 'gpu-admission help COMMAND' or 'gpu-admission COMMAND --help' for a\n"
+		     "command's options; 'gpu-admission help --man' prints the manual page.\n"
 		     "\nExit status (every command):\n");
 	write_exits(out, cli_exit_table);
 }

@@ -2,17 +2,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "audit.h"
 #include "commands.h"
 
 enum { OPT_FIX = CLI_LONG_ONLY, OPT_IN_PLACE, OPT_FAIL_ON, OPT_NO_COLOR };
-enum output { OUT_TEXT, OUT_JSON, OUT_YAML };
+enum output { OUT_TEXT, OUT_JSON, OUT_YAML, OUT_WIDE };
 
 static const struct cli_option audit_options[] = {
 	CLI_OPTION_CONFIG,
-	{ "output", 'o', "text|json|yaml", "report format (default text; json and yaml are one document)", 0 },
+	{ "output", 'o', "text|json|yaml|wide", "report format (default text: columns, each reason on an\n"
+						 "indented line, read at 100 columns); wide: each finding on one\n"
+						 "line, files named whole; json, yaml: one document", 0 },
 	{ "quiet", 'q', NULL, "only the findings that need action (mutate, reject, warn):\n"
 			      "no summary, no notes; errors are still reported", 0 },
 	{ "fix", OPT_FIX, NULL, "write the manifests with the mutations applied, and CPU-only\n"
@@ -38,6 +41,8 @@ static int run_audit(const struct cli_command *cmd, int argc, char **argv)
 	enum output out = OUT_TEXT;
 	unsigned flags = 0;
 	FILE *report;
+	struct stat st;
+	const char *base = NULL;
 	int c, no_color = 0, quiet = 0, fail_on_mutate = 0, rc = EXIT_USAGE;
 
 	memset(&a, 0, sizeof a);
@@ -83,6 +88,9 @@ static int run_audit(const struct cli_command *cmd, int argc, char **argv)
 		}
 	}
 
+	/* One directory: the report names its files relative to it, as the user knows them. */
+	if (n_paths == 1 && stat(paths[0], &st) == 0 && S_ISDIR(st.st_mode))
+		base = paths[0];
 	if ((cfg = cli_load_config(config_path, &err)) == NULL || audit_init(&a, cfg, &err) != 0)
 		goto fail;
 	a.fail_on_mutate = fail_on_mutate;
@@ -99,7 +107,9 @@ static int run_audit(const struct cli_command *cmd, int argc, char **argv)
 	/* Errors (and notes) on stderr before the report, findings in the report. */
 	fflush(stdout);
 	audit_write_problems(&a, stderr, "gpu-admission audit", !quiet);
-	if (out == OUT_TEXT) {
+	if (out == OUT_TEXT || out == OUT_WIDE) {
+		if (out == OUT_WIDE)
+			flags |= AUDIT_TEXT_WIDE;
 		if (!no_color && getenv("NO_COLOR") == NULL && isatty(fileno(report)))
 			flags |= AUDIT_TEXT_COLOR;
 		if (quiet)
@@ -107,7 +117,7 @@ static int run_audit(const struct cli_command *cmd, int argc, char **argv)
 		if (w.in_place)
 			flags |= AUDIT_TEXT_REWRITE;
 	}
-	if ((out == OUT_TEXT ? audit_write_text(&a, report, flags)
+	if ((out == OUT_TEXT || out == OUT_WIDE ? audit_write_text(&a, report, flags, base)
 	     : audit_write_doc(&a, report, out == OUT_JSON ? 'j' : 'y')) != 0 ||
 	    fflush(report) != 0 || cli_flush_stdout(&err) != 0) {
 		error_set(&err, ERROR_SYSTEM, "writing the report failed");
@@ -129,7 +139,7 @@ out:
 
 const struct cli_command cmd_audit = {
 	.name = "audit",
-	.summary = "dry-run the policy over manifests (files, dirs, -): ok/mutate/reject",
+	.summary = "dry-run the policy over manifests: ok/mutate/reject",
 	.usage = "[OPTIONS] PATH...",
 	.description =
 		"Dry-runs the admission policy over Kubernetes manifests: every pod template in\n"

@@ -46,7 +46,7 @@ out:
 
 const struct cli_command cmd_print_autoscaler_config = {
 	.name = "print-autoscaler-config",
-	.summary = "cluster-autoscaler priority-expander ConfigMap: scale pools cheapest first",
+	.summary = "cluster-autoscaler priority expander: cheapest first",
 	.usage = "[--config FILE]",
 	.description =
 		"Prints the cluster-autoscaler priority-expander ConfigMap\n"
@@ -65,7 +65,8 @@ const struct cli_command cmd_print_autoscaler_config = {
 			      "kubernetes.azure.com/agentpool (the ConfigMap would give no pool a priority)" },
 		{ 0, NULL },
 	},
-	.examples = "gpu-admission print-autoscaler-config --config policy.yaml | kubectl apply -f -\n"
-		    "az aks update -g RESOURCE_GROUP -n CLUSTER --cluster-autoscaler-profile expander=priority",
+	.examples = "gpu-admission print-autoscaler-config -c policy.yaml | kubectl apply -f -\n"
+		    "az aks update -g RESOURCE_GROUP -n CLUSTER \\\n"
+		    "    --cluster-autoscaler-profile expander=priority",
 	.run = run_print_autoscaler_config,
 };

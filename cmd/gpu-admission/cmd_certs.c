@@ -189,7 +189,7 @@ out:
 
 const struct cli_command cmd_certs = {
 	.name = "certs",
-	.summary = "write a CA, a serving certificate and the caBundle for a Service",
+	.summary = "write a CA, a serving certificate and its caBundle",
 	.usage = "--service NAME --namespace NS --out DIR [OPTIONS]",
 	.description =
 		"Writes into DIR a serving certificate for the webhook's Service, signed by a new\n"
@@ -205,10 +205,13 @@ const struct cli_command cmd_certs = {
 		"Re-running the first example renews tls.crt with the CA it made.",
 	.options = certs_options,
 	.examples =
-		"gpu-admission certs --service gpu-admission --namespace gpu-admission --out certs\n"
-		"gpu-admission certs --service gpu-admission --namespace gpu-admission --out certs \\\n"
-		"    --ca-cert certs/ca.crt --ca-key certs/ca.key\n"
-		"gpu-admission certs --service gpu-admission --namespace e2e --out /tmp/c --san 127.0.0.1\n"
-		"gpu-admission certs --service gpu-admission --namespace gpu-admission --out certs --force",
+		"gpu-admission certs --service gpu-admission --namespace gpu-admission \\\n"
+		"    --out certs\n"
+		"gpu-admission certs --service gpu-admission --namespace gpu-admission \\\n"
+		"    --out certs --ca-cert certs/ca.crt --ca-key certs/ca.key\n"
+		"gpu-admission certs --service gpu-admission --namespace e2e --out /tmp/c \\\n"
+		"    --san 127.0.0.1\n"
+		"gpu-admission certs --service gpu-admission --namespace gpu-admission \\\n"
+		"    --out certs --force",
 	.run = run_certs,
 };

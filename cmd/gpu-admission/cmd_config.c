@@ -112,7 +112,7 @@ static int run_check_config(const struct cli_command *cmd, int argc, char **argv
 
 const struct cli_command cmd_check_config = {
 	.name = "check-config",
-	.summary = "validate a policy file: \"configuration OK\" or every error",
+	.summary = "validate a policy file: \"configuration OK\" or errors",
 	.usage = "FILE",
 	.description =
 		"Loads FILE over the embedded default policy, as serve --config would, and\n"

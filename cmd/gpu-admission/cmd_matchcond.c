@@ -5,9 +5,12 @@
 #include "commands.h"
 #include "matchcond.h"
 
+/* No -f: kubectl users read -f as a file. */
+enum { OPT_FOR = CLI_LONG_ONLY };
+
 static const struct cli_option matchcond_options[] = {
 	CLI_OPTION_CONFIG,
-	{ "for", 'f', MATCHCOND_ENTRY_CHOICES, "the webhook entry: pods (default: both pod webhooks), workloads (the\n"
+	{ "for", OPT_FOR, MATCHCOND_ENTRY_CHOICES, "the webhook entry: pods (default: both pod webhooks), workloads (the\n"
 	  "built-in workload kinds) or custom (the policy's workloads)", 0 },
 	{ "output", 'o', "yaml|json", "YAML to paste under a webhook (default), or one JSON document", 0 },
 	{ NULL, 0, NULL, NULL, 0 },
@@ -28,7 +31,7 @@ static int run_print_match_conditions(const struct cli_command *cmd, int argc, c
 	while ((c = cli_next(&p)) != CLI_END) {
 		switch (c) {
 		case 'c': config_path = p.value; break;
-		case 'f':
+		case OPT_FOR:
 			if ((entry = cli_choice(&p)) < 0)
 				return cli_stop(&p);
 			break;
@@ -69,8 +72,8 @@ out:
 
 const struct cli_command cmd_print_match_conditions = {
 	.name = "print-match-conditions",
-	.summary = "CEL matchConditions that send each webhook only the objects the policy may act on",
-	.usage = "[--config FILE] [--for pods|workloads|custom] [-o yaml|json]",
+	.summary = "CEL matchConditions: only what the policy acts on",
+	.usage = "[-c FILE] [--for ENTRY] [-o yaml|json]",
 	.description =
 		"Prints the matchConditions of one webhook entry, made from the policy, so that\n"
 		"kube-apiserver calls gpu-admission only for what it may act on:\n"
@@ -108,6 +111,7 @@ const struct cli_command cmd_print_match_conditions = {
 	},
 	.examples = "gpu-admission print-match-conditions --config policy.yaml\n"
 		    "gpu-admission print-match-conditions --config policy.yaml --for workloads\n"
-		    "gpu-admission print-match-conditions -o json | jq -r '.matchConditions[0].expression'",
+		    "gpu-admission print-match-conditions -o json |\n"
+		    "    jq -r '.matchConditions[0].expression'",
 	.run = run_print_match_conditions,
 };

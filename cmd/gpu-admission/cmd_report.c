@@ -8,11 +8,11 @@
 #include "report.h"
 
 enum { OPT_FAIL_ON = CLI_LONG_ONLY, OPT_NO_COLOR };
-enum output { OUT_TEXT, OUT_JSON, OUT_PROMETHEUS };
+enum output { OUT_TEXT, OUT_JSON, OUT_PROMETHEUS, OUT_YAML };
 
 static const struct cli_option report_options[] = {
 	CLI_OPTION_CONFIG,
-	{ "output", 'o', "text|json|prometheus", "report format (default text)", 0 },
+	{ "output", 'o', "text|json|prometheus|yaml", "report format (default text; yaml is the json document)", 0 },
 	{ "fail-on", OPT_FAIL_ON, "LIST",
 	  "what makes the exit code 1, comma-separated: reject (default: a\n"
 	  "workload or CPU pod on a GPU node the policy rejects), mutate, leak,\n"
@@ -75,8 +75,8 @@ static int run_report(const struct cli_command *cmd, int argc, char **argv)
 	code = report_exit_code(&r, fail_on);
 	/* Input errors on stderr, as every command words them; the report counts them. */
 	report_write_problems(&r, stderr, "gpu-admission report");
-	if (out == OUT_JSON)
-		wrote = report_json_write(&r, stdout, code);
+	if (out == OUT_JSON || out == OUT_YAML)
+		wrote = report_json_write(&r, stdout, code, out == OUT_JSON ? 'j' : 'y');
 	else if (out == OUT_PROMETHEUS)
 		wrote = report_prom_write(&r, stdout);
 	else
@@ -101,7 +101,7 @@ out:
 
 const struct cli_command cmd_report = {
 	.name = "report",
-	.summary = "GPU cost report from kubectl get nodes,pods -o json: idle, leaks, Pending",
+	.summary = "GPU cost report of a cluster: idle, leaks, Pending",
 	.usage = "[OPTIONS] FILE...",
 	.description =
 		"What the GPU pools are doing and what it costs, from a snapshot of the\n"
@@ -123,7 +123,7 @@ const struct cli_command cmd_report = {
 		{ 0, NULL },
 	},
 	.examples =
-		"kubectl get nodes,pods -A -o json | gpu-admission report --config policy.yaml -\n"
+		"kubectl get nodes,pods -A -o json | gpu-admission report -c policy.yaml -\n"
 		"gpu-admission report -o prometheus --fail-on none nodes.json pods.json",
 	.run = run_report,
 };

@@ -201,7 +201,7 @@ out:
 
 const struct cli_command cmd_review = {
 	.name = "review",
-	.summary = "answer one AdmissionReview (FILE or stdin), as the webhook would",
+	.summary = "answer one AdmissionReview as the webhook would",
 	.usage = "[OPTIONS] [REVIEW.json | -]",
 	.description =
 		"Reads one AdmissionReview (admission.k8s.io/v1 or v1beta1) from REVIEW.json or\n"

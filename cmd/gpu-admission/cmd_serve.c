@@ -12,7 +12,7 @@
 #endif
 
 enum {
-	OPT_ADDR = CLI_LONG_ONLY, OPT_CERT, OPT_KEY, OPT_SELF, OPT_CONFIG, OPT_METRICS, OPT_BODY, OPT_THREADS,
+	OPT_ADDR = CLI_LONG_ONLY, OPT_CERT, OPT_KEY, OPT_SELF, OPT_METRICS, OPT_BODY, OPT_THREADS,
 	OPT_MAXCONN, OPT_PERIP, OPT_TIMEOUT, OPT_GRACE, OPT_SERVICE, OPT_LOG, OPT_LOG_FORMAT,
 	OPT_HEADER_TIMEOUT, OPT_BODY_TIMEOUT, OPT_BUDGET, OPT_POLICY_KEY
 };
@@ -34,7 +34,7 @@ static const struct cli_option serve_options[] = {
 	{ "tls-cert", OPT_CERT, "FILE", "serving certificate (PEM, leaf first); watched and reloaded", 0 },
 	{ "tls-key", OPT_KEY, "FILE", "its private key (PEM, ECDSA or RSA); watched and reloaded", 0 },
 	{ "self-signed", OPT_SELF, NULL, "generate an in-memory certificate (local use only)", 0 },
-	{ "config", OPT_CONFIG, "FILE", "policy file (default: the embedded policy); watched and reloaded;\n"
+	{ "config", 'c', "FILE", "policy file (default: the embedded policy); watched and reloaded;\n"
 					"an invalid one is logged, one line per error", 0 },
 	{ "policy-key", OPT_POLICY_KEY, "KEY", "the data key of the policy ConfigMap that POST /validate-policy\n"
 					       "judges (default " REVIEW_POLICY_KEY ", the chart's)", 0 },
@@ -84,7 +84,7 @@ static int run_serve(const struct cli_command *cmd, int argc, char **argv)
 		case OPT_CERT: o.tls_cert = p.value; break;
 		case OPT_KEY: o.tls_key = p.value; break;
 		case OPT_SELF: o.self_signed = 1; break;
-		case OPT_CONFIG: o.config_path = p.value; break;
+		case 'c': o.config_path = p.value; break;
 		case OPT_POLICY_KEY: o.policy_key = p.value; break;
 		case OPT_METRICS: o.metrics_addr = p.value; break;
 		case OPT_SERVICE: o.service_name = p.value; break;
@@ -145,6 +145,10 @@ static int run_serve(const struct cli_command *cmd, int argc, char **argv)
 		default: return cli_stop(&p);
 		}
 	}
+	/* A usage error, worded as every command's, before anything is logged. */
+	if (o.self_signed ? (o.tls_cert != NULL || o.tls_key != NULL) : (o.tls_cert == NULL || o.tls_key == NULL))
+		return cli_usage(cmd, o.self_signed ? "--self-signed takes no --tls-cert or --tls-key"
+				 : "give --tls-cert and --tls-key, or --self-signed");
 	log_set_format(format);
 	log_set_level(level);
 	if (server_run(&o, &err) != 0) {
@@ -156,7 +160,7 @@ static int run_serve(const struct cli_command *cmd, int argc, char **argv)
 
 const struct cli_command cmd_serve = {
 	.name = "serve",
-	.summary = "run the HTTPS admission webhook (/mutate, /validate, /validate-policy, /metrics)",
+	.summary = "run the HTTPS admission webhook",
 	.usage = "(--tls-cert FILE --tls-key FILE | --self-signed) [OPTIONS]",
 	.description =
 		"Serves the admission webhook over HTTPS: POST /mutate, POST /validate,\n"
@@ -174,6 +178,7 @@ const struct cli_command cmd_serve = {
 	},
 	.examples =
 		"gpu-admission serve --self-signed --addr 127.0.0.1:8443\n"
-		"gpu-admission serve --tls-cert certs/tls.crt --tls-key certs/tls.key --config policy.yaml",
+		"gpu-admission serve --tls-cert certs/tls.crt --tls-key certs/tls.key \\\n"
+		"    --config policy.yaml",
 	.run = run_serve,
 };

@@ -134,6 +134,14 @@ int cli_number(struct cli_parser *p, unsigned long long min, unsigned long long 
  */
 int cli_usage(const struct cli_command *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/*
+ * For a first argument that names no command: "unknown command "reveiw"; did
+ * you mean "review"?" (the suggestion when one is close), or for an option
+ * there "unknown option --verison; did you mean --version?", on stderr;
+ * returns EXIT_USAGE. Unknown options of a command get the same from cli_next().
+ */
+int cli_unknown_command(const char *name);
+
 /* Prints "gpu-admission CMD: <err's message>" on stderr; returns cli_exit_code(err). */
 int cli_fail(const struct cli_command *cmd, const struct error *err);
 

@@ -210,7 +210,7 @@ equals "$(cat "$tmp/err")" "gpu-admission audit: option --config needs a value (
 expect_rc 2 "a switch given a value" -- "$B" audit --fix=yes x
 equals "$(cat "$tmp/err")" "gpu-admission audit: option --fix takes no value (see gpu-admission audit --help)" "switch value refused"
 expect_rc 2 "a choice outside the list" -- "$B" audit -o xml x
-equals "$(cat "$tmp/err")" "gpu-admission audit: --output takes text, json or yaml, not \"xml\" (see gpu-admission audit --help)" "choices listed"
+equals "$(cat "$tmp/err")" "gpu-admission audit: --output takes text, json, yaml or wide, not \"xml\" (see gpu-admission audit --help)" "choices listed"
 expect_rc 2 "a number out of range" -- "$B" serve --self-signed --threads 0
 equals "$(cat "$tmp/err")" "gpu-admission serve: --threads takes a number from 1 to 256, not \"0\" (see gpu-admission serve --help)" "range named"
 expect_rc 2 "--name=value spelling, checked alike" -- "$B" serve --self-signed --timeout=abc
@@ -365,7 +365,7 @@ complete_bash() { # complete_bash WORDS...: what bash would offer for the last w
 }
 equals "$(complete_bash gpu-admission au)" "audit" "bash: command names"
 equals "$(complete_bash gpu-admission audit --f)" "--fix --fail-on" "bash: a command's options"
-equals "$(complete_bash gpu-admission audit -o '')" "text json yaml" "bash: an option's values"
+equals "$(complete_bash gpu-admission audit -o '')" "text json yaml wide" "bash: an option's values"
 equals "$(complete_bash gpu-admission serve --log-format '')" "text json" "bash: serve --log-format"
 equals "$(complete_bash gpu-admission completion '')" "bash zsh" "bash: completion's operands"
 equals "$(complete_bash gpu-admission help check-)" "check-config" "bash: help COMMAND"
@@ -383,7 +383,7 @@ if command -v zsh >/dev/null 2>&1; then
 	has "$tmp/z1" "audit:dry-run the policy" "zsh: commands described"
 	complete_zsh gpu-admission audit '' >"$tmp/z2" 2>&1
 	has "$tmp/z2" "(-o --output)--output[report format" "zsh: audit --output"
-	has "$tmp/z2" "(text json yaml)" "zsh: --output values"
+	has "$tmp/z2" "(text json yaml wide)" "zsh: --output values"
 	has "$tmp/z2" "*:PATH:_files" "zsh: audit operands are files"
 	zsh -fc 'autoload -Uz compinit; compinit -u -d "$2/zcompdump"; . "$1"; print -r -- ${_comps[gpu-admission]}' _ "$tmp/_gpu-admission" "$tmp" >"$tmp/z3" 2>&1
 	has "$tmp/z3" "_gpu_admission" "zsh: registered for gpu-admission"
@@ -457,13 +457,23 @@ ADDR=127.0.0.1:$P sh test/run-local "$BIN" >"$tmp/busy.out" 2>"$tmp/busy.err"; r
 if [ $rc -ne 0 ]; then ok; else bad "make run on a busy port exited 0"; fi
 lacks "$tmp/busy.out" "serving" "make run on a busy port: no banner"
 has "$tmp/busy.err" "Address already in use" "make run on a busy port: why"
-# make run builds quietly: a recompile (-W: as if a source changed) prints no compiler line.
+has "$tmp/busy.err" "make run: 127.0.0.1:$P is in use (another make run?); choose another address:" "make run on a busy port: the hint"
+has "$tmp/busy.err" "  make run ADDR=127.0.0.1:PORT" "make run on a busy port: the command"
+lacks "$tmp/run.err" "is in use" "make run on a free port: no hint"
+has "$tmp/run.out" "same body is denied there (code 403), as expected" "make run: /validate's 403 is expected"
+# make run builds quietly: a recompile (a newer version stamp: main.o and cmd_serve.o are
+# rebuilt, as after a commit) prints one line and no compiler line.
 if [ "$BIN" = bin/gpu-admission ]; then
-	make --no-print-directory -W pkg/error.c run ADDR=127.0.0.1:$P >"$tmp/mrun.out" 2>&1; rc=$?
+	touch "${BUILD:-build}/version.stamp"
+	make --no-print-directory run ADDR=127.0.0.1:$P >"$tmp/mrun.out" 2>&1; rc=$?
 	if [ $rc -ne 0 ]; then ok; else bad "make run on a busy port exited 0"; fi
 	has "$tmp/mrun.out" "make run: building bin/gpu-admission" "make run: one line while building"
 	lacks "$tmp/mrun.out" "cc " "make run: compiler lines kept quiet"
 	lacks "$tmp/mrun.out" "serving https" "make run on a busy port: no banner"
+	# Nothing to rebuild: no "building" line (the version stamp does not count as a change).
+	make --no-print-directory run ADDR=127.0.0.1:$P >"$tmp/mrun2.out" 2>&1
+	lacks "$tmp/mrun2.out" "make run: building" "make run with nothing to build: no building line"
+	has "$tmp/mrun2.out" "make run ADDR=127.0.0.1:PORT" "make run on a busy port: the hint, through make"
 fi
 kill -TERM $runpid; wait $runpid; rc=$?
 equals "$rc" 0 "make run: SIGTERM drains and exits 0"
@@ -482,6 +492,81 @@ mods=$(ls pkg/*.c | sed 's|pkg/||; s|\.c$||' | sort | tr '\n' ' ')
 mapped=$(sed -n '/^## Module map/,/^## /p' README.md | grep -oE '^\| `pkg/[a-z_]+\.c`' | sed 's/.*pkg\///; s/\.c`$//' | sort | tr '\n' ' ')
 equals "$mapped" "$mods" "README's module map lists every pkg/*.c"
 has README.md "## Contributing" "README: Contributing section"
+
+# ==== The first hour: kubectl's habits (issue 27) ====
+# Every help text within 80 columns: the overview, help COMMAND and COMMAND --help.
+"$B" help >"$tmp/helps" 2>&1
+"$B" >>"$tmp/helps" 2>&1
+for c in $("$B" completion bash | sed -n 's/.*commands="\([^"]*\)".*/\1/p' | head -n 1) review audit report serve certs \
+	check-config print-default-config print-autoscaler-config print-match-conditions completion version help; do
+	"$B" "$c" --help >>"$tmp/helps" 2>&1
+	"$B" help "$c" >>"$tmp/helps" 2>&1
+done
+equals "$(awk 'length($0) > 80' "$tmp/helps" | head -n 3)" "" "every --help within 80 columns"
+# -o yaml wherever -o json exists: every command whose --output lists json lists yaml too.
+for c in review audit report serve certs check-config print-default-config print-autoscaler-config print-match-conditions version; do
+	"$B" "$c" --help >"$tmp/h" 2>&1
+	if grep -qE -- '--output [a-z|]*json' "$tmp/h"; then
+		if grep -qE -- '--output [a-z|]*yaml' "$tmp/h"; then ok; else bad "$c: -o json but no -o yaml"; fi
+	fi
+	# -c on every command that takes a policy.
+	if grep -q -- '--config FILE' "$tmp/h"; then has "$tmp/h" "-c, --config FILE" "$c: -c for --config"; fi
+done
+expect_rc 0 "report -o yaml" -- "$B" report --fail-on none -o yaml test/report/cases/aks-snapshot/cluster.json
+"$B" report --fail-on none -o json test/report/cases/aks-snapshot/cluster.json >"$tmp/rep.json" 2>/dev/null
+if head -n 1 "$tmp/out" | grep -qx 'summary:' && grep -q '^  gpuNodes: [0-9]' "$tmp/out"; then ok; else bad "report -o yaml: not the report as YAML"; head -3 "$tmp/out"; fi
+if TOOLBIN=$(sh .ci/helm 2>/dev/null); then
+	if TOOLS=${TOOLBIN%/bin} node -e '
+		const Y = require(process.env.TOOLS + "/node_modules/yaml"), fs = require("fs"), assert = require("assert");
+		assert.deepStrictEqual(Y.parse(fs.readFileSync(process.argv[1], "utf8")),
+				       JSON.parse(fs.readFileSync(process.argv[2], "utf8")));' "$tmp/out" "$tmp/rep.json"; then ok
+	else bad "report -o yaml does not read back as the -o json report"; fi
+fi
+expect_rc 0 "version -o json" -- "$B" version -o json
+if jq -e --arg v "$(cat VERSION)" '.version == $v and (.revision | length > 0) and (keys | length == 2)' "$tmp/out" >/dev/null; then ok
+else bad "version -o json"; cat "$tmp/out"; fi
+expect_rc 0 "version -o yaml" -- "$B" version -o yaml
+equals "$(head -n 1 "$tmp/out")" "version: \"$(cat VERSION)\"" "version -o yaml"
+# serve -c: the option is taken (the usage error is then about --threads, not -c).
+expect_rc 2 "serve -c" -- "$B" serve -c policy.yaml --self-signed --threads 0
+has "$tmp/err" "gpu-admission serve: --threads takes a number" "serve -c accepted"
+# Sizes as they were set, and a YAML tab said as such (issue 27).
+expect_rc 2 "review of 3 MiB + 1" -- sh -c "head -c 3145729 /dev/zero | $B review -"
+equals "$(cat "$tmp/err")" "gpu-admission review: <stdin>: larger than 3 MiB" "review: the size limit in MiB"
+printf 'mode: enforce\npools:\n\t- name: x\n' >"$tmp/tab-policy.yaml"
+expect_rc 1 "check-config of a policy with a tab" -- "$B" check-config "$tmp/tab-policy.yaml"
+has "$tmp/err" "$tmp/tab-policy.yaml:3:1: (document): not valid YAML: a tab character: YAML indents with spaces only" "check-config: a tab said"
+# README's node auto-provisioning example: check-config's note names both pools it cannot tell by name.
+awk '/policy-example: .*gpu-spot,gpu-ondemand/ { f = 1; next } f && /^```yaml/ { next } f && /^```/ { exit } f' README.md >"$tmp/nap.yaml"
+expect_rc 0 "check-config of README's NAP example" -- "$B" check-config "$tmp/nap.yaml"
+has "$tmp/out" 'pools "gpu-spot" and "gpu-ondemand" do not select by kubernetes.azure.com/agentpool' "NAP example: both pools named"
+# print-default-config words exempt.podSelectors as README does: "admitted unchanged".
+"$B" print-default-config >"$tmp/default.yaml"
+if sed -n '/Pods in one of an entry/,/podSelectors:/p' "$tmp/default.yaml" | tr '\n' ' ' | grep -q 'are admitted unchanged'; then ok
+else bad "print-default-config: podSelectors not worded 'admitted unchanged'"; sed -n '/Pods in one of an entry/,/podSelectors:/p' "$tmp/default.yaml"; fi
+grep -q 'matching pods in those namespaces admitted unchanged' README.md && ok || bad "README: podSelectors wording"
+# A bare serve: its usage error as every command's, on stderr, not as a log line.
+expect_rc 2 "bare serve" -- "$B" serve
+equals "$(cat "$tmp/err")" "gpu-admission serve: give --tls-cert and --tls-key, or --self-signed (see gpu-admission serve --help)" "bare serve: a usage error"
+expect_rc 2 "serve --self-signed --tls-cert" -- "$B" serve --self-signed --tls-cert x.crt
+has "$tmp/err" "gpu-admission serve: --self-signed takes no --tls-cert or --tls-key" "serve: certificate options that conflict"
+# print-match-conditions: --for only; -f (a file, to kubectl users) is refused, pointing at --for.
+expect_rc 0 "print-match-conditions --for pods" -- "$B" print-match-conditions --for pods
+expect_rc 2 "print-match-conditions -f" -- "$B" print-match-conditions -f pods
+equals "$(cat "$tmp/err")" "gpu-admission print-match-conditions: unknown option -f; did you mean --for? (see gpu-admission print-match-conditions --help)" "-f refused, --for suggested"
+# Did you mean: commands, options, the options before a command; nothing when nothing is close.
+expect_rc 2 "mistyped command" -- "$B" reveiw x.json
+equals "$(cat "$tmp/err")" "gpu-admission: unknown command \"reveiw\"; did you mean \"review\"? (see gpu-admission help)" "command suggested"
+expect_rc 2 "mistyped option" -- "$B" audit --fxi deploy/
+equals "$(cat "$tmp/err")" "gpu-admission audit: unknown option --fxi; did you mean --fix? (see gpu-admission audit --help)" "option suggested"
+expect_rc 2 "option prefix" -- "$B" serve --self-sign
+has "$tmp/err" "did you mean --self-signed?" "an option's prefix suggests it"
+expect_rc 2 "mistyped --version" -- "$B" --verison
+has "$tmp/err" "unknown option --verison; did you mean --version?" "--version suggested"
+expect_rc 2 "nothing close" -- "$B" frobnicate
+equals "$(cat "$tmp/err")" "gpu-admission: unknown command \"frobnicate\" (see gpu-admission help)" "no suggestion when none is close"
+expect_rc 2 "a long mistyped option" -- "$B" audit "--$(printf '%0300d' 0)"
+lacks "$tmp/err" "did you mean" "a 300-letter option: no suggestion"
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -143,7 +143,7 @@ awk 'BEGIN { printf "# "; for (i = 0; i < 1100000; i++) printf "x"; print "" }' 
 cm_review "$TMP/big.yaml" >"$TMP/big.json"
 post /validate-policy "$TMP/big.json" >/dev/null
 message >"$TMP/msg"
-has "$TMP/msg" "policy.yaml: larger than 1048576 bytes" "a 1.1 MB policy: refused for its size"
+has "$TMP/msg" "policy.yaml: larger than 1 MiB" "a 1.1 MB policy: refused for its size"
 # 1 MiB of one-letter list entries (90 MB as a libyaml document, unbounded): refused at the node bound.
 awk 'BEGIN { printf "gpuResources: ["; for (i = 0; i < 524000; i++) printf "a,"; print "a]" }' >"$TMP/dense.yaml"
 cm_review "$TMP/dense.yaml" >"$TMP/dense.json"

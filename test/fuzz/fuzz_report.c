@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	memset(&r, 0, sizeof r);
 	if (report_init(&r, cfg, &err) == 0 && report_input(&r, "fuzz", fd, &err) == 0 &&
 	    report_finish(&r, &err) == 0) {
-		if (report_text_write(&r, devnull, 1) != 0 || report_json_write(&r, devnull, 0) != 0 ||
+		if (report_text_write(&r, devnull, 1) != 0 || report_json_write(&r, devnull, 0, 'j') != 0 ||
 		    report_prom_write(&r, devnull) != 0)
 			abort();
 	} else if (err.kind != ERROR_NOMEM && err.kind != ERROR_TOO_LARGE) {

@@ -764,7 +764,7 @@ static void test_buffer_too_large(void)
 	CHECK(buf != NULL);
 	CHECK(buf == NULL || config_load_buffer(buf, len, "big.yaml", &err) == NULL);
 	CHECK_INT(err.kind, ERROR_TOO_LARGE);
-	CHECK_STR(err.msg, "big.yaml: larger than 1048576 bytes");
+	CHECK_STR(err.msg, "big.yaml: larger than 1 MiB");
 	free(buf);
 }
 

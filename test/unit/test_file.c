@@ -37,6 +37,7 @@ static void test_read_limits(void)
 	CHECK(file_read(path, 4, &len, &err) == NULL);
 	CHECK_INT(err.kind, ERROR_TOO_LARGE);
 	CHECK(strncmp(err.msg, path, strlen(path)) == 0); /* the message names the file */
+	CHECK(strstr(err.msg, ": larger than 4 bytes") != NULL);
 
 	put("empty", "");
 	snprintf(path, sizeof path, "%s/empty", dir);
@@ -62,9 +63,10 @@ static void test_read_pipe(void)
 	free(buf);
 	if (f)
 		pclose(f);
-	f = popen("head -c 200001 /dev/zero", "r");
-	CHECK(f != NULL && file_read_stream(f, 200000, &len, &err) == NULL);
+	f = popen("head -c 204801 /dev/zero", "r");
+	CHECK(f != NULL && file_read_stream(f, 204800, &len, &err) == NULL);
 	CHECK_INT(err.kind, ERROR_TOO_LARGE);
+	CHECK_STR(err.msg, "larger than 200 KiB"); /* a limit in the unit it was set in, not 204800 bytes */
 	if (f)
 		pclose(f);
 }
@@ -119,6 +121,34 @@ static void test_write_errors_name_the_file(void)
 	CHECK(strstr(err.msg, ".tmp-") == NULL);
 }
 
+/* Sizes in messages read as they were set: 256 MiB, not 268435456 bytes. */
+static void test_size_text(void)
+{
+	char b[32];
+
+	CHECK_STR(error_size_text(b, sizeof b, 256UL * 1024 * 1024), "256 MiB");
+	CHECK_STR(error_size_text(b, sizeof b, 3UL * 1024 * 1024), "3 MiB");
+	CHECK_STR(error_size_text(b, sizeof b, 64 * 1024), "64 KiB");
+	CHECK_STR(error_size_text(b, sizeof b, 1024 * 1024 + 1024), "1025 KiB");
+	CHECK_STR(error_size_text(b, sizeof b, 1000), "1000 bytes");
+	CHECK_STR(error_size_text(b, sizeof b, 0), "0 bytes");
+}
+
+/* libyaml stopping at a tab says "tab"; anything else keeps libyaml's words. */
+static void test_yaml_problem(void)
+{
+	char m[128];
+
+	error_yaml_problem(m, sizeof m, "found character that cannot start any token", "while scanning",
+			   "a:\n\tb: 1\n", 8, 3);
+	CHECK_STR(m, "a tab character: YAML indents with spaces only");
+	error_yaml_problem(m, sizeof m, "found character that cannot start any token", "while scanning",
+			   "a: @\n", 5, 3);
+	CHECK_STR(m, "found character that cannot start any token while scanning");
+	error_yaml_problem(m, sizeof m, NULL, NULL, "", 0, 0);
+	CHECK_STR(m, "syntax error");
+}
+
 int main(void)
 {
 	char cmd[64];
@@ -133,6 +163,8 @@ int main(void)
 	RUN(test_read_pipe);
 	RUN(test_write_atomic);
 	RUN(test_write_errors_name_the_file);
+	RUN(test_size_text);
+	RUN(test_yaml_problem);
 	rc = check_done("file");
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
 	if (system(cmd) != 0)

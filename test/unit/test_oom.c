@@ -1438,7 +1438,7 @@ struct report_case {
 
 static int write_report(const void *arg, FILE *f)
 {
-	return report_json_write(arg, f, 0);
+	return report_json_write(arg, f, 0, 'j');
 }
 
 static int run_report(const void *arg, char *msg, size_t cap)

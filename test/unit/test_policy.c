@@ -229,6 +229,16 @@ static void test_node_names_described(void)
 	describes("pools:\n  - {name: t4, nodeSelector: {kubernetes.azure.com/agentpool: gput4}}\n"
 		  "  - {name: x, nodeSelector: {accelerator: nvidia}}\n",
 		  "derived from the pools: aks-gput4-*; pool \"x\" does not select");
+	/* Every pool that cannot be told by name is named (README's NAP example has two). */
+	describes("placement: fallback\npools:\n"
+		  "  - {name: gpu-spot, resources: [nvidia.com/gpu], nodeSelector: {karpenter.sh/nodepool: gpu-spot}}\n"
+		  "  - {name: gpu-ondemand, resources: [nvidia.com/gpu], nodeSelector: {karpenter.sh/nodepool: gpu-ondemand}}\n",
+		  "gpuNodeNames: not set; pools \"gpu-spot\" and \"gpu-ondemand\" do not select by "
+		  "kubernetes.azure.com/agentpool, so their nodes");
+	describes("pools:\n  - {name: t4, nodeSelector: {kubernetes.azure.com/agentpool: gput4}}\n"
+		  "  - {name: a, nodeSelector: {x: a}}\n  - {name: b, nodeSelector: {x: b}}\n"
+		  "  - {name: c, nodeSelector: {x: c}}\n",
+		  "aks-gput4-*; pools \"a\", \"b\" and \"c\" do not select");
 }
 
 /* The decision for a CPU pod pinned by spec.nodeName under a policy. */
