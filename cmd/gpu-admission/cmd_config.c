@@ -141,7 +141,8 @@ const struct cli_command cmd_check_config = {
 		{ 0, NULL },
 	},
 	.examples = "gpu-admission check-config policy.yaml\n"
-		    "kubectl get configmap gpu-admission-policy -o jsonpath='{.data.policy\\.yaml}' | gpu-admission check-config -",
+		    "kubectl get configmap gpu-admission-policy \\\n"
+		    "    -o jsonpath='{.data.policy\\.yaml}' | gpu-admission check-config -",
 	.run = run_check_config,
 };
 
