@@ -319,7 +319,7 @@ static int judge_routes(const struct config *cfg, const struct pod_view *pv, con
 {
 	int advise = !daemonset_exempt(cfg, pv);
 
-	if (policy_routes_judge(cfg, r, which, advise, res, err) != 0)
+	if (policy_routes_judge(cfg, r, which, advise, pv->dra, res, err) != 0)
 		return -1;
 	/*
 	 * The GPU operator's validators select its labels: the usual fix is its namespace's
@@ -341,7 +341,8 @@ static int judge_routes(const struct config *cfg, const struct pod_view *pv, con
  * clean can be aimed at GPU nodes afterwards. So a CPU-only pod is rejected
  * for each route its new version takes that the stored one did not (every
  * route, when the stored one requested a GPU), with the message CREATE
- * would give. Everything else is allowed untouched, and
+ * would give; a pod whose only "GPU" is a DRA claim is such a pod (see
+ * decide()). Everything else is allowed untouched, and
  * nothing is ever patched: pods admitted earlier (in dryrun, by an
  * exemption, before the webhook was installed) keep working, and GPU pods
  * were placed when they were created.
@@ -354,10 +355,6 @@ static int judge_update(const struct config *cfg, const struct policy_request *r
 
 	if (res->gpu) {
 		res->reason = R_UPDATE_GPU;
-		return 0;
-	}
-	if (pv->dra) {
-		res->reason = R_DRA;
 		return 0;
 	}
 	memset(&before, 0, sizeof before);
@@ -453,14 +450,27 @@ static int decide(const struct config *cfg, const struct policy_request *req,
 			json_decref(res->patch);
 			res->patch = NULL;
 		}
-	} else if (pv.dra) {
-		res->reason = R_DRA;
-		return policy_note(res, err, "pod uses DRA resource claims; gpu-admission cannot tell from the pod "
-			    "alone whether they are GPUs, so it neither mutates nor rejects it");
 	} else {
+		/*
+		 * No GPU resource. DRA claims are no GPU request the engine can
+		 * show: which device class a claim asks for is in a ResourceClaim
+		 * or template the pod only names, and a claim may be unused or ask
+		 * for nothing. Were they an exemption, any pod could add one and
+		 * reach GPU nodes; so a pod with claims is judged on its routes as
+		 * a CPU-only pod is (its message says why), and one that takes no
+		 * route is admitted unchanged, with a note.
+		 */
 		policy_routes_find(cfg, &pv, &routes);
 		if (judge_routes(cfg, &pv, &routes, judged_routes(&pv), res, err) != 0)
 			return -1;
+		if (pv.dra && res->verdict != POLICY_REJECT) {
+			res->reason = R_DRA;
+			if (policy_note(res, err, "pod uses DRA resource claims, which gpu-admission does not "
+					"recognise as GPU requests yet: admitted unchanged (no toleration, no "
+					"pool); to run on GPU nodes, request the GPU as a resource or have the "
+					"namespace exempted") != 0)
+				return -1;
+		}
 	}
 exempt:
 	if (res->verdict == POLICY_REJECT && daemonset_exempt(cfg, &pv)) {

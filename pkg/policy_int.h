@@ -30,7 +30,7 @@
 #define R_EXEMPT_SEL  "exempt-pod-selector"
 #define R_EXEMPT_DS   "exempt-daemonset"
 #define R_NO_GPU      "no-gpu"
-#define R_DRA         "dra-claims"
+#define R_DRA         "dra-claims"             /* claims, no GPU resource, no route to GPU nodes */
 #define R_GPU_OK      "gpu-pod-ok"
 #define R_GPU_MUTATED "gpu-pod-mutated"
 #define R_NOT_MUTATED "gpu-pod-not-mutated"
@@ -62,7 +62,8 @@ struct pod_view {
 	const char *ns;
 	struct gpu_demand gpu[LIMIT_GPU_KINDS_MAX];
 	size_t n_gpu;
-	int dra;                   /* resource claims present */
+	int dra;                   /* resource claims present (in the spec or a container): never a
+	                              GPU request the engine can show, so never an exemption */
 	int daemonset;             /* a DaemonSet pod its controller created (or, offline,
 	                              stored or templated as one): see policy_request */
 	/* First invalid GPU quantity, reported as the rejection. */
@@ -161,10 +162,12 @@ void policy_routes_find(const struct config *cfg, const struct pod_view *pv, str
  * REJECT with every such route in the message and, when advise, how to fix
  * it (not for a pod the DaemonSet exemption admits: its toleration is how it
  * reaches GPU nodes); else reason R_NO_GPU with a warning per soft route.
+ * claims: the pod has DRA resource claims (pod_view.dra) and no GPU
+ * resource, and the message says that a claim is no GPU request yet.
  * -1 only on ERROR_NOMEM.
  */
 int policy_routes_judge(const struct config *cfg, const struct pod_routes *r, unsigned which,
-			int advise, struct policy_result *res, struct error *err);
+			int advise, int claims, struct policy_result *res, struct error *err);
 
 /*
  * Sets res->fix: the "remove" operations that take the hard routes in taken

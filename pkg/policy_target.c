@@ -18,6 +18,7 @@
 #include "nodematch.h"
 #include "patch.h"
 
+#define CLAIMS_POD "pod with DRA resource claims but no GPU resource"  /* what such a pod is called */
 #define GPU_OPERATOR_LABEL_PREFIX "nvidia.com/gpu."  /* GPU feature discovery's labels, which the operator's pods select */
 
 /* ==== GPU nodes by name ==== */
@@ -374,7 +375,7 @@ void policy_routes_find(const struct config *cfg, const struct pod_view *pv, str
  * fix it; the reason code names the first. The soft routes only warn.
  */
 int policy_routes_judge(const struct config *cfg, const struct pod_routes *r, unsigned which,
-			int advise, struct policy_result *res, struct error *err)
+			int advise, int claims, struct policy_result *res, struct error *err)
 {
 	static const struct { const char *reason, *fix; } hard[ROUTE_HARD_N] = {
 		{ R_CPU_TOL, "the toleration" },
@@ -404,7 +405,19 @@ int policy_routes_judge(const struct config *cfg, const struct pod_routes *r, un
 		 * to remove the toleration, which is how a device plugin or exporter reaches GPU nodes.
 		 */
 		if (!advise)
-			snprintf(res->message, sizeof res->message, "CPU-only pod aimed at GPU nodes: %s", what);
+			snprintf(res->message, sizeof res->message, "%s aimed at GPU nodes: %s",
+				 claims ? CLAIMS_POD : "CPU-only pod", what);
+		else if (claims)
+			/*
+			 * Its author most likely meant a GPU: say why the claim does not
+			 * count, and the ways to a GPU node that work today first.
+			 */
+			snprintf(res->message, sizeof res->message,
+				 CLAIMS_POD " aimed at GPU nodes: %s. gpu-admission does not recognise a DRA "
+				 "claim as a GPU request yet, and a claim opens no route to GPU nodes: request "
+				 "the GPU as a resource (e.g. limits nvidia.com/gpu: 1), ask the cluster admin "
+				 "to exempt the namespace (exempt.namespaces), or remove %s",
+				 what, fixes);
 		else
 			snprintf(res->message, sizeof res->message,
 				 "CPU-only pod aimed at GPU nodes: %s. GPU nodes are for GPU pods: remove %s, or "

@@ -216,7 +216,7 @@ static json_t *container(json_t *pod, const char *list)
 	return json_array_get(json_object_get(spec_of(pod), list), 0);
 }
 
-/* The pod without DRA claims (the maximal pod has them, which would stop the policy early). */
+/* The pod without DRA claims (the maximal pod has them): a plain CPU or GPU pod's paths. */
 static void no_claims(json_t *pod)
 {
 	json_object_del(spec_of(pod), "resourceClaims");
