@@ -1,0 +1,47 @@
+# Sourced by suite.sh (full mode): issue 23's placement rules as the real API server
+# and scheduler take them (the validating webhook sees the final, mutated object).
+clean
+upgrade three-pools.yaml
+ns team-p
+# Item 2: a GPU pod pinned to a node by name gets that node's pool, and is bound there.
+H100=aks-gpuh100-50000000-vmss000000
+pod pin-host "$GPU1 | .spec.nodeSelector = {\"kubernetes.io/hostname\": \"$H100\"}" >"$T/pin-host.in"
+create team-p pin-host
+equals "$RC/$(jq -r '.spec.nodeSelector["kubernetes.azure.com/agentpool"]' "$T/pin-host.out")" 0/gpuh100 \
+	"a GPU pod pinned by hostname gets its node's pool, not the cheapest"
+equals "$(node_of team-p pin-host)" "$H100" "the pinned GPU pod is bound to its node"
+pod pin-name "$GPU1 | .spec.nodeName = \"$H100\"" >"$T/pin-name.in"
+create team-p pin-name
+equals "$RC/$(jq -r '.spec.nodeSelector["kubernetes.azure.com/agentpool"] // "none"' "$T/pin-name.out")" 0/gpuh100 \
+	"a GPU pod with spec.nodeName gets its node's pool (the kubelet's NodeAffinity check would refuse another)"
+
+upgrade fallback-three.yaml
+ns team-f
+ns train-x
+# Item 1: the issue's own pod. team-f may use t4 only; its required terms name h100 and
+# a zone. The patch ANDs t4 into each term and /validate, seeing the patched pod,
+# admits it: it is created and bound to the t4 node of that zone.
+pod own-terms "$GPU1 | .spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms =
+	[{matchExpressions: [{key: \"kubernetes.azure.com/agentpool\", operator: \"In\", values: [\"gpuh100\"]}]},
+	 {matchExpressions: [{key: \"topology.kubernetes.io/zone\", operator: \"In\", values: [\"eastus-1\"]}]}]" >"$T/own-terms.in"
+create team-f own-terms
+equals "$RC" 0 "fallback: a pod with its own required terms is created (the webhook recognises its own patch)"
+[ "$RC" -eq 0 ] || sed 's/^/    /' "$T/own-terms.err" | head -n 3
+equals "$(node_of team-f own-terms)" aks-gput4-20000000-vmss000000 "fallback: bound to the t4 node of eastus-1"
+# Item 3: a pod whose own affinity allows a100 and h100 gets preferred terms cheapest
+# first, and the scheduler takes the a100.
+pod two-pools '.spec.containers[0].resources.limits["nvidia.com/gpu"] = "8" | .spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms =
+	[{matchExpressions: [{key: "kubernetes.azure.com/agentpool", operator: "In", values: ["gpua100", "gpuh100"]}]}]' >"$T/two-pools.in"
+create train-x two-pools
+equals "$RC" 0 "fallback: an 8-GPU pod allowed on a100 and h100 is created"
+equals "$(jq -c '[.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[]? | .preference.matchExpressions[0].values[0]]' "$T/two-pools.out")" \
+	'["gpua100","gpuh100"]' "fallback: preferred terms cheapest first over the pools the pod allows"
+equals "$(pool_of train-x two-pools)" gpua100 "fallback: the scheduler takes the cheaper a100"
+
+# Item 8: a policy check-config refuses is refused by helm before anything changes.
+printf 'policy:\n  pools:\n    - {name: a, nodeSelector: {kubernetes.azure.com/agentpool: x}}\n    - {name: a, nodeSelector: {kubernetes.azure.com/agentpool: y}}\n' >"$T/dup-pools.yaml"
+rev=$(helm history "$REL" -n "$RNS" -o json | jq 'length')
+helm upgrade "$REL" "$CHART" -n "$RNS" $HELM_FORCE --reset-values -f "$ROOT/test/cluster/values/image.yaml" -f "$T/dup-pools.yaml" >"$T/dup.out" 2>&1
+equals "$?" 1 "helm upgrade to two pools of one name is refused"
+has "$T/dup.out" "pools" "the refusal names the pools"
+equals "$(helm history "$REL" -n "$RNS" -o json | jq 'length')" "$rev" "the refused upgrade made no release"
