@@ -1,6 +1,8 @@
 # gpu-admission — build, test, run.
 #
-#   make                          build bin/gpu-admission (installs missing Debian build deps)
+#   make deps                     install the Debian packages it builds and tests with (root or
+#                                 sudo; BENCH=1 adds make bench's); the only target that installs
+#   make                          build bin/gpu-admission (stops and names any missing package)
 #   make test                     unit + golden + end-to-end tests; ends with "N passed, N failed"
 #   make SANITIZE=address,undefined test
 #   make run                      local TLS webhook on https://127.0.0.1:8443 (embedded policy;
@@ -59,10 +61,16 @@ TOOL_BIN := $(TOOL_SRC:test/tools/%.c=$(BUILD)/test/%)
 
 all: $(BIN)
 
+# Asks, never installs: a missing package stops the build with its name and
+# `make deps` (the one target that installs).
 $(DEPS_OK): .ci/deps
 	@mkdir -p $(@D)
-	@sh .ci/deps
+	@sh .ci/deps --check build
 	@touch $@
+
+deps:
+	@sh .ci/deps test
+	@$(if $(filter 1,$(BENCH)),sh .ci/deps bench)
 
 # pkg-config is asked only after the dependency check has run.
 pkgcflags = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -110,7 +118,7 @@ $(BUILD)/test/%: test/tools/%.c $(LIB)
 	$(CC) $(CFLAGS) $(pkgcflags) -Itest/unit -o $@ $< $(LIB) $(LDFLAGS) $(pkglibs)
 
 test-deps:
-	@sh .ci/deps test
+	@sh .ci/deps --check test
 
 test: $(BIN) $(UNIT_BIN) $(TOOL_BIN) test-deps
 	@$(MAKE) --no-print-directory fuzz-build >/dev/null
@@ -157,7 +165,7 @@ lint:
 clean:
 	rm -rf build bin
 
-.PHONY: all test test-deps run install uninstall lint clean
+.PHONY: all deps test test-deps run install uninstall lint clean
 
 # ---- Packaging: chart, plain manifests, container image ----
 # manifests:  regenerate manifests/gpu-admission.yaml from charts/gpu-admission
@@ -200,7 +208,7 @@ $(BUILD)/bench/%: test/bench/%.c $(LIB)
 
 bench: $(BIN) $(BUILD)/bench/bench_review $(BUILD)/bench/loadgen $(BUILD)/test/gen_manifests \
        $(BUILD)/test/gen_snapshot $(BUILD)/test/gen_review test-deps
-	@sh .ci/deps bench
+	@sh .ci/deps --check bench
 	@BUILD=$(BUILD) BIN=$(BIN) sh test/bench/run.sh
 
 # Cost report benchmark alone: 5,000 nodes / 150,000 pods (a 1.9 GB generated snapshot, kept in build/bench).
