@@ -169,7 +169,7 @@ uninstall:
 
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
-	  --std=c11 --inline-suppr -Ipkg pkg cmd
+	  --std=c11 --inline-suppr --library=.ci/cppcheck.cfg -Ipkg pkg cmd
 
 clean:
 	rm -rf build bin
