@@ -3,6 +3,7 @@
 #   make deps                     install the Debian packages it builds and tests with (root or
 #                                 sudo; BENCH=1 adds make bench's); the only target that installs
 #   make                          build bin/gpu-admission (stops and names any missing package)
+#   make check                    the edit loop: unit + golden + the CLI end-to-end script
 #   make test                     unit + golden + end-to-end tests; ends with "N passed, N failed"
 #   make SANITIZE=address,undefined test
 #   make run                      local TLS webhook on https://127.0.0.1:8443 (embedded policy;
@@ -133,6 +134,10 @@ test: $(BIN) $(UNIT_BIN) $(TOOL_BIN) test-deps
 	@$(MAKE) --no-print-directory fuzz-build >/dev/null
 	@BUILD=$(BUILD) BIN=$(BIN) VALGRIND=$(VALGRIND) sh test/run
 
+# The edit loop: the C suites, the golden cases and the CLI's end-to-end script.
+check: $(BIN) $(UNIT_BIN) $(TOOL_BIN) test-deps
+	@BUILD=$(BUILD) BIN=$(BIN) VALGRIND=$(VALGRIND) SUITES="unit golden e2e/cli" sh test/run
+
 # make run: the build stays quiet (its log is shown only when it fails); the server
 # binds before test/run-local prints how to reach it.
 run:
@@ -174,7 +179,7 @@ lint:
 clean:
 	rm -rf build bin
 
-.PHONY: all deps test test-deps run install uninstall lint clean
+.PHONY: all deps check test test-deps run install uninstall lint clean
 
 # ---- Packaging: chart, plain manifests, container image ----
 # manifests:  regenerate manifests/gpu-admission.yaml from charts/gpu-admission
