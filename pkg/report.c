@@ -744,7 +744,8 @@ static char *taint_signature(const json_t *taints)
 		parts[n++] = text + used;
 		used += (size_t)w + 1;
 	}
-	qsort(parts, n, sizeof parts[0], cmp_str);
+	if (n > 1) /* one part or none is sorted already (and cppcheck then sees parts as unset) */
+		qsort(parts, n, sizeof parts[0], cmp_str);
 	out[0] = '\0';
 	for (i = 0; i < n; i++) {
 		int w = snprintf(out + o, sizeof out - o, "%s%s", i ? "," : "", parts[i]);
