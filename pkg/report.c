@@ -583,13 +583,27 @@ static int string_map(const json_t *map, const char *path, char *msg, size_t cap
 	return 0;
 }
 
+/* A list of strings (a requirement's values). */
+static int string_list(const json_t *arr, const char *path, char *msg, size_t cap)
+{
+	const json_t *x;
+	size_t i;
+
+	json_array_foreach(iterable(arr), i, x)
+		if (!json_is_string(x)) {
+			snprintf(msg, cap, "%s[%zu] must be a string", path, i);
+			return -1;
+		}
+	return 0;
+}
+
 /* The required node affinity's terms, as the scheduler reads them (nodematch). */
 static int affinity_valid(const json_t *spec, char *msg, size_t cap)
 {
 	static const char *const req_keys[] = { "key", "operator", NULL };
-	const json_t *aff, *na, *req, *terms, *term, *list, *e, *values, *x;
-	char at[256], eat[300];
-	size_t i, j, k, l;
+	const json_t *aff, *na, *req, *terms, *term, *list, *e, *values;
+	char at[256], eat[300], vat[310];
+	size_t i, j, k;
 
 	if (typed(spec, "affinity", WANT_OBJECT, "spec", &aff, msg, cap) != 0 ||
 	    typed(aff, "nodeAffinity", WANT_OBJECT, "spec.affinity", &na, msg, cap) != 0 ||
@@ -616,14 +630,11 @@ static int affinity_valid(const json_t *spec, char *msg, size_t cap)
 					snprintf(msg, cap, "%s must be an object", eat);
 					return -1;
 				}
+				snprintf(vat, sizeof vat, "%s.values", eat);
 				if (strings(e, req_keys, eat, msg, cap) != 0 ||
-				    typed(e, "values", WANT_ARRAY, eat, &values, msg, cap) != 0)
+				    typed(e, "values", WANT_ARRAY, eat, &values, msg, cap) != 0 ||
+				    string_list(values, vat, msg, cap) != 0)
 					return -1;
-				json_array_foreach(iterable(values), l, x)
-					if (!json_is_string(x)) {
-						snprintf(msg, cap, "%s.values[%zu] must be a string", eat, l);
-						return -1;
-					}
 			}
 		}
 	}
