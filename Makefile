@@ -59,7 +59,7 @@ endif
 
 DEPS_OK  := build/.deps-ok
 
-PKG_SRC  := $(wildcard pkg/*.c)
+PKG_SRC  := $(wildcard pkg/*/*.c)
 PKG_OBJ  := $(PKG_SRC:%.c=$(BUILD)/%.o)
 CMD_SRC  := $(wildcard cmd/gpu-admission/*.c)
 CMD_OBJ  := $(CMD_SRC:%.c=$(BUILD)/%.o)
@@ -95,15 +95,15 @@ $(BUILD)/%.o: %.c | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(pkgcflags) -MMD -MP -c $< -o $@
 
-# The version is compiled into main.o and cmd_serve.o; the stamp changes only when
-# VERSION or the revision does, so a commit rebuilds those two and nothing else.
+# The version is compiled into cmd_version.o alone; the stamp changes only when
+# VERSION or the revision does, so a commit rebuilds that file and nothing else.
 # RUN_QUERY=1 (make run's "is anything to build?") asks about the stamp as it stands, once
 # make run has refreshed it: with FORCE, make -q would always answer "out of date".
 VERSION_STAMP := $(BUILD)/version.stamp
 $(VERSION_STAMP): $(if $(RUN_QUERY),,FORCE)
 	@mkdir -p $(@D)
 	@echo '$(VERSION) $(REVISION)' | cmp -s - $@ 2>/dev/null || echo '$(VERSION) $(REVISION)' >$@
-$(BUILD)/cmd/gpu-admission/main.o $(BUILD)/cmd/gpu-admission/cmd_serve.o: $(VERSION_STAMP)
+$(BUILD)/cmd/gpu-admission/cmd_version.o: $(VERSION_STAMP)
 .PHONY: FORCE
 FORCE:
 
@@ -121,9 +121,9 @@ $(BUILD)/test/%: test/unit/%.c $(LIB) test/unit/check.h
 
 # The scanner's portable C (no SSE2), as machines other than x86-64 run it: test_scan again, over it.
 UNIT_BIN += $(BUILD)/test/test_scan_portable
-$(BUILD)/test/test_scan_portable: test/unit/test_scan.c pkg/scan.c $(LIB) test/unit/check.h
+$(BUILD)/test/test_scan_portable: test/unit/test_scan.c pkg/text/scan.c $(LIB) test/unit/check.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -DSCAN_PORTABLE $(pkgcflags) -Itest/unit -o $@ test/unit/test_scan.c pkg/scan.c $(LIB) $(LDFLAGS) $(pkglibs)
+	$(CC) $(CFLAGS) -DSCAN_PORTABLE $(pkgcflags) -Itest/unit -o $@ test/unit/test_scan.c pkg/text/scan.c $(LIB) $(LDFLAGS) $(pkglibs)
 
 # test_policy_fields records every member lookup the policy makes (see the test).
 $(BUILD)/test/test_policy_fields: LDFLAGS += -Wl,--wrap=json_object_get -Wl,--wrap=json_object_iter
@@ -139,9 +139,9 @@ test: $(BIN) $(UNIT_BIN) $(TOOL_BIN) test-deps
 	@$(MAKE) --no-print-directory fuzz-build >/dev/null
 	@BUILD=$(BUILD) BIN=$(BIN) VALGRIND=$(VALGRIND) sh test/run
 
-# The edit loop: the C suites, the golden cases and the CLI's end-to-end script.
+# The edit loop: lint, the C suites, the golden cases and the CLI's end-to-end script.
 check: $(BIN) $(UNIT_BIN) $(TOOL_BIN) test-deps
-	@BUILD=$(BUILD) BIN=$(BIN) VALGRIND=$(VALGRIND) SUITES="unit golden e2e/cli" sh test/run
+	@BUILD=$(BUILD) BIN=$(BIN) VALGRIND=$(VALGRIND) SUITES="lint unit golden e2e/cli" sh test/run
 
 # make run: the build stays quiet (its log is shown only when it fails); the server
 # binds before test/run-local prints how to reach it.

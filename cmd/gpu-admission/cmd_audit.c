@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "audit.h"
+#include "audit/audit.h"
 #include "commands.h"
 
 enum { OPT_FIX = CLI_LONG_ONLY, OPT_IN_PLACE, OPT_FAIL_ON, OPT_NO_COLOR };

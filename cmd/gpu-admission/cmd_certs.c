@@ -7,8 +7,8 @@
 #include <time.h>
 
 #include "commands.h"
-#include "file.h"
-#include "tls.h"
+#include "base/file.h"
+#include "webhook/tls.h"
 
 enum { OPT_SERVICE = CLI_LONG_ONLY, OPT_NAMESPACE, OPT_OUT, OPT_DAYS, OPT_SAN, OPT_CA_CERT, OPT_CA_KEY, OPT_FORCE };
 

@@ -4,9 +4,9 @@
 #include <string.h>
 
 #include "commands.h"
-#include "file.h"
-#include "matchcond.h"
-#include "policy.h"
+#include "base/file.h"
+#include "policy/matchcond.h"
+#include "policy/policy.h"
 
 /*
  * The chart turns the policy into CEL matchConditions (webhook.policyMatchConditions,

@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "report.h"
+#include "report/report.h"
 
 enum { OPT_FAIL_ON = CLI_LONG_ONLY, OPT_NO_COLOR };
 enum output { OUT_TEXT, OUT_JSON, OUT_PROMETHEUS, OUT_YAML };

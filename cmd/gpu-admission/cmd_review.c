@@ -4,9 +4,9 @@
 #include <string.h>
 
 #include "commands.h"
-#include "file.h"
-#include "manifest.h"
-#include "review.h"
+#include "base/file.h"
+#include "text/manifest.h"
+#include "webhook/review.h"
 
 enum { OPT_VALIDATE = CLI_LONG_ONLY, OPT_WRAP, OPT_APPLY };
 enum output { OUT_REVIEW, OUT_PATCH, OUT_PATCHED };

@@ -3,13 +3,9 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "log.h"
-#include "review.h"
-#include "server.h"
-
-#ifndef GPU_ADMISSION_VERSION
-#define GPU_ADMISSION_VERSION "0.0.0"
-#endif
+#include "base/log.h"
+#include "webhook/review.h"
+#include "webhook/server.h"
 
 enum {
 	OPT_ADDR = CLI_LONG_ONLY, OPT_CERT, OPT_KEY, OPT_SELF, OPT_METRICS, OPT_BODY, OPT_THREADS,
@@ -17,7 +13,7 @@ enum {
 	OPT_HEADER_TIMEOUT, OPT_BODY_TIMEOUT, OPT_BUDGET, OPT_POLICY_KEY
 };
 
-/* The defaults the help states, held to the server's own (pkg/server.h). */
+/* The defaults the help states, held to the server's own (pkg/webhook/server.h). */
 _Static_assert(SERVER_DEFAULT_MAX_BODY == 3u * 1024 * 1024, "serve --help: --max-body default 3 MiB");
 _Static_assert(SERVER_DEFAULT_MAX_CONNECTIONS == 1024, "serve --help: --max-connections default 1024");
 _Static_assert(SERVER_DEFAULT_MAX_PER_IP == 256, "serve --help: --max-connections-per-ip default 256");
@@ -76,7 +72,7 @@ static int run_serve(const struct cli_command *cmd, int argc, char **argv)
 	int c;
 
 	server_options_default(&o);
-	o.version = GPU_ADMISSION_VERSION;
+	o.version = cli_version_number();
 	cli_parse(&p, cmd, argc, argv);
 	while ((c = cli_next(&p)) != CLI_END) {
 		switch (c) {

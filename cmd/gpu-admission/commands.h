@@ -2,7 +2,7 @@
  * The command line of gpu-admission: one grammar for every subcommand.
  *
  * A command is a struct cli_command: its name, its help texts, its options
- * and its exit codes, next to the function that runs it. main.c lists the
+ * and its exit codes, next to the function that runs it. cli_table.c lists the
  * commands in cli_commands[]; `help`, `COMMAND --help`, the man page
  * (`help --man`) and the shell completions (`completion bash|zsh`) are all
  * generated from that table, so a new command is covered by adding it there.
@@ -19,8 +19,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "config.h"
-#include "error.h"
+#include "policy/config.h"
+#include "base/error.h"
 
 /* The exit codes of every command (README "Exit codes"; cli_exit_table[] words them). */
 #define EXIT_OK 0       /* done; the answer is yes */
@@ -59,7 +59,7 @@ struct cli_command {
 	int (*run)(const struct cli_command *cmd, int argc, char **argv);
 };
 
-/* The commands, in the order `help` lists them (main.c). */
+/* The commands, in the order `help` lists them (cli_table.c). */
 extern const struct cli_command *const cli_commands[];
 extern const size_t cli_n_commands;
 
@@ -71,6 +71,9 @@ const struct cli_command *cli_find(const char *name);
 
 /* "0.2.0 (f800f9e)": the version and the git revision it was built from. */
 const char *cli_version(void);
+
+/* "0.2.0": the release version alone (what the server reports in its metrics). */
+const char *cli_version_number(void);
 
 /* ==== Parsing ==== */
 

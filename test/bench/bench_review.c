@@ -1,7 +1,7 @@
 /*
  * bench_review: in-process cost of one AdmissionReview — decode, policy,
  * encode — as review_handle() does it for the server: inside the worker's
- * per-request arena (pkg/arena.c), which jansson allocates from while a
+ * per-request arena (pkg/base/arena.c), which jansson allocates from while a
  * request runs. The same reviews with jansson on malloc (as `review` and
  * `audit` run them) are reported beside, for comparison.
  *
@@ -16,11 +16,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "config.h"
-#include "file.h"
-#include "review.h"
-#include "arena.h"
-#include "server.h"
+#include "policy/config.h"
+#include "base/file.h"
+#include "webhook/review.h"
+#include "base/arena.h"
+#include "webhook/server.h"
 
 #define RUNS 7
 #define BODY_MAX (64u << 20)  /* a review file, at most */

@@ -487,10 +487,10 @@ for label in source version revision licenses title description; do
 done
 has Dockerfile 'org.opencontainers.image.licenses="Apache-2.0"' "Dockerfile: the licence"
 has test/image/build.sh '--build-arg REVISION=' "image build passes the revision"
-# README's module map lists every pkg/ module, and only those.
-mods=$(ls pkg/*.c | sed 's|pkg/||; s|\.c$||' | sort | tr '\n' ' ')
-mapped=$(sed -n '/^## Module map/,/^## /p' README.md | grep -oE '^\| `pkg/[a-z_]+\.c`' | sed 's/.*pkg\///; s/\.c`$//' | sort | tr '\n' ' ')
-equals "$mapped" "$mods" "README's module map lists every pkg/*.c"
+# pkg/README.md's module map lists every pkg/ module, and only those.
+mods=$(ls pkg/*/*.c | sort | tr '\n' ' ')
+mapped=$(sed -n '/^## Module map/,/^## /p' pkg/README.md | grep -oE '^\| `pkg/[a-z0-9_]+/[a-z0-9_]+\.c`' | sed 's/^| `//; s/`$//' | sort | tr '\n' ' ')
+equals "$mapped" "$mods" "pkg/README.md's module map lists every pkg/*/*.c"
 has README.md "## Contributing" "README: Contributing section"
 
 # ==== The first hour: kubectl's habits (issue 27) ====

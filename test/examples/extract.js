@@ -30,7 +30,7 @@ const Y = require(process.env.TOOLS + "/node_modules/yaml");
 const fs = require("fs");
 const [out, readmePath, valuesPath, defaultPath] = process.argv.slice(2);
 const policyKeys = new Set(Object.keys(Y.parse(fs.readFileSync(defaultPath, "utf8"))));
-// The kinds whose pod templates audit reads at their one place (pkg/template.c), and lists of them.
+// The kinds whose pod templates audit reads at their one place (pkg/policy/template.c), and lists of them.
 const workloadKinds = new Set(["Pod", "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job",
 	"ReplicationController", "CronJob", "PodTemplate"]);
 const MARKDOWN_MARKER = /^\s*<!--\s*policy-example:\s*(.*?)\s*-->\s*$/;

@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "policy.h"
+#include "policy/config.h"
+#include "policy/policy.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "review.h"
-#include "scan.h"
+#include "webhook/review.h"
+#include "text/scan.h"
 
 static struct config *cfg;
 

@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "manifest.h"
-#include "patch.h"
-#include "policy.h"
-#include "template.h"
+#include "text/manifest.h"
+#include "base/patch.h"
+#include "policy/policy.h"
+#include "policy/template.h"
 
 static struct config *cfg;
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "patch.h"
+#include "base/patch.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "quantity.h"
+#include "base/quantity.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 

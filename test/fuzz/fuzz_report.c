@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "report.h"
+#include "report/report.h"
 
 static struct config *cfg;
 static FILE *devnull;

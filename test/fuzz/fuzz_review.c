@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "review.h"
+#include "webhook/review.h"
 
 static struct config *cfg;
 

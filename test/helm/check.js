@@ -250,7 +250,7 @@ function main() {
 		defaults: "Fail", "cert-manager": "Fail", "cert-manager-issuer": "Fail", secret: "Fail", "three-pools": "Fail",
 		"spot-fallback": "Fail", full: "Fail", dryrun: "Ignore", "failure-ignore": "Ignore", "policy-check-off": "Fail",
 	}[caseName];
-	// One entry per class of object (pkg/matchcond.h), with stable names: the mutating webhook for pods; the
+	// One entry per class of object (pkg/policy/matchcond.h), with stable names: the mutating webhook for pods; the
 	// validating ones for pods, for the built-in workload kinds at v1, and (with policy.workloads) for a rule per
 	// custom resource of the policy (the resource: the entry's, else the kind in lower case plus "s").
 	const custom = ((YAML.parse(cm.data["policy.yaml"]) || {}).workloads || []).map((e) => ({

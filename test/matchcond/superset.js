@@ -292,7 +292,7 @@ const audit = cp.spawnSync(BIN, ["audit", "-o", "json", CORPUS], { encoding: "ut
 const findings = JSON.parse(audit.stdout).findings;
 const docsCache = new Map();
 
-// The documents of a file, numbered as audit numbers them (pkg/manifest.c manifest_split):
+// The documents of a file, numbered as audit numbers them (pkg/text/manifest.c manifest_split):
 // a "---" line at column 0 starts one, a "..." line ends one, whatever precedes the first
 // marker (comments alone, say) is one; each is read as Kubernetes reads YAML (1.1: yes is true).
 function documents(file) {

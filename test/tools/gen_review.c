@@ -3,7 +3,7 @@
  * resilience tests and the benchmark (issue 14).
  *
  *   gen_review collide N     N annotation keys that all collide under the hash
- *                            pkg/scan.c used before it was keyed (collide.h)
+ *                            pkg/text/scan.c used before it was keyed (collide.h)
  *   gen_review ordinary N    N annotation keys of the same length that do not
  *   gen_review empty-terms N a required node affinity of N empty terms: [{}, {}, ...]
  *   gen_review values N      an annotation-free pod whose nodeSelector holds a

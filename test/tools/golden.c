@@ -40,13 +40,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "audit.h"
-#include "config.h"
-#include "file.h"
-#include "patch.h"
-#include "policy.h"
-#include "review.h"
-#include "template.h"
+#include "audit/audit.h"
+#include "policy/config.h"
+#include "base/file.h"
+#include "base/patch.h"
+#include "policy/policy.h"
+#include "webhook/review.h"
+#include "policy/template.h"
 #include "workload_check.h"
 
 #define FIXTURE_MAX ((size_t)64 << 20)  /* the largest fixture a case may hold (hostile reviews are ~3 MiB) */
@@ -56,7 +56,7 @@ static int passed, failed;
 /* The case is a policy ConfigMap's review (a `policy` file): how /validate-policy is set up. NULL: not one. */
 static const struct review_policy_options *policy_case;
 
-/* A fixture file, whole and NUL-terminated (pkg/file.c reads it); NULL when it cannot be read. */
+/* A fixture file, whole and NUL-terminated (pkg/base/file.c reads it); NULL when it cannot be read. */
 static char *slurp(const char *path, size_t *len)
 {
 	struct error err;

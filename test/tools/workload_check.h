@@ -12,9 +12,9 @@
 
 #include <jansson.h>
 
-#include "error.h"
-#include "policy.h"
-#include "workload.h"
+#include "base/error.h"
+#include "policy/policy.h"
+#include "policy/workload.h"
 
 #define WC_TEXT_MAX 8192
 

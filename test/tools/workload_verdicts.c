@@ -29,13 +29,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "audit.h"
-#include "config.h"
-#include "file.h"
-#include "manifest.h"
-#include "review.h"
-#include "template.h"
-#include "workload.h"
+#include "audit/audit.h"
+#include "policy/config.h"
+#include "base/file.h"
+#include "text/manifest.h"
+#include "webhook/review.h"
+#include "policy/template.h"
+#include "policy/workload.h"
 #include "workload_check.h"
 
 #define TEXT_MAX 8192
@@ -45,7 +45,7 @@
 static int passed, failed;
 static json_t *blind_probe;  /* one denied object's answer and findings, for the last check */
 
-/* A fixture file, whole and NUL-terminated (pkg/file.c reads it); NULL when it cannot be read. */
+/* A fixture file, whole and NUL-terminated (pkg/base/file.c reads it); NULL when it cannot be read. */
 static char *slurp(const char *path, size_t *len)
 {
 	struct error err;

@@ -1,5 +1,5 @@
 /*
- * collide.h: object keys that all collide under the public hash pkg/scan.c
+ * collide.h: object keys that all collide under the public hash pkg/text/scan.c
  * used for its duplicate-key check before it was keyed (the attack of issue
  * 14: ~70,000 such annotation keys in one 3 MB review held a worker ~100 s).
  * Shared by test/unit/test_scan.c and test/tools/gen_review.c.

@@ -4,7 +4,7 @@
 
 #include <jansson.h>
 
-#include "arena.h"
+#include "base/arena.h"
 #include "check.h"
 
 enum { BIG = 512 * 1024 };  /* past a thread's first chunk (64 KiB) */

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "config.h"
+#include "policy/config.h"
 #include "repeat.h"
 
 static struct config *load(const char *yaml, struct error *err)

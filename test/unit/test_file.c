@@ -4,8 +4,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "error.h"
-#include "file.h"
+#include "base/error.h"
+#include "base/file.h"
 
 static char dir[] = "/tmp/test_file.XXXXXX";
 

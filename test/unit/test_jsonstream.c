@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "jsonstream.h"
+#include "text/jsonstream.h"
 
 /* A file holding text (len bytes), opened for reading; -1 on failure. */
 static int fd_of(const char *text, size_t len)

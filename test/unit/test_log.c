@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "log.h"
+#include "base/log.h"
 
 /* Runs fn with stderr sent to a temporary file; returns what it wrote, up to 2 MB (new). */
 static char *capture(void (*fn)(void))

@@ -2,9 +2,9 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "manifest.h"
-#include "manifest_int.h"
-#include "template.h"
+#include "text/manifest.h"
+#include "text/manifest_int.h"
+#include "policy/template.h"
 
 /*
  * The templates of document d of m with their lines, as the auditor finds

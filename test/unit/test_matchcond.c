@@ -8,10 +8,10 @@
 #include <string.h>
 
 #include "check.h"
-#include "config.h"
-#include "matchcond.h"
-#include "policy.h"
-#include "scan.h"
+#include "policy/config.h"
+#include "policy/matchcond.h"
+#include "policy/policy.h"
+#include "text/scan.h"
 
 /* New: the conditions for policy YAML text (NULL: the default), or NULL with *err. */
 static int build(const char *yaml, enum matchcond_entry e, struct matchcond_set *s, struct error *err)

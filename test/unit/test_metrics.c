@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "metrics.h"
+#include "webhook/metrics.h"
 
 static char *render(struct metrics *m)
 {

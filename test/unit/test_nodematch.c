@@ -1,12 +1,12 @@
 /*
- * Unit tests of pkg/nodematch.c against the upstream rules it cites:
+ * Unit tests of pkg/k8s/nodematch.c against the upstream rules it cites:
  * Toleration.ToleratesTaint, the scheduler's TaintToleration filter,
  * component-helpers' nodeaffinity and apimachinery's label requirements.
  */
 #include <jansson.h>
 
 #include "check.h"
-#include "nodematch.h"
+#include "k8s/nodematch.h"
 
 static json_t *J(const char *text)
 {

@@ -30,17 +30,17 @@
 
 #include <yaml.h>
 
-#include "audit.h"
+#include "audit/audit.h"
 #include "check.h"
-#include "config.h"
-#include "file.h"
-#include "manifest.h"
-#include "matchcond.h"
+#include "policy/config.h"
+#include "base/file.h"
+#include "text/manifest.h"
+#include "policy/matchcond.h"
 #include "repeat.h"
-#include "report.h"
-#include "review.h"
-#include "template.h"
-#include "workload.h"
+#include "report/report.h"
+#include "webhook/review.h"
+#include "policy/template.h"
+#include "policy/workload.h"
 
 /* ==== The counting, failing allocator ==== */
 

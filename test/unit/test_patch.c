@@ -1,6 +1,6 @@
 /* JSON Pointer escaping, patch building and applying. */
 #include "check.h"
-#include "patch.h"
+#include "base/patch.h"
 
 static void test_escape(void)
 {

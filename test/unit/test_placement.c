@@ -1,7 +1,7 @@
 /*
  * The patched pod, as kube-apiserver stores it, schedules exactly on the
  * pools the policy names (issue 12): each scenario is reviewed by the
- * policy, the JSON Patch applied (pkg/patch.c, as the API server applies a
+ * policy, the JSON Patch applied (pkg/base/patch.c, as the API server applies a
  * webhook's patch), and the result tried against a table of fake AKS nodes
  * with the scheduler's own filters: NodeAffinity (nodeSelector and required
  * affinity, nodematch_pod_selects) and TaintToleration (NoSchedule and
@@ -15,10 +15,10 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "config.h"
-#include "nodematch.h"
-#include "patch.h"
-#include "policy.h"
+#include "policy/config.h"
+#include "k8s/nodematch.h"
+#include "base/patch.h"
+#include "policy/policy.h"
 
 #define NODE(pool, n, zone, extra_labels, extra_taints) \
 	"{\"name\":\"aks-" pool "-31415926-vmss00000" n "\",\"labels\":{\"kubernetes.azure.com/agentpool\":\"" pool "\"," \

@@ -3,7 +3,7 @@
  * pool choice, each driven through policy_evaluate() with small pods.
  */
 #include "check.h"
-#include "policy.h"
+#include "policy/policy.h"
 
 static struct config *cfg_default, *cfg_pools;
 

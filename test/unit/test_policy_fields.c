@@ -1,6 +1,6 @@
 /*
  * The fields of a pod the policy reads are declared once, next to its reads
- * (policy_pod_fields in pkg/policy_pod.c), and every fast path keeps only
+ * (policy_pod_fields in pkg/policy/policy_pod.c), and every fast path keeps only
  * those (review's AdmissionReview scan, report's item scan). This test fails
  * when the policy reads a field the declaration does not keep. How:
  *
@@ -33,9 +33,9 @@
 #include <string.h>
 
 #include "check.h"
-#include "config.h"
-#include "policy.h"
-#include "scan.h"
+#include "policy/config.h"
+#include "policy/policy.h"
+#include "text/scan.h"
 
 /* ==== The instrumented reads ==== */
 

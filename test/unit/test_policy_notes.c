@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "config.h"
-#include "policy.h"
+#include "policy/config.h"
+#include "policy/policy.h"
 
 static struct config *load(const char *yaml)
 {

@@ -1,6 +1,6 @@
 /* Kubernetes quantity parsing: zero, whole, value, and what is not a quantity. */
 #include "check.h"
-#include "quantity.h"
+#include "base/quantity.h"
 
 static int parse(const char *s, struct quantity *q)
 {

@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "report.h"
+#include "report/report.h"
 
 static void test_fail_on(void)
 {

@@ -2,8 +2,8 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "manifest.h"
-#include "review.h"
+#include "text/manifest.h"
+#include "webhook/review.h"
 
 static const char deployment[] =
 	"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\n"

@@ -4,9 +4,9 @@
 #include <jansson.h>
 
 #include "check.h"
-#include "config.h"
-#include "policy.h"
-#include "review.h"
+#include "policy/config.h"
+#include "policy/policy.h"
+#include "webhook/review.h"
 
 /* New: a ConfigMap UPDATE review holding text under data[key] (and labelled for release, when not NULL). */
 static char *configmap_review(const char *key, const char *text, const char *release)

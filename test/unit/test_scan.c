@@ -5,10 +5,10 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "config.h"
+#include "policy/config.h"
 #include "collide.h"
-#include "review.h"
-#include "scan.h"
+#include "webhook/review.h"
+#include "text/scan.h"
 
 static const struct scan_shape inner[] = {
 	{ "keep", SCAN_WHOLE, NULL },

@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "server.h"
+#include "webhook/server.h"
 
 static char path[] = "/tmp/test_server_cpu_max.XXXXXX";
 

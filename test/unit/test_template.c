@@ -2,8 +2,8 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "config.h"
-#include "template.h"
+#include "policy/config.h"
+#include "policy/template.h"
 
 static json_t *parse(const char *text)
 {

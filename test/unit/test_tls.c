@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "tls.h"
+#include "webhook/tls.h"
 
 static struct tls_bundle bundle; /* one generation shared by the tests (key generation is the slow part) */
 

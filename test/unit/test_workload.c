@@ -3,8 +3,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "config.h"
-#include "workload.h"
+#include "policy/config.h"
+#include "policy/workload.h"
 
 /* A custom resource with n templates under spec.roles[i].template, each with the given PodSpec JSON. */
 static json_t *object_with(size_t n, const char *podspec)

@@ -70,7 +70,7 @@ app.kubernetes.io/component: admission-webhook
 
 {{/*
 The rules of the policy that span fields, as `gpu-admission check-config`
-checks them (pkg/config.c check_whole, check_fallback, read_workloads):
+checks them (pkg/policy/config.c check_whole, check_fallback, read_workloads):
 values.schema.json holds the shape of each field, these the rest. On a first
 install no replica runs yet to refuse the ConfigMap (webhook.policyCheck), so
 a policy the binary refuses would leave two failurePolicy Fail webhooks in
@@ -250,7 +250,7 @@ without all three keys, certs.helm.regenerate).
 The CEL matchConditions of one webhook entry (.for: pods, workloads, custom),
 made from the policy values (.ctx) exactly as `gpu-admission
 print-match-conditions --for FOR` makes them from the policy file
-(pkg/matchcond.c; test/e2e/matchcond.sh renders the chart for several policies
+(pkg/policy/matchcond.c; test/e2e/matchcond.sh renders the chart for several policies
 and compares the texts): kube-apiserver sends an object only when gpu-admission
 may act on it, so an outage cannot block any other. A JSON list of {name,
 expression}. Lists are sorted and without duplicates, as the binary writes them.
@@ -258,7 +258,7 @@ expression}. Lists are sorted and without duplicates, as the binary writes them.
 {{- define "gpu-admission.matchConditions" -}}
 {{- $for := .for -}}
 {{- $updateOnly := "!has(request.operation) || request.operation != 'UPDATE' || oldObject == null" -}}
-{{- /* What the policy reads of a pod (pkg/policy_pod.c policy_pod_fields), compared on UPDATE. */ -}}
+{{- /* What the policy reads of a pod (pkg/policy/policy_pod.c policy_pod_fields), compared on UPDATE. */ -}}
 {{- $specMembers := list -}}
 {{- range list "containers" "initContainers" "tolerations" "nodeSelector" "affinity" "nodeName" "resourceClaims" -}}
 {{- $specMembers = append $specMembers (dict "name" .) -}}
@@ -280,7 +280,7 @@ expression}. Lists are sorted and without duplicates, as the binary writes them.
 {{- $res := dict "exact" ($exact | uniq | sortAlpha) "wild" ($wild | uniq | sortAlpha) -}}
 {{- $taint := required (printf "policy.gpuTaint.key %s" $why) ($p.gpuTaint | default dict).key -}}
 {{- $taintKeys := list "" $taint "nvidia.com/gpu" | uniq | sortAlpha -}}
-{{- /* AKS sets both agent pool labels alike on every node: each key stands for the other (config_label_alias() in pkg/config.c). */ -}}
+{{- /* AKS sets both agent pool labels alike on every node: each key stands for the other (config_label_alias() in pkg/policy/config.c). */ -}}
 {{- $aliases := dict "kubernetes.azure.com/agentpool" "agentpool" "agentpool" "kubernetes.azure.com/agentpool" -}}
 {{- $labels := concat (list) (required (printf "policy.gpuNodeLabels %s" $why) $p.gpuNodeLabels) -}}
 {{- range $labels -}}{{- if hasKey $aliases . -}}{{- $labels = append $labels (get $aliases .) -}}{{- end -}}{{- end -}}
@@ -324,7 +324,7 @@ expression}. Lists are sorted and without duplicates, as the binary writes them.
 {{- $upd = printf "%s\n|| %s" $upd (include "gpu-admission.celChanged" (dict "path" "spec" "members" $specMembers "depth" 0)) -}}
 {{- else -}}
 {{- /*
-The built-in workloads (pkg/template.c: where each kind keeps its pod template),
+The built-in workloads (pkg/policy/template.c: where each kind keeps its pod template),
 each kind's template read at its own path; a kind not listed is sent.
 */ -}}
 {{- $roots := list (dict "kinds" (list "DaemonSet" "Deployment" "Job" "ReplicaSet" "ReplicationController" "StatefulSet") "tmpl" (list "spec" "template")) (dict "kinds" (list "CronJob") "tmpl" (list "spec" "jobTemplate" "spec" "template")) (dict "kinds" (list "PodTemplate") "tmpl" (list "template")) -}}

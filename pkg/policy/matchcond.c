@@ -1,0 +1,1051 @@
+#include "policy/matchcond.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy/policy.h"
+#include "text/scan.h"
+#include "policy/template.h"
+
+/*
+ * The chart renders the same text from its policy values
+ * (charts/gpu-admission/templates/_helpers.tpl, "gpu-admission.podMatchConditions";
+ * test/e2e/matchcond.sh compares the two): a change to the text here is made
+ * there too. Lists are sorted and without duplicates, as the chart's
+ * sortAlpha and uniq give them.
+ */
+
+#define HOSTNAME_LABEL "kubernetes.io/hostname"
+#define NAME_FIELD "metadata.name"
+#define WRONG_TAINT_KEY "nvidia.com/gpu"  /* the toleration key the policy warns about */
+#define EXPRESSION_MAX 100000  /* bytes of one expression: cel-go's parser refuses more than
+                                  100,000 code points (expressionSizeCodePointLimit's default,
+                                  parser/parser.go), and the API server keeps that default */
+
+#define KIND "request.kind.kind"
+#define PATH_MAX_LEN 96        /* a dotted path under object: the longest is CronJob's
+                                  spec.jobTemplate.spec.template.spec */
+
+/*
+ * Where one class of object keeps the pod spec the conditions read: in a
+ * Pod, its spec; in a built-in workload of one of kinds, its template's.
+ */
+struct root {
+	const char *kinds[TEMPLATE_KINDS];  /* request.kind.kind values, sorted; none: a Pod */
+	size_t n_kinds;
+	char tmpl[PATH_MAX_LEN];            /* the pod template's dotted path; "": the object is the pod */
+	char spec[PATH_MAX_LEN];            /* the pod spec's */
+};
+
+/* What one webhook entry receives. */
+struct target {
+	struct root roots[TEMPLATE_KINDS];
+	size_t n_roots;
+	const char *kinds[TEMPLATE_KINDS];  /* every root's kinds, sorted: any other is sent */
+	size_t n_kinds;
+};
+
+/* ==== cel-go's runtime cost model (interpreter/runtimecost.go), as the API server runs it ==== */
+
+/*
+ * Upper bounds, in the units PerCallLimit counts: each identifier and field
+ * selection costs 1 (SelectAndIdentCost), has() at most as much as the path
+ * it tests (the API server counts the test itself 0: PresenceTestHasCost),
+ * an operator or function on fixed-size values 1 (&& and || counted 1 too,
+ * though cel-go charges them nothing), `x in [list]` the list's length,
+ * string equality and startsWith/endsWith a tenth of the shorter or the
+ * receiver's length (StringTraversalCostFactor), a list literal 10
+ * (ListCreateBaseCost), and a macro (exists) its range, its set-up and, per
+ * element, its loop condition and step plus its body.
+ */
+typedef unsigned long long cost_t;
+
+#define COST_SELECT 1ULL
+#define COST_CALL 1ULL
+#define COST_LIST_LITERAL 10ULL
+#define COST_ITERATION 5ULL  /* @not_strictly_false(!acc) and acc || body: 3 calls, 2 idents */
+#define COST_FOLD 3ULL       /* accumulator init, result, the range's own ident */
+
+static cost_t cadd(cost_t a, cost_t b)
+{
+	return a > ULLONG_MAX - b ? ULLONG_MAX : a + b;
+}
+
+static cost_t cmul(cost_t a, cost_t b)
+{
+	return b != 0 && a > ULLONG_MAX / b ? ULLONG_MAX : a * b;
+}
+
+static cost_t string_cost(size_t len)
+{
+	return len == 0 ? COST_CALL : ((cost_t)len + 9) / 10;
+}
+
+/* A dotted path's selections: "object.spec.nodeName" costs 3. */
+static cost_t path_cost(const char *path)
+{
+	cost_t n = 1;
+
+	for (; *path; path++)
+		n += *path == '.';
+	return n;
+}
+
+/* `has(L) && (size(L) > max || L.exists(x, body))`, L a path: body runs at most max times. */
+static cost_t guarded_exists_cost(const char *list, int max, cost_t body)
+{
+	cost_t guard = 3 * path_cost(list) + 4 * COST_CALL;
+
+	return cadd(cadd(guard, COST_FOLD), cmul((cost_t)max, cadd(COST_ITERATION, body)));
+}
+
+/* ==== Text ==== */
+
+struct sb {
+	char *s;
+	size_t len, cap, max;  /* max: bytes it may hold; 0: EXPRESSION_MAX */
+	int nomem, toolong;
+};
+
+static void sb_vput(struct sb *b, const char *fmt, va_list ap)
+{
+	va_list aq;
+	int n;
+
+	if (b->nomem || b->toolong)
+		return;
+	va_copy(aq, ap);
+	n = vsnprintf(NULL, 0, fmt, aq);
+	va_end(aq);
+	if (n < 0 || b->len + (size_t)n >= (b->max ? b->max : EXPRESSION_MAX)) {
+		b->toolong = 1;
+		return;
+	}
+	if (b->len + (size_t)n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 1024;
+		char *grown;
+
+		while (cap < b->len + (size_t)n + 1)
+			cap *= 2;
+		if ((grown = realloc(b->s, cap)) == NULL) {
+			b->nomem = 1;
+			return;
+		}
+		b->s = grown;
+		b->cap = cap;
+	}
+	vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+	b->len += (size_t)n;
+}
+
+static void put(struct sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void put(struct sb *b, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	sb_vput(b, fmt, ap);
+	va_end(ap);
+}
+
+/* A CEL string literal: single-quoted, with \ and ' escaped (the only two the chart escapes too). */
+static void put_lit(struct sb *b, const char *s, size_t len)
+{
+	size_t i;
+
+	put(b, "'");
+	for (i = 0; i < len; i++)
+		put(b, "%s%c", s[i] == '\\' || s[i] == '\'' ? "\\" : "", s[i]);
+	put(b, "'");
+}
+
+/* `[... quoted, comma-separated ...]`. */
+static void put_list(struct sb *b, const char *const *v, size_t n)
+{
+	size_t i;
+
+	put(b, "[");
+	for (i = 0; i < n; i++) {
+		put(b, "%s", i ? ", " : "");
+		put_lit(b, v[i], strlen(v[i]));
+	}
+	put(b, "]");
+}
+
+/* ==== What the policy names, sorted and unique ==== */
+
+struct names {
+	const char **v;  /* owned array of borrowed strings */
+	size_t n, cap;
+};
+
+static int by_string(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Room for cap names; -1 on allocation failure. */
+static int names_init(struct names *l, size_t cap)
+{
+	l->n = 0;
+	l->cap = cap;
+	l->v = calloc(cap ? cap : 1, sizeof *l->v);
+	return l->v == NULL ? -1 : 0;
+}
+
+/* Sized by names_init() for every name added: never drops one (the superset depends on it). */
+static void names_add(struct names *l, const char *s)
+{
+	if (l->n < l->cap)
+		l->v[l->n++] = s;
+}
+
+static void names_sort(struct names *l)
+{
+	size_t i, o = 0;
+
+	qsort(l->v, l->n, sizeof l->v[0], by_string);
+	for (i = 0; i < l->n; i++)
+		if (o == 0 || strcmp(l->v[o - 1], l->v[i]) != 0)
+			l->v[o++] = l->v[i];
+	l->n = o;
+}
+
+static int is_wild(char c)
+{
+	return c == '*' || c == '?';
+}
+
+/*
+ * What a pod's name or resource key v must look like to match glob g:
+ * start with what comes before g's first wildcard and end with what comes
+ * after its last. A superset of the glob (policy_glob_match), exact without
+ * a wildcard (g has one: split_globs()). Appends the test and returns its cost.
+ */
+static cost_t put_glob_test(struct sb *b, const char *v, const char *g)
+{
+	size_t len = strlen(g), pre = 0, suf_at = len;
+	cost_t cost = 0;
+
+	while (pre < len && !is_wild(g[pre]))
+		pre++;
+	while (suf_at > 0 && !is_wild(g[suf_at - 1]))
+		suf_at--;
+	if (pre == 0 && suf_at == len) {
+		put(b, "true");
+		return 0;
+	}
+	if (pre > 0) {
+		put(b, "%s.startsWith(", v);
+		put_lit(b, g, pre);
+		put(b, ")");
+		cost = cadd(cost, cadd(COST_SELECT, string_cost(MATCHCOND_STRING_MAX)));
+	}
+	if (suf_at < len) {
+		put(b, "%s%s.endsWith(", pre > 0 ? " && " : "", v);
+		put_lit(b, g + suf_at, len - suf_at);
+		put(b, ")");
+		cost = cadd(cost, cadd(COST_SELECT + COST_CALL, string_cost(MATCHCOND_STRING_MAX)));
+	}
+	return cost;
+}
+
+/* `(v in [exact] || size(v) > MAX || <glob tests>)`: does v match one of globs? */
+static cost_t put_any_glob(struct sb *b, const char *v, const struct names *exact, const struct names *wild)
+{
+	cost_t cost = 0;
+	size_t i;
+
+	put(b, "(");
+	if (exact->n > 0) {
+		put(b, "%s in ", v);
+		put_list(b, exact->v, exact->n);
+		cost = COST_SELECT + COST_LIST_LITERAL + exact->n;
+	}
+	if (wild->n > 0) {
+		put(b, "%ssize(%s) > %d", exact->n > 0 ? " || " : "", v, MATCHCOND_STRING_MAX);
+		cost = cadd(cost, COST_SELECT + 3 * COST_CALL);
+	}
+	for (i = 0; i < wild->n; i++) {
+		put(b, " || ");
+		cost = cadd(cost, cadd(COST_CALL, put_glob_test(b, v, wild->v[i])));
+	}
+	put(b, ")");
+	return cost;
+}
+
+/* ==== The roots: where each class of object keeps its pod spec ==== */
+
+/* The path of a built-in kind's template, dotted ("spec.template"); 0 if it has none (a Pod). */
+static size_t kind_template(size_t kind, char *buf, size_t cap)
+{
+	size_t j, len = 0;
+	const char *step;
+
+	buf[0] = '\0';
+	for (j = 0; (step = template_kind_step(kind, j)) != NULL && len < cap; j++)
+		len += (size_t)snprintf(buf + len, cap - len, "%s%s", j ? "." : "", step);
+	return j;
+}
+
+static void target_fill(struct target *t, enum matchcond_entry entry)
+{
+	char tmpl[PATH_MAX_LEN];
+	size_t i, r;
+
+	memset(t, 0, sizeof *t);
+	if (entry == MATCHCOND_PODS) {
+		snprintf(t->roots[0].spec, sizeof t->roots[0].spec, "spec");
+		t->n_roots = 1;
+	}
+	if (entry != MATCHCOND_WORKLOADS)
+		return;
+	/* Kinds that keep their template at the same path share a root, in template.c's order. */
+	for (i = 0; template_kind(i) != NULL; i++) {
+		if (kind_template(i, tmpl, sizeof tmpl) == 0)
+			continue;
+		for (r = 0; r < t->n_roots && strcmp(t->roots[r].tmpl, tmpl) != 0; r++)
+			;
+		if (r == t->n_roots) {
+			snprintf(t->roots[r].tmpl, sizeof t->roots[r].tmpl, "%s", tmpl);
+			snprintf(t->roots[r].spec, sizeof t->roots[r].spec, "%s.spec", tmpl);
+			t->n_roots++;
+		}
+		t->roots[r].kinds[t->roots[r].n_kinds++] = template_kind(i);
+		t->kinds[t->n_kinds++] = template_kind(i);
+	}
+	for (r = 0; r < t->n_roots; r++)
+		qsort(t->roots[r].kinds, t->roots[r].n_kinds, sizeof t->roots[r].kinds[0], by_string);
+	qsort(t->kinds, t->n_kinds, sizeof t->kinds[0], by_string);
+}
+
+/*
+ * `!has(request.kind) || !has(request.kind.kind) || !(request.kind.kind in [...])`:
+ * an object of a kind the conditions do not know is sent. Returns the cost.
+ */
+static cost_t put_unknown_kind(struct sb *b, const struct target *t)
+{
+	put(b, "!has(request.kind) || !has(" KIND ") || !(" KIND " in ");
+	put_list(b, t->kinds, t->n_kinds);
+	put(b, ")");
+	return 2 * path_cost(KIND) + 5 * COST_CALL + path_cost(KIND) + COST_LIST_LITERAL + t->n_kinds;
+}
+
+/* `request.kind.kind in [...] && `: root r's kinds. Returns the cost. */
+static cost_t put_kind_guard(struct sb *b, const struct root *r)
+{
+	put(b, KIND " in ");
+	put_list(b, r->kinds, r->n_kinds);
+	put(b, " && ");
+	return path_cost(KIND) + COST_LIST_LITERAL + r->n_kinds + 2 * COST_CALL;
+}
+
+/* ==== The policy's view: what gpu-relevant looks for ==== */
+
+/* A label key pools select by, and the values they select (policy_target.c gpu_label()). */
+struct pool_key {
+	const char *key;
+	struct names values;
+};
+
+struct view {
+	struct names res_exact, res_wild;   /* gpuResources */
+	struct names taint_keys;            /* "", the GPU taint's key, nvidia.com/gpu */
+	struct names labels;                /* gpuNodeLabels (and hostname when GPU nodes cannot
+	                                       be told by name): any value aims at GPU nodes */
+	struct pool_key *pool_keys;         /* the pools' other label keys, each with the values
+	                                       pools select: only those aim at GPU nodes */
+	size_t n_pool_keys;
+	int names_known;                    /* GPU nodes are told by name (policy_target.c) */
+	struct names node_exact, node_wild; /* how: gpuNodeNames, or aks-<pool>-* per pool */
+	char **derived;                     /* owned: the aks-<pool>-* globs, one per pool */
+};
+
+static void view_free(struct view *w)
+{
+	size_t i;
+
+	free(w->res_exact.v);
+	free(w->res_wild.v);
+	free(w->taint_keys.v);
+	free(w->labels.v);
+	for (i = 0; i < w->n_pool_keys; i++)
+		free(w->pool_keys[i].values.v);
+	free(w->pool_keys);
+	free(w->node_exact.v);
+	free(w->node_wild.v);
+	for (i = 0; w->derived != NULL && w->derived[i] != NULL; i++)
+		free(w->derived[i]);
+	free(w->derived);
+}
+
+/* Adds each glob to exact or wild: with a wildcard or without. */
+static void split_globs(const char *const *globs, size_t n, struct names *exact, struct names *wild)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		names_add(strpbrk(globs[i], "*?") ? wild : exact, globs[i]);
+}
+
+/* Whether s can be written into CEL as it is; 0 with ERROR_CONFIG if not. */
+static int printable(const char *s, struct error *err)
+{
+	const char *c;
+
+	for (c = s; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f) {
+			error_set(err, ERROR_CONFIG, "matchConditions: the policy names \"%s\", which holds a "
+				  "control character: no pod can name it, and CEL cannot quote it", s);
+			return 0;
+		}
+	return 1;
+}
+
+static int all_printable(const struct names *l, struct error *err)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (!printable(l->v[i], err))
+			return 0;
+	return 1;
+}
+
+static int by_pool_key(const void *a, const void *b)
+{
+	return strcmp(((const struct pool_key *)a)->key, ((const struct pool_key *)b)->key);
+}
+
+/*
+ * The pools' label keys and their aliases (config_label_alias(): a pod may
+ * select a pool's nodes by either) that are not in w->labels (sorted: looked
+ * up with bsearch), each with the values pools select by it, sorted and
+ * unique. -1 on allocation failure.
+ */
+static int pool_keys_fill(const struct config *cfg, struct view *w)
+{
+	size_t i, j, k, n = 0;
+
+	for (i = 0; i < cfg->n_pools; i++)
+		n += 2 * cfg->pools[i].node_selector.n;
+	if ((w->pool_keys = calloc(n ? n : 1, sizeof *w->pool_keys)) == NULL)
+		return -1;
+	for (i = 0; i < cfg->n_pools; i++)
+		for (j = 0; j < 2 * cfg->pools[i].node_selector.n; j++) {
+			const struct config_kv *kv = &cfg->pools[i].node_selector.v[j / 2];
+			const char *key = j % 2 ? config_label_alias(kv->key) : kv->key;
+
+			if (key == NULL ||
+			    bsearch(&key, w->labels.v, w->labels.n, sizeof w->labels.v[0], by_string) != NULL)
+				continue;
+			for (k = 0; k < w->n_pool_keys && strcmp(w->pool_keys[k].key, key) != 0; k++)
+				;
+			if (k == w->n_pool_keys) {
+				w->pool_keys[k].key = key;
+				if (names_init(&w->pool_keys[k].values, n) != 0)
+					return -1;
+				w->n_pool_keys++;
+			}
+			names_add(&w->pool_keys[k].values, kv->value);
+		}
+	qsort(w->pool_keys, w->n_pool_keys, sizeof w->pool_keys[0], by_pool_key);
+	for (k = 0; k < w->n_pool_keys; k++)
+		names_sort(&w->pool_keys[k].values);
+	return 0;
+}
+
+static int view_fill(const struct config *cfg, struct view *w, struct error *err)
+{
+	const struct names *all[7];
+	size_t i, j, n_labels = 2 * cfg->gpu_node_labels.n + 1, n_names = cfg->gpu_node_names.n + cfg->n_pools;
+
+	if (names_init(&w->res_exact, cfg->gpu_resources.n) != 0 ||
+	    names_init(&w->res_wild, cfg->gpu_resources.n) != 0 || names_init(&w->taint_keys, 3) != 0 ||
+	    names_init(&w->labels, n_labels) != 0 || names_init(&w->node_exact, n_names) != 0 ||
+	    names_init(&w->node_wild, n_names) != 0 ||
+	    (w->derived = calloc(cfg->n_pools + 1, sizeof *w->derived)) == NULL) {
+		error_set(err, ERROR_NOMEM, "out of memory");
+		return -1;
+	}
+	split_globs((const char *const *)cfg->gpu_resources.v, cfg->gpu_resources.n, &w->res_exact, &w->res_wild);
+	names_add(&w->taint_keys, "");
+	names_add(&w->taint_keys, cfg->taint_key);
+	names_add(&w->taint_keys, WRONG_TAINT_KEY);
+
+	/* A GPU node label's alias is on the same nodes (config_label_alias()). */
+	for (i = 0; i < cfg->gpu_node_labels.n; i++) {
+		names_add(&w->labels, cfg->gpu_node_labels.v[i]);
+		if (config_label_alias(cfg->gpu_node_labels.v[i]) != NULL)
+			names_add(&w->labels, config_label_alias(cfg->gpu_node_labels.v[i]));
+	}
+
+	/* As policy_target.c's names_known() and node_named(). */
+	w->names_known = 1;
+	if (cfg->gpu_node_names.n > 0) {
+		split_globs((const char *const *)cfg->gpu_node_names.v, cfg->gpu_node_names.n, &w->node_exact,
+			    &w->node_wild);
+	} else {
+		for (i = 0, j = 0; i < cfg->n_pools; i++) {
+			const char *pool = config_pool_aks_pool(&cfg->pools[i]);
+			size_t len;
+
+			if (pool == NULL) {
+				w->names_known = 0;
+				continue;
+			}
+			len = strlen(pool) + sizeof "aks--*";
+			if ((w->derived[j] = malloc(len)) == NULL) {
+				error_set(err, ERROR_NOMEM, "out of memory");
+				return -1;
+			}
+			snprintf(w->derived[j], len, "aks-%s-*", pool);
+			names_add(&w->node_wild, w->derived[j++]);
+		}
+	}
+	if (!w->names_known) {
+		names_add(&w->labels, HOSTNAME_LABEL);
+		w->node_exact.n = w->node_wild.n = 0;
+	} else if (w->node_exact.n + w->node_wild.n == 0) {
+		error_set(err, ERROR_INTERNAL, "matchConditions: GPU nodes are told by name, but by no name");
+		return -1;
+	}
+	names_sort(&w->labels);
+	if (pool_keys_fill(cfg, w) != 0) {
+		error_set(err, ERROR_NOMEM, "out of memory");
+		return -1;
+	}
+	all[0] = &w->res_exact, all[1] = &w->res_wild, all[2] = &w->taint_keys, all[3] = &w->labels;
+	all[4] = &w->node_exact, all[5] = &w->node_wild, all[6] = NULL;
+	for (i = 0; all[i] != NULL; i++) {
+		names_sort((struct names *)(uintptr_t)all[i]);
+		if (!all_printable(all[i], err))
+			return -1;
+	}
+	for (i = 0; i < w->n_pool_keys; i++)
+		if (!printable(w->pool_keys[i].key, err) || !all_printable(&w->pool_keys[i].values, err))
+			return -1;
+	return 0;
+}
+
+/* Whether a node named v (a pod's string) could be a GPU node: `(v in [...] || size(v) > MAX || <globs>)`. */
+static cost_t put_node_name_test(struct sb *b, const struct view *w, const char *v)
+{
+	return put_any_glob(b, v, &w->node_exact, &w->node_wild);
+}
+
+/*
+ * Node names are judged by their value: GPU nodes are told by name. Then
+ * there is at least one name or glob (config.c: a policy has a pool, and
+ * every pool derives one when gpuNodeNames is empty). Else any name is sent.
+ */
+static int names_tested(const struct view *w)
+{
+	return w->names_known;
+}
+
+/* ==== gpu-relevant, per pod spec ==== */
+
+/* `has(M) && (size(M) > MAX || M.exists(k, <a GPU resource>))`, M a limits or requests map. */
+static cost_t put_resource_map(struct sb *b, const struct view *w, const char *m)
+{
+	cost_t key;
+
+	put(b, "has(%s) && (size(%s) > %d || %s.exists(k, ", m, m, MATCHCOND_LIST_MAX, m);
+	key = put_any_glob(b, "k", &w->res_exact, &w->res_wild);
+	put(b, "))");
+	return guarded_exists_cost(m, MATCHCOND_LIST_MAX, key);
+}
+
+static cost_t put_containers(struct sb *b, const struct view *w, const char *spec, const char *field)
+{
+	char list[128];
+	cost_t body = 2 * COST_SELECT + 3 * COST_SELECT + 3 * COST_CALL;
+
+	snprintf(list, sizeof list, "%s.%s", spec, field);
+	/* "!= null": kube-apiserver hands CEL a pod encoded from its Go type, where a pod
+	 * without containers has "containers": null (no omitempty) and has() is true. */
+	put(b, "has(%s) && %s != null && (size(%s) > %d || %s.exists(c, has(c.resources) && (has(c.resources.claims) || ",
+	    list, list, list, MATCHCOND_LIST_MAX, list);
+	body = cadd(body, put_resource_map(b, w, "c.resources.limits"));
+	put(b, " || ");
+	body = cadd(body, put_resource_map(b, w, "c.resources.requests"));
+	put(b, ")))");
+	return cadd(guarded_exists_cost(list, MATCHCOND_LIST_MAX, body), path_cost(list) + COST_CALL);
+}
+
+/* A node selector term's requirements (term: a CEL value such as "t" or "p.preference"). */
+static cost_t put_term(struct sb *b, const struct view *w, const char *term)
+{
+	char exprs[128], fields[128];
+	cost_t req = 2 * COST_SELECT + COST_CALL + COST_SELECT + COST_LIST_LITERAL + w->labels.n, cost;
+	int names = names_tested(w);
+	size_t i;
+
+	snprintf(exprs, sizeof exprs, "%s.matchExpressions", term);
+	snprintf(fields, sizeof fields, "%s.matchFields", term);
+	put(b, "has(%s) && (size(%s) > %d || %s.exists(e, has(e.key) && (e.key in ", exprs, exprs,
+	    MATCHCOND_TERMS_MAX, exprs);
+	put_list(b, w->labels.v, w->labels.n);
+	for (i = 0; i < w->n_pool_keys; i++) {
+		const struct pool_key *pk = &w->pool_keys[i];
+
+		/* In with a value a pool selects (policy_target.c requirement(): all of them, a subset). */
+		put(b, " || e.key == ");
+		put_lit(b, pk->key, strlen(pk->key));
+		put(b, " && has(e.values) && (size(e.values) > %d || e.values.exists(v, v in ", MATCHCOND_LIST_MAX);
+		put_list(b, pk->values.v, pk->values.n);
+		put(b, "))");
+		req = cadd(req, cadd(2 * COST_SELECT + 2 * COST_CALL + string_cost(strlen(pk->key)),
+				     guarded_exists_cost("e.values", MATCHCOND_LIST_MAX,
+							 COST_SELECT + COST_LIST_LITERAL + pk->values.n)));
+	}
+	if (names) {
+		/* e.key == 'kubernetes.io/hostname' && has(e.values) && (size(e.values) > MAX || e.values.exists(...)) */
+		put(b, " || e.key == '" HOSTNAME_LABEL "' && has(e.values) && (size(e.values) > %d || "
+		    "e.values.exists(v, ", MATCHCOND_LIST_MAX);
+		req = cadd(req, cadd(2 * COST_SELECT + 2 * COST_CALL + string_cost(strlen(HOSTNAME_LABEL)),
+				     guarded_exists_cost("e.values", MATCHCOND_LIST_MAX, put_node_name_test(b, w, "v"))));
+		put(b, "))");
+	}
+	put(b, ")))");
+	cost = guarded_exists_cost(exprs, MATCHCOND_TERMS_MAX, req);
+	/* matchFields knows only metadata.name: a node's name. */
+	put(b, " || has(%s) && (size(%s) > %d || %s.exists(e, has(e.key) && e.key == '" NAME_FIELD "'",
+	    fields, fields, MATCHCOND_TERMS_MAX, fields);
+	req = 3 * COST_SELECT + 2 * COST_CALL + string_cost(strlen(NAME_FIELD));
+	if (names) {
+		put(b, " && has(e.values) && (size(e.values) > %d || e.values.exists(v, ", MATCHCOND_LIST_MAX);
+		req = cadd(req, cadd(COST_CALL, guarded_exists_cost("e.values", MATCHCOND_LIST_MAX, put_node_name_test(b, w, "v"))));
+		put(b, "))");
+	}
+	put(b, "))");
+	return cadd(cost, cadd(COST_CALL, guarded_exists_cost(fields, MATCHCOND_TERMS_MAX, req)));
+}
+
+static cost_t put_affinity(struct sb *b, const struct view *w, const char *spec)
+{
+	char na[128], req[192], terms[224], pref[192];
+	cost_t cost;
+
+	snprintf(na, sizeof na, "%s.affinity.nodeAffinity", spec);
+	snprintf(req, sizeof req, "%s.requiredDuringSchedulingIgnoredDuringExecution", na);
+	snprintf(terms, sizeof terms, "%s.nodeSelectorTerms", req);
+	snprintf(pref, sizeof pref, "%s.preferredDuringSchedulingIgnoredDuringExecution", na);
+	/* nodeSelectorTerms has no omitempty either: null under an empty required term. */
+	put(b, "has(%s.affinity) && has(%s) && (has(%s) && has(%s) && %s != null && (size(%s) > %d || %s.exists(t, ",
+	    spec, na, req, terms, terms, terms, MATCHCOND_TERMS_MAX, terms);
+	cost = cadd(path_cost(na) * 2 + path_cost(req) + path_cost(terms) + COST_CALL * 5,
+		    guarded_exists_cost(terms, MATCHCOND_TERMS_MAX, put_term(b, w, "t")));
+	put(b, ")) || has(%s) && (size(%s) > %d || %s.exists(p, has(p.preference) && (", pref, pref,
+	    MATCHCOND_TERMS_MAX, pref);
+	cost = cadd(cost, guarded_exists_cost(pref, MATCHCOND_TERMS_MAX,
+					      cadd(2 * COST_SELECT + COST_CALL, put_term(b, w, "p.preference"))));
+	put(b, "))))");
+	return cost;
+}
+
+/*
+ * gpu-relevant for the pod spec at spec (e.g. "object.spec"): the disjuncts,
+ * each on a line of its own. Returns the cost.
+ */
+static cost_t put_spec_relevant(struct sb *b, const struct view *w, const char *spec)
+{
+	char sel[128];
+	cost_t cost = 0, c;
+	size_t i;
+
+	put(b, "  ");
+	cost = cadd(cost, put_containers(b, w, spec, "containers"));
+	put(b, "\n  || ");
+	cost = cadd(cost, put_containers(b, w, spec, "initContainers"));
+	put(b, "\n  || has(%s.resourceClaims) && size(%s.resourceClaims) > 0", spec, spec);
+	cost = cadd(cost, 2 * path_cost(spec) + 2 + 3 * COST_CALL);
+
+	put(b, "\n  || has(%s.tolerations) && (size(%s.tolerations) > %d || %s.tolerations.exists(t, "
+	    "!has(t.key) || t.key in ", spec, spec, MATCHCOND_LIST_MAX, spec);
+	put_list(b, w->taint_keys.v, w->taint_keys.n);
+	put(b, "))");
+	snprintf(sel, sizeof sel, "%s.tolerations", spec);
+	cost = cadd(cost, guarded_exists_cost(sel, MATCHCOND_LIST_MAX, 4 * COST_SELECT + 2 * COST_CALL + COST_LIST_LITERAL +
+					      w->taint_keys.n));
+
+	snprintf(sel, sizeof sel, "%s.nodeSelector", spec);
+	put(b, "\n  || has(%s) && (size(%s) > %d || %s.exists(k, k in ", sel, sel, MATCHCOND_LIST_MAX, sel);
+	put_list(b, w->labels.v, w->labels.n);
+	c = COST_SELECT + COST_LIST_LITERAL + w->labels.n;
+	for (i = 0; i < w->n_pool_keys; i++) {
+		const struct pool_key *pk = &w->pool_keys[i];
+
+		put(b, " || k == ");
+		put_lit(b, pk->key, strlen(pk->key));
+		put(b, " && %s[k] in ", sel);
+		put_list(b, pk->values.v, pk->values.n);
+		c = cadd(c, COST_SELECT + 2 * COST_CALL + string_cost(strlen(pk->key)) + path_cost(sel) + 2 * COST_SELECT +
+			    COST_LIST_LITERAL + pk->values.n);
+	}
+	if (names_tested(w)) {
+		char value[160];
+
+		snprintf(value, sizeof value, "%s[k]", sel);
+		put(b, " || k == '" HOSTNAME_LABEL "' && ");
+		c = cadd(c, cadd(COST_SELECT + 2 * COST_CALL + string_cost(strlen(HOSTNAME_LABEL)),
+				 cadd(path_cost(sel) + COST_SELECT, put_node_name_test(b, w, value))));
+	}
+	put(b, "))");
+	cost = cadd(cost, guarded_exists_cost(sel, MATCHCOND_LIST_MAX, c));
+
+	put(b, "\n  || ");
+	cost = cadd(cost, put_affinity(b, w, spec));
+
+	put(b, "\n  || has(%s.nodeName)", spec);
+	cost = cadd(cost, path_cost(spec) + 1 + COST_CALL);
+	if (names_tested(w)) {
+		char node[128];
+
+		snprintf(node, sizeof node, "%s.nodeName", spec);
+		put(b, " && ");
+		cost = cadd(cost, cadd(COST_CALL + path_cost(node), put_node_name_test(b, w, node)));
+	}
+	return cost;
+}
+
+/* `object != null && has(object.a) && has(object.a.b)` for path "a.b"; returns the cost. */
+static cost_t put_guard(struct sb *b, const char *path)
+{
+	const char *dot = path;
+	cost_t cost = 2 * COST_SELECT;
+
+	put(b, "object != null");
+	do {
+		dot = strchr(dot, '.');
+		put(b, " && has(object.%.*s)", (int)(dot ? (size_t)(dot - path) : strlen(path)), path);
+		cost = cadd(cost, COST_CALL + path_cost(path) + 1);
+		if (dot)
+			dot++;
+	} while (dot);
+	return cost;
+}
+
+/*
+ * gpu-relevant over every root of t. The kinds of the roots do not overlap,
+ * and && stops at a false left side (cel-go's evalAnd without exhaustive
+ * evaluation, which the API server does not ask for: test/matchcond/NOTES):
+ * one request pays every kind test but one root's expression, the dearest.
+ */
+static cost_t put_relevant(struct sb *b, const struct view *w, const struct target *t)
+{
+	cost_t cost = 0, root, dearest = 0;
+	size_t i;
+
+	if (t->n_kinds > 0)
+		cost = cadd(cost, put_unknown_kind(b, t));
+	for (i = 0; i < t->n_roots; i++) {
+		const struct root *r = &t->roots[i];
+		char spec[PATH_MAX_LEN + 8];
+
+		snprintf(spec, sizeof spec, "object.%s", r->spec);
+		put(b, "%s", t->n_kinds > 0 ? "\n|| " : "");
+		if (r->n_kinds > 0)
+			cost = cadd(cost, cadd(COST_CALL, put_kind_guard(b, r)));
+		root = put_guard(b, r->spec);
+		put(b, " && (\n");
+		root = cadd(root, put_spec_relevant(b, w, spec));
+		put(b, "\n)");
+		dearest = root > dearest ? root : dearest;
+	}
+	return cadd(cost, dearest);
+}
+
+/* ==== update-changes-what-policy-reads ==== */
+
+/*
+ * `has(object.P) != has(oldObject.P) || has(object.P) && object.P != oldObject.P`,
+ * or for an object whose members the policy reads one by one, the same
+ * over each of them, indented by depth. The comparisons cost a tenth of the
+ * smaller side's size (runtimecost.go: Equals, NotEquals): over members that
+ * do not overlap that adds up to a tenth of the object at most, which the
+ * caller adds once.
+ */
+static cost_t put_changed(struct sb *b, const char *path, const struct scan_shape *m, int depth)
+{
+	char sub[160];
+	cost_t cost = cadd(4 * path_cost(path), 4 * COST_SELECT + 3 * COST_CALL);
+	const struct scan_shape *c;
+
+	put(b, "has(object.%s) != has(oldObject.%s) || has(object.%s) && ", path, path, path);
+	if (m == NULL || m->kind != SCAN_OBJECT || m->children == NULL) {
+		put(b, "object.%s != oldObject.%s", path, path);
+		return cadd(cost, 2 * path_cost(path) + 2 * COST_SELECT);
+	}
+	put(b, "(\n%*s", 2 * (depth + 1), "");
+	for (c = m->children; c->key != NULL; c++) {
+		snprintf(sub, sizeof sub, "%s.%s", path, c->key);
+		put(b, "%s", c == m->children ? "" : "\n");
+		if (c != m->children)
+			put(b, "%*s|| ", 2 * (depth + 1), "");
+		cost = cadd(cost, cadd(COST_CALL, put_changed(b, sub, c, depth + 1)));
+	}
+	put(b, "\n%*s)", 2 * depth, "");
+	return cost;
+}
+
+/* The member of policy_pod_fields (a pod as the policy reads it) at dotted path (e.g. "spec"), or NULL. */
+static const struct scan_shape *declared(const char *path)
+{
+	const struct scan_shape *m = policy_pod_fields;
+	size_t len;
+
+	while (m != NULL) {
+		len = strcspn(path, ".");
+		for (; m->key != NULL; m++)
+			if (strlen(m->key) == len && strncmp(m->key, path, len) == 0)
+				break;
+		if (m->key == NULL)
+			return NULL;
+		if (path[len] == '\0')
+			return m;
+		path += len + 1;
+		m = m->children;
+	}
+	return NULL;
+}
+
+/*
+ * put_changed() for m at a dotted path whose levels may be absent: each
+ * level from the one at path + from on compared as put_changed() compares
+ * an object, with the next level its one member, so nothing is read that
+ * is not there in both objects.
+ */
+static cost_t put_changed_at(struct sb *b, const char *path, size_t from, const struct scan_shape *m, int depth)
+{
+	const char *dot = strchr(path + from, '.');
+	int len;
+	cost_t cost;
+
+	if (dot == NULL)
+		return put_changed(b, path, m, depth);
+	len = (int)(dot - path);
+	put(b, "has(object.%.*s) != has(oldObject.%.*s) || has(object.%.*s) && (\n%*s", len, path, len, path, len,
+	    path, 2 * (depth + 1), "");
+	cost = cadd(4 * path_cost(path), 4 * COST_SELECT + 3 * COST_CALL);
+	cost = cadd(cost, cadd(COST_CALL, put_changed_at(b, path, (size_t)len + 1, m, depth + 1)));
+	put(b, "\n%*s)", 2 * depth, "");
+	return cost;
+}
+
+/* A pod template as the policy reads it: compared member by member. */
+static const struct scan_shape template_member = { TEMPLATE_KEY, SCAN_OBJECT, policy_pod_fields };
+
+#define UPDATE_ONLY "!has(request.operation) || request.operation != 'UPDATE' || oldObject == null"
+#define UPDATE_ONLY_COST (2 * COST_SELECT + 2 * COST_CALL + 1 + COST_SELECT + COST_CALL)
+
+/*
+ * An UPDATE is acted on only for what the new pod's spec does that the
+ * stored one's did not (policy.c judge_update: a CPU-only pod's new routes to
+ * GPU nodes; a GPU pod never). The metadata the policy reads (labels,
+ * owner references, the namespace) only ever exempts a pod. So for a Pod the
+ * spec's members the policy reads are compared, as policy_pod_spec_fields
+ * declares them; a list of objects (containers) whole. A workload's
+ * template is judged on UPDATE when it changed in what the policy reads of
+ * a pod, its metadata included (template_same()): the same comparison, over
+ * policy_pod_fields, for the root of the kind request.kind names (one root
+ * per request: see put_relevant()). Comparisons of members that do not
+ * overlap cost a tenth of the object at most, added once.
+ */
+static cost_t put_update(struct sb *b, const struct target *t)
+{
+	cost_t cost = UPDATE_ONLY_COST, dearest = 0, root;
+	size_t i;
+
+	put(b, UPDATE_ONLY);
+	if (t->n_kinds > 0) {
+		put(b, "\n|| ");
+		cost = cadd(cost, put_unknown_kind(b, t));
+	}
+	for (i = 0; i < t->n_roots; i++) {
+		const struct root *r = &t->roots[i];
+
+		put(b, "\n|| ");
+		if (r->n_kinds == 0) {
+			root = cadd(COST_CALL, put_changed_at(b, r->spec, 0, declared(r->spec), 0));
+		} else {
+			cost = cadd(cost, cadd(COST_CALL, put_kind_guard(b, r)));
+			put(b, "(\n  ");
+			root = put_changed_at(b, r->tmpl, 0, &template_member, 1);
+			put(b, "\n)");
+		}
+		dearest = root > dearest ? root : dearest;
+	}
+	return cadd(cadd(cost, dearest), LIMIT_KUBE_REQUEST_MAX / 10);
+}
+
+/*
+ * A custom resource's UPDATE: its templates can be anywhere but in its
+ * metadata (template.c), which CEL cannot search, so every top-level member
+ * but metadata is compared whole (an object of more than MATCHCOND_LIST_MAX
+ * members is sent), and of the metadata what the policy reads of a pod's
+ * (a PodSpec held directly is judged with the object's metadata). What is
+ * left out: the rest of the metadata (annotations, finalizers,
+ * resourceVersion, managedFields), which no template holds.
+ */
+static cost_t put_custom_update(struct sb *b)
+{
+	/* Per member: k != 'metadata', !(k in old), object[k] != oldObject[k], and the operators. */
+	cost_t member = COST_SELECT + COST_CALL + 2 * COST_SELECT + 2 * COST_CALL + 4 * COST_SELECT +
+			2 * COST_CALL + 2 * COST_CALL;
+	cost_t cost = cadd(UPDATE_ONLY_COST, 2 * COST_SELECT + 2 * COST_CALL);
+
+	put(b, UPDATE_ONLY " || object == null");
+	put(b, "\n|| size(object) > %d || size(oldObject) > %d", MATCHCOND_LIST_MAX, MATCHCOND_LIST_MAX);
+	cost = cadd(cost, 2 * (COST_SELECT + 3 * COST_CALL));
+	put(b, "\n|| object.exists(k, k != 'metadata' && (!(k in oldObject) || object[k] != oldObject[k]))");
+	put(b, "\n|| oldObject.exists(k, k != 'metadata' && !(k in object))");
+	cost = cadd(cost, 2 * cadd(COST_SELECT + COST_FOLD, cmul(MATCHCOND_LIST_MAX, cadd(COST_ITERATION, member))));
+	put(b, "\n|| ");
+	cost = cadd(cost, cadd(COST_CALL, put_changed_at(b, "metadata", 0, declared("metadata"), 0)));
+	return cadd(cost, LIMIT_KUBE_REQUEST_MAX / 10);
+}
+
+/* ==== The set ==== */
+
+void matchcond_set_free(struct matchcond_set *s)
+{
+	size_t i;
+
+	if (s == NULL)
+		return;
+	for (i = 0; i < s->n; i++)
+		free(s->v[i].expression);
+	memset(s, 0, sizeof *s);
+}
+
+/* Moves b's text into s->v[s->n] as condition name; -1 with err when b failed (b keeps its text). */
+static int take(struct matchcond_set *s, struct sb *b, const char *name, cost_t cost, struct error *err)
+{
+	if (b->nomem || b->s == NULL) {
+		error_set(err, ERROR_NOMEM, "out of memory");
+		return -1;
+	}
+	if (b->toolong) {
+		error_set(err, ERROR_CONFIG, "matchConditions: %s would be longer than %d bytes", name, EXPRESSION_MAX);
+		return -1;
+	}
+	s->v[s->n].name = name;
+	s->v[s->n].expression = b->s;
+	s->v[s->n].cost = cost;
+	s->n++;
+	s->cost = cadd(s->cost, cost);
+	memset(b, 0, sizeof *b);
+	return 0;
+}
+
+int matchcond_build(const struct config *cfg, enum matchcond_entry entry, struct matchcond_set *out,
+		    struct error *err)
+{
+	struct view *w = calloc(1, sizeof *w);
+	struct target *t = calloc(1, sizeof *t);
+	struct sb b = { 0 };
+	cost_t cost;
+	size_t i;
+	int rc = -1;
+
+	memset(out, 0, sizeof *out);
+	if (w == NULL || t == NULL) {
+		error_set(err, ERROR_NOMEM, "out of memory");
+		goto out;
+	}
+	target_fill(t, entry);
+	if (entry != MATCHCOND_CUSTOM) {
+		if (view_fill(cfg, w, err) != 0)
+			goto out;
+		cost = put_relevant(&b, w, t);
+		if (take(out, &b, "gpu-relevant", cost, err) != 0)
+			goto out;
+		cost = put_update(&b, t);
+	} else {
+		cost = put_custom_update(&b);
+	}
+	if (take(out, &b, "update-changes-what-policy-reads", cost, err) != 0)
+		goto out;
+	for (i = 0; i < out->n; i++)
+		if (out->v[i].cost > MATCHCOND_COST_PER_CALL) {
+			error_set(err, ERROR_CONFIG, "matchConditions: %s could cost up to %llu per request, over "
+				  "the API server's limit of %llu per expression: set gpuNodeNames to a few globs "
+				  "(e.g. [\"aks-gpu*\"]) rather than one name per pool, or list fewer GPU resources, "
+				  "GPU node labels or pools", out->v[i].name, out->v[i].cost, MATCHCOND_COST_PER_CALL);
+			goto out;
+		}
+	if (out->cost > MATCHCOND_COST_BUDGET) {
+		error_set(err, ERROR_CONFIG, "matchConditions could cost up to %llu per request together, over the "
+			  "API server's budget of %llu per webhook", out->cost, MATCHCOND_COST_BUDGET);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(b.s);
+	if (w != NULL)
+		view_free(w);
+	free(w);
+	free(t);
+	if (rc != 0)
+		matchcond_set_free(out);
+	return rc;
+}
+
+/* ==== Output ==== */
+
+char *matchcond_yaml(const struct matchcond_set *s, struct error *err)
+{
+	struct sb b = { .max = (MATCHCOND_N + 1) * 2 * EXPRESSION_MAX };  /* indentation at most doubles one */
+	size_t i;
+
+	put(&b, "# Worst-case CEL cost per request (the API server's units):");
+	for (i = 0; i < s->n; i++)
+		put(&b, " %s %llu,", s->v[i].name, s->v[i].cost);
+	put(&b, " of %llu per expression\n# and %llu for all of a webhook's matchConditions together.\n",
+	    MATCHCOND_COST_PER_CALL, MATCHCOND_COST_BUDGET);
+	put(&b, "matchConditions:\n");
+	for (i = 0; i < s->n; i++) {
+		const char *line = s->v[i].expression, *nl;
+
+		put(&b, "  - name: %s\n    expression: |-\n", s->v[i].name);
+		do {
+			nl = strchr(line, '\n');
+			put(&b, "      %.*s\n", (int)(nl ? (size_t)(nl - line) : strlen(line)), line);
+			line = nl + 1;
+		} while (nl != NULL);
+	}
+	if (b.nomem || b.toolong || b.s == NULL) {
+		error_set(err, ERROR_NOMEM, "out of memory");
+		free(b.s);
+		return NULL;
+	}
+	return b.s;
+}
+
+json_t *matchcond_json(const struct matchcond_set *s, struct error *err)
+{
+	json_t *list = json_array(), *doc = json_object();
+	size_t i;
+
+	for (i = 0; list != NULL && i < s->n; i++)
+		if (json_array_append_new(list, json_pack("{s:s, s:s}", "name", s->v[i].name, "expression",
+							  s->v[i].expression)) != 0) {
+			json_decref(list);
+			list = NULL;
+		}
+	/* json_object_set_new() takes list even when it fails. */
+	if (doc != NULL && list != NULL && json_object_set_new(doc, "matchConditions", list) == 0)
+		return doc;
+	if (doc == NULL)
+		json_decref(list);
+	json_decref(doc);
+	error_set(err, ERROR_NOMEM, "out of memory");
+	return NULL;
+}

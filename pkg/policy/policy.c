@@ -1,0 +1,365 @@
+#include "policy/policy_int.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "k8s/nodematch.h"
+#include "base/quantity.h"
+
+/* ==== Exemptions and modes ==== */
+
+/*
+ * An admin-listed pod selector: the pod is in one of the entry's namespaces
+ * and its labels match the entry. Labels alone would not do: a workload sets
+ * its own, so every entry is scoped to namespaces (config refuses one
+ * without).
+ */
+static int selector_exempt(const struct config *cfg, const struct pod_view *pv)
+{
+	size_t i;
+
+	for (i = 0; pv->labels != NULL && i < cfg->n_exempt_pod_selectors; i++) {
+		const struct config_pod_selector *sel = &cfg->exempt_pod_selectors[i];
+
+		if (policy_match_any(&sel->namespaces, pv->ns) && policy_selector_match(&sel->selector, pv->labels))
+			return 1;
+	}
+	return 0;
+}
+
+/* The deferLabels key the pod carries (its queue places it), or NULL. Borrowed from cfg. */
+static const char *deferred_to(const struct config *cfg, const struct pod_view *pv)
+{
+	size_t i;
+
+	for (i = 0; pv->labels != NULL && i < cfg->defer_labels.n; i++)
+		if (json_object_get(pv->labels, cfg->defer_labels.v[i]) != NULL)
+			return cfg->defer_labels.v[i];
+	return NULL;
+}
+
+/* The DaemonSet exemption: a DaemonSet pod (see policy_request) where the admin lets it apply. */
+static int daemonset_exempt(const struct config *cfg, const struct pod_view *pv)
+{
+	return pv->daemonset && cfg->exempt_daemonsets &&
+	       policy_match_any(&cfg->exempt_daemonset_namespaces, pv->ns);
+}
+
+/* Turns the verdict into the answer for the namespace's mode. */
+static int apply_mode(struct policy_result *res, struct error *err)
+{
+	res->decision = res->verdict;
+	switch (res->mode) {
+	case CONFIG_MODE_ENFORCE:
+		return 0;
+	case CONFIG_MODE_WARN:
+		if (res->verdict != POLICY_REJECT)
+			return 0;
+		res->decision = POLICY_ALLOW;
+		return policy_note(res, err, "would be rejected (warn mode): %s", res->message);
+	case CONFIG_MODE_DRYRUN:
+		if (res->verdict == POLICY_ALLOW)
+			return 0;
+		res->decision = POLICY_ALLOW;
+		if (res->verdict == POLICY_MUTATE)
+			return policy_note(res, err, "would add (dryrun mode): %s", res->changes);
+		return policy_note(res, err, "would be rejected (dryrun mode): %s", res->message);
+	}
+	return 0;
+}
+
+static int annotate(struct policy_result *res, struct error *err)
+{
+	int rc = 0;
+
+	rc |= json_object_set_new(res->annotations, "decision",
+				  json_string(res->exempt ? "exempt" : policy_decision_name(res->decision)));
+	rc |= json_object_set_new(res->annotations, "reason", json_string(res->reason));
+	rc |= json_object_set_new(res->annotations, "mode", json_string(config_mode_name(res->mode)));
+	if (res->decision != res->verdict)
+		rc |= json_object_set_new(res->annotations, "wouldDecide",
+					  json_string(policy_decision_name(res->verdict)));
+	if (res->pool != NULL)
+		rc |= json_object_set_new(res->annotations, "pool", json_string(res->pool));
+	else if (res->n_pools > 1) {
+		size_t i, len = 1;
+		char *pools;
+
+		for (i = 0; i < res->n_pools; i++)
+			len += strlen(res->pools[i]) + 1;
+		pools = malloc(len);
+		if (pools != NULL)
+			policy_describe_pools(res, ",", pools, len);
+		rc |= pools == NULL || json_object_set_new(res->annotations, "pools", json_string(pools)) != 0;
+		free(pools);
+	}
+	if (res->deferred != NULL)
+		rc |= json_object_set_new(res->annotations, "deferredTo", json_string(res->deferred));
+	if (rc != 0) {
+		error_set(err, ERROR_NOMEM, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* ==== The engine ==== */
+
+/*
+ * The routes judged for a pod: all of them, but for a DaemonSet pod not the
+ * warning about a pin by name GPU nodes cannot be told from. That pin is the
+ * DaemonSet controller's own doing (a required affinity on metadata.name,
+ * on every pod it creates), and it only places pods on nodes whose taints
+ * they tolerate, which the toleration route judges.
+ */
+static unsigned judged_routes(const struct pod_view *pv)
+{
+	return pv->daemonset ? ~ROUTE_PINNED : ~0u;
+}
+
+/*
+ * Judges the routes of r in which; a rejection of a pod the DaemonSet
+ * exemption does not admit says how to fix it, and carries the fix.
+ */
+static int judge_routes(const struct config *cfg, const struct pod_view *pv, const struct pod_routes *r,
+			unsigned which, struct policy_result *res, struct error *err)
+{
+	int advise = !daemonset_exempt(cfg, pv);
+
+	if (policy_routes_judge(cfg, r, which, advise, pv->dra, res, err) != 0)
+		return -1;
+	/*
+	 * The GPU operator's validators select its labels: the usual fix is its namespace's
+	 * exemption (not for "default", which no operator runs in and no one should exempt).
+	 */
+	if (advise && res->verdict == POLICY_REJECT && r->operator_label && (r->taken & which & ROUTE_SELECTOR) &&
+	    strcmp(pv->ns, "default") != 0)
+		policy_appendf(res->message, sizeof res->message, ". If this is the GPU operator's own pod (its "
+			       "validator, say), exempt its namespace instead: exempt.namespaces: [%s]", pv->ns);
+	if (advise && res->verdict == POLICY_REJECT)
+		return policy_routes_fix(cfg, pv, r->taken & which, res, err);
+	return 0;
+}
+
+/*
+ * UPDATE. Kubernetes lets tolerations be added to a pod, and nodeSelector
+ * entries be added and node affinity changed while it has scheduling gates
+ * (ValidatePodUpdate, pkg/apis/core/validation/validation.go): a pod created
+ * clean can be aimed at GPU nodes afterwards. So a CPU-only pod is rejected
+ * for each route its new version takes that the stored one did not (every
+ * route, when the stored one requested a GPU), with the message CREATE
+ * would give; a pod whose only "GPU" is a DRA claim is such a pod (see
+ * decide()). Everything else is allowed untouched, and
+ * nothing is ever patched: pods admitted earlier (in dryrun, by an
+ * exemption, before the webhook was installed) keep working, and GPU pods
+ * were placed when they were created.
+ */
+static int judge_update(const struct config *cfg, const struct policy_request *req,
+			const struct pod_view *pv, struct policy_result *res, struct error *err)
+{
+	struct pod_view old;
+	struct pod_routes now, before;
+
+	if (res->gpu) {
+		res->reason = R_UPDATE_GPU;
+		return 0;
+	}
+	memset(&before, 0, sizeof before);
+	if (req->old_pod != NULL) {
+		if (policy_pod_read(cfg, req, req->old_pod, &old, err) != 0) {
+			error_prefix(err, "request.oldObject: ");
+			return -1;
+		}
+		/*
+		 * A GPU pod's routes are its own: the CPU-only pod it became takes
+		 * them anew. A pod cannot drop its GPU (extended resources are not
+		 * resized), but a workload's template can, and its pods will be
+		 * refused: so is the update, at apply.
+		 */
+		if (old.n_gpu == 0 && old.bad_quantity[0] == '\0')
+			policy_routes_find(cfg, &old, &before);
+	}
+	policy_routes_find(cfg, pv, &now);
+	if (judge_routes(cfg, pv, &now, judged_routes(pv) & ~before.taken, res, err) != 0)
+		return -1;
+	if (res->verdict != POLICY_REJECT)
+		res->reason = R_UPDATE_OK;
+	return 0;
+}
+
+static int decide(const struct config *cfg, const struct policy_request *req,
+		  struct policy_result *res, struct error *err)
+{
+	struct pod_view pv;
+	struct pod_routes routes;
+	struct pool_choice choice = { .n = 0 };
+
+	if (policy_pod_read(cfg, req, req->pod, &pv, err) != 0)
+		return -1;
+	res->mode = config_mode_for(cfg, pv.ns);
+	res->verdict = POLICY_ALLOW;
+	if (req->operation != POLICY_OP_CREATE && req->operation != POLICY_OP_UPDATE) {
+		res->reason = R_OPERATION;
+		return 0;
+	}
+	if (policy_list_has(&cfg->exempt_namespaces, pv.ns) || selector_exempt(cfg, &pv)) {
+		res->exempt = 1;
+		res->reason = policy_list_has(&cfg->exempt_namespaces, pv.ns) ? R_EXEMPT_NS : R_EXEMPT_SEL;
+		return 0;
+	}
+	res->gpu = pv.n_gpu > 0 || pv.bad_quantity[0] != '\0';
+	if (req->operation == POLICY_OP_UPDATE) {
+		if (judge_update(cfg, req, &pv, res, err) != 0)
+			return -1;
+	} else if (pv.bad_quantity[0] != '\0') {
+		res->verdict = POLICY_REJECT;
+		res->reason = R_QUANTITY;
+		snprintf(res->message, sizeof res->message, "%s", pv.bad_quantity);
+	} else if (pv.n_gpu > 0) {
+		if (pv.dra && policy_note(res, err, "pod also uses DRA resource claims; gpu-admission places it "
+				   "for its GPU resources only and does not inspect the claims") != 0)
+			return -1;
+		/*
+		 * A DaemonSet pod is pinned to its node by the controller: tolerate,
+		 * don't steer. A queued one is placed by its queue, but only among
+		 * the pools it may use: the label that defers is the pod's own, so
+		 * the pool rules are applied first, and only the steering is left
+		 * to the queue.
+		 */
+		res->deferred = deferred_to(cfg, &pv);
+		if (!pv.daemonset) {
+			if (policy_pool_choose(cfg, &pv, &choice, res, err) != 0)
+				return -1;
+			if (choice.n == 0) {
+				res->verdict = POLICY_REJECT;
+				goto exempt;
+			}
+		}
+		if (res->deferred != NULL) {
+			choice.n = 0;
+			res->pool = NULL;
+			res->n_pools = 0;
+		}
+		if (policy_pool_mutate(cfg, &pv, choice.n > 0 ? &choice : NULL, res, err) != 0)
+			return -1;
+		if (req->validate && res->verdict == POLICY_MUTATE && policy_pool_patch_soft(res->patch)) {
+			res->verdict = POLICY_ALLOW;
+			res->reason = R_GPU_OK;
+			res->changes[0] = '\0';
+			json_decref(res->patch);
+			res->patch = NULL;
+		} else if (req->validate && res->verdict == POLICY_MUTATE) {
+			res->verdict = POLICY_REJECT;
+			res->reason = R_NOT_MUTATED;
+			snprintf(res->message, sizeof res->message,
+				 "GPU pod reached validation without what gpu-admission adds (%s): is "
+				 "the mutating webhook installed and reachable?", res->changes);
+			json_decref(res->patch);
+			res->patch = NULL;
+		}
+	} else {
+		/*
+		 * No GPU resource. DRA claims are no GPU request the engine can
+		 * show: which device class a claim asks for is in a ResourceClaim
+		 * or template the pod only names, and a claim may be unused or ask
+		 * for nothing. Were they an exemption, any pod could add one and
+		 * reach GPU nodes; so a pod with claims is judged on its routes as
+		 * a CPU-only pod is (its message says why), and one that takes no
+		 * route is admitted unchanged, with a note.
+		 */
+		policy_routes_find(cfg, &pv, &routes);
+		if (judge_routes(cfg, &pv, &routes, judged_routes(&pv), res, err) != 0)
+			return -1;
+		if (pv.dra && res->verdict != POLICY_REJECT) {
+			res->reason = R_DRA;
+			if (policy_note(res, err, "pod uses DRA resource claims, which gpu-admission does not "
+					"recognise as GPU requests yet: admitted unchanged (no toleration, no "
+					"pool); to run on GPU nodes, request the GPU as a resource or have the "
+					"namespace exempted") != 0)
+				return -1;
+		}
+	}
+exempt:
+	if (res->verdict == POLICY_REJECT && daemonset_exempt(cfg, &pv)) {
+		if (policy_note(res, err, "admitted only because DaemonSet pods are exempt: %s", res->message) != 0)
+			return -1;
+		res->exempt = 1;
+		res->verdict = POLICY_ALLOW;
+		res->reason = R_EXEMPT_DS;
+		res->message[0] = '\0';
+	}
+	return 0;
+}
+
+int policy_evaluate(const struct config *cfg, const struct policy_request *req,
+		    struct policy_result *res, struct error *err)
+{
+	memset(res, 0, sizeof *res);
+	res->warning_max = req->full_warnings ? POLICY_WARNING_FULL_MAX : POLICY_WARNING_MAX;
+	res->warnings = json_array();
+	res->annotations = json_object();
+	if (res->warnings == NULL || res->annotations == NULL) {
+		error_set(err, ERROR_NOMEM, "out of memory");
+		return -1;
+	}
+	if (decide(cfg, req, res, err) != 0)
+		return -1;
+	/* Both are cut to fixed buffers and may quote pod text: end them on a whole character. */
+	error_trim_utf8(res->message);
+	error_trim_utf8(res->changes);
+	if (apply_mode(res, err) != 0 || annotate(res, err) != 0)
+		return -1;
+	return 0;
+}
+
+void policy_result_free(struct policy_result *res)
+{
+	if (res == NULL)
+		return;
+	json_decref(res->patch);
+	json_decref(res->fix);
+	json_decref(res->warnings);
+	json_decref(res->annotations);
+	memset(res, 0, sizeof *res);
+}
+
+void policy_describe_pools(const struct policy_result *res, const char *sep, char *buf, size_t cap)
+{
+	size_t i;
+
+	if (cap > 0)
+		buf[0] = '\0';
+	for (i = 0; i < res->n_pools; i++)
+		policy_appendf(buf, cap, "%s%s", i ? sep : "", res->pools[i]);
+}
+
+const char *policy_decision_name(enum policy_decision d)
+{
+	switch (d) {
+	case POLICY_ALLOW:  return "allow";
+	case POLICY_MUTATE: return "mutate";
+	case POLICY_REJECT: return "reject";
+	}
+	return "allow";
+}
+
+int policy_operation_parse(const char *s, enum policy_operation *op, struct error *err)
+{
+	static const struct { const char *name; enum policy_operation op; } ops[] = {
+		{ "CREATE", POLICY_OP_CREATE }, { "UPDATE", POLICY_OP_UPDATE },
+		{ "DELETE", POLICY_OP_DELETE }, { "CONNECT", POLICY_OP_CONNECT },
+	};
+	size_t i;
+
+	for (i = 0; s != NULL && i < sizeof ops / sizeof ops[0]; i++) {
+		if (strcmp(s, ops[i].name) == 0) {
+			*op = ops[i].op;
+			return 0;
+		}
+	}
+	error_set(err, ERROR_INPUT, "request.operation must be CREATE, UPDATE, DELETE or CONNECT");
+	return -1;
+}
+

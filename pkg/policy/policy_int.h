@@ -1,0 +1,238 @@
+/*
+ * policy_int: what the files of the policy module share. Private to
+ * pkg/policy*.c; everything here is pure, like the engine itself.
+ *
+ *   policy.c         the engine: exemptions, decision, modes, annotations
+ *   policy_pod.c     reading a pod: what it requests, typed and validated
+ *   policy_pool.c    GPU pods: choosing the pool and building the patch
+ *   policy_target.c  CPU pods: the routes by which they aim at GPU nodes
+ */
+#ifndef GPU_ADMISSION_POLICY_INT_H
+#define GPU_ADMISSION_POLICY_INT_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "policy/config.h"
+#include "base/error.h"
+#include "policy/policy.h"
+
+#define POOL_LABEL "gpu-admission/pool"
+#define HOSTNAME_LABEL "kubernetes.io/hostname"   /* equals the node's name on AKS */
+#define NAME_FIELD     "metadata.name"            /* the one field matchFields knows */
+
+/* Why a pod was admitted, mutated or rejected: stable codes for annotations and metrics. */
+#define R_OPERATION   "operation-not-create"   /* DELETE, CONNECT */
+#define R_UPDATE_GPU  "update-gpu-pod"         /* UPDATE of a GPU pod: never patched nor judged */
+#define R_UPDATE_OK   "update-no-new-gpu-route" /* UPDATE of a CPU pod aiming nowhere new */
+#define R_EXEMPT_NS   "exempt-namespace"
+#define R_EXEMPT_SEL  "exempt-pod-selector"
+#define R_EXEMPT_DS   "exempt-daemonset"
+#define R_NO_GPU      "no-gpu"
+#define R_DRA         "dra-claims"             /* claims, no GPU resource, no route to GPU nodes */
+#define R_GPU_OK      "gpu-pod-ok"
+#define R_GPU_MUTATED "gpu-pod-mutated"
+#define R_NOT_MUTATED "gpu-pod-not-mutated"
+#define R_QUANTITY    "invalid-gpu-quantity"
+#define R_UNKNOWN     "unknown-pool"
+#define R_MISMATCH    "pool-mismatch"
+#define R_NO_POOL     "no-pool-fits"
+#define R_CONFLICT    "node-selector-conflict"
+#define R_AFF_CONFLICT "node-affinity-conflict"
+#define R_NAME_CONFLICT "node-name-conflict"   /* pinned by name to a node of no pool it may use */
+#define R_DENIED      "pool-not-allowed"       /* namespaces or podSelector: not this pod's pool */
+#define R_CPU_TOL     "cpu-pod-gpu-toleration"
+#define R_CPU_SEL     "cpu-pod-gpu-node-selector"
+#define R_CPU_AFF     "cpu-pod-gpu-affinity"
+#define R_CPU_NAME    "cpu-pod-gpu-node-name"
+
+/* ==== What the pod asks for (policy_pod.c) ==== */
+
+struct gpu_demand {
+	const char *name;          /* borrowed from the pod */
+	long long app_sum;         /* sum over app containers */
+	long long sidecar_sum;     /* sum over restartable init containers */
+	long long init_max;        /* peak during init */
+};
+
+/* The pod as the engine reads it; every pointer borrowed from the request. */
+struct pod_view {
+	const json_t *metadata, *spec, *labels, *tolerations, *node_selector;
+	const char *ns;
+	struct gpu_demand gpu[LIMIT_GPU_KINDS_MAX];
+	size_t n_gpu;
+	int dra;                   /* resource claims present (in the spec or a container): never a
+	                              GPU request the engine can show, so never an exemption */
+	int daemonset;             /* a DaemonSet pod its controller created (or, offline,
+	                              stored or templated as one): see policy_request */
+	/* First invalid GPU quantity, reported as the rejection. */
+	char bad_quantity[POLICY_MESSAGE_MAX];
+};
+
+/*
+ * Fills pv from pod (req->pod or req->old_pod; borrowed, as everything in
+ * pv): 0, or -1 with ERROR_INPUT when a field the policy reads has the wrong
+ * type (tolerations included).
+ */
+int policy_pod_read(const struct config *cfg, const struct policy_request *req, const json_t *pod,
+		    struct pod_view *pv, struct error *err);
+
+/* The pod's effective request for one resource, as the scheduler computes it. */
+long long policy_demand_total(const struct gpu_demand *d);
+
+/* ==== GPU pods (policy_pool.c) ==== */
+
+/* How the chosen pools are put on a pod. */
+enum pool_how {
+	POOL_HOW_SELECTOR = 0, /* the one pool's nodeSelector entries (placement pinned, or the
+	                          pool the pod's nodeSelector or label picks) */
+	POOL_HOW_AFFINITY,     /* `key In [values]` in every required term, preferred terms
+	                          cheapest first (placement fallback) */
+	POOL_HOW_KEPT,         /* the pod's required affinity already keeps it to these pools:
+	                          preferred terms only, when there are several */
+	POOL_HOW_NAMED         /* the pod is pinned by name to a node of one of these pools, which
+	                          cannot be told apart by name: nothing to add but tolerations */
+};
+
+/* The pools a GPU pod goes to. */
+struct pool_choice {
+	const struct config_pool *pools[CONFIG_POOLS_MAX]; /* borrowed from cfg, cheapest first */
+	size_t n;
+	enum pool_how how;
+};
+
+/*
+ * Chooses where a GPU pod goes among the pools eligible for it (serving its
+ * GPU resources, allowed for its namespace and labels, not ruled out by its
+ * own node selection). Returns 0 with ch filled and res->pools named, or 0
+ * with ch->n == 0 and the rejection's reason and message in res; -1 only on
+ * ERROR_NOMEM.
+ */
+int policy_pool_choose(const struct config *cfg, const struct pod_view *pv, struct pool_choice *ch,
+		       struct policy_result *res, struct error *err);
+
+/*
+ * Sets res->verdict, reason, patch and changes for a GPU pod sent to the
+ * pools of ch (NULL: tolerate the GPU taint only, as for a DaemonSet pod or
+ * one a queue places). -1 on ERROR_NOMEM, or ERROR_INPUT when a field the
+ * patch extends has the wrong type.
+ */
+int policy_pool_mutate(const struct config *cfg, const struct pod_view *pv,
+		       const struct pool_choice *ch, struct policy_result *res, struct error *err);
+
+/*
+ * Does patch (policy_pool_mutate()'s, borrowed) only add preferred node
+ * affinity terms? They are a score, not a placement: /validate admits a pod
+ * that lacks nothing else.
+ */
+int policy_pool_patch_soft(const json_t *patch);
+
+/* ==== CPU pods (policy_target.c) ==== */
+
+/* The routes by which a pod reaches GPU nodes, as bits of pod_routes.taken. */
+#define ROUTE_TOLERATION 0x01u  /* tolerates the GPU taint by key */
+#define ROUTE_SELECTOR   0x02u  /* nodeSelector on a GPU node label, a pool's key=value or a
+                                   GPU node's kubernetes.io/hostname */
+#define ROUTE_AFFINITY   0x04u  /* a required node affinity only GPU nodes satisfy */
+#define ROUTE_NODE_NAME  0x08u  /* spec.nodeName names a GPU node */
+#define ROUTES_HARD      0x0fu  /* the routes a CPU-only pod is rejected for */
+#define ROUTE_WILDCARD   0x10u  /* tolerates every taint (empty key, Exists): a warning */
+#define ROUTE_PREFERRED  0x20u  /* preferred node affinity leans to GPU nodes: a warning */
+#define ROUTE_PINNED     0x40u  /* pinned by name to a node GPU nodes cannot be told from
+                                   (no gpuNodeNames, none derivable): a warning */
+#define ROUTE_HARD_N     4      /* hard routes, one what[] each */
+#define ROUTE_WHAT_MAX   POLICY_MESSAGE_MAX  /* a route's description, cut only where the
+                                               message quoting it would be */
+
+/* What a pod does on each route it takes. */
+struct pod_routes {
+	unsigned taken;                          /* ROUTE_* bits */
+	char what[ROUTE_HARD_N][ROUTE_WHAT_MAX]; /* per hard route, by bit index */
+	const char *pinned_by;                   /* static storage: how it is pinned by name */
+	int operator_label;                      /* the selector is a GPU operator's label (nvidia.com/gpu.*),
+	                                            as its own pods (validators) use: they want exempting */
+};
+
+/* Finds every route the pod in pv takes (cfg and pv borrowed). Pure, cannot fail. */
+void policy_routes_find(const struct config *cfg, const struct pod_view *pv, struct pod_routes *r);
+
+/*
+ * Judges the routes of r that are in which: any hard one sets res->verdict
+ * REJECT with every such route in the message and, when advise, how to fix
+ * it (not for a pod the DaemonSet exemption admits: its toleration is how it
+ * reaches GPU nodes); else reason R_NO_GPU with a warning per soft route.
+ * claims: the pod has DRA resource claims (pod_view.dra) and no GPU
+ * resource, and the message says that a claim is no GPU request yet.
+ * -1 only on ERROR_NOMEM.
+ */
+int policy_routes_judge(const struct config *cfg, const struct pod_routes *r, unsigned which,
+			int advise, int claims, struct policy_result *res, struct error *err);
+
+/*
+ * Sets res->fix: the "remove" operations that take the hard routes in taken
+ * away from the pod in pv (every toleration of the GPU taint by key, every
+ * GPU nodeSelector entry, the required node affinity, spec.nodeName; a list
+ * or map left empty goes whole). -1 only on ERROR_NOMEM.
+ */
+int policy_routes_fix(const struct config *cfg, const struct pod_view *pv, unsigned taken,
+		      struct policy_result *res, struct error *err);
+
+/*
+ * Is node (a name) one of pool p's? 1 when its name is one AKS gives the
+ * pool's nodes (aks-<pool>-*, p selecting by CONFIG_AKS_POOL_LABEL), 0 when
+ * it is not (or, with gpuNodeNames set, not a GPU node at all), -1 when that
+ * cannot be told (p selects otherwise). The same knowledge that judges CPU
+ * pods pinned by name (policy_target.c).
+ */
+int policy_node_in_pool(const struct config *cfg, const struct config_pool *p, const char *node);
+
+/* ==== Shared helpers (policy.c) ==== */
+
+/*
+ * Member key of parent, when of type (absent or null: *out NULL, 0); -1 with
+ * ERROR_INPUT naming path.key when it has another type.
+ */
+int policy_get_typed(const json_t *parent, const char *key, json_type type, const char *path,
+		     const json_t **out, struct error *err);
+
+/* jansson's foreach macros take a non-const json_t * though they only read. */
+json_t *policy_iterable(const json_t *j);
+
+/*
+ * The value of label key in labels (an object of strings, or NULL; borrowed),
+ * or of its alias (config_label_alias()) when key is absent; NULL when
+ * neither: what a node selector or node labels say of key.
+ */
+const char *policy_label_value(const json_t *labels, const char *key);
+
+/* The string member key of obj, or dflt. Borrowed. */
+const char *policy_str(const json_t *obj, const char *key, const char *dflt);
+
+int policy_match_any(const struct config_strings *globs, const char *s);
+
+/*
+ * Do pod labels (an object of strings, or NULL: none; borrowed) match sel,
+ * with metav1.LabelSelector semantics (matchLabels and matchExpressions
+ * ANDed, an empty selector matching everything: LabelSelectorAsSelector)?
+ */
+int policy_selector_match(const struct config_label_selector *sel, const json_t *labels);
+int policy_list_has(const struct config_strings *l, const char *s);
+long long policy_sat_add(long long a, long long b);  /* saturates at QUANTITY_MAX */
+long long policy_max_ll(long long a, long long b);
+
+
+/*
+ * Adds a warning to res, cut to res->warning_max (kube-apiserver's 256 bytes
+ * online); -1 on ERROR_NOMEM. policy_note() adds one that only says what the
+ * policy did (res->notes).
+ */
+int policy_warn(struct policy_result *res, struct error *err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+int policy_note(struct policy_result *res, struct error *err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* "sku=gpu:NoSchedule" into buf; snprintf's return. */
+int policy_describe_taint(const struct config *cfg, char *buf, size_t cap);
+
+#endif

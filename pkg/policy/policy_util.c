@@ -1,0 +1,208 @@
+/*
+ * policy_util: the helpers every part of the policy engine shares (typed
+ * member access, glob and list matching, saturating counts, warnings and
+ * notes, label selectors). They sit below policy.c, policy_pod.c,
+ * policy_pool.c and policy_target.c, so none of those calls back up into
+ * the engine's top (policy.c), which only decides.
+ */
+#include "policy/policy_int.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/quantity.h"
+#include "k8s/nodematch.h"
+/* ==== Reading the pod: typed accessors that treat null as absent ==== */
+
+/*
+ * Each getter returns 0 and sets *out (NULL when the member is absent or
+ * null), or -1 with ERROR_INPUT when the member has the wrong type. A pod from
+ * kube-apiserver is always well typed; manifests and hostile clients are not.
+ */
+int policy_get_typed(const json_t *parent, const char *key, json_type type, const char *path,
+		     const json_t **out, struct error *err)
+{
+	const json_t *v = json_is_object(parent) ? json_object_get(parent, key) : NULL;
+
+	*out = NULL;
+	if (v == NULL || json_is_null(v))
+		return 0;
+	if (json_typeof(v) != type) {
+		error_set(err, ERROR_INPUT, "%s%s%s must be %s", path, path[0] ? "." : "", key,
+			  type == JSON_OBJECT ? "an object" : type == JSON_ARRAY ? "an array" : "a string");
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/*
+ * jansson's foreach macros take a non-const json_t * though they only read.
+ * This one conversion keeps the engine's inputs const everywhere else.
+ */
+json_t *policy_iterable(const json_t *j)
+{
+	return (json_t *)(uintptr_t)j;
+}
+
+const char *policy_str(const json_t *obj, const char *key, const char *dflt)
+{
+	const char *s = json_string_value(json_object_get(obj, key));
+	return s ? s : dflt;
+}
+
+const char *policy_label_value(const json_t *labels, const char *key)
+{
+	const char *v = json_string_value(json_object_get(labels, key)), *alias;
+
+	if (v == NULL && (alias = config_label_alias(key)) != NULL)
+		v = json_string_value(json_object_get(labels, alias));
+	return v;
+}
+
+/* ==== Small pure helpers ==== */
+
+int policy_glob_match(const char *pattern, const char *s)
+{
+	const char *star = NULL, *resume = NULL;
+
+	/* Iterative matcher with one backtrack point: linear in practice, no recursion. */
+	while (*s != '\0') {
+		if (*pattern == '*') {
+			star = pattern++;
+			resume = s;
+		} else if (*pattern == '?' || *pattern == *s) {
+			pattern++;
+			s++;
+		} else if (star != NULL) {
+			pattern = star + 1;
+			s = ++resume;
+		} else {
+			return 0;
+		}
+	}
+	while (*pattern == '*')
+		pattern++;
+	return *pattern == '\0';
+}
+
+int policy_match_any(const struct config_strings *globs, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < globs->n; i++)
+		if (policy_glob_match(globs->v[i], s))
+			return 1;
+	return 0;
+}
+
+int policy_list_has(const struct config_strings *l, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (strcmp(l->v[i], s) == 0)
+			return 1;
+	return 0;
+}
+
+long long policy_sat_add(long long a, long long b)
+{
+	return a > QUANTITY_MAX - b ? QUANTITY_MAX : a + b;
+}
+
+long long policy_max_ll(long long a, long long b)
+{
+	return a > b ? a : b;
+}
+
+/* Appends printf text to buf (size cap) without overrunning; truncates quietly. */
+void policy_appendf(char *buf, size_t cap, const char *fmt, ...)
+{
+	size_t used = strlen(buf);
+	va_list ap;
+
+	if (used + 1 >= cap)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + used, cap - used, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Adds a warning (note: one that only says what the policy did, see
+ * policy_result.notes), cut to res->warning_max (kube-apiserver's 256 bytes
+ * online) on a character boundary.
+ */
+static int add_warning(struct policy_result *res, struct error *err, int note, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
+
+static int add_warning(struct policy_result *res, struct error *err, int note, const char *fmt, va_list ap)
+{
+	char buf[POLICY_WARNING_FULL_MAX + 1];
+	size_t cap = res->warning_max && res->warning_max < POLICY_WARNING_FULL_MAX ? res->warning_max
+		     : POLICY_WARNING_FULL_MAX;
+	size_t i = json_array_size(res->warnings);
+
+	vsnprintf(buf, cap + 1, fmt, ap);
+	error_trim_utf8(buf);
+	if (json_array_append_new(res->warnings, json_string(buf)) != 0) {
+		error_set(err, ERROR_NOMEM, "out of memory");
+		return -1;
+	}
+	if (note && i < POLICY_NOTES_BITS)
+		res->notes |= 1ul << i;
+	return 0;
+}
+
+int policy_warn(struct policy_result *res, struct error *err, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = add_warning(res, err, 0, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int policy_note(struct policy_result *res, struct error *err, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = add_warning(res, err, 1, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int policy_describe_taint(const struct config *cfg, char *buf, size_t cap)
+{
+	return snprintf(buf, cap, "%s%s%s:%s", cfg->taint_key, cfg->taint_value[0] ? "=" : "",
+			cfg->taint_value, cfg->taint_effect);
+}
+
+
+int policy_selector_match(const struct config_label_selector *sel, const json_t *labels)
+{
+	size_t i;
+
+	for (i = 0; i < sel->match_labels.n; i++) {
+		const char *v = json_string_value(json_object_get(labels, sel->match_labels.v[i].key));
+
+		if (v == NULL || strcmp(v, sel->match_labels.v[i].value) != 0)
+			return 0;
+	}
+	for (i = 0; i < sel->n_match_expressions; i++) {
+		const struct config_requirement *r = &sel->match_expressions[i];
+		const char *have = json_string_value(json_object_get(labels, r->key));
+
+		if (!nodematch_set_op(nodematch_op_parse(r->op), have, have != NULL && policy_list_has(&r->values, have)))
+			return 0;
+	}
+	return 1;
+}

@@ -1,0 +1,1728 @@
+#include "report/report.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/file.h"
+#include "text/jsonstream.h"
+#include "text/manifest.h"
+#include "k8s/nodematch.h"
+#include "policy/policy.h"
+#include "base/quantity.h"
+#include "text/scan.h"
+
+#define TAINTS_MAX 64           /* taints per node that make its signature */
+#define TAINT_SIG_MAX 4096      /* bytes of one node's taint signature */
+#define ITEM_MSG_MAX (ERROR_MSG_MAX + 512)
+
+/*
+ * What the report reads of an item, and nothing else: the scanner hands only
+ * these members to jansson (README "Cost report" lists them). Pods:
+ * placement, requests, owner (what the policy reads, declared with its
+ * reads: policy_pod_fields), scheduling gates, phase. Nodes: labels, taints,
+ * allocatable.
+ */
+static const struct scan_shape spec_shape[] = {
+	{ "schedulingGates", SCAN_WHOLE, NULL },
+	{ "taints", SCAN_WHOLE, NULL },
+	{ NULL, SCAN_ALSO, policy_pod_spec_fields },
+};
+
+static const struct scan_shape metadata_shape[] = {
+	{ "name", SCAN_WHOLE, NULL },
+	{ "generateName", SCAN_WHOLE, NULL },
+	{ NULL, SCAN_ALSO, policy_pod_metadata_fields },
+};
+
+static const struct scan_shape status_shape[] = {
+	{ "phase", SCAN_WHOLE, NULL },
+	{ "allocatable", SCAN_WHOLE, NULL },
+	{ NULL, SCAN_WHOLE, NULL },
+};
+
+static const struct scan_shape item_shape[] = {
+	{ "kind", SCAN_WHOLE, NULL },
+	{ "metadata", SCAN_OBJECT, metadata_shape },
+	{ "spec", SCAN_OBJECT, spec_shape },
+	{ "status", SCAN_OBJECT, status_shape },
+	{ NULL, SCAN_WHOLE, NULL },
+};
+
+/* jansson's iterators take a non-const json_t * though they only read. */
+static json_t *iterable(const json_t *j)
+{
+	return (json_t *)(uintptr_t)j;
+}
+
+/* ==== Names ==== */
+
+const char *report_pending_name(enum report_pending_reason reason)
+{
+	static const char *const names[REPORT_PENDING_NREASONS] = {
+		"scheduling-gated", "unserved-resource", "too-many-gpus", "selector-mismatch",
+		"missing-toleration", "gpus-in-use", "other",
+	};
+
+	return reason < REPORT_PENDING_NREASONS ? names[reason] : "other";
+}
+
+const char *report_misconfig_name(enum report_misconfig_kind kind)
+{
+	static const char *const names[REPORT_MIS_NKINDS] = {
+		"gpu-node-untainted", "no-gpu-allocatable", "pool-taints-differ",
+	};
+
+	return kind < REPORT_MIS_NKINDS ? names[kind] : "";
+}
+
+const char *report_route_name(unsigned route_bit)
+{
+	switch (route_bit) {
+	case REPORT_ROUTE_TOLERATION:  return "toleration";
+	case REPORT_ROUTE_WILDCARD:    return "wildcard-toleration";
+	case REPORT_ROUTE_SELECTOR:    return "nodeSelector";
+	case REPORT_ROUTE_AFFINITY:    return "affinity";
+	case REPORT_ROUTE_UNTOLERATED: return "untolerated-taint";
+	case REPORT_ROUTE_UNTAINTED:   return "untainted-node";
+	}
+	return "";
+}
+
+int report_fail_on_parse(const char *s, unsigned *out)
+{
+	static const struct { const char *word; unsigned bits; } words[] = {
+		{ "reject", REPORT_FAIL_REJECT }, { "mutate", REPORT_FAIL_MUTATE | REPORT_FAIL_REJECT },
+		{ "leak", REPORT_FAIL_LEAK }, { "pending", REPORT_FAIL_PENDING },
+		{ "idle", REPORT_FAIL_IDLE }, { "misconfig", REPORT_FAIL_MISCONF }, { "none", 0 },
+	};
+	size_t i, len;
+
+	*out = 0;
+	while (*s != '\0') {
+		len = strcspn(s, ",");
+		for (i = 0; i < sizeof words / sizeof words[0]; i++)
+			if (strlen(words[i].word) == len && strncmp(words[i].word, s, len) == 0)
+				break;
+		if (i == sizeof words / sizeof words[0])
+			return -1;
+		*out |= words[i].bits;
+		s += len;
+		if (*s == ',')
+			s++;
+	}
+	return 0;
+}
+
+/* ==== Lists and indexes ==== */
+
+/* A new zeroed element of l in *out; *out NULL when l holds REPORT_FINDINGS_MAX already. */
+static int list_push(struct report_list *l, size_t size, void **out, struct error *err)
+{
+	*out = NULL;
+	l->total++;
+	if (l->n == REPORT_FINDINGS_MAX)
+		return 0;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+		void *grown = realloc(l->v, cap * size);
+
+		if (grown == NULL) {
+			error_set(err, ERROR_NOMEM, "out of memory");
+			return -1;
+		}
+		l->v = grown;
+		l->cap = cap;
+	}
+	*out = (char *)l->v + l->n++ * size;
+	memset(*out, 0, size);
+	return 0;
+}
+
+/* FNV-1a over a, then '/' and b when b is given. */
+static uint64_t hash2(const char *a, const char *b)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *a != '\0'; a++)
+		h = (h ^ (unsigned char)*a) * 1099511628211ULL;
+	if (b != NULL) {
+		h = (h ^ '/') * 1099511628211ULL;
+		for (; *b != '\0'; b++)
+			h = (h ^ (unsigned char)*b) * 1099511628211ULL;
+	}
+	return h;
+}
+
+static int same_node(const struct report *r, size_t i, const char *a, const char *b)
+{
+	(void)b;
+	return strcmp(r->nodes[i].name, a) == 0;
+}
+
+static int same_ds(const struct report *r, size_t i, const char *a, const char *b)
+{
+	const struct report_daemonset *d = REPORT_AT(r->daemonsets, struct report_daemonset, i);
+
+	return strcmp(d->ns, a) == 0 && strcmp(d->name, b) == 0;
+}
+
+/*
+ * Open addressing: slots hold 1 + an index, 0 is empty. Returns the slot of
+ * key (a, b), or the empty slot where it would go.
+ */
+static size_t *index_slot(const struct report *r, size_t *slots, size_t cap, const char *a, const char *b,
+			  int (*same)(const struct report *, size_t, const char *, const char *))
+{
+	size_t i = (size_t)hash2(a, b) & (cap - 1);
+
+	while (slots[i] != 0 && !same(r, slots[i] - 1, a, b))
+		i = (i + 1) & (cap - 1);
+	return &slots[i];
+}
+
+/* Doubles an index (kept under half full) and re-inserts n entries named by key(). */
+static int index_grow(struct report *r, size_t **slots, size_t *cap, size_t n,
+		      void (*key)(const struct report *, size_t, const char **, const char **),
+		      int (*same)(const struct report *, size_t, const char *, const char *), struct error *err)
+{
+	size_t ncap = *cap ? *cap * 2 : 256, i;
+	size_t *ns = calloc(ncap, sizeof *ns);
+
+	if (ns == NULL) {
+		error_set(err, ERROR_NOMEM, "out of memory");
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		const char *a, *b;
+
+		key(r, i, &a, &b);
+		*index_slot(r, ns, ncap, a, b, same) = i + 1;
+	}
+	free(*slots);
+	*slots = ns;
+	*cap = ncap;
+	return 0;
+}
+
+static void node_key(const struct report *r, size_t i, const char **a, const char **b)
+{
+	*a = r->nodes[i].name;
+	*b = NULL;
+}
+
+static void ds_key(const struct report *r, size_t i, const char **a, const char **b)
+{
+	const struct report_daemonset *d = REPORT_AT(r->daemonsets, struct report_daemonset, i);
+
+	*a = d->ns;
+	*b = d->name;
+}
+
+/* The node named name, made on first mention. -1: out of memory or over REPORT_NODES_MAX. */
+static int node_get(struct report *r, const char *name, size_t *idx, struct error *err)
+{
+	size_t *slot;
+	struct report_node *n;
+
+	if ((r->n_nodes + 1) * 2 > r->cap_node_index &&
+	    index_grow(r, &r->node_index, &r->cap_node_index, r->n_nodes, node_key, same_node, err) != 0)
+		return -1;
+	slot = index_slot(r, r->node_index, r->cap_node_index, name, NULL, same_node);
+	if (*slot != 0) {
+		*idx = *slot - 1;
+		return 0;
+	}
+	if (r->n_nodes == REPORT_NODES_MAX) {
+		error_set(err, ERROR_TOO_LARGE, "more than %d nodes (REPORT_NODES_MAX)", REPORT_NODES_MAX);
+		return -1;
+	}
+	if (r->n_nodes == r->cap_nodes) {
+		size_t cap = r->cap_nodes ? r->cap_nodes * 2 : 64;
+		struct report_node *grown = realloc(r->nodes, cap * sizeof *grown);
+
+		if (grown == NULL)
+			goto nomem;
+		r->nodes = grown;
+		r->cap_nodes = cap;
+	}
+	n = &r->nodes[r->n_nodes];
+	memset(n, 0, sizeof *n);
+	n->pool = -1;
+	if ((n->name = strdup(name)) == NULL)
+		goto nomem;
+	*slot = r->n_nodes + 1;
+	*idx = r->n_nodes++;
+	return 0;
+nomem:
+	error_set(err, ERROR_NOMEM, "out of memory");
+	return -1;
+}
+
+/* The DaemonSet group ns/name: its index, or SIZE_MAX beyond the list's limit. -1 on ENOMEM. */
+static int ds_get(struct report *r, const char *ns, const char *name, size_t *idx, struct error *err)
+{
+	struct report_daemonset *d;
+	size_t *slot;
+
+	*idx = SIZE_MAX;
+	if ((r->daemonsets.n + 1) * 2 > r->cap_ds_index &&
+	    index_grow(r, &r->ds_index, &r->cap_ds_index, r->daemonsets.n, ds_key, same_ds, err) != 0)
+		return -1;
+	slot = index_slot(r, r->ds_index, r->cap_ds_index, ns, name, same_ds);
+	if (*slot != 0) {
+		*idx = *slot - 1;
+		return 0;
+	}
+	if (list_push(&r->daemonsets, sizeof *d, (void **)&d, err) != 0)
+		return -1;
+	if (d == NULL)
+		return 0;
+	d->ns = strdup(ns);
+	d->name = strdup(name);
+	if (d->ns == NULL || d->name == NULL) {
+		error_set(err, ERROR_NOMEM, "out of memory");
+		return -1;
+	}
+	*idx = r->daemonsets.n - 1;
+	*slot = *idx + 1;
+	return 0;
+}
+
+/* ==== Setup ==== */
+
+int report_init(struct report *r, const struct config *cfg, struct error *err)
+{
+	size_t i;
+
+	memset(r, 0, sizeof *r);
+	r->cfg = cfg;
+	r->n_pools = cfg->n_pools + 1;
+	r->pools = calloc(r->n_pools, sizeof *r->pools);
+	r->errors = json_array();
+	if (r->pools == NULL || r->errors == NULL) {
+		error_set(err, ERROR_NOMEM, "out of memory");
+		return -1;
+	}
+	for (i = 0; i < cfg->n_pools; i++) {
+		r->pools[i].name = cfg->pools[i].name;
+		r->pools[i].cfg = &cfg->pools[i];
+	}
+	r->pools[cfg->n_pools].name = "unpooled";
+	if (audit_init(&r->audit, cfg, err) != 0)
+		return -1;
+	r->audit.drop_patches = 1;  /* the report lists workloads without their patches */
+	return 0;
+}
+
+static void verdict_free(struct report_verdict *v)
+{
+	free(v->reason);
+	free(v->message);
+	memset(v, 0, sizeof *v);
+}
+
+void report_free(struct report *r)
+{
+	size_t i, j;
+
+	if (r == NULL)
+		return;
+	for (i = 0; i < r->n_nodes; i++) {
+		struct report_node *n = &r->nodes[i];
+
+		free(n->name);
+		json_decref(n->labels);
+		json_decref(n->taints);
+		free(n->taint_sig);
+		for (j = 0; j < n->n_alloc; j++)
+			free(n->alloc[j].resource);
+	}
+	free(r->nodes);
+	free(r->node_index);
+	free(r->ds_index);
+	for (i = 0; i < r->cpu_pods.n; i++) {
+		struct report_cpu_pod *c = REPORT_AT(r->cpu_pods, struct report_cpu_pod, i);
+
+		free(c->ns);
+		free(c->name);
+		free(c->node);
+		free(c->owner);
+		free(c->taint);
+		verdict_free(&c->policy);
+		verdict_free(&c->pinned);
+		json_decref(c->tolerations);
+	}
+	free(r->cpu_pods.v);
+	for (i = 0; i < r->daemonsets.n; i++) {
+		free(REPORT_AT(r->daemonsets, struct report_daemonset, i)->ns);
+		free(REPORT_AT(r->daemonsets, struct report_daemonset, i)->name);
+	}
+	free(r->daemonsets.v);
+	for (i = 0; i < r->pending.n; i++) {
+		struct report_pending *p = REPORT_AT(r->pending, struct report_pending, i);
+
+		free(p->ns);
+		free(p->name);
+		free(p->message);
+		json_decref(p->spec);
+		for (j = 0; j < p->n_gpus; j++)
+			free(p->gpus[j].resource);
+	}
+	free(r->pending.v);
+	for (i = 0; i < r->misconfigs.n; i++) {
+		free(REPORT_AT(r->misconfigs, struct report_misconfig, i)->node);
+		free(REPORT_AT(r->misconfigs, struct report_misconfig, i)->message);
+	}
+	free(r->misconfigs.v);
+	free(r->deferred);
+	free(r->pools);
+	audit_free(&r->audit);
+	json_decref(r->errors);
+	memset(r, 0, sizeof *r);
+}
+
+/* ==== Small readers ==== */
+
+static const char *str_at(const json_t *obj, const char *key)
+{
+	const char *s = json_string_value(json_object_get(obj, key));
+
+	return s ? s : "";
+}
+
+/* metadata.name, else generateName, else "(unnamed)". */
+static const char *name_of(const json_t *meta)
+{
+	const char *n = str_at(meta, "name");
+
+	if (n[0] == '\0')
+		n = str_at(meta, "generateName");
+	return n[0] ? n : "(unnamed)";
+}
+
+static const char *ns_of(const json_t *meta)
+{
+	const char *ns = str_at(meta, "namespace");
+
+	return ns[0] ? ns : "default";
+}
+
+static int is_gpu_resource(const struct config *cfg, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->gpu_resources.n; i++)
+		if (policy_glob_match(cfg->gpu_resources.v[i], name))
+			return 1;
+	return 0;
+}
+
+/* Does a configured pool serve resource? (A pool without resources serves every GPU resource.) */
+static int pool_serves(const struct config *cfg, const struct config_pool *p, const char *resource)
+{
+	size_t i;
+
+	if (p->resources.n == 0)
+		return is_gpu_resource(cfg, resource);
+	for (i = 0; i < p->resources.n; i++)
+		if (policy_glob_match(p->resources.v[i], resource))
+			return 1;
+	return 0;
+}
+
+/* A label key that marks GPU nodes: one of gpuNodeLabels, or a key a pool selects by (or an alias of either). */
+static int gpu_key(const struct config *cfg, const char *key)
+{
+	size_t i, j;
+
+	for (i = 0; i < cfg->gpu_node_labels.n; i++)
+		if (config_label_same(cfg->gpu_node_labels.v[i], key))
+			return 1;
+	for (i = 0; i < cfg->n_pools; i++)
+		for (j = 0; j < cfg->pools[i].node_selector.n; j++)
+			if (config_label_same(cfg->pools[i].node_selector.v[j].key, key))
+				return 1;
+	return 0;
+}
+
+/*
+ * The node's entry for resource, added (allocatable 0) when missing and there
+ * is room; NULL when the node has LIMIT_GPU_KINDS_MAX kinds already, or
+ * memory ran out (then *nomem is set).
+ */
+static struct report_gpu *node_gpu(struct report_node *n, const char *resource, long long **used, int *nomem)
+{
+	size_t i;
+
+	*nomem = 0;
+	for (i = 0; i < n->n_alloc; i++)
+		if (strcmp(n->alloc[i].resource, resource) == 0)
+			break;
+	if (i == n->n_alloc) {
+		if (n->n_alloc == LIMIT_GPU_KINDS_MAX)
+			return NULL;
+		if ((n->alloc[i].resource = strdup(resource)) == NULL) {
+			*nomem = 1;
+			return NULL;
+		}
+		n->alloc[i].count = 0;
+		n->used[i] = 0;
+		n->n_alloc++;
+	}
+	*used = &n->used[i];
+	return &n->alloc[i];
+}
+
+static long long sat_add(long long a, long long b)
+{
+	return a > QUANTITY_MAX - b ? QUANTITY_MAX : a + b;
+}
+
+/* ==== Errors ==== */
+
+static int add_error(struct report *r, const char *input, const char *msg, struct error *err)
+{
+	json_t *e;
+
+	r->n_errors++;
+	if (json_array_size(r->errors) >= REPORT_FINDINGS_MAX)
+		return 0;
+	e = json_pack("{s:s, s:s}", "input", input, "message", msg);
+	if (e == NULL)  /* a file name or quoted text that is not UTF-8 */
+		e = json_pack("{s:s, s:s}", "input", "(name not valid UTF-8)", "message", msg);
+	if (e == NULL)
+		e = json_pack("{s:s, s:s}", "input", "(name not valid UTF-8)", "message",
+			      "(message not valid UTF-8)");
+	if (e == NULL || json_array_append_new(r->errors, e) != 0) {
+		error_set(err, ERROR_NOMEM, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* ==== What is read must have its type ==== */
+
+/*
+ * The report reads stored objects, which the API server keeps well typed; a
+ * wrong type in a field it reads (a hand-edited snapshot, a broken tool) is
+ * an input error naming the field, never read as if it were absent: a
+ * nodeName that is an array would turn a running GPU pod into a Pending one.
+ * null counts as absent, as the API server's decoder takes it.
+ */
+enum want { WANT_OBJECT, WANT_ARRAY, WANT_STRING, WANT_BOOL };
+
+/* *out = parent[key] (NULL when absent or null); -1 with msg when it has another type. */
+static int typed(const json_t *parent, const char *key, enum want w, const char *path, const json_t **out,
+		 char *msg, size_t cap)
+{
+	static const char *const names[] = { "an object", "an array", "a string", "true or false" };
+	const json_t *v = json_object_get(parent, key);
+	int ok;
+
+	*out = NULL;
+	if (v == NULL || json_is_null(v))
+		return 0;
+	ok = w == WANT_OBJECT ? json_is_object(v) : w == WANT_ARRAY ? json_is_array(v) :
+	     w == WANT_STRING ? json_is_string(v) : json_is_boolean(v);
+	if (!ok) {
+		snprintf(msg, cap, "%s%s%s must be %s", path, path[0] ? "." : "", key, names[w]);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/* The string members keys[] of obj (at path) have their type. */
+static int strings(const json_t *obj, const char *const *keys, const char *path, char *msg, size_t cap)
+{
+	const json_t *v;
+
+	for (; *keys != NULL; keys++)
+		if (typed(obj, *keys, WANT_STRING, path, &v, msg, cap) != 0)
+			return -1;
+	return 0;
+}
+
+/* Each element of arr (at path) is an object whose keys[] are strings. */
+static int objects_of_strings(const json_t *arr, const char *const *keys, const char *path, char *msg, size_t cap)
+{
+	const json_t *e;
+	char at[256];
+	size_t i;
+
+	json_array_foreach(iterable(arr), i, e) {
+		snprintf(at, sizeof at, "%s[%zu]", path, i);
+		if (!json_is_object(e)) {
+			snprintf(msg, cap, "%s must be an object", at);
+			return -1;
+		}
+		if (strings(e, keys, at, msg, cap) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* A map of strings (labels, nodeSelector). */
+static int string_map(const json_t *map, const char *path, char *msg, size_t cap)
+{
+	const char *key;
+	const json_t *v;
+
+	json_object_foreach(iterable(map), key, v)
+		if (!json_is_string(v)) {
+			snprintf(msg, cap, "%s.%s must be a string", path, key);
+			return -1;
+		}
+	return 0;
+}
+
+/* A list of strings (a requirement's values). */
+static int string_list(const json_t *arr, const char *path, char *msg, size_t cap)
+{
+	const json_t *x;
+	size_t i;
+
+	json_array_foreach(iterable(arr), i, x)
+		if (!json_is_string(x)) {
+			snprintf(msg, cap, "%s[%zu] must be a string", path, i);
+			return -1;
+		}
+	return 0;
+}
+
+/* The required node affinity's terms, as the scheduler reads them (nodematch). */
+static int affinity_valid(const json_t *spec, char *msg, size_t cap)
+{
+	static const char *const req_keys[] = { "key", "operator", NULL };
+	const json_t *aff, *na, *req, *terms, *term, *list, *e, *values;
+	char at[256], eat[300], vat[310];
+	size_t i, j, k;
+
+	if (typed(spec, "affinity", WANT_OBJECT, "spec", &aff, msg, cap) != 0 ||
+	    typed(aff, "nodeAffinity", WANT_OBJECT, "spec.affinity", &na, msg, cap) != 0 ||
+	    typed(na, "requiredDuringSchedulingIgnoredDuringExecution", WANT_OBJECT, "spec.affinity.nodeAffinity",
+		  &req, msg, cap) != 0 ||
+	    typed(req, "nodeSelectorTerms", WANT_ARRAY,
+		  "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution", &terms, msg, cap) != 0)
+		return -1;
+	json_array_foreach(iterable(terms), i, term) {
+		snprintf(at, sizeof at, "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+			 "nodeSelectorTerms[%zu]", i);
+		if (!json_is_object(term)) {
+			snprintf(msg, cap, "%s must be an object", at);
+			return -1;
+		}
+		for (k = 0; k < 2; k++) {
+			const char *which = k == 0 ? "matchExpressions" : "matchFields";
+
+			if (typed(term, which, WANT_ARRAY, at, &list, msg, cap) != 0)
+				return -1;
+			json_array_foreach(iterable(list), j, e) {
+				snprintf(eat, sizeof eat, "%s.%s[%zu]", at, which, j);
+				if (!json_is_object(e)) {
+					snprintf(msg, cap, "%s must be an object", eat);
+					return -1;
+				}
+				snprintf(vat, sizeof vat, "%s.values", eat);
+				if (strings(e, req_keys, eat, msg, cap) != 0 ||
+				    typed(e, "values", WANT_ARRAY, eat, &values, msg, cap) != 0 ||
+				    string_list(values, vat, msg, cap) != 0)
+					return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Every field of a Pod the report reads has its type (the policy checks its own on top). */
+static int pod_valid(const json_t *pod, char *msg, size_t cap)
+{
+	static const char *const meta_keys[] = { "name", "generateName", "namespace", NULL };
+	static const char *const owner_keys[] = { "apiVersion", "kind", "name", NULL };
+	static const char *const toleration_keys[] = { "key", "operator", "value", "effect", NULL };
+	static const char *const gate_keys[] = { "name", NULL };
+	const json_t *meta, *spec, *status, *labels, *refs, *ref, *v;
+	char at[64];
+	size_t i;
+
+	if (typed(pod, "metadata", WANT_OBJECT, "", &meta, msg, cap) != 0 ||
+	    typed(pod, "spec", WANT_OBJECT, "", &spec, msg, cap) != 0 ||
+	    typed(pod, "status", WANT_OBJECT, "", &status, msg, cap) != 0 ||
+	    typed(status, "phase", WANT_STRING, "status", &v, msg, cap) != 0 ||
+	    strings(meta, meta_keys, "metadata", msg, cap) != 0 ||
+	    typed(meta, "labels", WANT_OBJECT, "metadata", &labels, msg, cap) != 0 ||
+	    string_map(labels, "metadata.labels", msg, cap) != 0 ||
+	    typed(meta, "ownerReferences", WANT_ARRAY, "metadata", &refs, msg, cap) != 0 ||
+	    objects_of_strings(refs, owner_keys, "metadata.ownerReferences", msg, cap) != 0)
+		return -1;
+	json_array_foreach(iterable(refs), i, ref) {
+		snprintf(at, sizeof at, "metadata.ownerReferences[%zu]", i);
+		if (typed(ref, "controller", WANT_BOOL, at, &v, msg, cap) != 0)
+			return -1;
+	}
+	if (typed(spec, "nodeName", WANT_STRING, "spec", &v, msg, cap) != 0 ||
+	    typed(spec, "nodeSelector", WANT_OBJECT, "spec", &v, msg, cap) != 0 ||
+	    string_map(v, "spec.nodeSelector", msg, cap) != 0 ||
+	    typed(spec, "tolerations", WANT_ARRAY, "spec", &v, msg, cap) != 0 ||
+	    objects_of_strings(v, toleration_keys, "spec.tolerations", msg, cap) != 0 ||
+	    typed(spec, "schedulingGates", WANT_ARRAY, "spec", &v, msg, cap) != 0 ||
+	    objects_of_strings(v, gate_keys, "spec.schedulingGates", msg, cap) != 0)
+		return -1;
+	return affinity_valid(spec, msg, cap);
+}
+
+/* Every field of a Node the report reads has its type; allocatable is read as counts below. */
+static int node_valid(const json_t *node, char *msg, size_t cap)
+{
+	static const char *const meta_keys[] = { "name", NULL };
+	static const char *const taint_keys[] = { "key", "value", "effect", NULL };
+	const json_t *meta, *spec, *status, *v;
+
+	if (typed(node, "metadata", WANT_OBJECT, "", &meta, msg, cap) != 0 ||
+	    typed(node, "spec", WANT_OBJECT, "", &spec, msg, cap) != 0 ||
+	    typed(node, "status", WANT_OBJECT, "", &status, msg, cap) != 0 ||
+	    strings(meta, meta_keys, "metadata", msg, cap) != 0 ||
+	    typed(meta, "labels", WANT_OBJECT, "metadata", &v, msg, cap) != 0 ||
+	    string_map(v, "metadata.labels", msg, cap) != 0 ||
+	    typed(spec, "taints", WANT_ARRAY, "spec", &v, msg, cap) != 0 ||
+	    objects_of_strings(v, taint_keys, "spec.taints", msg, cap) != 0 ||
+	    typed(status, "allocatable", WANT_OBJECT, "status", &v, msg, cap) != 0)
+		return -1;
+	return 0;
+}
+
+/*
+ * A GPU count as pods must give one: a whole, non-negative quantity below
+ * QUANTITY_MAX (10^18, where quantities saturate: no count means that). 0,
+ * or -1 with why.
+ */
+static int gpu_count(const json_t *v, long long *out, const char **why, struct error *qerr)
+{
+	struct quantity q;
+
+	*why = NULL;
+	if (quantity_from_json(v, &q, qerr) != 0)
+		*why = qerr->msg;
+	else if (q.negative)
+		*why = "it is negative";
+	else if (!q.whole)
+		*why = "a GPU count must be a whole number";
+	else if (q.value >= QUANTITY_MAX)
+		*why = "it is 10^18 or more";
+	*out = *why == NULL ? q.value : 0;
+	return *why == NULL ? 0 : -1;
+}
+
+/* ==== Nodes ==== */
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * The taints that say what a node is for, sorted and joined: the transient
+ * ones the control plane and the autoscaler set (node.kubernetes.io/..., 
+ * node.cloudprovider.kubernetes.io/..., ToBeDeletedByClusterAutoscaler,
+ * DeletionCandidateOfClusterAutoscaler) are left out.
+ */
+static char *taint_signature(const json_t *taints)
+{
+	char text[TAINT_SIG_MAX], *parts[TAINTS_MAX], out[TAINT_SIG_MAX];
+	size_t i, n = 0, used = 0, o = 0;
+	const json_t *t;
+
+	json_array_foreach(iterable(taints), i, t) {
+		const char *k = str_at(t, "key");
+		int w;
+
+		if (n == TAINTS_MAX || strncmp(k, "node.kubernetes.io/", 19) == 0 ||
+		    strncmp(k, "node.cloudprovider.kubernetes.io/", 33) == 0 ||
+		    strcmp(k, "ToBeDeletedByClusterAutoscaler") == 0 ||
+		    strcmp(k, "DeletionCandidateOfClusterAutoscaler") == 0)
+			continue;
+		w = snprintf(text + used, sizeof text - used, "%s%s%s:%s", k, str_at(t, "value")[0] ? "=" : "",
+			     str_at(t, "value"), str_at(t, "effect"));
+		if (w < 0 || (size_t)w >= sizeof text - used)
+			break;
+		parts[n++] = text + used;
+		used += (size_t)w + 1;
+	}
+	if (n > 1) /* one part or none is sorted already (and cppcheck then sees parts as unset) */
+		qsort(parts, n, sizeof parts[0], cmp_str);
+	out[0] = '\0';
+	for (i = 0; i < n; i++) {
+		int w = snprintf(out + o, sizeof out - o, "%s%s", i ? "," : "", parts[i]);
+
+		if (w < 0 || (size_t)w >= sizeof out - o)
+			break;
+		o += (size_t)w;
+	}
+	return strdup(out);
+}
+
+/* Does the node carry the policy's GPU taint (key, value when the policy names one, effect)? */
+static int has_gpu_taint(const struct config *cfg, const json_t *taints)
+{
+	const json_t *t;
+	size_t i;
+
+	json_array_foreach(iterable(taints), i, t)
+		if (strcmp(str_at(t, "key"), cfg->taint_key) == 0 &&
+		    (cfg->taint_value[0] == '\0' || strcmp(str_at(t, "value"), cfg->taint_value) == 0) &&
+		    strcmp(str_at(t, "effect"), cfg->taint_effect) == 0)
+			return 1;
+	return 0;
+}
+
+static int labels_match(const struct config_labels *sel, const json_t *labels)
+{
+	size_t i;
+
+	for (i = 0; i < sel->n; i++) {
+		const char *v = json_string_value(json_object_get(labels, sel->v[i].key));
+		const char *alias = config_label_alias(sel->v[i].key);
+
+		if (v == NULL && alias != NULL)
+			v = json_string_value(json_object_get(labels, alias));
+		if (v == NULL || strcmp(v, sel->v[i].value) != 0)
+			return 0;
+	}
+	return sel->n > 0;
+}
+
+/* Every GPU resource in a Node's allocatable is a GPU count, as in a pod's limits (pods refuse the rest). */
+static int alloc_valid(const struct config *cfg, const json_t *alloc, char *msg, size_t cap)
+{
+	const char *key, *why;
+	const json_t *v;
+	struct error qerr;
+	long long count;
+
+	json_object_foreach(iterable(alloc), key, v)
+		if (is_gpu_resource(cfg, key) && gpu_count(v, &count, &why, &qerr) != 0) {
+			snprintf(msg, cap, "status.allocatable %s is not a valid GPU count: %s", key, why);
+			return -1;
+		}
+	return 0;
+}
+
+static int node_item(struct report *r, const char *input, const json_t *node, unsigned long long off,
+		     struct error *err)
+{
+	const struct config *cfg = r->cfg;
+	const json_t *meta = json_object_get(node, "metadata");
+	const json_t *labels = json_object_get(meta, "labels");
+	const json_t *taints = json_object_get(json_object_get(node, "spec"), "taints");
+	const json_t *alloc = json_object_get(json_object_get(node, "status"), "allocatable"), *v;
+	const char *name = str_at(meta, "name"), *key;
+	char msg[ITEM_MSG_MAX];
+	struct report_node *n;
+	size_t idx, i;
+	int gpu_label = 0;
+
+	r->node_items++;
+	if (node_valid(node, msg, sizeof msg) != 0 || alloc_valid(cfg, alloc, msg, sizeof msg) != 0) {
+		char line[ITEM_MSG_MAX];
+
+		snprintf(line, sizeof line, "byte %llu: Node %s: %s", off, name[0] ? name : "(unnamed)", msg);
+		return add_error(r, input, line, err);
+	}
+	if (name[0] == '\0') {
+		snprintf(msg, sizeof msg, "byte %llu: a Node without metadata.name", off);
+		return add_error(r, input, msg, err);
+	}
+	if (node_get(r, name, &idx, err) != 0)
+		return -1;
+	n = &r->nodes[idx];
+	if (n->seen) {
+		snprintf(msg, sizeof msg, "byte %llu: Node %s listed twice; the first one counts", off, name);
+		return add_error(r, input, msg, err);
+	}
+	n->seen = 1;
+	if (!json_is_object(labels))
+		labels = NULL;
+	if (!json_is_array(taints))
+		taints = NULL;
+	json_object_foreach(iterable(json_is_object(alloc) ? alloc : NULL), key, v) {
+		struct quantity q;
+		struct error qerr;
+		struct report_gpu *g;
+		long long *used;
+		int nomem;
+
+		if (!is_gpu_resource(cfg, key) || quantity_from_json(v, &q, &qerr) != 0 || q.value == 0)
+			continue;  /* alloc_valid() refused what is not a GPU count */
+		if ((g = node_gpu(n, key, &used, &nomem)) == NULL && nomem) {
+			error_set(err, ERROR_NOMEM, "out of memory");
+			return -1;
+		}
+		if (g == NULL) {
+			snprintf(msg, sizeof msg, "Node %s: more than %d GPU resources", name, LIMIT_GPU_KINDS_MAX);
+			return add_error(r, input, msg, err);
+		}
+		g->count = q.value;
+		n->gpus_allocatable = sat_add(n->gpus_allocatable, q.value);
+	}
+	for (i = 0; i < cfg->n_pools && n->pool < 0; i++)
+		if (labels_match(&cfg->pools[i].node_selector, labels))
+			n->pool = (int)i;
+	for (i = 0; i < cfg->gpu_node_labels.n && labels != NULL; i++)
+		if (json_object_get(labels, cfg->gpu_node_labels.v[i]) != NULL)
+			gpu_label = 1;
+	n->tainted = has_gpu_taint(cfg, taints);
+	n->gpu = n->pool >= 0 || gpu_label || n->tainted || n->gpus_allocatable > 0;
+	if (!n->gpu)
+		return 0;
+	r->gpu_nodes++;
+	if (n->pool < 0)
+		n->pool = (int)r->n_pools - 1;
+	n->labels = json_incref(iterable(labels));
+	n->taints = json_incref(iterable(taints));
+	if ((n->taint_sig = taint_signature(taints)) == NULL) {
+		error_set(err, ERROR_NOMEM, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* ==== Pods ==== */
+
+/*
+ * "Kind/name" of the controlling owner (or the first one), or "". A DaemonSet
+ * pod is one the policy calls so: its controller is an apps/v1 DaemonSet (an
+ * owner reference without controller: true makes no DaemonSet pod).
+ */
+static void owner_of(const json_t *meta, char *buf, size_t cap, int *daemonset)
+{
+	const json_t *refs = json_object_get(meta, "ownerReferences"), *ref, *pick = NULL;
+	struct error ignored;
+	size_t i;
+
+	*daemonset = policy_controlled_by_daemonset(meta, &ignored) == 1;
+	json_array_foreach(iterable(refs), i, ref) {
+		if (!json_is_object(ref))
+			continue;
+		if (pick == NULL || json_is_true(json_object_get(ref, "controller")))
+			pick = ref;
+	}
+	if (pick != NULL)
+		snprintf(buf, cap, "%s/%s", str_at(pick, "kind"), str_at(pick, "name"));
+	else if (cap > 0)
+		buf[0] = '\0';
+}
+
+/* The routes a pod's own spec takes to GPU nodes; the node's part is added by report_finish(). */
+static unsigned pod_routes(const struct config *cfg, const json_t *spec)
+{
+	const json_t *t, *v, *terms, *term, *e;
+	const char *key;
+	unsigned routes = 0;
+	size_t i, j;
+
+	json_array_foreach(iterable(json_object_get(spec, "tolerations")), i, t)
+		if (nodematch_tolerates(t, cfg->taint_key, cfg->taint_value, cfg->taint_effect))
+			routes |= str_at(t, "key")[0] ? REPORT_ROUTE_TOLERATION : REPORT_ROUTE_WILDCARD;
+	json_object_foreach(iterable(json_object_get(spec, "nodeSelector")), key, v)
+		if (gpu_key(cfg, key))
+			routes |= REPORT_ROUTE_SELECTOR;
+	terms = json_object_get(json_object_get(json_object_get(json_object_get(spec, "affinity"), "nodeAffinity"),
+						"requiredDuringSchedulingIgnoredDuringExecution"), "nodeSelectorTerms");
+	json_array_foreach(iterable(terms), i, term) {
+		json_array_foreach(iterable(json_object_get(term, "matchExpressions")), j, e) {
+			if (gpu_key(cfg, str_at(e, "key")))
+				routes |= REPORT_ROUTE_AFFINITY;
+		}
+	}
+	return routes;
+}
+
+/* v = the policy's verdict on pod as a CREATE. 0, or -1 with ERROR_NOMEM. */
+static int judge(const struct report *r, const json_t *pod, struct report_verdict *v, struct error *err)
+{
+	struct policy_request req = { .pod = pod, .operation = POLICY_OP_CREATE };
+	struct policy_result res;
+	struct error perr = { 0 };
+	const char *message;
+	int rc = -1;
+
+	if (policy_evaluate(r->cfg, &req, &res, &perr) != 0) {
+		if (perr.kind == ERROR_NOMEM) {
+			*err = perr;
+			goto out;
+		}
+		res.reason = "unreadable";
+		snprintf(res.message, sizeof res.message, "%s", perr.msg);
+	}
+	message = res.message;
+	if (message[0] == '\0' && json_array_size(res.warnings) > 0)
+		message = json_string_value(json_array_get(res.warnings, 0));
+	v->would_reject = res.verdict == POLICY_REJECT;
+	v->exempt = res.exempt;
+	v->reason = strdup(res.reason ? res.reason : "");
+	v->message = strdup(message ? message : "");
+	if (v->reason == NULL || v->message == NULL) {
+		error_set(err, ERROR_NOMEM, "out of memory");
+		goto out;
+	}
+	rc = 0;
+out:
+	policy_result_free(&res);
+	return rc;
+}
+
+/* New: pod without spec.nodeName (shallow copies; the rest shared), or NULL. */
+static json_t *unbound(const json_t *pod)
+{
+	json_t *copy = json_copy(iterable(pod)), *spec = json_copy(json_object_get(pod, "spec"));
+
+	if (copy == NULL || spec == NULL || json_object_del(spec, "nodeName") != 0) {
+		json_decref(copy);
+		json_decref(spec);
+		return NULL;
+	}
+	if (json_object_set_new(copy, "spec", spec) != 0) {  /* steals spec, set or not */
+		json_decref(copy);
+		return NULL;
+	}
+	return copy;
+}
+
+static int cpu_pod(struct report *r, const json_t *pod, size_t node, const char *owner, struct error *err)
+{
+	const json_t *meta = json_object_get(pod, "metadata"), *spec = json_object_get(pod, "spec");
+	struct report_cpu_pod *c;
+	json_t *as_created = NULL;
+
+	if (list_push(&r->cpu_pods, sizeof *c, (void **)&c, err) != 0)
+		return -1;
+	if (c == NULL)
+		return 0;  /* counted on its node, not named */
+	c->node_index = node;
+	c->pool = -1;
+	c->routes = pod_routes(r->cfg, spec);
+	c->ns = strdup(ns_of(meta));
+	c->name = strdup(name_of(meta));
+	c->node = strdup(r->nodes[node].name);
+	c->owner = strdup(owner);
+	c->tolerations = json_incref(iterable(json_object_get(spec, "tolerations")));
+	if (c->ns == NULL || c->name == NULL || c->node == NULL || c->owner == NULL)
+		goto nomem;
+	if (json_object_get(spec, "nodeName") == NULL)
+		return judge(r, pod, &c->policy, err);
+	if ((as_created = unbound(pod)) == NULL)
+		goto nomem;
+	if (judge(r, as_created, &c->policy, err) != 0 || judge(r, pod, &c->pinned, err) != 0) {
+		json_decref(as_created);
+		return -1;
+	}
+	json_decref(as_created);
+	return 0;
+nomem:
+	error_set(err, ERROR_NOMEM, "out of memory");
+	return -1;
+}
+
+static int pending_pod(struct report *r, const json_t *pod, const struct policy_gpu_request *req, size_t n,
+		       struct error *err)
+{
+	const json_t *meta = json_object_get(pod, "metadata");
+	struct report_pending *p;
+	size_t i;
+
+	if (list_push(&r->pending, sizeof *p, (void **)&p, err) != 0)
+		return -1;
+	if (p == NULL)
+		return 0;  /* counted, not judged */
+	p->ns = strdup(ns_of(meta));
+	p->name = strdup(name_of(meta));
+	p->spec = json_incref(json_object_get(pod, "spec"));
+	if (p->ns == NULL || p->name == NULL)
+		goto nomem;
+	for (i = 0; i < n && i < LIMIT_GPU_KINDS_MAX; i++) {
+		if ((p->gpus[i].resource = strdup(req[i].resource)) == NULL)
+			goto nomem;
+		p->gpus[i].count = req[i].count;
+		p->n_gpus++;
+	}
+	return 0;
+nomem:
+	error_set(err, ERROR_NOMEM, "out of memory");
+	return -1;
+}
+
+static int defer_ds(struct report *r, size_t node, size_t ds, struct error *err)
+{
+	if (r->n_deferred + 2 > r->cap_deferred) {
+		size_t cap = r->cap_deferred ? r->cap_deferred * 2 : 256;
+		size_t *grown = realloc(r->deferred, cap * sizeof *grown);
+
+		if (grown == NULL) {
+			error_set(err, ERROR_NOMEM, "out of memory");
+			return -1;
+		}
+		r->deferred = grown;
+		r->cap_deferred = cap;
+	}
+	r->deferred[r->n_deferred++] = node;
+	r->deferred[r->n_deferred++] = ds;
+	return 0;
+}
+
+static int pod_item(struct report *r, const char *input, const json_t *pod, unsigned long long off,
+		    struct error *err)
+{
+	const json_t *meta = json_object_get(pod, "metadata"), *spec = json_object_get(pod, "spec");
+	const char *phase = str_at(json_object_get(pod, "status"), "phase");
+	const char *node_name = str_at(spec, "nodeName");
+	struct policy_gpu_request req[LIMIT_GPU_KINDS_MAX];
+	struct error perr = { 0 };
+	struct report_node *n;
+	char owner[600], msg[ITEM_MSG_MAX];
+	size_t count, i, idx, ds;
+	int daemonset;
+
+	r->pod_items++;
+	if (pod_valid(pod, msg, sizeof msg) != 0) {
+		char line[ITEM_MSG_MAX];
+
+		snprintf(line, sizeof line, "byte %llu: Pod %s/%s: %s", off, ns_of(meta), name_of(meta), msg);
+		return add_error(r, input, line, err);
+	}
+	/* Terminated pods hold nothing: the scheduler's and kubelet's accounting skips them (README). */
+	if (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0) {
+		r->terminated_pods++;
+		return 0;
+	}
+	if (policy_gpu_requests(r->cfg, pod, req, LIMIT_GPU_KINDS_MAX, &count, &perr) != 0) {
+		snprintf(msg, sizeof msg, "byte %llu: Pod %s/%s: %s", off, ns_of(meta), name_of(meta), perr.msg);
+		return add_error(r, input, msg, err);
+	}
+	for (i = 0; i < count; i++)
+		if (req[i].count >= QUANTITY_MAX) {
+			snprintf(msg, sizeof msg, "byte %llu: Pod %s/%s: %s is not a valid GPU count: it is 10^18 or more",
+				 off, ns_of(meta), name_of(meta), req[i].resource);
+			return add_error(r, input, msg, err);
+		}
+	if (node_name[0] == '\0')
+		return count > 0 ? pending_pod(r, pod, req, count, err) : 0;
+	if (node_get(r, node_name, &idx, err) != 0)
+		return -1;
+	n = &r->nodes[idx];
+	for (i = 0; i < count; i++) {
+		long long *used;
+		int nomem;
+
+		if (node_gpu(n, req[i].resource, &used, &nomem) != NULL) {
+			*used = sat_add(*used, req[i].count);
+		} else if (nomem) {
+			error_set(err, ERROR_NOMEM, "out of memory");
+			return -1;
+		}
+		n->gpus_requested = sat_add(n->gpus_requested, req[i].count);
+	}
+	if (count > 0) {
+		n->gpu_pods++;
+		return 0;
+	}
+	if (n->seen && !n->gpu)
+		return 0;  /* a CPU pod on a CPU node: nothing to say */
+	owner_of(meta, owner, sizeof owner, &daemonset);
+	if (daemonset) {
+		n->ds_pods++;
+		if (ds_get(r, ns_of(meta), strchr(owner, '/') ? strchr(owner, '/') + 1 : owner, &ds, err) != 0)
+			return -1;
+		if (ds == SIZE_MAX)
+			return 0;
+		if (r->nodes[idx].seen) {
+			REPORT_AT(r->daemonsets, struct report_daemonset, ds)->pods++;
+			return 0;
+		}
+		return defer_ds(r, idx, ds, err);
+	}
+	n->cpu_pods++;
+	return cpu_pod(r, pod, idx, owner, err);
+}
+
+/* ==== Items ==== */
+
+static int workload_item(struct report *r, const char *input, const json_t *root, const char *bytes,
+			 size_t len, struct error *err)
+{
+	char *text = NULL;
+	int rc;
+
+	if (bytes == NULL) {  /* YAML input: the item as JSON, which the manifest reader takes too */
+		if ((text = json_dumps(root, JSON_COMPACT)) == NULL) {
+			error_set(err, ERROR_NOMEM, "out of memory");
+			return -1;
+		}
+		bytes = text;
+		len = strlen(text);
+	}
+	rc = audit_input(&r->audit, input, bytes, len, NULL, NULL, NULL, err);
+	free(text);
+	return rc;
+}
+
+static int take_item(struct report *r, const char *input, const json_t *root, const char *bytes, size_t len,
+		     unsigned long long off, struct error *err)
+{
+	const char *kind = json_string_value(json_object_get(root, "kind"));
+	char msg[ITEM_MSG_MAX];
+
+	r->items++;
+	if (!json_is_object(root) || kind == NULL) {
+		snprintf(msg, sizeof msg, "byte %llu: an item that is not an object with a kind", off);
+		return add_error(r, input, msg, err);
+	}
+	if (strcmp(kind, "Node") == 0)
+		return node_item(r, input, root, off, err);
+	if (strcmp(kind, "Pod") == 0)
+		return pod_item(r, input, root, off, err);
+	return workload_item(r, input, root, bytes, len, err);
+}
+
+static int json_input(struct report *r, const char *input, struct jsonstream *s, struct error *err)
+{
+	const char *item;
+	size_t len;
+	unsigned long long off;
+	struct error serr = { 0 };
+	char msg[ITEM_MSG_MAX];
+	int rc;
+
+	while ((rc = jsonstream_next(s, &item, &len, &off, &serr)) == 1) {
+		json_t *root = scan_extract(item, len, item_shape, REPORT_ITEM_DEPTH_MAX);
+
+		if (root == NULL) {  /* the scanner is unsure: jansson decides, and words the error */
+			json_error_t jerr;
+
+			root = json_loadb(item, len, JSON_REJECT_DUPLICATES, &jerr);
+			if (root == NULL) {
+				snprintf(msg, sizeof msg, "byte %llu: an item that is not valid JSON: %s (at its byte %d)",
+					 off, jerr.text, jerr.position);
+				if (add_error(r, input, msg, err) != 0)
+					return -1;
+				continue;
+			}
+		}
+		rc = take_item(r, input, root, item, len, off, err);
+		json_decref(root);
+		if (rc != 0)
+			return -1;
+	}
+	if (rc < 0) {
+		if (serr.kind == ERROR_NOMEM) {
+			*err = serr;
+			return -1;
+		}
+		return add_error(r, input, serr.msg, err);
+	}
+	return 0;
+}
+
+static int yaml_input(struct report *r, const char *input, struct jsonstream *s, struct error *err)
+{
+	struct manifest m;
+	struct manifest_doc doc;
+	const struct manifest_doc *d = &doc;
+	struct error serr = { 0 };
+	char msg[ITEM_MSG_MAX];
+	size_t len, j;
+	char *buf = jsonstream_slurp(s, LIMIT_INPUT_FILE_MAX, &len, &serr);
+	int rc = -1, more;
+
+	memset(&doc, 0, sizeof doc);
+	if (buf == NULL) {
+		if (serr.kind == ERROR_NOMEM) {
+			*err = serr;
+			return -1;
+		}
+		return add_error(r, input, serr.msg, err);
+	}
+	/* One document's values at a time, however many the stream holds. */
+	manifest_open(buf, len, &m);
+	for (;;) {
+		const json_t *items, *item;
+
+		if ((more = manifest_next(&m, &doc, err)) < 0)
+			goto out;
+		if (more == 0)
+			break;
+		if (d->failed) {
+			snprintf(msg, sizeof msg, "line %lu: not valid YAML: %s", d->error_line, d->error);
+			if (add_error(r, input, msg, err) != 0)
+				goto out;
+			continue;
+		}
+		if (d->root == NULL && d->null_root) {
+			snprintf(msg, sizeof msg, "line %lu: a document that is null, not an object with a kind",
+				 d->content_line);
+			if (add_error(r, input, msg, err) != 0)
+				goto out;
+			continue;
+		}
+		if (d->root == NULL)
+			continue;
+		items = json_object_get(d->root, "items");
+		if (!json_is_array(items)) {
+			if (take_item(r, input, d->root, NULL, 0, 0, err) != 0)
+				goto out;
+			continue;
+		}
+		json_array_foreach(iterable(items), j, item)
+			if (take_item(r, input, item, NULL, 0, 0, err) != 0)
+				goto out;
+	}
+	rc = 0;
+out:
+	manifest_doc_free(&doc);
+	free(buf);
+	return rc;
+}
+
+int report_input(struct report *r, const char *name, int fd, struct error *err)
+{
+	struct error perr = { 0 };
+	struct jsonstream *s = jsonstream_new(fd, err);
+	int c, rc;
+
+	if (s == NULL)
+		return -1;
+	c = jsonstream_peek(s, &perr);
+	if (c == '{')
+		rc = json_input(r, name, s, err);
+	else if (c < 0 && perr.kind != ERROR_NONE)
+		rc = perr.kind == ERROR_NOMEM ? (*err = perr, -1) : add_error(r, name, perr.msg, err);
+	else if (c < 0)
+		rc = add_error(r, name, "empty input: expected kubectl get -o json (or -o yaml) output", err);
+	else
+		rc = yaml_input(r, name, s, err);
+	jsonstream_free(s);
+	return rc;
+}
+
+int report_input_path(struct report *r, const char *path, struct error *err)
+{
+	char msg[ITEM_MSG_MAX];
+	struct stat st;
+	int fd, rc;
+
+	if (strcmp(path, "-") == 0)
+		return report_input(r, FILE_STDIN_NAME, STDIN_FILENO, err);
+	do
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	while (fd < 0 && errno == EINTR);
+	if (fd < 0) {
+		snprintf(msg, sizeof msg, "cannot open: %s", strerror(errno));
+		return add_error(r, path, msg, err);
+	}
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		close(fd);
+		return add_error(r, path, "a directory: give the files kubectl wrote "
+				 "(kubectl get nodes,pods -A -o json > FILE)", err);
+	}
+	rc = report_input(r, path, fd, err);
+	close(fd);
+	return rc;
+}
+
+/* ==== Judging what needs every input ==== */
+
+static int misconfig(struct report *r, enum report_misconfig_kind kind, size_t node, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int misconfig(struct report *r, enum report_misconfig_kind kind, size_t node, const char *fmt, ...)
+{
+	struct report_misconfig *m;
+	struct error err;
+	char msg[1024];
+	va_list ap;
+
+	r->pools[r->nodes[node].pool].misconfigured[kind]++;
+	if (list_push(&r->misconfigs, sizeof *m, (void **)&m, &err) != 0)
+		return -1;
+	if (m == NULL)
+		return 0;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	m->kind = kind;
+	m->pool = r->nodes[node].pool;
+	m->node = strdup(r->nodes[node].name);
+	m->message = strdup(msg);
+	return m->node && m->message ? 0 : -1;
+}
+
+static void taint_text(const struct config *cfg, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%s%s%s:%s", cfg->taint_key, cfg->taint_value[0] ? "=" : "", cfg->taint_value,
+		 cfg->taint_effect);
+}
+
+static int judge_nodes(struct report *r)
+{
+	size_t first[65], i;  /* each pool's first node, for the taint comparison (pools <= 64) */
+	char gpu_taint[400];
+
+	taint_text(r->cfg, gpu_taint, sizeof gpu_taint);
+	for (i = 0; i < r->n_pools && i < 65; i++)
+		first[i] = SIZE_MAX;
+	for (i = 0; i < r->n_nodes; i++) {
+		struct report_node *n = &r->nodes[i];
+		struct report_pool *p;
+		long long unrequested;
+
+		if (!n->seen || !n->gpu)
+			continue;
+		p = &r->pools[n->pool];
+		p->nodes++;
+		p->gpus_allocatable = sat_add(p->gpus_allocatable, n->gpus_allocatable);
+		p->gpus_requested = sat_add(p->gpus_requested, n->gpus_requested);
+		unrequested = n->gpus_allocatable > n->gpus_requested ? n->gpus_allocatable - n->gpus_requested : 0;
+		p->gpus_unrequested = sat_add(p->gpus_unrequested, unrequested);
+		p->gpu_pods += n->gpu_pods;
+		p->ds_pods += n->ds_pods;
+		p->cpu_pods += n->cpu_pods;
+		if (n->gpu_pods == 0)
+			p->idle_nodes++;
+		if (p->cfg != NULL && p->cfg->priced) {
+			long long per_node = p->cfg->gpus_per_node > 0 ? p->cfg->gpus_per_node : n->gpus_allocatable;
+
+			if (n->gpu_pods == 0)
+				p->idle_cost += p->cfg->price_per_node_hour;
+			if (per_node > 0)
+				p->unrequested_cost += (double)unrequested * p->cfg->price_per_node_hour / (double)per_node;
+		}
+		if (!n->tainted &&
+		    misconfig(r, REPORT_MIS_UNTAINTED, i, "GPU node without the GPU taint %s: CPU pods can be "
+			      "scheduled onto it", gpu_taint) != 0)
+			return -1;
+		if (n->tainted && n->gpus_allocatable == 0 &&
+		    misconfig(r, REPORT_MIS_NO_ALLOCATABLE, i, "tainted %s but status.allocatable offers no GPU: "
+			      "is the device plugin running? GPU pods cannot be scheduled here", gpu_taint) != 0)
+			return -1;
+		if (p->cfg == NULL || (size_t)n->pool >= 65)
+			continue;
+		if (first[n->pool] == SIZE_MAX) {
+			first[n->pool] = i;
+		} else if (strcmp(r->nodes[first[n->pool]].taint_sig, n->taint_sig) != 0 &&
+			   misconfig(r, REPORT_MIS_TAINTS_DIFFER, i, "taints [%s] differ from [%s] on %s, in the same "
+				     "pool", n->taint_sig, r->nodes[first[n->pool]].taint_sig,
+				     r->nodes[first[n->pool]].name) != 0) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* CPU pods: keep those on GPU nodes, and add what the node tells about how they got there. */
+static int judge_cpu_pods(struct report *r)
+{
+	size_t i, kept = 0;
+	unsigned long total = 0;
+
+	for (i = 0; i < r->n_nodes; i++)
+		if (r->nodes[i].seen && r->nodes[i].gpu)
+			total += r->nodes[i].cpu_pods;
+	for (i = 0; i < r->cpu_pods.n; i++) {
+		struct report_cpu_pod *c = REPORT_AT(r->cpu_pods, struct report_cpu_pod, i);
+		const struct report_node *n = &r->nodes[c->node_index];
+		const json_t *t;
+
+		if (!n->seen || !n->gpu) {
+			free(c->ns);
+			free(c->name);
+			free(c->node);
+			free(c->owner);
+			verdict_free(&c->policy);
+			verdict_free(&c->pinned);
+			json_decref(c->tolerations);
+			continue;
+		}
+		c->pool = n->pool;
+		if (!n->tainted)
+			c->routes |= REPORT_ROUTE_UNTAINTED;
+		if ((t = nodematch_untolerated(c->tolerations, n->taints)) != NULL) {
+			char buf[600];
+
+			c->routes |= REPORT_ROUTE_UNTOLERATED;
+			snprintf(buf, sizeof buf, "%s%s%s:%s", str_at(t, "key"), str_at(t, "value")[0] ? "=" : "",
+				 str_at(t, "value"), str_at(t, "effect"));
+			if ((c->taint = strdup(buf)) == NULL)
+				return -1;
+			if (c->pinned.reason != NULL) {
+				/* Only its creator can have put it on a node whose taint it does not tolerate. */
+				verdict_free(&c->policy);
+				c->policy = c->pinned;
+				memset(&c->pinned, 0, sizeof c->pinned);
+			}
+		}
+		json_decref(c->tolerations);
+		c->tolerations = NULL;
+		if (kept != i)
+			*REPORT_AT(r->cpu_pods, struct report_cpu_pod, kept) = *c;
+		kept++;
+	}
+	r->cpu_pods.n = kept;
+	r->cpu_pods.total = total;
+	return 0;
+}
+
+/* The requested count of resource fits node n: 2 free, 1 allocatable only, 0 not even that. */
+static int gpus_fit(const struct report_node *n, const struct report_pending *p, long long *max_alloc)
+{
+	size_t i, j;
+	int fit = 2;
+
+	for (i = 0; i < p->n_gpus; i++) {
+		long long alloc = 0, used = 0;
+
+		for (j = 0; j < n->n_alloc; j++)
+			if (strcmp(n->alloc[j].resource, p->gpus[i].resource) == 0) {
+				alloc = n->alloc[j].count;
+				used = n->used[j];
+			}
+		if (alloc > max_alloc[i])
+			max_alloc[i] = alloc;
+		if (alloc < p->gpus[i].count)
+			fit = 0;
+		else if (fit == 2 && alloc - used < p->gpus[i].count)
+			fit = 1;
+	}
+	return fit;
+}
+
+static int judge_pending(struct report *r, struct report_pending *p)
+{
+	const json_t *gates = json_object_get(p->spec, "schedulingGates");
+	const json_t *tolerations = json_object_get(p->spec, "tolerations"), *taint = NULL;
+	long long max_alloc[LIMIT_GPU_KINDS_MAX] = { 0 };
+	unsigned long fit = 0, selected = 0, tolerated = 0, free_ = 0;
+	char msg[1024], t[600];
+	size_t i, k;
+
+	msg[0] = '\0';
+	if (json_array_size(gates) > 0) {
+		p->reason = REPORT_PENDING_GATED;
+		snprintf(msg, sizeof msg, "held by scheduling gate %s", str_at(json_array_get(gates, 0), "name"));
+		goto done;
+	}
+	for (k = 0; k < p->n_gpus; k++) {
+		for (i = 0; i < r->cfg->n_pools; i++)
+			if (pool_serves(r->cfg, &r->cfg->pools[i], p->gpus[k].resource))
+				break;
+		if (i == r->cfg->n_pools) {
+			p->reason = REPORT_PENDING_UNSERVED;
+			snprintf(msg, sizeof msg, "no GPU pool serves %s", p->gpus[k].resource);
+			goto done;
+		}
+	}
+	for (i = 0; i < r->n_nodes; i++) {
+		const struct report_node *n = &r->nodes[i];
+		const json_t *untol;
+		int f;
+
+		if (!n->seen || !n->gpu || (f = gpus_fit(n, p, max_alloc)) == 0)
+			continue;
+		fit++;
+		if (!nodematch_pod_selects(p->spec, n->labels, n->name))
+			continue;
+		selected++;
+		if ((untol = nodematch_untolerated(tolerations, n->taints)) != NULL) {
+			if (taint == NULL)
+				taint = untol;
+			continue;
+		}
+		tolerated++;
+		if (f == 2)
+			free_++;
+	}
+	for (k = 0; k < p->n_gpus && fit == 0; k++) {
+		if (max_alloc[k] == 0) {
+			p->reason = REPORT_PENDING_UNSERVED;
+			snprintf(msg, sizeof msg, "no node offers %s in status.allocatable", p->gpus[k].resource);
+			goto done;
+		}
+		if (max_alloc[k] < p->gpus[k].count) {
+			p->reason = REPORT_PENDING_TOO_MANY;
+			snprintf(msg, sizeof msg, "requests %lld %s; the largest node offers %lld", p->gpus[k].count,
+				 p->gpus[k].resource, max_alloc[k]);
+			goto done;
+		}
+	}
+	if (selected == 0) {
+		p->reason = REPORT_PENDING_SELECTOR;
+		snprintf(msg, sizeof msg, "its nodeSelector and required node affinity match none of the %lu GPU "
+			 "node(s) with enough %s", fit, p->n_gpus ? p->gpus[0].resource : "GPUs");
+	} else if (tolerated == 0) {
+		p->reason = REPORT_PENDING_TOLERATION;
+		snprintf(t, sizeof t, "%s%s%s:%s", str_at(taint, "key"), str_at(taint, "value")[0] ? "=" : "",
+			 str_at(taint, "value"), str_at(taint, "effect"));
+		snprintf(msg, sizeof msg, "no toleration for %s, which the %lu GPU node(s) it selects carry", t,
+			 selected);
+	} else if (free_ == 0) {
+		p->reason = REPORT_PENDING_FULL;
+		snprintf(msg, sizeof msg, "none of the %lu GPU node(s) it may use has %lld %s free: other pods "
+			 "request them (waiting for capacity or the autoscaler)", tolerated,
+			 p->n_gpus ? p->gpus[0].count : 0, p->n_gpus ? p->gpus[0].resource : "GPUs");
+	} else {
+		p->reason = REPORT_PENDING_OTHER;
+		snprintf(msg, sizeof msg, "%lu GPU node(s) fit its GPUs, selector and taints: the cause is "
+			 "elsewhere (CPU, memory, pod affinity, quota), or the scheduler has not run yet", free_);
+	}
+done:
+	r->pending_by_reason[p->reason]++;
+	json_decref(p->spec);
+	p->spec = NULL;
+	return (p->message = strdup(msg)) == NULL ? -1 : 0;
+}
+
+int report_finish(struct report *r, struct error *err)
+{
+	size_t i;
+
+	if (r->finished)
+		return 0;
+	r->finished = 1;
+	/* Without nodes there is nothing to report on: the pods' placement needs them (exit 2). */
+	if (r->node_items == 0 && r->n_errors == 0 && json_array_size(r->audit.errors) == 0 &&
+	    add_error(r, "", "no Node in the input: the report needs the nodes and the pods "
+		      "(kubectl get nodes,pods -A -o json)", err) != 0)
+		return -1;
+	for (i = 0; i + 1 < r->n_deferred; i += 2)
+		if (r->nodes[r->deferred[i]].seen && r->nodes[r->deferred[i]].gpu)
+			REPORT_AT(r->daemonsets, struct report_daemonset, r->deferred[i + 1])->pods++;
+	if (judge_nodes(r) != 0 || judge_cpu_pods(r) != 0)
+		goto nomem;
+	for (i = 0; i < r->pending.n; i++)
+		if (judge_pending(r, REPORT_AT(r->pending, struct report_pending, i)) != 0)
+			goto nomem;
+	return 0;
+nomem:
+	error_set(err, ERROR_NOMEM, "out of memory");
+	return -1;
+}
+
+/* ==== Summaries ==== */
+
+void report_totals(const struct report *r, struct report_totals *t)
+{
+	size_t i, k;
+
+	memset(t, 0, sizeof *t);
+	for (i = 0; i < r->n_pools; i++) {
+		const struct report_pool *p = &r->pools[i];
+
+		t->nodes += p->nodes;
+		t->idle_nodes += p->idle_nodes;
+		t->gpu_pods += p->gpu_pods;
+		t->ds_pods += p->ds_pods;
+		t->cpu_pods += p->cpu_pods;
+		t->gpus_allocatable = sat_add(t->gpus_allocatable, p->gpus_allocatable);
+		t->gpus_requested = sat_add(t->gpus_requested, p->gpus_requested);
+		for (k = 0; k < REPORT_MIS_NKINDS; k++)
+			t->misconfigured += p->misconfigured[k];
+		if (p->cfg != NULL && p->cfg->priced && p->nodes > 0) {
+			t->priced = 1;
+			t->idle_cost += p->idle_cost;
+			t->unrequested_cost += p->unrequested_cost;
+		}
+	}
+}
+
+void report_money(double v, char *buf, size_t cap)
+{
+	if (v >= 99.995)  /* what would print as $100.00 and up */
+		snprintf(buf, cap, "$%.0f/h", v);
+	else
+		snprintf(buf, cap, "$%.2f/h", v);
+}
+
+/* People's words for the pending reasons, in the summary line. */
+static const char *pending_words(enum report_pending_reason reason)
+{
+	static const char *const words[REPORT_PENDING_NREASONS] = {
+		"scheduling gate", "resource no pool serves", "more GPUs than any node", "selector matches no GPU node",
+		"missing toleration", "GPUs in use", "other cause",
+	};
+
+	return reason < REPORT_PENDING_NREASONS ? words[reason] : "";
+}
+
+void report_summary_line(const struct report *r, char *buf, size_t cap)
+{
+	struct report_totals t;
+	char money[64];
+	size_t k, used, reasons = 0;
+	unsigned long judged = 0;
+
+	report_totals(r, &t);
+	snprintf(buf, cap, "%lu of %lu GPU nodes idle", t.idle_nodes, t.nodes);
+	used = strlen(buf);
+	if (t.priced && used < cap) {
+		report_money(t.idle_cost, money, sizeof money);
+		used += (size_t)snprintf(buf + used, cap - used, ", %s", money);
+	}
+	if (used < cap)
+		used += (size_t)snprintf(buf + used, cap - used, "; %lu CPU pod%s on GPU nodes", t.cpu_pods,
+					 t.cpu_pods == 1 ? "" : "s");
+	if (used < cap)
+		used += (size_t)snprintf(buf + used, cap - used, "; %lu GPU pod%s Pending", r->pending.total,
+					 r->pending.total == 1 ? "" : "s");
+	for (k = 0; k < REPORT_PENDING_NREASONS; k++)
+		if (r->pending_by_reason[k] > 0) {
+			reasons++;
+			judged += r->pending_by_reason[k];
+		}
+	for (k = 0; k < REPORT_PENDING_NREASONS && used < cap; k++) {
+		if (r->pending_by_reason[k] == 0)
+			continue;
+		if (reasons == 1 && judged == r->pending.total)
+			used += (size_t)snprintf(buf + used, cap - used, ": %s", pending_words((enum report_pending_reason)k));
+		else
+			used += (size_t)snprintf(buf + used, cap - used, "%s%lu %s", judged ? ": " : ", ",
+						 r->pending_by_reason[k], pending_words((enum report_pending_reason)k));
+		judged = 0;  /* the first reason is introduced with ':', the others with ',' */
+	}
+	if (t.misconfigured > 0 && used < cap)
+		used += (size_t)snprintf(buf + used, cap - used, "; %lu pool misconfiguration%s", t.misconfigured,
+					 t.misconfigured == 1 ? "" : "s");
+	if (r->audit.count[AUDIT_REJECT] > 0 && used < cap)
+		used += (size_t)snprintf(buf + used, cap - used, "; %lu workload template%s would be rejected",
+					 r->audit.count[AUDIT_REJECT], r->audit.count[AUDIT_REJECT] == 1 ? "" : "s");
+	if (r->n_errors + json_array_size(r->audit.errors) > 0 && used < cap)
+		snprintf(buf + used, cap - used, "; %lu input error%s",
+			 r->n_errors + (unsigned long)json_array_size(r->audit.errors),
+			 r->n_errors + json_array_size(r->audit.errors) == 1 ? "" : "s");
+}
+
+int report_exit_code(const struct report *r, unsigned fail_on)
+{
+	struct report_totals t;
+	size_t i;
+	int rejected = r->audit.count[AUDIT_REJECT] > 0;
+
+	if (r->n_errors > 0 || json_array_size(r->audit.errors) > 0)
+		return 2;
+	report_totals(r, &t);
+	for (i = 0; i < r->cpu_pods.n; i++)
+		if (REPORT_AT(r->cpu_pods, struct report_cpu_pod, i)->policy.would_reject)
+			rejected = 1;
+	if (((fail_on & REPORT_FAIL_REJECT) && rejected) ||
+	    ((fail_on & REPORT_FAIL_MUTATE) && r->audit.count[AUDIT_MUTATE] > 0) ||
+	    ((fail_on & REPORT_FAIL_LEAK) && t.cpu_pods > 0) ||
+	    ((fail_on & REPORT_FAIL_PENDING) && r->pending.total > 0) ||
+	    ((fail_on & REPORT_FAIL_IDLE) && t.idle_nodes > 0) ||
+	    ((fail_on & REPORT_FAIL_MISCONF) && t.misconfigured > 0))
+		return 1;
+	return 0;
+}

@@ -1,0 +1,261 @@
+/*
+ * report: the GPU cost report's model. What the cluster's GPU pools are
+ * doing, from a `kubectl get nodes,pods -A -o json` snapshot, judged with the
+ * same policy and scheduler rules as the webhook.
+ *
+ * Inputs are read as streams (pkg/text/jsonstream.h): each item is parsed alone
+ * (pkg/text/scan.h with a shape naming only the fields read here, jansson when the
+ * scanner is unsure), folded into per-node counters and findings, and freed.
+ * Memory grows with nodes and findings, never with the input's size. YAML
+ * input goes through pkg/text/manifest.h whole, up to LIMIT_INPUT_FILE_MAX.
+ *
+ * What it finds (README "Cost report"):
+ *  - per pool (pools from the policy; a node belongs to the first pool whose
+ *    nodeSelector its labels match; GPU nodes no pool selects are "unpooled"):
+ *    nodes, GPUs allocatable and requested by non-terminated pods (counted as
+ *    the scheduler counts, policy_gpu_requests()), idle nodes, and with
+ *    pricePerNodeHour the hourly cost of idle nodes and unrequested GPUs;
+ *  - CPU-only pods on GPU nodes: DaemonSet pods grouped by DaemonSet, the
+ *    others named, with how they got there and policy_evaluate()'s verdict;
+ *  - GPU pods Pending, and why (pkg/k8s/nodematch.h against the snapshot's nodes);
+ *  - pool misconfiguration (untainted GPU nodes, tainted nodes without GPU
+ *    allocatable, one pool's nodes with different taints);
+ *  - workload objects in the input, with the audit's verdicts (pkg/audit/audit.h).
+ * The writers (report_text.c, report_json.c, report_prom.c) only read it.
+ */
+#ifndef GPU_ADMISSION_REPORT_H
+#define GPU_ADMISSION_REPORT_H
+
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "audit/audit.h"
+#include "policy/config.h"
+#include "base/error.h"
+
+#define REPORT_NODES_MAX 100000       /* nodes (and node names pods refer to) in one report */
+#define REPORT_FINDINGS_MAX 10000     /* named entries kept per list; beyond, only counted */
+#define REPORT_ITEM_DEPTH_MAX 128     /* JSON nesting in one item */
+
+/* Why a GPU pod is Pending, judged from the snapshot. Order: the first that applies. */
+enum report_pending_reason {
+	REPORT_PENDING_GATED = 0,      /* spec.schedulingGates (Kueue, ...) hold it back */
+	REPORT_PENDING_UNSERVED,       /* a GPU resource no pool serves, or no node offers */
+	REPORT_PENDING_TOO_MANY,       /* more GPUs than any node has */
+	REPORT_PENDING_SELECTOR,       /* nodeSelector / required affinity match no GPU node that fits */
+	REPORT_PENDING_TOLERATION,     /* the nodes it selects carry a taint it does not tolerate */
+	REPORT_PENDING_FULL,           /* nodes fit, but their GPUs are requested by other pods */
+	REPORT_PENDING_OTHER,          /* a GPU node fits by GPUs, selector and taints */
+	REPORT_PENDING_NREASONS
+};
+
+/* Pool misconfiguration, per node. */
+enum report_misconfig_kind {
+	REPORT_MIS_UNTAINTED = 0,      /* a GPU node without the GPU taint: CPU pods can land there */
+	REPORT_MIS_NO_ALLOCATABLE,     /* a tainted GPU node offering no GPU: device plugin missing */
+	REPORT_MIS_TAINTS_DIFFER,      /* taints differ from the pool's first node */
+	REPORT_MIS_NKINDS
+};
+
+/* How a CPU-only pod got onto a GPU node (bits). */
+#define REPORT_ROUTE_TOLERATION   0x01u /* a toleration for the GPU taint */
+#define REPORT_ROUTE_WILDCARD     0x02u /* an empty-key Exists toleration */
+#define REPORT_ROUTE_SELECTOR     0x04u /* nodeSelector on a GPU node label or a pool's key */
+#define REPORT_ROUTE_AFFINITY     0x08u /* required node affinity on such a key */
+#define REPORT_ROUTE_UNTOLERATED  0x10u /* it does not tolerate the node's taints: bound by
+                                           spec.nodeName, or scheduled before the taint */
+#define REPORT_ROUTE_UNTAINTED    0x20u /* the node has no GPU taint */
+#define REPORT_NROUTES 6
+
+struct report_pool {
+	const char *name;                 /* borrowed from cfg, or "unpooled" */
+	const struct config_pool *cfg;    /* borrowed; NULL for unpooled */
+	unsigned long nodes, idle_nodes, gpu_pods, ds_pods, cpu_pods;
+	long long gpus_allocatable, gpus_requested, gpus_unrequested;
+	double idle_cost, unrequested_cost;  /* per hour; meaningful when cfg && cfg->priced */
+	unsigned long misconfigured[REPORT_MIS_NKINDS];
+};
+
+/* What policy_evaluate() says of a pod as a CREATE. */
+struct report_verdict {
+	int would_reject, exempt;
+	char *reason, *message;          /* owned: the reason code and message */
+};
+
+struct report_cpu_pod {
+	char *ns, *name, *node, *owner;  /* owned; owner "ReplicaSet/web-7d9f" or "" */
+	size_t node_index;
+	int pool;                        /* index into pools, or -1 */
+	unsigned routes;                 /* REPORT_ROUTE_* */
+	char *taint;                     /* owned: the untolerated taint, or NULL */
+	/*
+	 * The verdict on the pod as its creator wrote it. A stored pod's
+	 * spec.nodeName is the scheduler's binding, so it is judged without it;
+	 * but a pod that does not tolerate its node's taints can only have been
+	 * pinned there by its creator, and is judged with it (report_finish()
+	 * swaps pinned in).
+	 */
+	struct report_verdict policy;
+	struct report_verdict pinned;    /* with spec.nodeName; reason NULL when the pod has none */
+	json_t *tolerations;             /* owned until report_finish() */
+};
+
+struct report_daemonset {
+	char *ns, *name;                 /* owned */
+	unsigned long pods;              /* on GPU nodes */
+};
+
+struct report_gpu {
+	char *resource;                  /* owned */
+	long long count;
+};
+
+struct report_pending {
+	char *ns, *name;                 /* owned */
+	struct report_gpu gpus[LIMIT_GPU_KINDS_MAX];
+	size_t n_gpus;
+	enum report_pending_reason reason;
+	char *message;                   /* owned, set by report_finish() */
+	json_t *spec;                    /* owned until report_finish(): what placement reads */
+};
+
+struct report_misconfig {
+	enum report_misconfig_kind kind;
+	char *node;                      /* owned */
+	int pool;                        /* index into pools, or -1 */
+	char *message;                   /* owned */
+};
+
+/* One node named by the input (a Node item, or only a pod's spec.nodeName). */
+struct report_node {
+	char *name;                      /* owned */
+	int seen;                        /* its Node item was read */
+	int gpu;                         /* a GPU node (README: in a pool, GPU label, taint or allocatable) */
+	int pool;                        /* index into pools (unpooled: n_pools - 1), or -1 */
+	int tainted;                     /* carries the policy's GPU taint */
+	json_t *labels, *taints;         /* owned, GPU nodes only */
+	char *taint_sig;                 /* owned: its lasting taints, sorted, GPU nodes only */
+	struct report_gpu alloc[LIMIT_GPU_KINDS_MAX]; /* status.allocatable's GPU resources */
+	long long used[LIMIT_GPU_KINDS_MAX];          /* ... requested by pods on it */
+	size_t n_alloc;
+	long long gpus_allocatable, gpus_requested;
+	unsigned long gpu_pods, ds_pods, cpu_pods;
+};
+
+/* A list of findings: the first REPORT_FINDINGS_MAX kept, all counted. */
+struct report_list {
+	void *v;
+	size_t n, cap;
+	unsigned long total;
+};
+
+struct report {
+	const struct config *cfg;        /* borrowed; must outlive the report */
+	struct report_pool *pools;       /* owned: cfg->n_pools + 1 (unpooled last) */
+	size_t n_pools;
+	struct report_node *nodes;       /* owned, in the order first named */
+	size_t n_nodes, cap_nodes;
+	size_t *node_index;              /* owned: hash of names -> 1 + index into nodes, 0 empty */
+	size_t cap_node_index;
+	size_t *ds_index;                /* owned: the same for daemonsets by namespace/name */
+	size_t cap_ds_index;
+	unsigned long items, node_items, pod_items, terminated_pods, gpu_nodes;
+	struct report_list cpu_pods;     /* struct report_cpu_pod */
+	struct report_list daemonsets;   /* struct report_daemonset */
+	struct report_list pending;      /* struct report_pending */
+	struct report_list misconfigs;   /* struct report_misconfig */
+	unsigned long pending_by_reason[REPORT_PENDING_NREASONS];
+	struct audit audit;              /* workload objects: the audit's findings and counts */
+	json_t *errors;                  /* owned: [{input, offset, message}] */
+	unsigned long n_errors;          /* all, including those beyond the list's limit */
+	int finished;
+	/* Deferred: DaemonSet pods on nodes not yet seen (node index, daemonset index). */
+	size_t *deferred;
+	size_t n_deferred, cap_deferred;
+};
+
+/* What makes the exit code 1 (bits; --fail-on). */
+#define REPORT_FAIL_REJECT   0x01u  /* a workload, or a CPU pod on a GPU node, today's policy rejects */
+#define REPORT_FAIL_MUTATE   0x02u  /* a workload the policy would mutate */
+#define REPORT_FAIL_LEAK     0x04u  /* any CPU-only, non-DaemonSet pod on a GPU node */
+#define REPORT_FAIL_PENDING  0x08u  /* a GPU pod Pending */
+#define REPORT_FAIL_IDLE     0x10u  /* an idle GPU node */
+#define REPORT_FAIL_MISCONF  0x20u  /* pool misconfiguration */
+
+/*
+ * Prepares r (caller-owned storage) for cfg (borrowed; must outlive r).
+ * 0, or -1 with ERROR_NOMEM; report_free() is safe either way.
+ */
+int report_init(struct report *r, const struct config *cfg, struct error *err);
+
+/* Releases what r owns. Accepts NULL. */
+void report_free(struct report *r);
+
+/*
+ * Reads one input from fd (borrowed, not closed) named name (borrowed; for
+ * messages): JSON as a stream, else YAML whole. Items that cannot be read
+ * and a broken input become input errors in r (the rest of the input is still
+ * used when it can be); -1 only when the run cannot go on (ERROR_NOMEM, or
+ * more than REPORT_NODES_MAX nodes).
+ */
+int report_input(struct report *r, const char *name, int fd, struct error *err);
+
+/*
+ * report_input() on the file at path (borrowed), or on stdin for "-". A file
+ * that cannot be opened is an input error in r, not a failure of the call.
+ */
+int report_input_path(struct report *r, const char *path, struct error *err);
+
+/*
+ * Judges what needs every input: pending reasons, misconfiguration, costs.
+ * Once, after the last report_input(). 0, or -1 with ERROR_NOMEM.
+ */
+int report_finish(struct report *r, struct error *err);
+
+/* 2 with input errors, else 1 when a finding in fail_on (REPORT_FAIL_*) exists, else 0. */
+int report_exit_code(const struct report *r, unsigned fail_on);
+
+/* Parses --fail-on's comma-separated list into REPORT_FAIL_* bits; -1 on an unknown word. */
+int report_fail_on_parse(const char *s, unsigned *out);
+
+/* Stable names: "missing-toleration", "gpu-node-untainted", "toleration", ... Static storage. */
+const char *report_pending_name(enum report_pending_reason reason);
+const char *report_misconfig_name(enum report_misconfig_kind kind);
+const char *report_route_name(unsigned route_bit);
+
+/* The report's element i of a list, typed. */
+#define REPORT_AT(list, type, i) (&((type *)(list).v)[i])
+
+/* Totals over the pools, for the summary. */
+struct report_totals {
+	unsigned long nodes, idle_nodes, gpu_pods, ds_pods, cpu_pods;
+	long long gpus_allocatable, gpus_requested;
+	double idle_cost, unrequested_cost;
+	int priced;                      /* some pool with nodes has a price */
+	unsigned long misconfigured;
+};
+void report_totals(const struct report *r, struct report_totals *t);
+
+/*
+ * The one-line summary ("3 of 12 GPU nodes idle, $294/h; 2 CPU pods on GPU
+ * nodes; 1 GPU pod Pending: missing toleration") into buf.
+ */
+void report_summary_line(const struct report *r, char *buf, size_t cap);
+
+/* "$294/h" / "$0.53/h": whole units from 100 up, cents below. */
+void report_money(double v, char *buf, size_t cap);
+
+/* The three writers. Each returns 0, or -1 when writing failed. */
+int report_text_write(const struct report *r, FILE *out, int color);
+
+/*
+ * The input errors (the report's own, then its workloads' audit errors), one
+ * a line as "PREFIX: INPUT: message", for stderr: the text report only
+ * counts them, -o json lists them too. Returns 0, or -1 when writing failed.
+ */
+int report_write_problems(const struct report *r, FILE *out, const char *prefix);
+int report_json_write(const struct report *r, FILE *out, int exit_code, char fmt);  /* exit_code: summary.exitCode; fmt 'j' JSON, 'y' the same as YAML */
+int report_prom_write(const struct report *r, FILE *out);
+
+#endif

@@ -1,0 +1,268 @@
+/* report_text: the cost report for people: a summary line, the pools' table, then each finding. */
+#include "report/report.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define SHOW_IDLE_MAX 20  /* idle node names listed per pool; the rest are counted */
+
+struct style {
+	const char *bold, *red, *yellow, *green, *dim, *off;
+};
+
+static const struct style plain = { "", "", "", "", "", "" };
+static const struct style colour = { "\033[1m", "\033[1;31m", "\033[33m", "\033[32m", "\033[2m", "\033[0m" };
+
+/* "50%" or "-" when there is nothing to divide by. */
+static void percent(long long part, long long whole, char *buf, size_t cap)
+{
+	if (whole <= 0)
+		snprintf(buf, cap, "-");
+	else
+		snprintf(buf, cap, "%.0f%%", 100.0 * (double)part / (double)whole);
+}
+
+static void cost(const struct report_pool *p, double v, char *buf, size_t cap)
+{
+	if (p == NULL || (p->cfg != NULL && p->cfg->priced))
+		snprintf(buf, cap, "%.2f", v);
+	else
+		snprintf(buf, cap, "-");
+}
+
+static void write_pools(const struct report *r, FILE *out, const struct style *s)
+{
+	struct report_totals t;
+	char util[16], price[32], idle[32], unreq[32];
+	size_t i, w = 8;
+
+	for (i = 0; i < r->n_pools; i++)
+		if (strlen(r->pools[i].name) > w)
+			w = strlen(r->pools[i].name);
+	fprintf(out, "%s%-*s %6s %5s %6s %6s %5s %9s %9s %9s %8s %8s%s\n", s->bold, (int)w, "POOL", "NODES", "IDLE",
+		"GPUS", "REQ", "UTIL", "$/NODE-H", "IDLE $/H", "UNREQ $/H", "DS PODS", "CPU PODS", s->off);
+	for (i = 0; i < r->n_pools; i++) {
+		const struct report_pool *p = &r->pools[i];
+
+		if (p->cfg == NULL && p->nodes == 0)
+			continue;  /* no unpooled GPU node: no row */
+		percent(p->gpus_requested, p->gpus_allocatable, util, sizeof util);
+		if (p->cfg != NULL && p->cfg->priced)
+			snprintf(price, sizeof price, "%.2f", p->cfg->price_per_node_hour);
+		else
+			snprintf(price, sizeof price, "-");
+		cost(p, p->idle_cost, idle, sizeof idle);
+		cost(p, p->unrequested_cost, unreq, sizeof unreq);
+		fprintf(out, "%-*s %6lu %s%5lu%s %6lld %6lld %5s %9s %9s %9s %8lu %s%8lu%s\n", (int)w, p->name, p->nodes,
+			p->idle_nodes ? s->yellow : "", p->idle_nodes, p->idle_nodes ? s->off : "", p->gpus_allocatable,
+			p->gpus_requested, util, price, idle, unreq, p->ds_pods, p->cpu_pods ? s->red : "", p->cpu_pods,
+			p->cpu_pods ? s->off : "");
+	}
+	report_totals(r, &t);
+	percent(t.gpus_requested, t.gpus_allocatable, util, sizeof util);
+	if (t.priced) {
+		snprintf(idle, sizeof idle, "%.2f", t.idle_cost);
+		snprintf(unreq, sizeof unreq, "%.2f", t.unrequested_cost);
+	} else {
+		snprintf(idle, sizeof idle, "-");
+		snprintf(unreq, sizeof unreq, "-");
+	}
+	fprintf(out, "%s%-*s %6lu %5lu %6lld %6lld %5s %9s %9s %9s %8lu %8lu%s\n", s->bold, (int)w, "total", t.nodes,
+		t.idle_nodes, t.gpus_allocatable, t.gpus_requested, util, "", idle, unreq, t.ds_pods, t.cpu_pods, s->off);
+}
+
+static void write_idle(const struct report *r, FILE *out, const struct style *s)
+{
+	size_t i, p;
+
+	for (p = 0; p < r->n_pools; p++) {
+		unsigned long shown = 0;
+
+		if (r->pools[p].idle_nodes == 0)
+			continue;
+		fprintf(out, "  %s%s%s:", s->yellow, r->pools[p].name, s->off);
+		for (i = 0; i < r->n_nodes && shown < SHOW_IDLE_MAX; i++) {
+			const struct report_node *n = &r->nodes[i];
+
+			if (n->seen && n->gpu && n->pool == (int)p && n->gpu_pods == 0)
+				fprintf(out, "%s %s (%lld GPU%s)", shown++ ? "," : "", n->name, n->gpus_allocatable,
+					n->gpus_allocatable == 1 ? "" : "s");
+		}
+		if (r->pools[p].idle_nodes > shown)
+			fprintf(out, ", and %lu more", r->pools[p].idle_nodes - shown);
+		fputc('\n', out);
+	}
+}
+
+static void write_routes(unsigned routes, const char *taint, FILE *out)
+{
+	unsigned bit;
+	int first = 1;
+
+	for (bit = 1; bit < (1u << REPORT_NROUTES); bit <<= 1) {
+		if (!(routes & bit))
+			continue;
+		fprintf(out, "%s%s", first ? "" : "+", report_route_name(bit));
+		if (bit == REPORT_ROUTE_UNTOLERATED && taint != NULL)
+			fprintf(out, " %s", taint);
+		first = 0;
+	}
+	if (first)
+		fprintf(out, "unknown");
+}
+
+static void more(const struct report_list *l, FILE *out)
+{
+	if (l->total > l->n)
+		fprintf(out, "  ... and %lu more (only the first %d are kept)\n", l->total - (unsigned long)l->n,
+			REPORT_FINDINGS_MAX);
+}
+
+static void write_cpu_pods(const struct report *r, FILE *out, const struct style *s)
+{
+	size_t i;
+
+	for (i = 0; i < r->cpu_pods.n; i++) {
+		const struct report_cpu_pod *c = REPORT_AT(r->cpu_pods, struct report_cpu_pod, i);
+
+		fprintf(out, "  %s/%s  on %s (%s)  via ", c->ns, c->name, c->node,
+			c->pool >= 0 ? r->pools[c->pool].name : "-");
+		write_routes(c->routes, c->taint, out);
+		if (c->owner[0])
+			fprintf(out, "  owner %s", c->owner);
+		fprintf(out, "  policy: %s%s%s (%s)\n", c->policy.would_reject ? s->red : s->dim,
+			c->policy.would_reject ? "would reject" : c->policy.exempt ? "exempt" : "would admit", s->off, c->policy.reason);
+		if (c->policy.message[0])
+			fprintf(out, "      %s\n", c->policy.message);
+	}
+	more(&r->cpu_pods, out);
+}
+
+static void write_daemonsets(const struct report *r, FILE *out)
+{
+	size_t i;
+
+	for (i = 0; i < r->daemonsets.n; i++) {
+		const struct report_daemonset *d = REPORT_AT(r->daemonsets, struct report_daemonset, i);
+
+		if (d->pods > 0)
+			fprintf(out, "  %s/%s  %lu pod%s\n", d->ns, d->name, d->pods, d->pods == 1 ? "" : "s");
+	}
+	more(&r->daemonsets, out);
+}
+
+static void write_pending(const struct report *r, FILE *out, const struct style *s)
+{
+	size_t i, k;
+
+	for (i = 0; i < r->pending.n; i++) {
+		const struct report_pending *p = REPORT_AT(r->pending, struct report_pending, i);
+
+		fprintf(out, "  %s/%s ", p->ns, p->name);
+		for (k = 0; k < p->n_gpus; k++)
+			fprintf(out, " %s=%lld", p->gpus[k].resource, p->gpus[k].count);
+		fprintf(out, "  %s%s%s: %s\n", s->yellow, report_pending_name(p->reason), s->off, p->message);
+	}
+	more(&r->pending, out);
+}
+
+static void write_misconfigs(const struct report *r, FILE *out, const struct style *s)
+{
+	size_t i;
+
+	for (i = 0; i < r->misconfigs.n; i++) {
+		const struct report_misconfig *m = REPORT_AT(r->misconfigs, struct report_misconfig, i);
+
+		fprintf(out, "  %s (%s)  %s%s%s: %s\n", m->node, m->pool >= 0 ? r->pools[m->pool].name : "-", s->red,
+			report_misconfig_name(m->kind), s->off, m->message);
+	}
+	more(&r->misconfigs, out);
+}
+
+static const char *str(const json_t *obj, const char *key)
+{
+	const char *v = json_string_value(json_object_get(obj, key));
+
+	return v ? v : "";
+}
+
+static void write_workloads(const struct report *r, FILE *out, const struct style *s)
+{
+	const json_t *f;
+	size_t i;
+
+	json_array_foreach(r->audit.findings, i, f) {
+		const char *v = str(f, "verdict");
+
+		if (strcmp(v, "reject") != 0 && strcmp(v, "mutate") != 0)
+			continue;
+		fprintf(out, "  %s %s/%s  %s%s%s  %s%s%s  %s\n", str(f, "kind"), str(f, "namespace"), str(f, "name"),
+			audit_path_open(str(f, "path")), str(f, "path"), audit_path_close(str(f, "path")),
+			strcmp(v, "reject") == 0 ? s->red : s->yellow, v, s->off, str(f, "message"));
+	}
+}
+
+int report_write_problems(const struct report *r, FILE *out, const char *prefix)
+{
+	const json_t *e;
+	size_t i;
+
+	json_array_foreach(r->errors, i, e) {
+		const char *input = str(e, "input");
+
+		fprintf(out, "%s: %s%s%s\n", prefix, input, input[0] ? ": " : "", str(e, "message"));
+	}
+	if (r->n_errors > json_array_size(r->errors))
+		fprintf(out, "%s: ... and %lu more input errors\n", prefix,
+			r->n_errors - (unsigned long)json_array_size(r->errors));
+	if (audit_write_problems(&r->audit, out, prefix, 0) != 0)
+		return -1;
+	return ferror(out) ? -1 : 0;
+}
+
+static void heading(FILE *out, const struct style *s, const char *what, unsigned long n)
+{
+	fprintf(out, "\n%s%s: %lu%s\n", s->bold, what, n, s->off);
+}
+
+int report_text_write(const struct report *r, FILE *out, int color)
+{
+	const struct style *s = color ? &colour : &plain;
+	struct report_totals t;
+	unsigned long workloads = r->audit.count[AUDIT_REJECT] + r->audit.count[AUDIT_MUTATE];
+	char line[1024];
+
+	report_totals(r, &t);
+	report_summary_line(r, line, sizeof line);
+	fprintf(out, "%s%s%s\n\n", s->bold, line, s->off);
+	write_pools(r, out, s);
+	if (t.idle_nodes > 0) {
+		heading(out, s, "Idle GPU nodes (no pod requests a GPU)", t.idle_nodes);
+		write_idle(r, out, s);
+	}
+	if (r->cpu_pods.total > 0) {
+		heading(out, s, "CPU pods on GPU nodes (not DaemonSets)", r->cpu_pods.total);
+		write_cpu_pods(r, out, s);
+	}
+	if (t.ds_pods > 0) {
+		heading(out, s, "DaemonSet pods on GPU nodes (expected: device plugin, DCGM, log agents)", t.ds_pods);
+		write_daemonsets(r, out);
+	}
+	if (r->pending.total > 0) {
+		heading(out, s, "GPU pods Pending", r->pending.total);
+		write_pending(r, out, s);
+	}
+	if (r->misconfigs.total > 0) {
+		heading(out, s, "Pool misconfiguration", r->misconfigs.total);
+		write_misconfigs(r, out, s);
+	}
+	if (r->audit.templates > 0) {
+		heading(out, s, "Workload pod templates (audit)", r->audit.templates);
+		fprintf(out, "  %lu reject, %lu mutate, %lu ok, %lu exempt, %lu warn\n", r->audit.count[AUDIT_REJECT],
+			r->audit.count[AUDIT_MUTATE], r->audit.count[AUDIT_OK], r->audit.count[AUDIT_EXEMPT],
+			r->audit.count[AUDIT_WARN]);
+		if (workloads > 0)
+			write_workloads(r, out, s);
+	}
+	return ferror(out) ? -1 : 0;
+}

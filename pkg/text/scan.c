@@ -1,0 +1,1434 @@
+#include "text/scan.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/utf8.h"
+
+/*
+ * Byte classes for the string loop: 0 = plain (copy on), anything else needs
+ * a look: '"' ends, '\\' escapes, < 0x20 is invalid, >= 0x80 starts UTF-8.
+ */
+#define R16(v) v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v
+static const unsigned char special[256] = {
+	R16(1), R16(1),                                  /* 0x00-0x1F: control */
+	0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,  /* 0x20-0x2F: '"' */
+	R16(0), R16(0),                                  /* 0x30-0x4F */
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,  /* 0x50-0x5F: '\\' */
+	R16(0), R16(0),                                  /* 0x60-0x7F */
+	R16(1), R16(1), R16(1), R16(1), R16(1), R16(1), R16(1), R16(1), /* 0x80-0xFF: UTF-8 */
+};
+#undef R16
+
+/*
+ * The one-byte escapes: the letter after a backslash, and the byte it stands
+ * for (0: not one; "\u" is longer and handled apart). Validation, decoding
+ * and the chunks' mask all read this table (the SSE2 chunk compares against
+ * the same eight letters).
+ */
+static const unsigned char escape_byte[256] = {
+	['"'] = '"', ['\\'] = '\\', ['/'] = '/', ['b'] = '\b', ['f'] = '\f', ['n'] = '\n', ['r'] = '\r', ['t'] = '\t',
+};
+
+/* A scanned string: an object key, or a string value being kept. */
+struct key {
+	const char *start;  /* raw bytes between the quotes */
+	size_t len;
+	size_t dlen;        /* decoded length (len when not escaped) */
+	uint64_t hash;      /* of the decoded bytes, computed only in large objects */
+	int escaped;
+};
+
+struct scanner {
+	const unsigned char *p, *end;
+	size_t depth, max_depth;
+	struct key *keys;   /* a stack: each open object's keys, innermost last */
+	size_t n_keys, cap_keys;
+	size_t values, max_values; /* values seen so far, and the most allowed */
+	size_t compares;           /* duplicate check: slots probed (scan_stats) */
+	int failed;
+	struct key inline_keys[128]; /* enough for real objects: no allocation per review */
+};
+
+static int fail(struct scanner *s)
+{
+	s->failed = 1;
+	return -1;
+}
+
+/* Counts one more value (a member's or an element's); -1 past s->max_values. */
+static inline int count_value(struct scanner *s)
+{
+	return ++s->values > s->max_values ? fail(s) : 0;
+}
+
+static inline void skip_ws(struct scanner *s)
+{
+	/* Bodies from kube-apiserver are compact: one comparison settles most calls. */
+	while (s->p < s->end && *s->p <= ' ' &&
+	       (*s->p == ' ' || *s->p == '\n' || *s->p == '\r' || *s->p == '\t'))
+		s->p++;
+}
+
+static int hexval(unsigned char c)
+{
+	if (c >= '0' && c <= '9') return c - '0';
+	if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+	return -1;
+}
+
+static int read_u4(struct scanner *s, const unsigned char *at, unsigned *out)
+{
+	int i, v;
+
+	if (s->end - at < 4)
+		return -1;
+	*out = 0;
+	for (i = 0; i < 4; i++) {
+		if ((v = hexval(at[i])) < 0)
+			return -1;
+		*out = *out << 4 | (unsigned)v;
+	}
+	return 0;
+}
+
+/* Validates one UTF-8 sequence at s->p the way jansson does; advances past it. */
+static int utf8(struct scanner *s)
+{
+	size_t n = utf8_sequence(s->p, s->end);
+
+	if (n == 0)
+		return -1;
+	s->p += n;
+	return 0;
+}
+
+#define MIX   0x9E3779B97F4A7C15ULL
+
+/*
+ * The string loops look at a block of bytes at once: block_special(p) flags
+ * the bytes of p[0..SCAN_BLOCK) that need a look ('"', '\\', control bytes
+ * < 0x20, UTF-8 bytes >= 0x80), and FIRST_FLAGGED() of a non-zero mask is the
+ * offset of the first of them (or 0 where it cannot be exact; the byte loop
+ * after it then finds the byte). On x86-64 a block is 16 bytes compared in
+ * three SSE2 instructions, so the loop's exit is predictable even in the
+ * escape-dense last-applied-configuration annotation (an escape every 7 bytes
+ * or so), where an 8-byte word missed half the time. Elsewhere (or built with
+ * SCAN_PORTABLE, as a unit test is) the same in portable C.
+ */
+#if defined(__SSE2__) && defined(__GNUC__) && !defined(SCAN_PORTABLE)
+#include <emmintrin.h>
+
+#define SCAN_BLOCK 16
+typedef unsigned block_mask;
+
+static inline block_mask block_special(const unsigned char *p)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+	/* Signed bytes: < 0x20 holds the control bytes and, negative, every byte >= 0x80. */
+	__m128i hit = _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
+				   _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+						_mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+
+	return (block_mask)_mm_movemask_epi8(hit);
+}
+
+#define FIRST_FLAGGED(m) ((size_t)__builtin_ctz(m))
+#else
+#define SCAN_BLOCK 8
+typedef uint64_t block_mask;
+
+#define ONES  0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+
+/*
+ * SWAR: the special bytes of a word as their high bits. The has-less and
+ * has-zero tricks can only flag falsely above a real hit, so the lowest
+ * flagged byte is exact: on a little-endian machine, the first special byte.
+ */
+static inline block_mask block_special(const unsigned char *p)
+{
+	uint64_t w, q, b;
+
+	memcpy(&w, p, 8);
+	q = w ^ (ONES * '"');
+	b = w ^ (ONES * '\\');
+	return (((q - ONES) & ~q) | ((b - ONES) & ~b) | ((w - ONES * 0x20) & ~w) | w) & HIGHS;
+}
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && defined(__GNUC__)
+#define FIRST_FLAGGED(m) ((size_t)__builtin_ctzll(m) >> 3)
+#else
+#define FIRST_FLAGGED(m) ((size_t)0)  /* then the byte loop finds it */
+#endif
+#endif
+
+/*
+ * Keys are hashed with SipHash-1-3 under a per-process random key (after a
+ * cheaper try, hash_quick()): the duplicate check's table then costs linear
+ * time whatever the keys are, because an input cannot know which keys
+ * collide. (A public hash let one 3 MB review of ~70,000 colliding
+ * annotation keys hold a worker ~100 s.)
+ */
+static uint64_t sip_key[2];
+static pthread_once_t sip_once = PTHREAD_ONCE_INIT;
+
+static void sip_init(void)
+{
+	struct timespec ts;
+
+	if (getrandom(sip_key, sizeof sip_key, 0) == (ssize_t)sizeof sip_key)
+		return;
+	/* No entropy yet (a very early boot): still unknown to a remote client. */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	sip_key[0] = (uint64_t)ts.tv_nsec * MIX ^ (uint64_t)getpid();
+	sip_key[1] = ((uint64_t)ts.tv_sec ^ (uint64_t)(uintptr_t)&ts) * MIX;
+}
+
+#define ROTL(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
+#define SIPROUND do { \
+	v0 += v1; v1 = ROTL(v1, 13); v1 ^= v0; v0 = ROTL(v0, 32); \
+	v2 += v3; v3 = ROTL(v3, 16); v3 ^= v2; \
+	v0 += v3; v3 = ROTL(v3, 21); v3 ^= v0; \
+	v2 += v1; v1 = ROTL(v1, 17); v1 ^= v2; v2 = ROTL(v2, 32); \
+} while (0)
+
+/* SipHash-1-3 of p[0..n) under k; only equal keys must hash alike, and nobody can aim collisions. */
+static uint64_t hash_bytes(const uint64_t k[2], const unsigned char *p, size_t n)
+{
+	uint64_t v0 = k[0] ^ 0x736f6d6570736575ULL, v1 = k[1] ^ 0x646f72616e646f6dULL;
+	uint64_t v2 = k[0] ^ 0x6c7967656e657261ULL, v3 = k[1] ^ 0x7465646279746573ULL;
+	uint64_t m, b = (uint64_t)n << 56;
+	size_t tail = n & 7;
+
+	for (; n >= 8; p += 8, n -= 8) {
+		memcpy(&m, p, 8);  /* the machine's byte order: the hash need not be portable */
+		v3 ^= m;
+		SIPROUND;
+		v0 ^= m;
+	}
+	m = 0;
+	memcpy(&m, p, tail);
+	b |= m;
+	v3 ^= b;
+	SIPROUND;
+	v0 ^= b;
+	v2 ^= 0xff;
+	SIPROUND;
+	SIPROUND;
+	SIPROUND;
+	return v0 ^ v1 ^ v2 ^ v3;
+}
+#undef SIPROUND
+#undef ROTL
+
+/* Appends code point cp as UTF-8 (as jansson stores it). */
+static size_t put_utf8(unsigned char *out, unsigned cp)
+{
+	if (cp < 0x80) {
+		out[0] = (unsigned char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		out[0] = (unsigned char)(0xC0 | cp >> 6);
+		out[1] = (unsigned char)(0x80 | (cp & 0x3F));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		out[0] = (unsigned char)(0xE0 | cp >> 12);
+		out[1] = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
+		out[2] = (unsigned char)(0x80 | (cp & 0x3F));
+		return 3;
+	}
+	out[0] = (unsigned char)(0xF0 | cp >> 18);
+	out[1] = (unsigned char)(0x80 | (cp >> 12 & 0x3F));
+	out[2] = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
+	out[3] = (unsigned char)(0x80 | (cp & 0x3F));
+	return 4;
+}
+
+#define KEY_DECODED_MAX 1024  /* longer keys are left to the full parse */
+
+/*
+ * Decodes the escapes of a string scan_string() has validated into out[0..cap),
+ * where cap is the decoded length it computed (key->dlen). 0 when exactly cap
+ * bytes were written; -1 when the string decodes to another length, which
+ * only a bug in that computation could cause, and then nothing is written
+ * past cap. Escapes decode as jansson decodes them, surrogate pairs to one
+ * 4-byte sequence.
+ */
+static int decode_string(const unsigned char *p, size_t len, unsigned char *out, size_t cap)
+{
+	const unsigned char *end = p + len;
+	size_t o = 0;
+
+	while (p < end) {
+		const unsigned char *bs = memchr(p, '\\', (size_t)(end - p));
+		size_t run = (size_t)((bs != NULL ? bs : end) - p);
+		unsigned char u[4];
+		unsigned cp, lo, i;
+		size_t n;
+
+		if (run > cap - o)
+			return -1;
+		memcpy(out + o, p, run);
+		o += run;
+		p += run;
+		if (p >= end)
+			break;
+		if (p[1] != 'u') {
+			u[0] = escape_byte[p[1]];
+			n = 1;
+			p += 2;
+		} else {
+			for (cp = 0, i = 2; i < 6; i++)
+				cp = cp << 4 | (unsigned)hexval(p[i]);
+			p += 6;
+			if (cp >= 0xD800 && cp <= 0xDBFF) {
+				for (lo = 0, i = 2; i < 6; i++)
+					lo = lo << 4 | (unsigned)hexval(p[i]);
+				cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+				p += 6;
+			}
+			n = put_utf8(u, cp);
+		}
+		if (n > cap - o)
+			return -1;
+		memcpy(out + o, u, n);
+		o += n;
+	}
+	return o == cap ? 0 : -1;
+}
+
+/*
+ * Long strings, 64 bytes at a time: a 64-bit mask per byte class is built
+ * once per chunk, and which bytes are escaped is worked out from the mask of
+ * backslashes with a few word operations, without a branch or a load per
+ * escape (the escape-dense last-applied-configuration annotation, an escape
+ * every 7 bytes or so, otherwise paid a load-to-branch round trip for each).
+ */
+#define CHUNK 64
+
+struct chunk_masks {
+	uint64_t quote, backslash;
+	uint64_t odd;    /* a control byte (< 0x20) or a UTF-8 byte (>= 0x80) */
+	uint64_t simple; /* the letters of escape_byte[] (only worked out when there is a backslash) */
+};
+
+#if defined(__SSE2__) && defined(__GNUC__) && !defined(SCAN_PORTABLE)
+/* The 64-bit mask of four 16-byte comparison results, in byte order. */
+static inline uint64_t chunk_bits(__m128i a, __m128i b, __m128i c, __m128i d)
+{
+	return (uint64_t)(unsigned)_mm_movemask_epi8(a) | (uint64_t)(unsigned)_mm_movemask_epi8(b) << 16 |
+	       (uint64_t)(unsigned)_mm_movemask_epi8(c) << 32 | (uint64_t)(unsigned)_mm_movemask_epi8(d) << 48;
+}
+
+static inline uint64_t chunk_eq(const __m128i v[4], char c)
+{
+	const __m128i cc = _mm_set1_epi8(c);
+
+	return chunk_bits(_mm_cmpeq_epi8(v[0], cc), _mm_cmpeq_epi8(v[1], cc), _mm_cmpeq_epi8(v[2], cc),
+			  _mm_cmpeq_epi8(v[3], cc));
+}
+
+static inline void chunk_masks(const unsigned char *p, struct chunk_masks *m)
+{
+	const __m128i space = _mm_set1_epi8(0x20);
+	__m128i v[4];
+	int i;
+
+	for (i = 0; i < 4; i++)
+		v[i] = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * i));
+	m->quote = chunk_eq(v, '"');
+	m->backslash = chunk_eq(v, '\\');
+	/* Signed bytes: < 0x20 holds the control bytes and, negative, every byte >= 0x80. */
+	m->odd = chunk_bits(_mm_cmplt_epi8(v[0], space), _mm_cmplt_epi8(v[1], space), _mm_cmplt_epi8(v[2], space),
+			    _mm_cmplt_epi8(v[3], space));
+	m->simple = 0;
+	if (m->backslash != 0)  /* escape_byte[]'s letters */
+		m->simple = m->quote | m->backslash | chunk_eq(v, '/') | chunk_eq(v, 'b') | chunk_eq(v, 'f') |
+			    chunk_eq(v, 'n') | chunk_eq(v, 'r') | chunk_eq(v, 't');
+}
+#else
+static inline void chunk_masks(const unsigned char *p, struct chunk_masks *m)
+{
+	int i;
+
+	m->quote = m->backslash = m->odd = m->simple = 0;
+	for (i = 0; i < CHUNK; i++) {
+		unsigned char c = p[i];
+
+		m->quote |= (uint64_t)(c == '"') << i;
+		m->backslash |= (uint64_t)(c == '\\') << i;
+		m->odd |= (uint64_t)(c < 0x20 || c >= 0x80) << i;
+		m->simple |= (uint64_t)(escape_byte[c] != 0) << i;
+	}
+}
+#endif
+
+#if defined(__GNUC__) && defined(__POPCNT__)
+#define POPCOUNT64(x) ((size_t)__builtin_popcountll(x))
+#else
+static inline size_t POPCOUNT64(uint64_t x)
+{
+	x -= (x >> 1) & 0x5555555555555555ULL;
+	x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+	x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+	return (size_t)((x * 0x0101010101010101ULL) >> 56);
+}
+#endif
+
+#if defined(__GNUC__)
+#define CTZ64(x) ((size_t)__builtin_ctzll(x))
+#else
+static size_t CTZ64(uint64_t x)
+{
+	size_t n = 0;
+
+	while (!(x & 1)) {
+		x >>= 1;
+		n++;
+	}
+	return n;
+}
+#endif
+
+/*
+ * The bytes the chunk's backslashes escape (none of them escaped from before
+ * the chunk): in a run of backslashes the first escapes the second, the
+ * third the fourth, and a run of odd length escapes the byte after it.
+ * *starts receives the backslashes that begin an escape. Branch-free, from
+ * simdjson (Langdale and Lemire, "Parsing Gigabytes of JSON per Second",
+ * 2019): subtracting the backslashes from (backslashes << 1 | odd bits)
+ * borrows through each run and leaves, after the xor with the odd bits, the
+ * escaping backslashes and the escaped bytes set; which is which is parity.
+ * The unit tests hold it to the byte loop at every offset.
+ */
+static inline uint64_t chunk_escaped(uint64_t backslash, uint64_t *starts)
+{
+	const uint64_t odd = 0xAAAAAAAAAAAAAAAAULL;  /* bits 1, 3, 5 ... */
+	uint64_t code = (((backslash << 1) | odd) - backslash) ^ odd;
+
+	*starts = code & backslash;
+	return code ^ backslash;
+}
+
+/*
+ * Settles the chunk p[0..CHUNK) of a string's contents, where p is not in the
+ * middle of an escape. Returns how many bytes it took: all of them, 63 when
+ * the last one starts an escape (the next chunk begins with it), or the
+ * offset of the closing quote with *closed set. 0 when the bytes before the
+ * end of the string or chunk hold something the byte loop must look at: a
+ * control byte, UTF-8, a "\u" or an invalid escape. *shrink grows by the
+ * escapes taken (each two bytes for one).
+ */
+static inline size_t chunk_string(const unsigned char *p, size_t *shrink, int *closed)
+{
+	struct chunk_masks m;
+	uint64_t escaped = 0, starts = 0, look, ends, before;
+
+	chunk_masks(p, &m);
+	if (m.backslash != 0)
+		escaped = chunk_escaped(m.backslash, &starts);
+	look = (escaped & ~m.simple) | m.odd;
+	ends = m.quote & ~escaped;
+	if (ends != 0) {
+		size_t n = CTZ64(ends);
+
+		before = (1ULL << n) - 1;
+		if (look & before)
+			return 0;
+		*shrink += POPCOUNT64(escaped & before);
+		*closed = 1;
+		return n;
+	}
+	if (look != 0)
+		return 0;
+	*shrink += POPCOUNT64(escaped);
+	return starts >> 63 ? CHUNK - 1 : CHUNK;
+}
+
+/*
+ * The rest of a string from p, its first byte that needs a look (see
+ * scan_string()): escapes and UTF-8 are validated here.
+ */
+static int scan_string_rest(struct scanner *s, struct key *key, const unsigned char *start,
+			    const unsigned char *p)
+{
+	const unsigned char *end = s->end, *bytewise = p;  /* chunks again from bytewise on */
+	size_t shrink = 0;  /* raw bytes minus decoded bytes, over all escapes */
+	int escaped = 0, closed = 0;
+
+	for (;;) {
+		if (p >= bytewise) {
+			size_t before = shrink, n;
+
+			while (end - p > CHUNK && (n = chunk_string(p, &shrink, &closed)) != 0) {
+				p += n;
+				if (closed)
+					break;
+			}
+			escaped |= shrink != before;
+			if (closed)
+				break;
+			/* A chunk the byte loop must see: it goes bytewise to that chunk's end. */
+			bytewise = p + CHUNK;
+		}
+		while (end - p >= SCAN_BLOCK) {
+			block_mask m = block_special(p);
+
+			if (m != 0) {
+				p += FIRST_FLAGGED(m);
+				break;
+			}
+			p += SCAN_BLOCK;
+		}
+		while (p < end && !special[*p])
+			p++;
+		if (p >= end)
+			return fail(s);
+		if (*p == '"')
+			break;
+		if (*p == '\\') {
+			unsigned cp, lo;
+
+			escaped = 1;
+			if (p + 1 >= end)
+				return fail(s);
+			if (escape_byte[p[1]]) {
+				p += 2;
+				shrink += 1;
+				continue;
+			}
+			if (p[1] != 'u' || read_u4(s, p + 2, &cp) != 0 || cp == 0)
+				return fail(s);  /* not an escape; \u0000 is refused, as jansson does */
+			p += 6;
+			if (cp >= 0xDC00 && cp <= 0xDFFF)
+				return fail(s);  /* lone low surrogate */
+			if (cp >= 0xD800 && cp <= 0xDBFF) {
+				if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || read_u4(s, p + 2, &lo) != 0 ||
+				    lo < 0xDC00 || lo > 0xDFFF)
+					return fail(s);
+				p += 6;
+				shrink += 12 - 4;
+			} else {
+				shrink += 6 - (cp < 0x80 ? 1 : cp < 0x800 ? 2 : 3);
+			}
+			continue;
+		}
+		if (*p < 0x20)
+			return fail(s);
+		s->p = p;
+		if (utf8(s) != 0)
+			return fail(s);
+		p = s->p;
+	}
+	s->p = p + 1;
+	if (key != NULL) {
+		key->start = (const char *)start;
+		key->len = (size_t)(p - start);
+		key->escaped = escaped;
+		key->dlen = key->len - shrink;
+	}
+	return 0;
+}
+
+/*
+ * Scans a string (s->p at the opening quote) and leaves s->p after the closing
+ * one, validating escapes and UTF-8. With key != NULL, records its raw span
+ * and decoded length. Most strings are short, plain ASCII: they are settled
+ * here, inline, a block at a time; the first byte that needs a look and
+ * is not the closing quote hands over to scan_string_rest().
+ */
+static inline int scan_string(struct scanner *s, struct key *key)
+{
+	const unsigned char *start = s->p + 1, *p = start, *end = s->end;
+
+	for (;; p += SCAN_BLOCK) {
+		block_mask m;
+
+		if (end - p < SCAN_BLOCK)
+			return scan_string_rest(s, key, start, p);
+		if ((m = block_special(p)) != 0) {
+			p += FIRST_FLAGGED(m);
+			break;
+		}
+	}
+	if (*p != '"')
+		return scan_string_rest(s, key, start, p);
+	s->p = p + 1;
+	if (key != NULL) {
+		key->start = (const char *)start;
+		key->len = (size_t)(p - start);
+		key->escaped = 0;
+		key->dlen = key->len;
+	}
+	return 0;
+}
+
+/* An object key: a string short enough for the fixed decode buffers. */
+static int scan_key(struct scanner *s, struct key *key)
+{
+	if (scan_string(s, key) != 0)
+		return -1;
+	return key->dlen > KEY_DECODED_MAX ? fail(s) : 0;  /* absurd key: let the full parse judge */
+}
+
+/*
+ * The value jansson gives the number text p[0..n), which scan_number() has
+ * validated and bounded. Without a fraction or exponent it is an integer
+ * (jansson's strtoll: "-0" is 0; at most 18 digits, so v cannot overflow);
+ * else a real, from strtod of the same text, as jansson does it.
+ */
+static json_t *number_value(const unsigned char *p, size_t n, int real)
+{
+	char text[64], *stop;
+	double d;
+
+	if (!real) {
+		int neg = *p == '-';
+		unsigned long long v = 0;
+		size_t i;
+
+		for (i = (size_t)neg; i < n; i++)
+			v = v * 10 + (unsigned)(p[i] - '0');
+		return json_integer(neg ? -(json_int_t)v : (json_int_t)v);
+	}
+	if (n >= sizeof text)
+		return NULL;  /* a long real (many fraction digits): the full parse has it */
+	memcpy(text, p, n);
+	text[n] = '\0';
+	d = strtod(text, &stop);
+	/*
+	 * jansson turns '.' into the locale's decimal point first; under a locale
+	 * where that is not '.', strtod stops short here and the full parse decides.
+	 */
+	if (stop != text + n)
+		return NULL;
+	return json_real(d);
+}
+
+/*
+ * Numbers in jansson's grammar. Integers must fit a long long and reals must
+ * not overflow a double; rather than reproduce strtod, anything that could
+ * come near either limit is refused (the caller's full parse then decides).
+ * With out != NULL the number is kept in *out.
+ */
+static int scan_number(struct scanner *s, json_t **out)
+{
+	const unsigned char *p = s->p, *end = s->end;
+	size_t int_digits = 0;
+	long exp = 0;
+	int real = 0, exp_neg = 0;
+
+	if (p < end && *p == '-')
+		p++;
+	if (p < end && *p == '0') {
+		p++;
+		int_digits = 1;
+	} else {
+		while (p < end && *p >= '0' && *p <= '9') {
+			p++;
+			int_digits++;
+		}
+	}
+	if (int_digits == 0)
+		return fail(s);
+	if (p < end && *p == '.') {
+		real = 1;
+		if (++p >= end || *p < '0' || *p > '9')
+			return fail(s);
+		while (p < end && *p >= '0' && *p <= '9')
+			p++;
+	}
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		real = 1;
+		p++;
+		if (p < end && (*p == '+' || *p == '-'))
+			exp_neg = *p++ == '-';
+		if (p >= end || *p < '0' || *p > '9')
+			return fail(s);
+		while (p < end && *p >= '0' && *p <= '9') {
+			if (exp < 100000)
+				exp = exp * 10 + (*p - '0');
+			p++;
+		}
+	}
+	/* 18 digits always fit a long long; a real below 10^300 never overflows. */
+	if (!real && int_digits > 18)
+		return fail(s);
+	if (real && (long)int_digits + (exp_neg ? -exp : exp) > 300)
+		return fail(s);
+	if (out != NULL && (*out = number_value(s->p, (size_t)(p - s->p), real)) == NULL)
+		return fail(s);
+	s->p = p;
+	return 0;
+}
+
+static int literal(struct scanner *s, const char *word, size_t n)
+{
+	if ((size_t)(s->end - s->p) < n || memcmp(s->p, word, n) != 0)
+		return fail(s);
+	s->p += n;
+	return 0;
+}
+
+/*
+ * keys_equal() for keys spelt with escapes: compares what they decode to.
+ * Keys that do not decode to their length are called equal: the duplicate
+ * the caller then sees sends the document to the full parse.
+ */
+static int keys_equal_decoded(const struct key *a, const struct key *b)
+{
+	unsigned char da[KEY_DECODED_MAX], db[KEY_DECODED_MAX];
+
+	if (decode_string((const unsigned char *)a->start, a->len, da, a->dlen) != 0 ||
+	    decode_string((const unsigned char *)b->start, b->len, db, b->dlen) != 0)
+		return 1;
+	return memcmp(da, db, a->dlen) == 0;
+}
+
+/* Exact comparison of two keys, on their decoded bytes. */
+static inline int keys_equal(const struct key *a, const struct key *b)
+{
+	if (a->dlen != b->dlen)
+		return 0;
+	if (!a->escaped && !b->escaped)
+		return memcmp(a->start, b->start, a->len) == 0;
+	return keys_equal_decoded(a, b);
+}
+
+/*
+ * The duplicate check's first try: a hash of the key's length and of three
+ * of its 8-byte words (first, middle, last: all of a key up to 24 bytes),
+ * under the same random key. A few instructions where SipHash costs a
+ * hundred; but an input can make any number of keys collide under it (they
+ * need only share those bytes), so that try gives up past a linear budget
+ * of probes and SipHash settles the object (find_duplicates_hashed()).
+ */
+static uint64_t hash_quick(const uint64_t k[2], const unsigned char *p, size_t n)
+{
+	uint64_t a = 0, b = 0, c = 0, h;
+
+	if (n >= 8) {
+		memcpy(&a, p, 8);
+		memcpy(&b, p + n / 2 - 4, 8);
+		memcpy(&c, p + n - 8, 8);
+	} else {
+		memcpy(&a, p, n);
+	}
+	h = (a ^ k[0]) * MIX + (b ^ k[1]) * 0xC2B2AE3D27D4EB4FULL + (c ^ (uint64_t)n) * 0x165667B19E3779F9ULL;
+	h ^= h >> 29;
+	h *= MIX;
+	return h ^ h >> 32;
+}
+
+static void hash_key(struct key *k, int quick)
+{
+	unsigned char buf[KEY_DECODED_MAX];
+	const unsigned char *p = (const unsigned char *)k->start;
+
+	if (k->escaped) {
+		if (decode_string(p, k->len, buf, k->dlen) != 0) {
+			k->hash = 0;  /* a bad length: keys_equal() calls it a duplicate, and the full parse decides */
+			return;
+		}
+		p = buf;
+	}
+	k->hash = quick ? hash_quick(sip_key, p, k->dlen) : hash_bytes(sip_key, p, k->dlen);
+}
+
+#define SET_KEYS_MAX 64  /* objects up to this size use a table on the stack */
+#define QUICK_PROBES_PER_KEY 2  /* the quick hash's budget: slots probed per key, over the object */
+#define DUP_GAVE_UP 1
+
+/*
+ * One try of find_duplicates_hashed() over the table set[size]: 0, -1 at a
+ * duplicate, or DUP_GAVE_UP when the quick hash went over its budget.
+ */
+static int dup_table(struct scanner *s, struct key *k, size_t n, uint32_t *set, size_t size, int quick)
+{
+	size_t i, j, slot, probes = 0, budget = QUICK_PROBES_PER_KEY * n;
+
+	memset(set, 0, size * sizeof *set);
+	for (i = 0; i < n; i++) {
+		hash_key(&k[i], quick);
+		for (slot = k[i].hash & (size - 1); set[slot] != 0; slot = (slot + 1) & (size - 1)) {
+			s->compares++;
+			if (quick && ++probes > budget)
+				return DUP_GAVE_UP;
+			j = set[slot] - 1u;
+			if (k[j].hash == k[i].hash && keys_equal(&k[i], &k[j]))
+				return -1;
+		}
+		set[slot] = (uint32_t)(i + 1);
+	}
+	return 0;
+}
+
+/*
+ * Finds duplicates among the n > 8 keys k[] of an object (see
+ * check_duplicates()); 0, or -1 when two decode alike (or, for a large
+ * object, when memory for its table runs out: the full parse decides then).
+ * An open-addressing table at most half full, indexed by a keyed hash: the
+ * quick one, and SipHash when that one's probes go over budget, which keeps
+ * the check linear in n whatever the keys, since they cannot be chosen to
+ * collide under SipHash. s->compares counts the slots probed, for the tests
+ * of that claim.
+ */
+static int find_duplicates_hashed(struct scanner *s, struct key *k, size_t n)
+{
+	uint32_t small[4 * SET_KEYS_MAX], *set = small;  /* key index + 1 by slot; 0: empty */
+	size_t size = 2 * SET_KEYS_MAX;
+	int rc;
+
+	pthread_once(&sip_once, sip_init);
+	while (size < 2 * n)
+		size *= 2;
+	if (size > sizeof small / sizeof small[0] && (set = malloc(size * sizeof *set)) == NULL)
+		return -1;
+	if ((rc = dup_table(s, k, n, set, size, 1)) == DUP_GAVE_UP)
+		rc = dup_table(s, k, n, set, size, 0);
+	if (set != small)
+		free(set);
+	return rc;
+}
+
+/* Checks the keys of the object that just closed (keys[from..n)) for duplicates, and pops them. */
+static inline int check_duplicates(struct scanner *s, size_t from)
+{
+	struct key *k = s->keys + from;
+	size_t n = s->n_keys - from, i, j;
+
+	/* Most objects are small (half of a pod's hold one key or none): pairwise, no hashing. */
+	if (n <= 8) {
+		for (i = 1; i < n; i++)
+			for (j = 0; j < i; j++)
+				if (keys_equal(&k[i], &k[j]))
+					return fail(s);
+	} else if (find_duplicates_hashed(s, k, n) != 0) {
+		return fail(s);
+	}
+	s->n_keys = from;
+	return 0;
+}
+
+/* Grows the key stack (push_key()'s rare case); -1 when memory runs out. */
+static int grow_keys(struct scanner *s)
+{
+	size_t cap = s->cap_keys * 2;
+	struct key *grown = s->keys == s->inline_keys ? malloc(cap * sizeof *grown)
+			  : realloc(s->keys, cap * sizeof *grown);
+
+	if (grown == NULL)
+		return -1;
+	if (s->keys == s->inline_keys)
+		memcpy(grown, s->inline_keys, sizeof s->inline_keys);
+	s->keys = grown;
+	s->cap_keys = cap;
+	return 0;
+}
+
+static inline struct key *push_key(struct scanner *s)
+{
+	if (s->n_keys == s->cap_keys && grow_keys(s) != 0)
+		return NULL;
+	return &s->keys[s->n_keys++];
+}
+
+static int scan_value(struct scanner *s, const struct scan_shape *shape, enum scan_kind kind,
+		      json_t **out);
+static int skip_value(struct scanner *s);
+
+/* A member or element value: a string, the usual case, without the call. */
+static inline int skip_member_value(struct scanner *s)
+{
+	if (s->p < s->end && *s->p == '"')
+		return scan_string(s, NULL);
+	return skip_value(s);
+}
+
+/*
+ * Skipping: the subtrees nothing is kept from (most of a pod: managedFields,
+ * annotations, env, volumes). The same validation as the keeping path, with
+ * none of its bookkeeping per token.
+ */
+static int skip_object(struct scanner *s)
+{
+	size_t from = s->n_keys;
+
+	if (++s->depth > s->max_depth)
+		return fail(s);
+	s->p++;
+	skip_ws(s);
+	if (s->p < s->end && *s->p == '}') {
+		s->p++;
+		s->depth--;
+		return 0;
+	}
+	for (;;) {
+		struct key *k;
+
+		skip_ws(s);
+		if (s->p >= s->end || *s->p != '"' || count_value(s) != 0 || (k = push_key(s)) == NULL ||
+		    scan_key(s, k) != 0)
+			return fail(s);
+		skip_ws(s);
+		if (s->p >= s->end || *s->p++ != ':')
+			return fail(s);
+		skip_ws(s);
+		if (skip_member_value(s) != 0)
+			return -1;
+		skip_ws(s);
+		if (s->p < s->end && *s->p == ',') {
+			s->p++;
+			continue;
+		}
+		if (s->p < s->end && *s->p == '}') {
+			s->p++;
+			break;
+		}
+		return fail(s);
+	}
+	s->depth--;
+	return check_duplicates(s, from);
+}
+
+static int skip_array(struct scanner *s)
+{
+	if (++s->depth > s->max_depth)
+		return fail(s);
+	s->p++;
+	skip_ws(s);
+	if (s->p < s->end && *s->p == ']') {
+		s->p++;
+		s->depth--;
+		return 0;
+	}
+	for (;;) {
+		skip_ws(s);
+		if (count_value(s) != 0 || skip_member_value(s) != 0)
+			return -1;
+		skip_ws(s);
+		if (s->p < s->end && *s->p == ',') {
+			s->p++;
+			continue;
+		}
+		if (s->p < s->end && *s->p == ']') {
+			s->p++;
+			break;
+		}
+		return fail(s);
+	}
+	s->depth--;
+	return 0;
+}
+
+static int skip_value(struct scanner *s)
+{
+	if (s->p >= s->end)
+		return fail(s);
+	switch (*s->p) {
+	case '{': return skip_object(s);
+	case '[': return skip_array(s);
+	case '"': return scan_string(s, NULL);
+	case 't': return literal(s, "true", 4);
+	case 'f': return literal(s, "false", 5);
+	case 'n': return literal(s, "null", 4);
+	default:  return scan_number(s, NULL);
+	}
+}
+
+/*
+ * Keeping: the members a shape selects, built into jansson values straight
+ * from bytes the scanner has just validated, the same values json_loadb()
+ * would give (it is what the fast path is checked against).
+ */
+
+/* The entry of shape (through SCAN_ALSO tables) naming the key p[0..n), or NULL. */
+static inline const struct scan_shape *find_bytes(const struct scan_shape *shape, const char *p, size_t n)
+{
+	for (;;) {
+		/* The first byte settles most comparisons; strncmp stops at the shape key's end. */
+		for (; shape->key != NULL; shape++) {
+			const char *pat = shape->key;
+
+			if ((n == 0 || pat[0] == p[0]) && strncmp(pat, p, n) == 0 && pat[n] == '\0')
+				return shape;
+			if (pat[0] == '*') {
+				size_t m = strlen(pat + 1);
+
+				if (n > m && memcmp(p + n - m, pat + 1, m) == 0)
+					return shape;
+			}
+		}
+		if (shape->kind != SCAN_ALSO || shape->children == NULL)
+			return NULL;
+		shape = shape->children;
+	}
+}
+
+/* find_key() of a key spelt with escapes: looked up decoded (rare: the slow way). */
+static const struct scan_shape *find_escaped(struct scanner *s, const struct scan_shape *shape,
+					     const struct key *k)
+{
+	unsigned char decoded[KEY_DECODED_MAX];
+
+	if (decode_string((const unsigned char *)k->start, k->len, decoded, k->dlen) != 0) {
+		fail(s);
+		return NULL;
+	}
+	return find_bytes(shape, (const char *)decoded, k->dlen);
+}
+
+/* The entry naming key k, or NULL (and s failed, when k does not decode to its length). */
+static inline const struct scan_shape *find_key(struct scanner *s, const struct scan_shape *shape,
+						const struct key *k)
+{
+	return k->escaped ? find_escaped(s, shape, k) : find_bytes(shape, k->start, k->len);
+}
+
+/* The entry that ends shape (through SCAN_ALSO tables): what happens to the members it does not name. */
+static const struct scan_shape *rest_of(const struct scan_shape *shape)
+{
+	for (;;) {
+		while (shape->key != NULL)
+			shape++;
+		if (shape->kind != SCAN_ALSO || shape->children == NULL)
+			return shape;
+		shape = shape->children;
+	}
+}
+
+/* A string value at s->p, kept in *out with its escapes decoded. */
+static int keep_string(struct scanner *s, json_t **out)
+{
+	struct key str;
+	unsigned char small[256], *buf;
+
+	if (scan_string(s, &str) != 0)
+		return -1;
+	/* Validated: UTF-8, and no NUL (\u0000 is refused), so no check is needed. */
+	if (!str.escaped) {
+		*out = json_stringn_nocheck(str.start, str.len);
+	} else {
+		buf = str.dlen <= sizeof small ? small : malloc(str.dlen);
+		if (buf == NULL)
+			return fail(s);
+		*out = decode_string((const unsigned char *)str.start, str.len, buf, str.dlen) == 0
+		       ? json_stringn_nocheck((const char *)buf, str.dlen) : NULL;
+		if (buf != small)
+			free(buf);
+	}
+	return *out != NULL ? 0 : fail(s);
+}
+
+/* A literal at s->p, kept as value (jansson's singletons). */
+static int keep_literal(struct scanner *s, const char *word, size_t n, json_t *value, json_t **out)
+{
+	if (literal(s, word, n) != 0)
+		return -1;
+	*out = value;
+	return 0;
+}
+
+/* Adds child to obj under key k, decoded; the reference to child is taken either way. */
+static int set_member(json_t *obj, const struct key *k, json_t *child)
+{
+	unsigned char buf[KEY_DECODED_MAX];
+
+	if (!k->escaped)
+		return json_object_setn_new_nocheck(obj, k->start, k->len, child);
+	if (decode_string((const unsigned char *)k->start, k->len, buf, k->dlen) != 0) {
+		json_decref(child);
+		return -1;
+	}
+	return json_object_setn_new_nocheck(obj, (const char *)buf, k->dlen, child);
+}
+
+/*
+ * An object at s->p, kept in *out (a new object). With a shape, only the
+ * members it names are kept, each as its entry says; with shape NULL, every
+ * member is kept whole. A key spelt with escapes is looked up decoded.
+ */
+static int descend_value(struct scanner *s, const struct scan_shape *search, json_t **out);
+
+/* Adds a kept member: under the shape's own key (static storage), or, for a '*' entry, the key read. */
+static int set_kept(json_t *obj, const struct scan_shape *member, const struct key *k, json_t *child)
+{
+	if (member->key[0] == '*')
+		return set_member(obj, k, child);
+	return json_object_set_new_nocheck(obj, member->key, child);
+}
+
+static int scan_object(struct scanner *s, const struct scan_shape *shape, json_t **out)
+{
+	size_t from = s->n_keys;
+	const struct scan_shape *rest = NULL;  /* the shape's end, looked up at the first member it does not name */
+	json_t *obj;
+
+	if (++s->depth > s->max_depth || (obj = json_object()) == NULL)
+		return fail(s);
+	s->p++;
+	skip_ws(s);
+	if (s->p < s->end && *s->p == '}') {
+		s->p++;
+		goto done;
+	}
+	for (;;) {
+		struct key k;
+		const struct scan_shape *member = NULL;
+		json_t *child = NULL;
+		struct key *pushed;
+
+		/*
+		 * Scanned into k and copied onto the stack, not the other way: k is
+		 * used while the value is scanned (and the stack may move), and
+		 * reading it back from the stack stalled on the stores just made.
+		 */
+		skip_ws(s);
+		if (s->p >= s->end || *s->p != '"' || count_value(s) != 0 || scan_key(s, &k) != 0 ||
+		    (pushed = push_key(s)) == NULL)
+			goto bad;
+		*pushed = k;
+		if (shape != NULL)
+			member = find_key(s, shape, &k);
+		skip_ws(s);
+		if (s->p >= s->end || *s->p++ != ':')
+			goto bad;
+		skip_ws(s);
+		if (shape == NULL) {
+			if (scan_value(s, NULL, SCAN_WHOLE, &child) != 0 || set_member(obj, &k, child) != 0)
+				goto bad;
+		} else if (member != NULL) {
+			if (scan_value(s, member->children, member->kind, &child) != 0 ||
+			    set_kept(obj, member, &k, child) != 0)
+				goto bad;
+		} else if ((rest != NULL || (rest = rest_of(shape)) != NULL) && rest->kind == SCAN_DESCEND) {
+			if (descend_value(s, rest->children, &child) != 0 ||
+			    (child != NULL && set_member(obj, &k, child) != 0))
+				goto bad;
+		} else if (skip_value(s) != 0) {
+			goto bad;
+		}
+		skip_ws(s);
+		if (s->p < s->end && *s->p == ',') {
+			s->p++;
+			continue;
+		}
+		if (s->p < s->end && *s->p == '}') {
+			s->p++;
+			break;
+		}
+		goto bad;
+	}
+done:
+	if (check_duplicates(s, from) != 0)
+		goto bad;
+	s->depth--;
+	*out = obj;
+	return 0;
+bad:
+	json_decref(obj);
+	return fail(s);
+}
+
+/*
+ * An array at s->p, kept in *out (a new array). With elem, object elements
+ * keep only the members elem names; anything else is kept whole.
+ */
+static int scan_array(struct scanner *s, const struct scan_shape *elem, json_t **out)
+{
+	json_t *arr;
+
+	if (++s->depth > s->max_depth || (arr = json_array()) == NULL)
+		return fail(s);
+	s->p++;
+	skip_ws(s);
+	if (s->p < s->end && *s->p == ']') {
+		s->p++;
+		goto done;
+	}
+	for (;;) {
+		json_t *child = NULL;
+
+		skip_ws(s);
+		if (count_value(s) != 0 || scan_value(s, elem, elem ? SCAN_OBJECT : SCAN_WHOLE, &child) != 0 ||
+		    json_array_append_new(arr, child) != 0)
+			goto bad;
+		skip_ws(s);
+		if (s->p < s->end && *s->p == ',') {
+			s->p++;
+			continue;
+		}
+		if (s->p < s->end && *s->p == ']') {
+			s->p++;
+			break;
+		}
+		goto bad;
+	}
+done:
+	s->depth--;
+	*out = arr;
+	return 0;
+bad:
+	json_decref(arr);
+	return fail(s);
+}
+
+/*
+ * Enters the object or array at s->p: -1 past max_depth, 0 when it is empty
+ * (closed again, depth restored), 1 when an item follows.
+ */
+static inline int open_items(struct scanner *s, char close)
+{
+	if (++s->depth > s->max_depth)
+		return fail(s);
+	s->p++;
+	skip_ws(s);
+	if (s->p < s->end && *s->p == close) {
+		s->p++;
+		s->depth--;
+		return 0;
+	}
+	return 1;
+}
+
+/* After a member or element: 1 at a ',' (another follows), 0 at close (consumed), -1 otherwise. */
+static inline int next_item(struct scanner *s, char close)
+{
+	skip_ws(s);
+	if (s->p < s->end && (*s->p == ',' || *s->p == close))
+		return *s->p++ == ',';
+	return -1;
+}
+
+/*
+ * Searching (SCAN_DESCEND): every member of every object and array below is
+ * looked up in search; what an entry names is kept as it says, everything
+ * else only validated, and a container is built only when something inside
+ * it was kept (*out stays NULL otherwise).
+ */
+static int descend_object(struct scanner *s, const struct scan_shape *search, json_t **out)
+{
+	size_t from = s->n_keys;
+	json_t *obj = NULL;
+	int more = open_items(s, '}');
+
+	if (more <= 0)
+		return more;
+	for (;;) {
+		struct key k, *pushed;
+		const struct scan_shape *member;
+		json_t *child = NULL;
+
+		skip_ws(s);
+		if (s->p >= s->end || *s->p != '"' || count_value(s) != 0 || scan_key(s, &k) != 0 ||
+		    (pushed = push_key(s)) == NULL)
+			goto bad;
+		*pushed = k;  /* as in scan_object() */
+		member = find_key(s, search, &k);
+		skip_ws(s);
+		if (s->p >= s->end || *s->p++ != ':')
+			goto bad;
+		skip_ws(s);
+		if (member != NULL ? scan_value(s, member->children, member->kind, &child) != 0
+		    : descend_value(s, search, &child) != 0)
+			goto bad;
+		if (child != NULL) {
+			if (obj == NULL && (obj = json_object()) == NULL) {
+				json_decref(child);
+				goto bad;
+			}
+			if (set_member(obj, &k, child) != 0)
+				goto bad;
+		}
+		if ((more = next_item(s, '}')) < 0)
+			goto bad;
+		if (!more)
+			break;
+	}
+	s->depth--;
+	if (check_duplicates(s, from) != 0)
+		goto bad;
+	*out = obj;
+	return 0;
+bad:
+	json_decref(obj);
+	return fail(s);
+}
+
+static int descend_array(struct scanner *s, const struct scan_shape *search, json_t **out)
+{
+	json_t *arr = NULL;
+	size_t i;
+	int more = open_items(s, ']');
+
+	if (more <= 0)
+		return more;
+	for (i = 0;; i++) {
+		json_t *child = NULL;
+
+		skip_ws(s);
+		if (count_value(s) != 0 || descend_value(s, search, &child) != 0)
+			goto bad;
+		if (child != NULL) {
+			if (arr == NULL && (arr = json_array()) == NULL) {
+				json_decref(child);
+				goto bad;
+			}
+			/* The elements before it that held nothing: null, so the index stays. */
+			while (json_array_size(arr) < i)
+				if (json_array_append_new(arr, json_null()) != 0) {
+					json_decref(child);
+					goto bad;
+				}
+			if (json_array_append_new(arr, child) != 0)
+				goto bad;
+		}
+		if ((more = next_item(s, ']')) < 0)
+			goto bad;
+		if (!more)
+			break;
+	}
+	s->depth--;
+	*out = arr;
+	return 0;
+bad:
+	json_decref(arr);
+	return fail(s);
+}
+
+static int descend_value(struct scanner *s, const struct scan_shape *search, json_t **out)
+{
+	*out = NULL;
+	if (s->p >= s->end)
+		return fail(s);
+	if (*s->p == '{')
+		return descend_object(s, search, out);
+	if (*s->p == '[')
+		return descend_array(s, search, out);
+	return skip_member_value(s);
+}
+
+/*
+ * Any value at s->p. With out == NULL it is only validated; else it is kept
+ * in *out: the container kind names is walked with shape, and anything else
+ * (a SCAN_WHOLE member, or one of an unexpected type) is kept whole.
+ */
+static int scan_value(struct scanner *s, const struct scan_shape *shape, enum scan_kind kind,
+		      json_t **out)
+{
+	if (out == NULL)
+		return skip_value(s);
+	if (s->p >= s->end)
+		return fail(s);
+	switch (*s->p) {
+	case '{': return scan_object(s, kind == SCAN_OBJECT ? shape : NULL, out);
+	case '[': return scan_array(s, kind == SCAN_ARRAY_OF_OBJECTS ? shape : NULL, out);
+	case '"': return keep_string(s, out);
+	case 't': return keep_literal(s, "true", 4, json_true(), out);
+	case 'f': return keep_literal(s, "false", 5, json_false(), out);
+	case 'n': return keep_literal(s, "null", 4, json_null(), out);
+	default:  return scan_number(s, out);
+	}
+}
+
+json_t *scan_extract_ex(const char *body, size_t len, const struct scan_shape *shape,
+			size_t max_depth, size_t max_values, struct scan_stats *stats)
+{
+	struct scanner s;
+	json_t *root = NULL;
+
+	s.p = (const unsigned char *)body;
+	s.end = s.p + len;
+	s.depth = 0;
+	s.max_depth = max_depth;
+	s.keys = s.inline_keys;
+	s.n_keys = 0;
+	s.cap_keys = sizeof s.inline_keys / sizeof s.inline_keys[0];
+	s.values = 0;
+	s.max_values = max_values;
+	s.compares = 0;
+	s.failed = 0;
+
+	skip_ws(&s);
+	if (s.p >= s.end || *s.p != '{' || count_value(&s) != 0 || scan_object(&s, shape, &root) != 0)
+		goto bad;
+	skip_ws(&s);
+	if (s.p != s.end || s.failed)  /* s.failed: a failure on the way that no return value carried */
+		goto bad;
+	goto out;
+bad:
+	json_decref(root);
+	root = NULL;
+out:
+	if (s.keys != s.inline_keys)
+		free(s.keys);
+	if (stats != NULL) {
+		stats->values = s.values;
+		stats->compares = s.compares;
+	}
+	return root;
+}
+
+json_t *scan_extract(const char *body, size_t len, const struct scan_shape *shape,
+		     size_t max_depth)
+{
+	return scan_extract_ex(body, len, shape, max_depth, SIZE_MAX, NULL);
+}
+
+/* scan_shape_equal() for one member: kept as kind and children say. */
+static int kept_equal(const json_t *a, const json_t *b, enum scan_kind kind, const struct scan_shape *children)
+{
+	size_t i;
+
+	if (kind == SCAN_OBJECT && children != NULL && json_is_object(a) && json_is_object(b))
+		return scan_shape_equal(a, b, children);
+	if (kind == SCAN_ARRAY_OF_OBJECTS && children != NULL && json_is_array(a) && json_is_array(b)) {
+		if (json_array_size(a) != json_array_size(b))
+			return 0;
+		for (i = 0; i < json_array_size(a); i++)
+			if (!kept_equal(json_array_get(a, i), json_array_get(b, i), SCAN_OBJECT, children))
+				return 0;
+		return 1;
+	}
+	return json_equal(a, b);
+}
+
+/* Every member of a that shape names is in b, alike. */
+static int kept_in(const json_t *a, const json_t *b, const struct scan_shape *shape)
+{
+	const char *key;
+	const json_t *v;
+	void *it;
+
+	for (it = json_object_iter((json_t *)(uintptr_t)a); it != NULL;
+	     it = json_object_iter_next((json_t *)(uintptr_t)a, it)) {
+		const struct scan_shape *member;
+		const json_t *other;
+
+		key = json_object_iter_key(it);
+		v = json_object_iter_value(it);
+		member = find_bytes(shape, key, json_object_iter_key_len(it));
+		if (member == NULL)
+			continue;
+		other = json_object_getn(b, key, json_object_iter_key_len(it));
+		if (other == NULL || !kept_equal(v, other, member->kind, member->children))
+			return 0;
+	}
+	return 1;
+}
+
+int scan_shape_equal(const json_t *a, const json_t *b, const struct scan_shape *shape)
+{
+	if (!json_is_object(a) || !json_is_object(b) || shape == NULL)
+		return json_equal(a, b);
+	return kept_in(a, b, shape) && kept_in(b, a, shape);
+}
