@@ -1,10 +1,10 @@
 #include "webhook/review.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "k8s/names.h"
 #include "text/scan.h"
 #include "policy/template.h"
 #include "base/utf8.h"
@@ -1173,18 +1173,14 @@ out:
 
 int review_policy_key_check(const char *key, struct error *err)
 {
-	size_t i, n = key != NULL ? strlen(key) : 0;
+	const char *why = k8s_name_configmap_key(key);
 
-	if (n == 0 || n > REVIEW_POLICY_KEY_MAX || strcmp(key, ".") == 0 || strcmp(key, "..") == 0) {
-		error_set(err, ERROR_INPUT, "a ConfigMap key has 1 to %d characters and is not \".\" or \"..\"",
-			  REVIEW_POLICY_KEY_MAX);
-		return -1;
-	}
-	for (i = 0; i < n; i++)
-		if (!(isalnum((unsigned char)key[i]) || key[i] == '-' || key[i] == '_' || key[i] == '.')) {
-			error_set(err, ERROR_INPUT, "\"%s\" is not a ConfigMap key: it may hold only letters, "
-				  "digits, '-', '_' and '.'", key);
-			return -1;
-		}
-	return 0;
+	if (why == NULL)
+		return 0;
+	/* Quoted back only when short enough to read. */
+	if (key != NULL && strlen(key) <= K8S_NAME_CONFIGMAP_KEY_MAX)
+		error_set(err, ERROR_INPUT, "\"%s\" is not a ConfigMap key: it %s", key, why);
+	else
+		error_set(err, ERROR_INPUT, "a ConfigMap key %s", why);
+	return -1;
 }
