@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/strbuf.h"
 #include "text/manifest.h"
 #include "policy/policy.h"
 #include "policy/template.h"
@@ -323,10 +324,7 @@ int audit_input(struct audit *a, const char *name, const char *buf, size_t len,
 	struct manifest_doc doc;
 	const struct manifest_doc *d = &doc;
 	struct template_list found = { 0 };
-	struct {
-		char *p;
-		size_t len, cap;
-	} out = { 0 };
+	struct strbuf out = STRBUF_INIT;  /* the fixed text, when fixed */
 	json_t *doc_patch = NULL;
 	char *owned_name = NULL;
 	size_t i, j;
@@ -434,38 +432,22 @@ int audit_input(struct audit *a, const char *name, const char *buf, size_t len,
 				}
 			}
 		}
-		if (out.len + piece_len + 1 > out.cap) {
-			size_t cap = out.cap ? out.cap : len + 1024;
-			char *grown;
-
-			while (cap < out.len + piece_len + 1)
-				cap *= 2;
-			grown = realloc(out.p, cap);
-			if (grown == NULL) {
-				free(rendered);
-				error_set(err, ERROR_NOMEM, "out of memory");
-				goto out;
-			}
-			out.p = grown;
-			out.cap = cap;
-		}
-		memcpy(out.p + out.len, piece, piece_len);
-		out.len += piece_len;
-		out.p[out.len] = '\0';
-		free(rendered);
-	}
-	if (fixed != NULL) {
-		if (out.p == NULL && (out.p = calloc(1, 1)) == NULL) {
+		if (out.buf == NULL)
+			strbuf_grow(&out, len + 1024);  /* the file and some: as a rule the one allocation */
+		if (strbuf_add(&out, piece, piece_len) != 0) {
+			free(rendered);
 			error_set(err, ERROR_NOMEM, "out of memory");
 			goto out;
 		}
-		*fixed = out.p;
-		*fixed_len = out.len;
-		out.p = NULL;
+		free(rendered);
+	}
+	if (fixed != NULL && (*fixed = strbuf_detach(&out, fixed_len)) == NULL) {
+		error_set(err, ERROR_NOMEM, "out of memory");
+		goto out;
 	}
 	rc = 0;
 out:
-	free(out.p);
+	strbuf_release(&out);
 	free(owned_name);
 	json_decref(doc_patch);
 	template_list_free(&found);

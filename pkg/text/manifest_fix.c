@@ -12,52 +12,10 @@
 
 #include "text/manifest_int.h"
 #include "base/patch.h"
+#include "base/strbuf.h"
 #include "base/utf8.h"
 
 #define WRITE_DEPTH_MAX 16    /* values the text inserter writes by hand */
-
-/* ==== Growable output buffer; an allocation failure sticks (oom) ==== */
-
-struct mbuf {
-	char *p;
-	size_t len, cap;
-	int oom;
-};
-
-static void mb_add(struct mbuf *b, const char *s, size_t n)
-{
-	char *grown;
-	size_t cap;
-
-	if (b->oom)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		cap = b->cap ? b->cap : 256;
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		grown = realloc(b->p, cap);
-		if (grown == NULL) {
-			b->oom = 1;
-			return;
-		}
-		b->p = grown;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static void mb_str(struct mbuf *b, const char *s)
-{
-	mb_add(b, s, strlen(s));
-}
-
-static void mb_spaces(struct mbuf *b, size_t n)
-{
-	while (n-- > 0)
-		mb_add(b, " ", 1);
-}
 
 /* ==== --fix: rendering a patched document ==== */
 
@@ -104,32 +62,32 @@ static int plain_ok(const char *s)
 	return ok;
 }
 
-static void write_scalar(struct mbuf *o, const json_t *v)
+static void write_scalar(struct strbuf *o, const json_t *v)
 {
 	char *s;
 	int plain = json_is_string(v) ? plain_ok(json_string_value(v)) : 0;
 
 	if (plain < 0) {
-		o->oom = 1;
+		strbuf_fail(o, STRBUF_NOMEM);
 		return;
 	}
 	if (plain) {
-		mb_str(o, json_string_value(v));
+		strbuf_addstr(o, json_string_value(v));
 		return;
 	}
 	s = json_dumps(v, JSON_ENCODE_ANY);  /* a JSON string is a YAML double-quoted scalar */
 	if (s == NULL) {
-		o->oom = 1;
+		strbuf_fail(o, STRBUF_NOMEM);
 		return;
 	}
-	mb_str(o, s);
+	strbuf_addstr(o, s);
 	free(s);
 }
 
-static int write_value(struct mbuf *o, const json_t *v, size_t indent, const char *nl, int depth);
+static int write_value(struct strbuf *o, const json_t *v, size_t indent, const char *nl, int depth);
 
 /* Writes the entries of object v, the first one inline (after "- "), the rest at indent. */
-static int write_entries(struct mbuf *o, const json_t *v, size_t indent, int first_inline,
+static int write_entries(struct strbuf *o, const json_t *v, size_t indent, int first_inline,
 			 const char *nl, int depth)
 {
 	const char *key;
@@ -140,16 +98,16 @@ static int write_entries(struct mbuf *o, const json_t *v, size_t indent, int fir
 		json_t *k;
 
 		if (!(first && first_inline))
-			mb_spaces(o, indent);
+			strbuf_addchars(o, ' ', indent);
 		first = 0;
 		k = json_string(key);
 		if (k == NULL) {
-			o->oom = 1;  /* a key of an object jansson holds is valid UTF-8: memory failed */
+			strbuf_fail(o, STRBUF_NOMEM);  /* a key of an object jansson holds is valid UTF-8: memory failed */
 			return -1;
 		}
 		write_scalar(o, k);
 		json_decref(k);
-		mb_str(o, ":");
+		strbuf_addstr(o, ":");
 		if (write_value(o, child, indent + 2, nl, depth + 1) != 0)
 			return -1;
 	}
@@ -157,12 +115,12 @@ static int write_entries(struct mbuf *o, const json_t *v, size_t indent, int fir
 }
 
 /* Writes one sequence item "<indent>- ..." (a mapping's first entry on the dash line). */
-static int write_item(struct mbuf *o, const json_t *item, size_t indent, const char *nl, int depth)
+static int write_item(struct strbuf *o, const json_t *item, size_t indent, const char *nl, int depth)
 {
-	mb_spaces(o, indent);
-	mb_str(o, "-");
+	strbuf_addchars(o, ' ', indent);
+	strbuf_addstr(o, "-");
 	if (json_is_object(item) && json_object_size(item) > 0) {
-		mb_str(o, " ");
+		strbuf_addstr(o, " ");
 		return write_entries(o, item, indent + 2, 1, nl, depth + 1);
 	}
 	if (json_is_array(item) && json_array_size(item) > 0)
@@ -171,7 +129,7 @@ static int write_item(struct mbuf *o, const json_t *item, size_t indent, const c
 }
 
 /* Writes " scalar\n" or "\n" + block content at indent, after a "key:". */
-static int write_value(struct mbuf *o, const json_t *v, size_t indent, const char *nl, int depth)
+static int write_value(struct strbuf *o, const json_t *v, size_t indent, const char *nl, int depth)
 {
 	size_t i;
 	json_t *item;
@@ -179,24 +137,24 @@ static int write_value(struct mbuf *o, const json_t *v, size_t indent, const cha
 	if (depth > WRITE_DEPTH_MAX)
 		return -1;
 	if (json_is_object(v) && json_object_size(v) > 0) {
-		mb_str(o, nl);
+		strbuf_addstr(o, nl);
 		return write_entries(o, v, indent, 0, nl, depth);
 	}
 	if (json_is_array(v) && json_array_size(v) > 0) {
-		mb_str(o, nl);
+		strbuf_addstr(o, nl);
 		json_array_foreach(v, i, item)
 			if (write_item(o, item, indent, nl, depth + 1) != 0)
 				return -1;
 		return 0;
 	}
-	mb_str(o, " ");
+	strbuf_addstr(o, " ");
 	if (json_is_object(v))
-		mb_str(o, "{}");
+		strbuf_addstr(o, "{}");
 	else if (json_is_array(v))
-		mb_str(o, "[]");
+		strbuf_addstr(o, "[]");
 	else
 		write_scalar(o, v);
-	mb_str(o, nl);
+	strbuf_addstr(o, nl);
 	return 0;
 }
 
@@ -267,7 +225,7 @@ static int plan_insertion(const struct manifest *m, const struct manifest_doc *d
 	char parent_ptr[LIMIT_TEMPLATE_POINTER_MAX], tok[1024];
 	const struct manifest_pos *p;
 	json_t *parent;
-	struct mbuf o = { 0 };
+	struct strbuf o = STRBUF_INIT;
 	size_t n;
 	int rc = -1;
 
@@ -305,10 +263,10 @@ static int plan_insertion(const struct manifest *m, const struct manifest_doc *d
 			return -1;
 		}
 		ins->off = before_comments(chunk, ins->off);
-		mb_spaces(&o, p->first_col);
+		strbuf_addchars(&o, ' ', p->first_col);
 		write_scalar(&o, k);
 		json_decref(k);
-		mb_str(&o, ":");
+		strbuf_addstr(&o, ":");
 		if (write_value(&o, value, p->first_col + 2, nl, 0) != 0)
 			goto out;
 	} else if (json_is_array(parent) && strcmp(tok, "-") == 0) {
@@ -324,7 +282,7 @@ static int plan_insertion(const struct manifest *m, const struct manifest_doc *d
 			    manifest_line_break(chunk + d->len - 1, chunk + d->len) > 0)
 				goto out;
 			ins->off = d->len;
-			mb_str(&o, nl);
+			strbuf_addstr(&o, nl);
 		}
 		if (ins->off == d->len && o.len > 0) {
 			/* No break at the end: a trailing comment line can still be stepped over. */
@@ -334,8 +292,7 @@ static int plan_insertion(const struct manifest *m, const struct manifest_doc *d
 				ls--;
 			if (ls > chunk && manifest_comment_line(ls, chunk + d->len)) {
 				ins->off = (size_t)(ls - chunk);
-				o.len = 0;
-				o.p[0] = '\0';
+				strbuf_setlen(&o, 0);
 			}
 		}
 		ins->off = before_comments(chunk, ins->off);
@@ -344,15 +301,14 @@ static int plan_insertion(const struct manifest *m, const struct manifest_doc *d
 	} else {
 		goto out;
 	}
-	if (o.oom)
+	if (o.failed)
 		goto out;
-	ins->text = o.p;
-	o.p = NULL;
+	ins->text = strbuf_detach(&o, NULL);
 	rc = 0;
 out:
-	if (o.oom)
+	if (o.failed)
 		*nomem = 1;
-	free(o.p);
+	strbuf_release(&o);
 	return rc;
 }
 
@@ -598,7 +554,7 @@ static char *insert_text(const struct manifest *m, const struct manifest_doc *d,
 {
 	struct insertion *ins = NULL;
 	size_t n = json_array_size(patch), i, done = 0;
-	struct mbuf o = { 0 };
+	struct strbuf o = STRBUF_INIT;
 	const char *chunk = m->buf + d->off;
 	size_t cursor;
 
@@ -623,32 +579,31 @@ static char *insert_text(const struct manifest *m, const struct manifest_doc *d,
 	for (i = n; i > 0; i--) {
 		if (ins[i - 1].off < cursor)
 			goto out;  /* edits that overlap: left to re-emission */
-		mb_add(&o, chunk + cursor, ins[i - 1].off - cursor);
-		mb_str(&o, ins[i - 1].text);
+		strbuf_add(&o, chunk + cursor, ins[i - 1].off - cursor);
+		strbuf_addstr(&o, ins[i - 1].text);
 		cursor = ins[i - 1].off + ins[i - 1].del;
 	}
-	mb_add(&o, chunk + cursor, d->len - cursor);
-	done = !o.oom;
-	if (o.oom)
+	strbuf_add(&o, chunk + cursor, d->len - cursor);
+	done = !o.failed;
+	if (o.failed)
 		*nomem = 1;
 out:
 	for (i = 0; i < n; i++)
 		free(ins[i].text);
 	free(ins);
 	if (!done) {
-		free(o.p);
+		strbuf_release(&o);
 		return NULL;
 	}
-	*outlen = o.len;
-	return o.p;
+	return strbuf_detach(&o, outlen);
 }
 
 static int emit_handler(void *data, unsigned char *buffer, size_t size)
 {
-	struct mbuf *o = data;
+	struct strbuf *o = data;
 
-	mb_add(o, (const char *)buffer, size);
-	return !o->oom;
+	strbuf_add(o, (const char *)buffer, size);
+	return !o->failed;
 }
 
 static int emit_node(yaml_emitter_t *e, const json_t *v, int depth)
@@ -731,7 +686,7 @@ static int emit_node(yaml_emitter_t *e, const json_t *v, int depth)
 	}
 }
 
-static int emit_yaml(int crlf, const json_t *v, struct mbuf *o)
+static int emit_yaml(int crlf, const json_t *v, struct strbuf *o)
 {
 	yaml_emitter_t e;
 	yaml_event_t ev;
@@ -767,47 +722,44 @@ static size_t leading_text(const struct manifest *m, const struct manifest_doc *
 
 static char *re_emit(const struct manifest *m, const struct manifest_doc *d, const json_t *v, size_t *outlen)
 {
-	struct mbuf o = { 0 };
+	struct strbuf o = STRBUF_INIT;
 	const char *nl = m->crlf ? "\r\n" : "\n";
 	size_t lead = leading_text(m, d);
 
-	mb_add(&o, m->buf + d->off, lead);
+	strbuf_add(&o, m->buf + d->off, lead);
 	if (lead == 0 && manifest_is_marker(m->buf + d->off, m->buf + d->off + d->len, '-')) {
-		mb_str(&o, "---");
-		mb_str(&o, nl);
+		strbuf_addstr(&o, "---");
+		strbuf_addstr(&o, nl);
 	}
 	if (d->json) {
 		char *s = json_dumps(v, JSON_INDENT(2));
 
 		if (s == NULL) {
-			free(o.p);
+			strbuf_release(&o);
 			return NULL;
 		}
-		mb_str(&o, s);
-		mb_str(&o, nl);
+		strbuf_addstr(&o, s);
+		strbuf_addstr(&o, nl);
 		free(s);
 	} else if (emit_yaml(m->crlf, v, &o) != 0) {
-		o.oom = 1;
+		strbuf_fail(&o, STRBUF_NOMEM);
 	}
-	if (o.oom) {
-		free(o.p);
-		return NULL;
-	}
-	*outlen = o.len;
-	return o.p;
+	return strbuf_detach(&o, outlen);
 }
 
 char *manifest_to_yaml(const json_t *v, size_t *len, struct error *err)
 {
-	struct mbuf o = { 0 };
+	struct strbuf o = STRBUF_INIT;
+	char *text;
 
-	if (emit_yaml(0, v, &o) != 0 || o.oom) {
-		free(o.p);
-		error_set(err, o.oom ? ERROR_NOMEM : ERROR_INPUT, "cannot write the value as YAML");
+	if (emit_yaml(0, v, &o) != 0 || o.failed) {
+		error_set(err, o.failed ? ERROR_NOMEM : ERROR_INPUT, "cannot write the value as YAML");
+		strbuf_release(&o);
 		return NULL;
 	}
-	*len = o.len;  /* mb_add() keeps the text NUL-terminated */
-	return o.p;
+	if ((text = strbuf_detach(&o, len)) == NULL)
+		error_set(err, ERROR_NOMEM, "cannot write the value as YAML");
+	return text;
 }
 
 int manifest_render_patched(const struct manifest *m, const struct manifest_doc *d, const json_t *patch,
