@@ -315,13 +315,14 @@ out:
 /* ==== Removals: the span of the value a pointer names, from the document's events ==== */
 
 #define REMOVE_DEPTH_MAX 64  /* nesting a removal's path is followed to */
+#define FRAME_KEY_MAX 1024   /* bytes of a key (and of a path's token) a removal follows */
 
 struct frame {
 	int map;            /* a mapping (else a sequence) */
 	int flow;           /* flow style: not edited as text */
 	int want_key;       /* mapping: the next node is a key */
 	size_t index;       /* sequence: the next item's index */
-	char key[1024];     /* mapping: the current key */
+	char key[FRAME_KEY_MAX];  /* mapping: the current key */
 	yaml_mark_t key_at; /* mapping: where the current key starts */
 };
 
@@ -373,7 +374,7 @@ static int only_indent(const char *chunk, size_t from, size_t to, int item)
 }
 
 /* Whether the value about to be read, under stack[0..depth), is the one tokens[0..n_tok) names. */
-static int at_path(const struct frame *stack, size_t depth, char (*tokens)[1024], size_t n_tok)
+static int at_path(const struct frame *stack, size_t depth, const char *const *tokens, size_t n_tok)
 {
 	char idx[32];
 	size_t n;
@@ -393,6 +394,123 @@ static int at_path(const struct frame *stack, size_t depth, char (*tokens)[1024]
 	return 1;
 }
 
+/* removal_span()'s walk over the document's events. */
+struct removal {
+	const char *chunk;
+	size_t len;
+	const char *tokens[REMOVE_DEPTH_MAX];  /* the path's, unescaped */
+	size_t n_tok;
+	struct frame *stack;                   /* REMOVE_DEPTH_MAX + 1 of them */
+	size_t depth;
+	long start, end;                       /* the value's lines, once found (-1: not yet) */
+	int item;                              /* it is a sequence item (else a mapping entry) */
+	int target;                            /* the depth it sits at, once found (-1: not yet) */
+	int done;
+};
+
+/*
+ * Splits JSON Pointer path into r->tokens, unescaped into text (room for
+ * strlen(path) + 1 bytes). -1 when it is not a path this follows (empty,
+ * deeper than REMOVE_DEPTH_MAX, a token of FRAME_KEY_MAX bytes or more).
+ */
+static int path_tokens(struct removal *r, const char *path, char *text)
+{
+	while (*path == '/' && r->n_tok < REMOVE_DEPTH_MAX) {
+		const char *s = path + 1;
+		size_t n;
+
+		r->tokens[r->n_tok++] = text;
+		for (n = 0; *s != '\0' && *s != '/' && n + 1 < FRAME_KEY_MAX; s++, n++)
+			*text++ = s[0] == '~' && (s[1] == '0' || s[1] == '1') ? (*++s == '0' ? '~' : '/') : *s;
+		*text++ = '\0';
+		path = s;
+	}
+	return *path != '\0' || r->n_tok == 0 ? -1 : 0;
+}
+
+/* A mapping's key, kept in its frame: plain text only (a collection as a key is nothing Kubernetes has). */
+static void removal_key(struct removal *r, const yaml_event_t *ev, struct frame *top)
+{
+	if (ev->type != YAML_SCALAR_EVENT || ev->data.scalar.length >= sizeof top->key) {
+		r->done = 1;
+		return;
+	}
+	memcpy(top->key, ev->data.scalar.value, ev->data.scalar.length);
+	top->key[ev->data.scalar.length] = '\0';
+	top->key_at = ev->start_mark;
+	top->want_key = 0;
+}
+
+/* A value (a scalar, an alias, a collection opening) under top: where the target starts, when it is the one. */
+static void removal_value(struct removal *r, const yaml_event_t *ev, struct frame *top)
+{
+	int scalar = ev->type == YAML_SCALAR_EVENT || ev->type == YAML_ALIAS_EVENT;
+
+	if (r->target < 0 && at_path(r->stack, r->depth, r->tokens, r->n_tok)) {
+		if (top->flow || (ev->type == YAML_MAPPING_START_EVENT &&
+				  ev->data.mapping_start.style == YAML_FLOW_MAPPING_STYLE) ||
+		    (ev->type == YAML_SEQUENCE_START_EVENT &&
+		     ev->data.sequence_start.style == YAML_FLOW_SEQUENCE_STYLE)) {
+			r->done = 1;  /* flow style: left to re-emission */
+		} else {
+			r->item = !top->map;
+			r->start = mark_offset(r->chunk, r->len, top->map ? &top->key_at : &ev->start_mark);
+			r->target = (int)r->depth;
+			if (scalar) {
+				r->end = mark_offset(r->chunk, r->len, &ev->end_mark);
+				r->end = r->end < 0 ? -1 : (long)line_end(r->chunk, r->len, (size_t)r->end);
+				r->done = 1;
+			}
+		}
+	}
+	if (scalar && top != NULL) {
+		if (top->map)
+			top->want_key = 1;
+		else
+			top->index++;
+	}
+}
+
+/* A collection opens or closes: the frames follow it; where the target ends, when it is the one closing. */
+static void removal_nesting(struct removal *r, const yaml_event_t *ev)
+{
+	const char *chunk = r->chunk;
+
+	if (ev->type == YAML_MAPPING_START_EVENT || ev->type == YAML_SEQUENCE_START_EVENT) {
+		struct frame *f = &r->stack[r->depth];
+
+		if (r->depth >= REMOVE_DEPTH_MAX) {
+			r->done = 1;
+			return;
+		}
+		memset(f, 0, sizeof *f);
+		f->map = ev->type == YAML_MAPPING_START_EVENT;
+		f->want_key = f->map;
+		f->flow = f->map ? ev->data.mapping_start.style == YAML_FLOW_MAPPING_STYLE
+			: ev->data.sequence_start.style == YAML_FLOW_SEQUENCE_STYLE;
+		r->depth++;
+	} else if (ev->type == YAML_MAPPING_END_EVENT || ev->type == YAML_SEQUENCE_END_EVENT) {
+		if (r->depth > 0)
+			r->depth--;
+		if (r->target >= 0 && (size_t)r->target == r->depth) {
+			/* The value's end: where the next token starts, a line below its last. */
+			long end = mark_offset(chunk, r->len, &ev->end_mark);
+
+			if (end >= 0 && (size_t)end < r->len && !only_indent(chunk, line_of(chunk, (size_t)end), (size_t)end, 0))
+				end = -1;
+			else if (end >= 0)
+				end = (long)before_comments(chunk, line_of(chunk, (size_t)end));
+			r->end = end;
+			r->done = 1;
+		} else if (r->depth > 0) {
+			if (r->stack[r->depth - 1].map)
+				r->stack[r->depth - 1].want_key = 1;
+			else
+				r->stack[r->depth - 1].index++;
+		}
+	}
+}
+
 /*
  * The lines to delete for the value the JSON Pointer path names in the
  * document chunk[0..len): from the start of its key's
@@ -403,121 +521,58 @@ static int at_path(const struct frame *stack, size_t depth, char (*tokens)[1024]
  */
 static int removal_span(const char *chunk, size_t len, const char *path, size_t *from, size_t *to, int *nomem)
 {
-	char tokens[REMOVE_DEPTH_MAX][1024];
-	struct frame *stack = NULL;
-	size_t n_tok = 0, depth = 0, n;
+	struct removal r = { .chunk = chunk, .len = len, .start = -1, .end = -1, .target = -1 };
+	char *text = malloc(strlen(path) + 1);
 	yaml_parser_t parser;
 	yaml_event_t ev;
-	long start = -1, end = -1;
-	int item = 0, rc = -1, done = 0, target = -1;
+	int rc = -1;
 
-	/* The path's tokens, unescaped. */
-	while (*path == '/' && n_tok < REMOVE_DEPTH_MAX) {
-		const char *s = path + 1;
-
-		for (n = 0; *s != '\0' && *s != '/' && n + 1 < sizeof tokens[0]; s++)
-			tokens[n_tok][n++] = s[0] == '~' && (s[1] == '0' || s[1] == '1') ? (*++s == '0' ? '~' : '/') : *s;
-		tokens[n_tok++][n] = '\0';
-		path = s;
-	}
-	if (*path != '\0' || n_tok == 0)
+	if (text == NULL) {
+		*nomem = 1;
 		return -1;
-	if ((stack = calloc(REMOVE_DEPTH_MAX + 1, sizeof *stack)) == NULL || !yaml_parser_initialize(&parser)) {
-		free(stack);
+	}
+	if (path_tokens(&r, path, text) != 0) {
+		free(text);
+		return -1;
+	}
+	if ((r.stack = calloc(REMOVE_DEPTH_MAX + 1, sizeof *r.stack)) == NULL || !yaml_parser_initialize(&parser)) {
+		free(r.stack);
+		free(text);
 		*nomem = 1;
 		return -1;
 	}
 	yaml_parser_set_input_string(&parser, (const unsigned char *)chunk, len);
-	while (!done) {
+	while (!r.done) {
+		struct frame *top;
+		int node;
+
 		if (!yaml_parser_parse(&parser, &ev)) {
 			*nomem = parser.error == YAML_MEMORY_ERROR;
 			break;
 		}
-		int node = ev.type == YAML_SCALAR_EVENT || ev.type == YAML_MAPPING_START_EVENT ||
-			   ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_ALIAS_EVENT;
-		struct frame *top = depth > 0 ? &stack[depth - 1] : NULL;
-
+		node = ev.type == YAML_SCALAR_EVENT || ev.type == YAML_MAPPING_START_EVENT ||
+		       ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_ALIAS_EVENT;
+		top = r.depth > 0 ? &r.stack[r.depth - 1] : NULL;
 		if (ev.type == YAML_STREAM_END_EVENT || ev.type == YAML_DOCUMENT_END_EVENT)
-			done = 1;
+			r.done = 1;
 		if (node && top != NULL && top->map && top->want_key) {
-			/* A key: plain text only (a collection as a key is nothing Kubernetes has). */
-			if (ev.type != YAML_SCALAR_EVENT || ev.data.scalar.length >= sizeof top->key)
-				done = 1;
-			else {
-				memcpy(top->key, ev.data.scalar.value, ev.data.scalar.length);
-				top->key[ev.data.scalar.length] = '\0';
-				top->key_at = ev.start_mark;
-				top->want_key = 0;
-			}
-			yaml_event_delete(&ev);
-			continue;
-		}
-		if (node) {
-			int on_path = target < 0 && at_path(stack, depth, tokens, n_tok);
-
-			if (on_path) {
-				if (top->flow || (ev.type == YAML_MAPPING_START_EVENT &&
-						  ev.data.mapping_start.style == YAML_FLOW_MAPPING_STYLE) ||
-				    (ev.type == YAML_SEQUENCE_START_EVENT &&
-				     ev.data.sequence_start.style == YAML_FLOW_SEQUENCE_STYLE)) {
-					done = 1;  /* flow style: left to re-emission */
-				} else {
-					item = !top->map;
-					start = mark_offset(chunk, len, top->map ? &top->key_at : &ev.start_mark);
-					target = (int)depth;
-					if (ev.type == YAML_SCALAR_EVENT || ev.type == YAML_ALIAS_EVENT) {
-						end = mark_offset(chunk, len, &ev.end_mark);
-						end = end < 0 ? -1 : (long)line_end(chunk, len, (size_t)end);
-						done = 1;
-					}
-				}
-			}
-			if (ev.type == YAML_SCALAR_EVENT || ev.type == YAML_ALIAS_EVENT) {
-				if (top != NULL && top->map)
-					top->want_key = 1;
-				else if (top != NULL)
-					top->index++;
-			}
-		}
-		if (ev.type == YAML_MAPPING_START_EVENT || ev.type == YAML_SEQUENCE_START_EVENT) {
-			if (depth >= REMOVE_DEPTH_MAX) {
-				done = 1;
-			} else {
-				memset(&stack[depth], 0, sizeof stack[depth]);
-				stack[depth].map = ev.type == YAML_MAPPING_START_EVENT;
-				stack[depth].want_key = stack[depth].map;
-				stack[depth].flow = stack[depth].map ? ev.data.mapping_start.style == YAML_FLOW_MAPPING_STYLE
-						    : ev.data.sequence_start.style == YAML_FLOW_SEQUENCE_STYLE;
-				depth++;
-			}
-		} else if (ev.type == YAML_MAPPING_END_EVENT || ev.type == YAML_SEQUENCE_END_EVENT) {
-			if (depth > 0)
-				depth--;
-			if (target >= 0 && (size_t)target == depth) {
-				/* The value's end: where the next token starts, a line below its last. */
-				end = mark_offset(chunk, len, &ev.end_mark);
-				if (end >= 0 && (size_t)end < len && !only_indent(chunk, line_of(chunk, (size_t)end), (size_t)end, 0))
-					end = -1;
-				else if (end >= 0)
-					end = (long)before_comments(chunk, line_of(chunk, (size_t)end));
-				done = 1;
-			} else if (depth > 0) {
-				if (stack[depth - 1].map)
-					stack[depth - 1].want_key = 1;
-				else
-					stack[depth - 1].index++;
-			}
+			removal_key(&r, &ev, top);
+		} else {
+			if (node)
+				removal_value(&r, &ev, top);
+			removal_nesting(&r, &ev);
 		}
 		yaml_event_delete(&ev);
 	}
 	yaml_parser_delete(&parser);
-	free(stack);
-	if (start >= 0 && end > start) {
-		size_t ls = line_of(chunk, (size_t)start);
+	free(r.stack);
+	free(text);
+	if (r.start >= 0 && r.end > r.start) {
+		size_t ls = line_of(chunk, (size_t)r.start);
 
-		if (only_indent(chunk, ls, (size_t)start, item)) {
+		if (only_indent(chunk, ls, (size_t)r.start, r.item)) {
 			*from = ls;
-			*to = (size_t)end;
+			*to = (size_t)r.end;
 			rc = 0;
 		}
 	}
