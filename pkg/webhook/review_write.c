@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/strbuf.h"
 #include "base/utf8.h"
 
 static const char b64_table[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -56,42 +57,24 @@ static char *base64(const char *in, size_t len)
  * differential fuzz target compare the two on every input.
  */
 struct writer {
-	char *buf;   /* owned; NUL-terminated once finished */
-	size_t len, cap;
-	int failed;  /* out of memory, or a value only jansson encodes */
-	int nomem;   /* it failed for memory: jansson would not do better (see review_encode()) */
+	struct strbuf sb;  /* the text; its failure: memory ran out (jansson would not do better, see review_encode()) */
+	int failed;        /* a value only jansson encodes */
 };
 
+#define WRITER_INIT { STRBUF_INIT, 0 }
 #define WRITER_MAX_DEPTH 32  /* answers nest 4 deep; deeper is left to jansson */
+#define WRITER_FIRST 1024    /* bytes: a whole answer, as a rule */
 
 /* Room for n more bytes (and a terminator); 0, or -1 once failed. */
 static int w_room(struct writer *w, size_t n)
 {
-	size_t cap;
-	char *grown;
-
-	if (w->failed)
-		return -1;
-	if (w->cap - w->len > n)
-		return 0;
-	for (cap = w->cap ? w->cap * 2 : 1024; cap - w->len <= n; cap *= 2)
-		;
-	grown = realloc(w->buf, cap);
-	if (grown == NULL) {
-		w->failed = w->nomem = 1;
-		return -1;
-	}
-	w->buf = grown;
-	w->cap = cap;
-	return 0;
+	return w->failed ? -1 : strbuf_grow(&w->sb, n);
 }
 
 static void w_bytes(struct writer *w, const void *p, size_t n)
 {
-	if (w_room(w, n) == 0) {
-		memcpy(w->buf + w->len, p, n);
-		w->len += n;
-	}
+	if (!w->failed)
+		strbuf_add(&w->sb, p, n);
 }
 
 #define W_LIT(w, lit) w_bytes((w), (lit), sizeof(lit) - 1)
@@ -116,7 +99,7 @@ static void w_string(struct writer *w, const char *str, size_t len)
 	/* Room for the string as is and its quotes; each escape asks for more. */
 	if (w_room(w, len + 2) != 0)
 		return;
-	out = w->buf + w->len;
+	out = w->sb.buf + w->sb.len;
 	*out++ = '"';
 	while (p < end) {
 		size_t n;
@@ -135,10 +118,10 @@ static void w_string(struct writer *w, const char *str, size_t len)
 			p += n;
 			continue;
 		}
-		w->len = (size_t)(out - w->buf);
+		strbuf_setlen(&w->sb, (size_t)(out - w->sb.buf));
 		if (w_room(w, 6 + (size_t)(end - p) + 1) != 0)
 			return;
-		out = w->buf + w->len;
+		out = w->sb.buf + w->sb.len;
 		*out++ = '\\';
 		switch (*p) {
 		case '"':  case '\\': *out++ = (char)*p; break;
@@ -157,7 +140,7 @@ static void w_string(struct writer *w, const char *str, size_t len)
 		p++;
 	}
 	*out++ = '"';
-	w->len = (size_t)(out - w->buf);
+	strbuf_setlen(&w->sb, (size_t)(out - w->sb.buf));
 }
 
 static void w_cstring(struct writer *w, const char *s)
@@ -190,7 +173,7 @@ static void w_value(struct writer *w, json_t *v, int depth)
 	switch (json_typeof(v)) {
 	case JSON_OBJECT:
 		W_LIT(w, "{");
-		for (i = 0, it = json_object_iter(v); it != NULL && !w->failed;
+		for (i = 0, it = json_object_iter(v); it != NULL && !w->failed && !w->sb.failed;
 		     i++, it = json_object_iter_next(v, it)) {
 			if (i > 0)
 				W_LIT(w, ",");
@@ -202,7 +185,7 @@ static void w_value(struct writer *w, json_t *v, int depth)
 		break;
 	case JSON_ARRAY:
 		W_LIT(w, "[");
-		for (i = 0; i < json_array_size(v) && !w->failed; i++) {
+		for (i = 0; i < json_array_size(v) && !w->failed && !w->sb.failed; i++) {
 			if (i > 0)
 				W_LIT(w, ",");
 			w_value(w, json_array_get(v, i), depth + 1);
@@ -221,22 +204,22 @@ static void w_value(struct writer *w, json_t *v, int depth)
 /* The patch as json_dumps() text, base64-encoded into w. */
 static void w_patch(struct writer *w, json_t *patch)
 {
-	struct writer text = { NULL, 0, 0, 0, 0 };
+	struct writer text = WRITER_INIT;
 
 	if (!json_is_array(patch) && !json_is_object(patch)) {
 		w->failed = 1;  /* json_dumps() refuses other roots without JSON_ENCODE_ANY */
 		return;
 	}
 	w_value(&text, patch, 1);
-	if (text.failed) {
+	if (text.sb.failed)
+		strbuf_fail(&w->sb, text.sb.failed);
+	else if (text.failed)
 		w->failed = 1;
-		w->nomem |= text.nomem;
+	else if (w_room(w, BASE64_LEN(text.sb.len)) == 0) {
+		base64_to(text.sb.buf, text.sb.len, w->sb.buf + w->sb.len);
+		strbuf_setlen(&w->sb, w->sb.len + BASE64_LEN(text.sb.len));
 	}
-	else if (w_room(w, BASE64_LEN(text.len)) == 0) {
-		base64_to(text.buf, text.len, w->buf + w->len);
-		w->len += BASE64_LEN(text.len);
-	}
-	free(text.buf);
+	strbuf_release(&text.sb);
 }
 
 /*
@@ -246,9 +229,10 @@ static void w_patch(struct writer *w, json_t *patch)
 static int write_answer(const char *api_version, const char *uid, int allowed, enum error_kind kind,
 			const char *message, const struct policy_result *pr, struct review_response *res)
 {
-	struct writer w = { NULL, 0, 0, 0, 0 };
+	struct writer w = WRITER_INIT;
 	int patched = allowed && pr != NULL && pr->decision == POLICY_MUTATE && pr->patch != NULL;
 
+	strbuf_grow(&w.sb, WRITER_FIRST);
 	W_LIT(&w, "{\"apiVersion\":");
 	w_cstring(&w, api_version);
 	W_LIT(&w, ",\"kind\":\"AdmissionReview\",\"response\":{\"uid\":");
@@ -280,13 +264,13 @@ static int write_answer(const char *api_version, const char *uid, int allowed, e
 		w_value(&w, pr->annotations, 2);
 	}
 	W_LIT(&w, "}}");
-	if (w.failed) {
-		free(w.buf);
-		return w.nomem ? -2 : -1;
+	if (w.sb.failed || w.failed) {
+		int rc = w.sb.failed ? -2 : -1;
+
+		strbuf_release(&w.sb);
+		return rc;
 	}
-	w.buf[w.len] = '\0';  /* w_room() always keeps a byte for it */
-	res->body = w.buf;
-	res->len = w.len;
+	res->body = strbuf_detach(&w.sb, &res->len);  /* never NULL: the text is there */
 	res->status = error_http_status(allowed ? ERROR_NONE : kind);
 	if (patched)
 		res->patched = 1;
