@@ -70,12 +70,12 @@ typedef unsigned long long cost_t;
 #define COST_ITERATION 5ULL  /* @not_strictly_false(!acc) and acc || body: 3 calls, 2 idents */
 #define COST_FOLD 3ULL       /* accumulator init, result, the range's own ident */
 
-static cost_t cadd(cost_t a, cost_t b)
+static cost_t cost_add(cost_t a, cost_t b)
 {
 	return a > ULLONG_MAX - b ? ULLONG_MAX : a + b;
 }
 
-static cost_t cmul(cost_t a, cost_t b)
+static cost_t cost_mul(cost_t a, cost_t b)
 {
 	return b != 0 && a > ULLONG_MAX / b ? ULLONG_MAX : a * b;
 }
@@ -100,7 +100,7 @@ static cost_t guarded_exists_cost(const char *list, int max, cost_t body)
 {
 	cost_t guard = 3 * path_cost(list) + 4 * COST_CALL;
 
-	return cadd(cadd(guard, COST_FOLD), cmul((cost_t)max, cadd(COST_ITERATION, body)));
+	return cost_add(cost_add(guard, COST_FOLD), cost_mul((cost_t)max, cost_add(COST_ITERATION, body)));
 }
 
 /* ==== Text ==== */
@@ -196,13 +196,13 @@ static cost_t put_glob_test(struct strbuf *b, const char *v, const char *g)
 		strbuf_addf(b, "%s.startsWith(", v);
 		put_lit(b, g, pre);
 		strbuf_addf(b, ")");
-		cost = cadd(cost, cadd(COST_SELECT, string_cost(MATCHCOND_STRING_MAX)));
+		cost = cost_add(cost, cost_add(COST_SELECT, string_cost(MATCHCOND_STRING_MAX)));
 	}
 	if (suf_at < len) {
 		strbuf_addf(b, "%s%s.endsWith(", pre > 0 ? " && " : "", v);
 		put_lit(b, g + suf_at, len - suf_at);
 		strbuf_addf(b, ")");
-		cost = cadd(cost, cadd(COST_SELECT + COST_CALL, string_cost(MATCHCOND_STRING_MAX)));
+		cost = cost_add(cost, cost_add(COST_SELECT + COST_CALL, string_cost(MATCHCOND_STRING_MAX)));
 	}
 	return cost;
 }
@@ -221,11 +221,11 @@ static cost_t put_any_glob(struct strbuf *b, const char *v, const struct names *
 	}
 	if (wild->n > 0) {
 		strbuf_addf(b, "%ssize(%s) > %d", exact->n > 0 ? " || " : "", v, MATCHCOND_STRING_MAX);
-		cost = cadd(cost, COST_SELECT + 3 * COST_CALL);
+		cost = cost_add(cost, COST_SELECT + 3 * COST_CALL);
 	}
 	for (i = 0; i < wild->n; i++) {
 		strbuf_addf(b, " || ");
-		cost = cadd(cost, cadd(COST_CALL, put_glob_test(b, v, wild->v[i])));
+		cost = cost_add(cost, cost_add(COST_CALL, put_glob_test(b, v, wild->v[i])));
 	}
 	strbuf_addf(b, ")");
 	return cost;
@@ -524,11 +524,11 @@ static cost_t put_containers(struct strbuf *b, const struct view *w, const char 
 	 * without containers has "containers": null (no omitempty) and has() is true. */
 	strbuf_addf(b, "has(%s) && %s != null && (size(%s) > %d || %s.exists(c, has(c.resources) && (has(c.resources.claims) || ",
 	    list, list, list, MATCHCOND_LIST_MAX, list);
-	body = cadd(body, put_resource_map(b, w, "c.resources.limits"));
+	body = cost_add(body, put_resource_map(b, w, "c.resources.limits"));
 	strbuf_addf(b, " || ");
-	body = cadd(body, put_resource_map(b, w, "c.resources.requests"));
+	body = cost_add(body, put_resource_map(b, w, "c.resources.requests"));
 	strbuf_addf(b, ")))");
-	return cadd(guarded_exists_cost(list, MATCHCOND_LIST_MAX, body), path_cost(list) + COST_CALL);
+	return cost_add(guarded_exists_cost(list, MATCHCOND_LIST_MAX, body), path_cost(list) + COST_CALL);
 }
 
 /* A node selector term's requirements (term: a CEL value such as "t" or "p.preference"). */
@@ -553,7 +553,7 @@ static cost_t put_term(struct strbuf *b, const struct view *w, const char *term)
 		strbuf_addf(b, " && has(e.values) && (size(e.values) > %d || e.values.exists(v, v in ", MATCHCOND_LIST_MAX);
 		put_list(b, pk->values.v, pk->values.n);
 		strbuf_addf(b, "))");
-		req = cadd(req, cadd(2 * COST_SELECT + 2 * COST_CALL + string_cost(strlen(pk->key)),
+		req = cost_add(req, cost_add(2 * COST_SELECT + 2 * COST_CALL + string_cost(strlen(pk->key)),
 				     guarded_exists_cost("e.values", MATCHCOND_LIST_MAX,
 							 COST_SELECT + COST_LIST_LITERAL + pk->values.n)));
 	}
@@ -561,7 +561,7 @@ static cost_t put_term(struct strbuf *b, const struct view *w, const char *term)
 		/* e.key == 'kubernetes.io/hostname' && has(e.values) && (size(e.values) > MAX || e.values.exists(...)) */
 		strbuf_addf(b, " || e.key == '" HOSTNAME_LABEL "' && has(e.values) && (size(e.values) > %d || "
 		    "e.values.exists(v, ", MATCHCOND_LIST_MAX);
-		req = cadd(req, cadd(2 * COST_SELECT + 2 * COST_CALL + string_cost(strlen(HOSTNAME_LABEL)),
+		req = cost_add(req, cost_add(2 * COST_SELECT + 2 * COST_CALL + string_cost(strlen(HOSTNAME_LABEL)),
 				     guarded_exists_cost("e.values", MATCHCOND_LIST_MAX, put_node_name_test(b, w, "v"))));
 		strbuf_addf(b, "))");
 	}
@@ -573,11 +573,11 @@ static cost_t put_term(struct strbuf *b, const struct view *w, const char *term)
 	req = 3 * COST_SELECT + 2 * COST_CALL + string_cost(strlen(NAME_FIELD));
 	if (names) {
 		strbuf_addf(b, " && has(e.values) && (size(e.values) > %d || e.values.exists(v, ", MATCHCOND_LIST_MAX);
-		req = cadd(req, cadd(COST_CALL, guarded_exists_cost("e.values", MATCHCOND_LIST_MAX, put_node_name_test(b, w, "v"))));
+		req = cost_add(req, cost_add(COST_CALL, guarded_exists_cost("e.values", MATCHCOND_LIST_MAX, put_node_name_test(b, w, "v"))));
 		strbuf_addf(b, "))");
 	}
 	strbuf_addf(b, "))");
-	return cadd(cost, cadd(COST_CALL, guarded_exists_cost(fields, MATCHCOND_TERMS_MAX, req)));
+	return cost_add(cost, cost_add(COST_CALL, guarded_exists_cost(fields, MATCHCOND_TERMS_MAX, req)));
 }
 
 static cost_t put_affinity(struct strbuf *b, const struct view *w, const char *spec)
@@ -592,12 +592,12 @@ static cost_t put_affinity(struct strbuf *b, const struct view *w, const char *s
 	/* nodeSelectorTerms has no omitempty either: null under an empty required term. */
 	strbuf_addf(b, "has(%s.affinity) && has(%s) && (has(%s) && has(%s) && %s != null && (size(%s) > %d || %s.exists(t, ",
 	    spec, na, req, terms, terms, terms, MATCHCOND_TERMS_MAX, terms);
-	cost = cadd(path_cost(na) * 2 + path_cost(req) + path_cost(terms) + COST_CALL * 5,
+	cost = cost_add(path_cost(na) * 2 + path_cost(req) + path_cost(terms) + COST_CALL * 5,
 		    guarded_exists_cost(terms, MATCHCOND_TERMS_MAX, put_term(b, w, "t")));
 	strbuf_addf(b, ")) || has(%s) && (size(%s) > %d || %s.exists(p, has(p.preference) && (", pref, pref,
 	    MATCHCOND_TERMS_MAX, pref);
-	cost = cadd(cost, guarded_exists_cost(pref, MATCHCOND_TERMS_MAX,
-					      cadd(2 * COST_SELECT + COST_CALL, put_term(b, w, "p.preference"))));
+	cost = cost_add(cost, guarded_exists_cost(pref, MATCHCOND_TERMS_MAX,
+					      cost_add(2 * COST_SELECT + COST_CALL, put_term(b, w, "p.preference"))));
 	strbuf_addf(b, "))))");
 	return cost;
 }
@@ -613,18 +613,18 @@ static cost_t put_spec_relevant(struct strbuf *b, const struct view *w, const ch
 	size_t i;
 
 	strbuf_addf(b, "  ");
-	cost = cadd(cost, put_containers(b, w, spec, "containers"));
+	cost = cost_add(cost, put_containers(b, w, spec, "containers"));
 	strbuf_addf(b, "\n  || ");
-	cost = cadd(cost, put_containers(b, w, spec, "initContainers"));
+	cost = cost_add(cost, put_containers(b, w, spec, "initContainers"));
 	strbuf_addf(b, "\n  || has(%s.resourceClaims) && size(%s.resourceClaims) > 0", spec, spec);
-	cost = cadd(cost, 2 * path_cost(spec) + 2 + 3 * COST_CALL);
+	cost = cost_add(cost, 2 * path_cost(spec) + 2 + 3 * COST_CALL);
 
 	strbuf_addf(b, "\n  || has(%s.tolerations) && (size(%s.tolerations) > %d || %s.tolerations.exists(t, "
 	    "!has(t.key) || t.key in ", spec, spec, MATCHCOND_LIST_MAX, spec);
 	put_list(b, w->taint_keys.v, w->taint_keys.n);
 	strbuf_addf(b, "))");
 	snprintf(sel, sizeof sel, "%s.tolerations", spec);
-	cost = cadd(cost, guarded_exists_cost(sel, MATCHCOND_LIST_MAX, 4 * COST_SELECT + 2 * COST_CALL + COST_LIST_LITERAL +
+	cost = cost_add(cost, guarded_exists_cost(sel, MATCHCOND_LIST_MAX, 4 * COST_SELECT + 2 * COST_CALL + COST_LIST_LITERAL +
 					      w->taint_keys.n));
 
 	snprintf(sel, sizeof sel, "%s.nodeSelector", spec);
@@ -638,7 +638,7 @@ static cost_t put_spec_relevant(struct strbuf *b, const struct view *w, const ch
 		put_lit(b, pk->key, strlen(pk->key));
 		strbuf_addf(b, " && %s[k] in ", sel);
 		put_list(b, pk->values.v, pk->values.n);
-		c = cadd(c, COST_SELECT + 2 * COST_CALL + string_cost(strlen(pk->key)) + path_cost(sel) + 2 * COST_SELECT +
+		c = cost_add(c, COST_SELECT + 2 * COST_CALL + string_cost(strlen(pk->key)) + path_cost(sel) + 2 * COST_SELECT +
 			    COST_LIST_LITERAL + pk->values.n);
 	}
 	if (names_tested(w)) {
@@ -646,23 +646,23 @@ static cost_t put_spec_relevant(struct strbuf *b, const struct view *w, const ch
 
 		snprintf(value, sizeof value, "%s[k]", sel);
 		strbuf_addf(b, " || k == '" HOSTNAME_LABEL "' && ");
-		c = cadd(c, cadd(COST_SELECT + 2 * COST_CALL + string_cost(strlen(HOSTNAME_LABEL)),
-				 cadd(path_cost(sel) + COST_SELECT, put_node_name_test(b, w, value))));
+		c = cost_add(c, cost_add(COST_SELECT + 2 * COST_CALL + string_cost(strlen(HOSTNAME_LABEL)),
+				 cost_add(path_cost(sel) + COST_SELECT, put_node_name_test(b, w, value))));
 	}
 	strbuf_addf(b, "))");
-	cost = cadd(cost, guarded_exists_cost(sel, MATCHCOND_LIST_MAX, c));
+	cost = cost_add(cost, guarded_exists_cost(sel, MATCHCOND_LIST_MAX, c));
 
 	strbuf_addf(b, "\n  || ");
-	cost = cadd(cost, put_affinity(b, w, spec));
+	cost = cost_add(cost, put_affinity(b, w, spec));
 
 	strbuf_addf(b, "\n  || has(%s.nodeName)", spec);
-	cost = cadd(cost, path_cost(spec) + 1 + COST_CALL);
+	cost = cost_add(cost, path_cost(spec) + 1 + COST_CALL);
 	if (names_tested(w)) {
 		char node[128];
 
 		snprintf(node, sizeof node, "%s.nodeName", spec);
 		strbuf_addf(b, " && ");
-		cost = cadd(cost, cadd(COST_CALL + path_cost(node), put_node_name_test(b, w, node)));
+		cost = cost_add(cost, cost_add(COST_CALL + path_cost(node), put_node_name_test(b, w, node)));
 	}
 	return cost;
 }
@@ -677,7 +677,7 @@ static cost_t put_guard(struct strbuf *b, const char *path)
 	do {
 		dot = strchr(dot, '.');
 		strbuf_addf(b, " && has(object.%.*s)", (int)(dot ? (size_t)(dot - path) : strlen(path)), path);
-		cost = cadd(cost, COST_CALL + path_cost(path) + 1);
+		cost = cost_add(cost, COST_CALL + path_cost(path) + 1);
 		if (dot)
 			dot++;
 	} while (dot);
@@ -696,7 +696,7 @@ static cost_t put_relevant(struct strbuf *b, const struct view *w, const struct 
 	size_t i;
 
 	if (t->n_kinds > 0)
-		cost = cadd(cost, put_unknown_kind(b, t));
+		cost = cost_add(cost, put_unknown_kind(b, t));
 	for (i = 0; i < t->n_roots; i++) {
 		const struct root *r = &t->roots[i];
 		char spec[PATH_MAX_LEN + 8];
@@ -704,14 +704,14 @@ static cost_t put_relevant(struct strbuf *b, const struct view *w, const struct 
 		snprintf(spec, sizeof spec, "object.%s", r->spec);
 		strbuf_addf(b, "%s", t->n_kinds > 0 ? "\n|| " : "");
 		if (r->n_kinds > 0)
-			cost = cadd(cost, cadd(COST_CALL, put_kind_guard(b, r)));
+			cost = cost_add(cost, cost_add(COST_CALL, put_kind_guard(b, r)));
 		root = put_guard(b, r->spec);
 		strbuf_addf(b, " && (\n");
-		root = cadd(root, put_spec_relevant(b, w, spec));
+		root = cost_add(root, put_spec_relevant(b, w, spec));
 		strbuf_addf(b, "\n)");
 		dearest = root > dearest ? root : dearest;
 	}
-	return cadd(cost, dearest);
+	return cost_add(cost, dearest);
 }
 
 /* ==== update-changes-what-policy-reads ==== */
@@ -727,13 +727,13 @@ static cost_t put_relevant(struct strbuf *b, const struct view *w, const struct 
 static cost_t put_changed(struct strbuf *b, const char *path, const struct scan_shape *m, int depth)
 {
 	char sub[160];
-	cost_t cost = cadd(4 * path_cost(path), 4 * COST_SELECT + 3 * COST_CALL);
+	cost_t cost = cost_add(4 * path_cost(path), 4 * COST_SELECT + 3 * COST_CALL);
 	const struct scan_shape *c;
 
 	strbuf_addf(b, "has(object.%s) != has(oldObject.%s) || has(object.%s) && ", path, path, path);
 	if (m == NULL || m->kind != SCAN_OBJECT || m->children == NULL) {
 		strbuf_addf(b, "object.%s != oldObject.%s", path, path);
-		return cadd(cost, 2 * path_cost(path) + 2 * COST_SELECT);
+		return cost_add(cost, 2 * path_cost(path) + 2 * COST_SELECT);
 	}
 	strbuf_addf(b, "(\n%*s", 2 * (depth + 1), "");
 	for (c = m->children; c->key != NULL; c++) {
@@ -741,7 +741,7 @@ static cost_t put_changed(struct strbuf *b, const char *path, const struct scan_
 		strbuf_addf(b, "%s", c == m->children ? "" : "\n");
 		if (c != m->children)
 			strbuf_addf(b, "%*s|| ", 2 * (depth + 1), "");
-		cost = cadd(cost, cadd(COST_CALL, put_changed(b, sub, c, depth + 1)));
+		cost = cost_add(cost, cost_add(COST_CALL, put_changed(b, sub, c, depth + 1)));
 	}
 	strbuf_addf(b, "\n%*s)", 2 * depth, "");
 	return cost;
@@ -785,8 +785,8 @@ static cost_t put_changed_at(struct strbuf *b, const char *path, size_t from, co
 	len = (int)(dot - path);
 	strbuf_addf(b, "has(object.%.*s) != has(oldObject.%.*s) || has(object.%.*s) && (\n%*s", len, path, len, path, len,
 	    path, 2 * (depth + 1), "");
-	cost = cadd(4 * path_cost(path), 4 * COST_SELECT + 3 * COST_CALL);
-	cost = cadd(cost, cadd(COST_CALL, put_changed_at(b, path, (size_t)len + 1, m, depth + 1)));
+	cost = cost_add(4 * path_cost(path), 4 * COST_SELECT + 3 * COST_CALL);
+	cost = cost_add(cost, cost_add(COST_CALL, put_changed_at(b, path, (size_t)len + 1, m, depth + 1)));
 	strbuf_addf(b, "\n%*s)", 2 * depth, "");
 	return cost;
 }
@@ -818,23 +818,23 @@ static cost_t put_update(struct strbuf *b, const struct target *t)
 	strbuf_addf(b, UPDATE_ONLY);
 	if (t->n_kinds > 0) {
 		strbuf_addf(b, "\n|| ");
-		cost = cadd(cost, put_unknown_kind(b, t));
+		cost = cost_add(cost, put_unknown_kind(b, t));
 	}
 	for (i = 0; i < t->n_roots; i++) {
 		const struct root *r = &t->roots[i];
 
 		strbuf_addf(b, "\n|| ");
 		if (r->n_kinds == 0) {
-			root = cadd(COST_CALL, put_changed_at(b, r->spec, 0, declared(r->spec), 0));
+			root = cost_add(COST_CALL, put_changed_at(b, r->spec, 0, declared(r->spec), 0));
 		} else {
-			cost = cadd(cost, cadd(COST_CALL, put_kind_guard(b, r)));
+			cost = cost_add(cost, cost_add(COST_CALL, put_kind_guard(b, r)));
 			strbuf_addf(b, "(\n  ");
 			root = put_changed_at(b, r->tmpl, 0, &template_member, 1);
 			strbuf_addf(b, "\n)");
 		}
 		dearest = root > dearest ? root : dearest;
 	}
-	return cadd(cadd(cost, dearest), LIMIT_KUBE_REQUEST_MAX / 10);
+	return cost_add(cost_add(cost, dearest), LIMIT_KUBE_REQUEST_MAX / 10);
 }
 
 /*
@@ -851,17 +851,17 @@ static cost_t put_custom_update(struct strbuf *b)
 	/* Per member: k != 'metadata', !(k in old), object[k] != oldObject[k], and the operators. */
 	cost_t member = COST_SELECT + COST_CALL + 2 * COST_SELECT + 2 * COST_CALL + 4 * COST_SELECT +
 			2 * COST_CALL + 2 * COST_CALL;
-	cost_t cost = cadd(UPDATE_ONLY_COST, 2 * COST_SELECT + 2 * COST_CALL);
+	cost_t cost = cost_add(UPDATE_ONLY_COST, 2 * COST_SELECT + 2 * COST_CALL);
 
 	strbuf_addf(b, UPDATE_ONLY " || object == null");
 	strbuf_addf(b, "\n|| size(object) > %d || size(oldObject) > %d", MATCHCOND_LIST_MAX, MATCHCOND_LIST_MAX);
-	cost = cadd(cost, 2 * (COST_SELECT + 3 * COST_CALL));
+	cost = cost_add(cost, 2 * (COST_SELECT + 3 * COST_CALL));
 	strbuf_addf(b, "\n|| object.exists(k, k != 'metadata' && (!(k in oldObject) || object[k] != oldObject[k]))");
 	strbuf_addf(b, "\n|| oldObject.exists(k, k != 'metadata' && !(k in object))");
-	cost = cadd(cost, 2 * cadd(COST_SELECT + COST_FOLD, cmul(MATCHCOND_LIST_MAX, cadd(COST_ITERATION, member))));
+	cost = cost_add(cost, 2 * cost_add(COST_SELECT + COST_FOLD, cost_mul(MATCHCOND_LIST_MAX, cost_add(COST_ITERATION, member))));
 	strbuf_addf(b, "\n|| ");
-	cost = cadd(cost, cadd(COST_CALL, put_changed_at(b, "metadata", 0, declared("metadata"), 0)));
-	return cadd(cost, LIMIT_KUBE_REQUEST_MAX / 10);
+	cost = cost_add(cost, cost_add(COST_CALL, put_changed_at(b, "metadata", 0, declared("metadata"), 0)));
+	return cost_add(cost, LIMIT_KUBE_REQUEST_MAX / 10);
 }
 
 /* ==== The set ==== */
@@ -894,7 +894,7 @@ static int take(struct matchcond_set *s, struct strbuf *b, const char *name, cos
 	s->v[s->n].expression = text;
 	s->v[s->n].cost = cost;
 	s->n++;
-	s->cost = cadd(s->cost, cost);
+	s->cost = cost_add(s->cost, cost);
 	return 0;
 }
 

@@ -54,7 +54,7 @@ void jsonstream_free(struct jsonstream *s)
 	free(s);
 }
 
-static int fail(struct jsonstream *s, struct error *err, enum error_kind kind, const char *what)
+static int stream_fail(struct jsonstream *s, struct error *err, enum error_kind kind, const char *what)
 {
 	error_set(err, kind, "byte %llu: %s", s->base + s->pos, what);
 	s->state = ST_DONE;
@@ -93,10 +93,10 @@ static int refill(struct jsonstream *s, struct error *err)
 		char *grown;
 
 		if (s->cap >= WINDOW_MAX)
-			return fail(s, err, ERROR_TOO_LARGE, "an item (or an object without items) is larger "
+			return stream_fail(s, err, ERROR_TOO_LARGE, "an item (or an object without items) is larger "
 				    "than the 16 MiB limit (JSONSTREAM_ITEM_MAX)");
 		if ((grown = realloc(s->buf, cap)) == NULL)
-			return fail(s, err, ERROR_NOMEM, "out of memory");
+			return stream_fail(s, err, ERROR_NOMEM, "out of memory");
 		s->buf = grown;
 		s->cap = cap;
 	}
@@ -107,7 +107,7 @@ static int refill(struct jsonstream *s, struct error *err)
 		char msg[128];
 
 		snprintf(msg, sizeof msg, "read failed: %s", strerror(errno));
-		return fail(s, err, ERROR_SYSTEM, msg);
+		return stream_fail(s, err, ERROR_SYSTEM, msg);
 	}
 	if (r == 0) {
 		s->eof = 1;
@@ -143,14 +143,14 @@ static int skip_ws(struct jsonstream *s, struct error *err)
 /* Stops the stream with err; jsonstream_next()'s -1. */
 static int stop(struct jsonstream *s, struct error *err, const char *what)
 {
-	fail(s, err, ERROR_INPUT, what);
+	stream_fail(s, err, ERROR_INPUT, what);
 	return -1;
 }
 
 /* A truncated input, or the error peekc() already reported. */
 static int truncated(struct jsonstream *s, struct error *err, int c)
 {
-	return c == -2 ? -2 : fail(s, err, ERROR_INPUT, "the input ends inside the JSON document (truncated?)");
+	return c == -2 ? -2 : stream_fail(s, err, ERROR_INPUT, "the input ends inside the JSON document (truncated?)");
 }
 
 /*
@@ -320,7 +320,7 @@ static int step_members(struct jsonstream *s, const struct item_out *it, struct 
 		if (c < 0)
 			(void)truncated(s, err, c);
 		else
-			(void)fail(s, err, ERROR_INPUT, "expected ':' after a member name");
+			(void)stream_fail(s, err, ERROR_INPUT, "expected ':' after a member name");
 		return -1;
 	}
 	s->pos++;

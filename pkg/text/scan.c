@@ -59,7 +59,7 @@ struct scanner {
 
 /* ==== Errors, whitespace, UTF-8 ==== */
 
-static int fail(struct scanner *s)
+static int scan_fail(struct scanner *s)
 {
 	s->failed = 1;
 	return -1;
@@ -68,7 +68,7 @@ static int fail(struct scanner *s)
 /* Counts one more value (a member's or an element's); -1 past s->max_values. */
 static inline int count_value(struct scanner *s)
 {
-	return ++s->values > s->max_values ? fail(s) : 0;
+	return ++s->values > s->max_values ? scan_fail(s) : 0;
 }
 
 static inline void skip_ws(struct scanner *s)
@@ -506,7 +506,7 @@ static int scan_string_rest(struct scanner *s, struct key *key, const unsigned c
 		while (p < end && !special[*p])
 			p++;
 		if (p >= end)
-			return fail(s);
+			return scan_fail(s);
 		if (*p == '"')
 			break;
 		if (*p == '\\') {
@@ -514,21 +514,21 @@ static int scan_string_rest(struct scanner *s, struct key *key, const unsigned c
 
 			escaped = 1;
 			if (p + 1 >= end)
-				return fail(s);
+				return scan_fail(s);
 			if (escape_byte[p[1]]) {
 				p += 2;
 				shrink += 1;
 				continue;
 			}
 			if (p[1] != 'u' || read_u4(s, p + 2, &cp) != 0 || cp == 0)
-				return fail(s);  /* not an escape; \u0000 is refused, as jansson does */
+				return scan_fail(s);  /* not an escape; \u0000 is refused, as jansson does */
 			p += 6;
 			if (cp >= 0xDC00 && cp <= 0xDFFF)
-				return fail(s);  /* lone low surrogate */
+				return scan_fail(s);  /* lone low surrogate */
 			if (cp >= 0xD800 && cp <= 0xDBFF) {
 				if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || read_u4(s, p + 2, &lo) != 0 ||
 				    lo < 0xDC00 || lo > 0xDFFF)
-					return fail(s);
+					return scan_fail(s);
 				p += 6;
 				shrink += 12 - 4;
 			} else {
@@ -537,10 +537,10 @@ static int scan_string_rest(struct scanner *s, struct key *key, const unsigned c
 			continue;
 		}
 		if (*p < 0x20)
-			return fail(s);
+			return scan_fail(s);
 		s->p = p;
 		if (utf8(s) != 0)
-			return fail(s);
+			return scan_fail(s);
 		p = s->p;
 	}
 	s->p = p + 1;
@@ -591,7 +591,7 @@ static int scan_key(struct scanner *s, struct key *key)
 {
 	if (scan_string(s, key) != 0)
 		return -1;
-	return key->dlen > KEY_DECODED_MAX ? fail(s) : 0;  /* absurd key: let the full parse judge */
+	return key->dlen > KEY_DECODED_MAX ? scan_fail(s) : 0;  /* absurd key: let the full parse judge */
 }
 
 /* ==== Numbers and literals ==== */
@@ -655,11 +655,11 @@ static int scan_number(struct scanner *s, json_t **out)
 		}
 	}
 	if (int_digits == 0)
-		return fail(s);
+		return scan_fail(s);
 	if (p < end && *p == '.') {
 		real = 1;
 		if (++p >= end || *p < '0' || *p > '9')
-			return fail(s);
+			return scan_fail(s);
 		while (p < end && *p >= '0' && *p <= '9')
 			p++;
 	}
@@ -669,7 +669,7 @@ static int scan_number(struct scanner *s, json_t **out)
 		if (p < end && (*p == '+' || *p == '-'))
 			exp_neg = *p++ == '-';
 		if (p >= end || *p < '0' || *p > '9')
-			return fail(s);
+			return scan_fail(s);
 		while (p < end && *p >= '0' && *p <= '9') {
 			if (exp < 100000)
 				exp = exp * 10 + (*p - '0');
@@ -678,11 +678,11 @@ static int scan_number(struct scanner *s, json_t **out)
 	}
 	/* 18 digits always fit a long long; a real below 10^300 never overflows. */
 	if (!real && int_digits > 18)
-		return fail(s);
+		return scan_fail(s);
 	if (real && (long)int_digits + (exp_neg ? -exp : exp) > 300)
-		return fail(s);
+		return scan_fail(s);
 	if (out != NULL && (*out = number_value(s->p, (size_t)(p - s->p), real)) == NULL)
-		return fail(s);
+		return scan_fail(s);
 	s->p = p;
 	return 0;
 }
@@ -690,7 +690,7 @@ static int scan_number(struct scanner *s, json_t **out)
 static int literal(struct scanner *s, const char *word, size_t n)
 {
 	if ((size_t)(s->end - s->p) < n || memcmp(s->p, word, n) != 0)
-		return fail(s);
+		return scan_fail(s);
 	s->p += n;
 	return 0;
 }
@@ -829,9 +829,9 @@ static inline int check_duplicates(struct scanner *s, size_t from)
 		for (i = 1; i < n; i++)
 			for (j = 0; j < i; j++)
 				if (keys_equal(&k[i], &k[j]))
-					return fail(s);
+					return scan_fail(s);
 	} else if (find_duplicates_hashed(s, k, n) != 0) {
-		return fail(s);
+		return scan_fail(s);
 	}
 	s->n_keys = from;
 	return 0;
@@ -886,7 +886,7 @@ static int skip_object(struct scanner *s)
 	size_t from = s->n_keys;
 
 	if (++s->depth > s->max_depth)
-		return fail(s);
+		return scan_fail(s);
 	s->p++;
 	skip_ws(s);
 	if (s->p < s->end && *s->p == '}') {
@@ -900,10 +900,10 @@ static int skip_object(struct scanner *s)
 		skip_ws(s);
 		if (s->p >= s->end || *s->p != '"' || count_value(s) != 0 || (k = push_key(s)) == NULL ||
 		    scan_key(s, k) != 0)
-			return fail(s);
+			return scan_fail(s);
 		skip_ws(s);
 		if (s->p >= s->end || *s->p++ != ':')
-			return fail(s);
+			return scan_fail(s);
 		skip_ws(s);
 		if (skip_member_value(s) != 0)
 			return -1;
@@ -916,7 +916,7 @@ static int skip_object(struct scanner *s)
 			s->p++;
 			break;
 		}
-		return fail(s);
+		return scan_fail(s);
 	}
 	s->depth--;
 	return check_duplicates(s, from);
@@ -925,7 +925,7 @@ static int skip_object(struct scanner *s)
 static int skip_array(struct scanner *s)
 {
 	if (++s->depth > s->max_depth)
-		return fail(s);
+		return scan_fail(s);
 	s->p++;
 	skip_ws(s);
 	if (s->p < s->end && *s->p == ']') {
@@ -946,7 +946,7 @@ static int skip_array(struct scanner *s)
 			s->p++;
 			break;
 		}
-		return fail(s);
+		return scan_fail(s);
 	}
 	s->depth--;
 	return 0;
@@ -955,7 +955,7 @@ static int skip_array(struct scanner *s)
 static int skip_value(struct scanner *s)
 {
 	if (s->p >= s->end)
-		return fail(s);
+		return scan_fail(s);
 	switch (*s->p) {
 	case '{': return skip_object(s);
 	case '[': return skip_array(s);
@@ -1005,7 +1005,7 @@ static const struct scan_shape *find_escaped(struct scanner *s, const struct sca
 	unsigned char decoded[KEY_DECODED_MAX];
 
 	if (decode_string((const unsigned char *)k->start, k->len, decoded, k->dlen) != 0) {
-		fail(s);
+		scan_fail(s);
 		return NULL;
 	}
 	return find_bytes(shape, (const char *)decoded, k->dlen);
@@ -1046,13 +1046,13 @@ static int keep_string(struct scanner *s, json_t **out)
 	} else {
 		buf = str.dlen <= sizeof small ? small : malloc(str.dlen);
 		if (buf == NULL)
-			return fail(s);
+			return scan_fail(s);
 		*out = decode_string((const unsigned char *)str.start, str.len, buf, str.dlen) == 0
 		       ? json_stringn_nocheck((const char *)buf, str.dlen) : NULL;
 		if (buf != small)
 			free(buf);
 	}
-	return *out != NULL ? 0 : fail(s);
+	return *out != NULL ? 0 : scan_fail(s);
 }
 
 /* A literal at s->p, kept as value (jansson's singletons). */
@@ -1102,7 +1102,7 @@ static int scan_object(struct scanner *s, const struct scan_shape *shape, json_t
 	json_t *obj;
 
 	if (++s->depth > s->max_depth || (obj = json_object()) == NULL)
-		return fail(s);
+		return scan_fail(s);
 	s->p++;
 	skip_ws(s);
 	if (s->p < s->end && *s->p == '}') {
@@ -1164,7 +1164,7 @@ done:
 	return 0;
 bad:
 	json_decref(obj);
-	return fail(s);
+	return scan_fail(s);
 }
 
 /*
@@ -1176,7 +1176,7 @@ static int scan_array(struct scanner *s, const struct scan_shape *elem, json_t *
 	json_t *arr;
 
 	if (++s->depth > s->max_depth || (arr = json_array()) == NULL)
-		return fail(s);
+		return scan_fail(s);
 	s->p++;
 	skip_ws(s);
 	if (s->p < s->end && *s->p == ']') {
@@ -1207,7 +1207,7 @@ done:
 	return 0;
 bad:
 	json_decref(arr);
-	return fail(s);
+	return scan_fail(s);
 }
 
 /* ==== Items of a container ==== */
@@ -1219,7 +1219,7 @@ bad:
 static inline int open_items(struct scanner *s, char close)
 {
 	if (++s->depth > s->max_depth)
-		return fail(s);
+		return scan_fail(s);
 	s->p++;
 	skip_ws(s);
 	if (s->p < s->end && *s->p == close) {
@@ -1293,7 +1293,7 @@ static int descend_object(struct scanner *s, const struct scan_shape *search, js
 	return 0;
 bad:
 	json_decref(obj);
-	return fail(s);
+	return scan_fail(s);
 }
 
 static int descend_array(struct scanner *s, const struct scan_shape *search, json_t **out)
@@ -1334,14 +1334,14 @@ static int descend_array(struct scanner *s, const struct scan_shape *search, jso
 	return 0;
 bad:
 	json_decref(arr);
-	return fail(s);
+	return scan_fail(s);
 }
 
 static int descend_value(struct scanner *s, const struct scan_shape *search, json_t **out)
 {
 	*out = NULL;
 	if (s->p >= s->end)
-		return fail(s);
+		return scan_fail(s);
 	if (*s->p == '{')
 		return descend_object(s, search, out);
 	if (*s->p == '[')
@@ -1362,7 +1362,7 @@ static int scan_value(struct scanner *s, const struct scan_shape *shape, enum sc
 	if (out == NULL)
 		return skip_value(s);
 	if (s->p >= s->end)
-		return fail(s);
+		return scan_fail(s);
 	switch (*s->p) {
 	case '{': return scan_object(s, kind == SCAN_OBJECT ? shape : NULL, out);
 	case '[': return scan_array(s, kind == SCAN_ARRAY_OF_OBJECTS ? shape : NULL, out);

@@ -49,34 +49,40 @@ static int is_admission(enum metrics_endpoint ep)
 	return ep == METRICS_EP_MUTATE || ep == METRICS_EP_VALIDATE || ep == METRICS_EP_VALIDATE_POLICY;
 }
 
-/*
- * Queues one answer. body is stolen (freed by libmicrohttpd after sending)
- * when must_free, else static. allow: the Allow header's value, or NULL.
- * Counts it in the metrics.
- */
-static enum MHD_Result answer(struct server *s, struct MHD_Connection *c, struct srv_req *rq,
-			      int status, const char *type, char *body, size_t len, int must_free,
-			      enum metrics_decision dec, const char *allow)
+/* One answer to queue (answer()): what goes out, and how the metrics count it. */
+struct reply {
+	int status;
+	const char *type;           /* Content-Type */
+	char *body;                 /* stolen when must_free (libmicrohttpd frees it after sending), else static */
+	size_t len;
+	int must_free;
+	enum metrics_decision dec;
+	const char *allow;          /* the Allow header's value, or NULL */
+};
+
+/* Queues one answer, and counts it in the metrics. */
+static enum MHD_Result answer(struct server *s, struct MHD_Connection *c, struct srv_req *rq, const struct reply *a)
 {
 	struct MHD_Response *r;
 	enum MHD_Result ok;
 
-	r = MHD_create_response_from_buffer(len, body, must_free ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+	r = MHD_create_response_from_buffer(a->len, a->body,
+					    a->must_free ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
 	if (r == NULL) {
-		if (must_free)
-			free(body);
+		if (a->must_free)
+			free(a->body);
 		return MHD_NO;
 	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	if (allow != NULL)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, a->type);
+	if (a->allow != NULL)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, a->allow);
 	if (atomic_load(&s->draining))
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
-	if (status == error_http_status(ERROR_UNAVAILABLE))
+	if (a->status == error_http_status(ERROR_UNAVAILABLE))
 		MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, RETRY_AFTER);
-	ok = MHD_queue_response(c, (unsigned)status, r);
+	ok = MHD_queue_response(c, (unsigned)a->status, r);
 	MHD_destroy_response(r);
-	metrics_request(s->metrics, rq->ep, dec, status, server_now_us() - rq->start_us);
+	metrics_request(s->metrics, rq->ep, a->dec, a->status, server_now_us() - rq->start_us);
 	return ok;
 }
 
@@ -93,14 +99,22 @@ static enum MHD_Result answer_error(struct server *s, struct MHD_Connection *c, 
 	body[n] = '\n';
 	body[n + 1] = '\0';
 	if (is_admission(rq->ep) && log_enabled(LOG_LEVEL_INFO)) {
-		struct log_decision d = { metrics_endpoint_name(rq->ep), NULL, NULL, NULL, "error",
-					  error_kind_name(kind), NULL, error_http_status(kind),
-					  server_now_us() - rq->start_us, NULL, NULL, NULL };
+		struct log_decision d = {
+			.endpoint = metrics_endpoint_name(rq->ep),
+			.decision = "error",
+			.reason = error_kind_name(kind),
+			.status = error_http_status(kind),
+			.latency_us = server_now_us() - rq->start_us,
+		};
+
 		log_decision(&d);
 	}
-	return answer(s, c, rq, error_http_status(kind), "text/plain; charset=utf-8", body, n + 1, 1,
-		      is_admission(rq->ep) ? METRICS_DEC_ERROR : METRICS_DEC_NONE,
-		      kind != ERROR_METHOD ? NULL : is_admission(rq->ep) ? "POST" : "GET, HEAD");
+	return answer(s, c, rq, &(struct reply){
+		.status = error_http_status(kind), .type = "text/plain; charset=utf-8",
+		.body = body, .len = n + 1, .must_free = 1,
+		.dec = is_admission(rq->ep) ? METRICS_DEC_ERROR : METRICS_DEC_NONE,
+		.allow = kind != ERROR_METHOD ? NULL : is_admission(rq->ep) ? "POST" : "GET, HEAD",
+	});
 }
 
 static int ready(struct server *s, const char **why)
@@ -138,20 +152,23 @@ static enum MHD_Result answer_get(struct server *s, struct MHD_Connection *c, st
 	/* Static texts go out as MHD_RESPMEM_PERSISTENT, which never writes: the casts only drop const. */
 	switch (rq->ep) {
 	case METRICS_EP_HEALTHZ:
-		return answer(s, c, rq, MHD_HTTP_OK, "text/plain", (char *)(uintptr_t)"ok\n", 3, 0,
-			      METRICS_DEC_NONE, NULL);
+		return answer(s, c, rq, &(struct reply){ .status = MHD_HTTP_OK, .type = "text/plain",
+							 .body = (char *)(uintptr_t)"ok\n", .len = 3 });
 	case METRICS_EP_READYZ: {
 		int ok = ready(s, &why);
 
-		return answer(s, c, rq, ok ? MHD_HTTP_OK : error_http_status(ERROR_UNAVAILABLE), "text/plain",
-			      (char *)(uintptr_t)why, strlen(why), 0, METRICS_DEC_NONE, NULL);
+		return answer(s, c, rq, &(struct reply){
+			.status = ok ? MHD_HTTP_OK : error_http_status(ERROR_UNAVAILABLE), .type = "text/plain",
+			.body = (char *)(uintptr_t)why, .len = strlen(why),
+		});
 	}
 	default:
 		text = metrics_render(s->metrics, &len, &err);
 		if (text == NULL)
 			return answer_error(s, c, rq, err.kind, err.msg);
-		return answer(s, c, rq, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", text, len, 1,
-			      METRICS_DEC_NONE, NULL);
+		return answer(s, c, rq, &(struct reply){ .status = MHD_HTTP_OK,
+							 .type = "text/plain; version=0.0.4; charset=utf-8",
+							 .body = text, .len = len, .must_free = 1 });
 	}
 }
 
@@ -239,13 +256,20 @@ static enum MHD_Result answer_review(struct server *s, struct MHD_Connection *c,
 	if (res.evaluated)
 		metrics_verdict(s->metrics, rq->ep, res.kind, res.mode, res.verdict);
 	if (log_enabled(LOG_LEVEL_INFO)) {
-		struct log_decision d = { metrics_endpoint_name(rq->ep), res.uid, res.ns, res.name,
-					  dec == METRICS_DEC_ERROR ? "error" : policy_decision_name(res.decision),
-					  res.reason, dec == METRICS_DEC_ERROR || rq->ep == METRICS_EP_VALIDATE_POLICY ? NULL
-					  : config_mode_name(res.mode),
-					  200, server_now_us() - rq->start_us, NULL, NULL,
-					  rq->ep == METRICS_EP_VALIDATE_POLICY ? "ConfigMap"
-					  : res.object_kind[0] && strcmp(res.object_kind, "Pod") != 0 ? res.object_kind : NULL };
+		struct log_decision d = {
+			.endpoint = metrics_endpoint_name(rq->ep),
+			.uid = res.uid,
+			.ns = res.ns,
+			.pod = res.name,
+			.decision = dec == METRICS_DEC_ERROR ? "error" : policy_decision_name(res.decision),
+			.reason = res.reason,
+			.mode = dec == METRICS_DEC_ERROR || rq->ep == METRICS_EP_VALIDATE_POLICY ? NULL
+			      : config_mode_name(res.mode),
+			.status = 200,
+			.latency_us = server_now_us() - rq->start_us,
+			.kind = rq->ep == METRICS_EP_VALIDATE_POLICY ? "ConfigMap"
+			      : res.object_kind[0] && strcmp(res.object_kind, "Pod") != 0 ? res.object_kind : NULL,
+		};
 
 		if (res.n_pools == 1)
 			d.pool = res.pools;
@@ -258,7 +282,8 @@ static enum MHD_Result answer_review(struct server *s, struct MHD_Connection *c,
 	res.body = NULL;
 	review_response_free(&res);
 	/* An AdmissionReview always travels with 200: its verdict and code are inside. */
-	ok = answer(s, c, rq, MHD_HTTP_OK, "application/json", body, len, 1, dec, NULL);
+	ok = answer(s, c, rq, &(struct reply){ .status = MHD_HTTP_OK, .type = "application/json",
+					       .body = body, .len = len, .must_free = 1, .dec = dec });
 	return ok;
 }
 
