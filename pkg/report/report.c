@@ -1,4 +1,5 @@
 #include "report/report.h"
+#include "report/report_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -123,7 +124,7 @@ int report_fail_on_parse(const char *s, unsigned *out)
 /* ==== Lists and indexes ==== */
 
 /* A new zeroed element of l in *out; *out NULL when l holds REPORT_FINDINGS_MAX already. */
-static int list_push(struct report_list *l, size_t size, void **out, struct error *err)
+int report_list_push(struct report_list *l, size_t size, void **out, struct error *err)
 {
 	*out = NULL;
 	l->total++;
@@ -280,7 +281,7 @@ static int ds_get(struct report *r, const char *ns, const char *name, size_t *id
 		*idx = *slot - 1;
 		return 0;
 	}
-	if (list_push(&r->daemonsets, sizeof *d, (void **)&d, err) != 0)
+	if (report_list_push(&r->daemonsets, sizeof *d, (void **)&d, err) != 0)
 		return -1;
 	if (d == NULL)
 		return 0;
@@ -321,7 +322,7 @@ int report_init(struct report *r, const struct config *cfg, struct error *err)
 	return 0;
 }
 
-static void verdict_free(struct report_verdict *v)
+void report_verdict_free(struct report_verdict *v)
 {
 	free(v->reason);
 	free(v->message);
@@ -355,8 +356,8 @@ void report_free(struct report *r)
 		free(c->node);
 		free(c->owner);
 		free(c->taint);
-		verdict_free(&c->policy);
-		verdict_free(&c->pinned);
+		report_verdict_free(&c->policy);
+		report_verdict_free(&c->pinned);
 		json_decref(c->tolerations);
 	}
 	free(r->cpu_pods.v);
@@ -390,7 +391,7 @@ void report_free(struct report *r)
 
 /* ==== Small readers ==== */
 
-static const char *str_at(const json_t *obj, const char *key)
+const char *report_str_at(const json_t *obj, const char *key)
 {
 	const char *s = json_string_value(json_object_get(obj, key));
 
@@ -400,16 +401,16 @@ static const char *str_at(const json_t *obj, const char *key)
 /* metadata.name, else generateName, else "(unnamed)". */
 static const char *name_of(const json_t *meta)
 {
-	const char *n = str_at(meta, "name");
+	const char *n = report_str_at(meta, "name");
 
 	if (n[0] == '\0')
-		n = str_at(meta, "generateName");
+		n = report_str_at(meta, "generateName");
 	return n[0] ? n : "(unnamed)";
 }
 
 static const char *ns_of(const json_t *meta)
 {
-	const char *ns = str_at(meta, "namespace");
+	const char *ns = report_str_at(meta, "namespace");
 
 	return ns[0] ? ns : "default";
 }
@@ -425,7 +426,7 @@ static int is_gpu_resource(const struct config *cfg, const char *name)
 }
 
 /* Does a configured pool serve resource? (A pool without resources serves every GPU resource.) */
-static int pool_serves(const struct config *cfg, const struct config_pool *p, const char *resource)
+int report_pool_serves(const struct config *cfg, const struct config_pool *p, const char *resource)
 {
 	size_t i;
 
@@ -480,14 +481,14 @@ static struct report_gpu *node_gpu(struct report_node *n, const char *resource, 
 	return &n->alloc[i];
 }
 
-static long long sat_add(long long a, long long b)
+long long report_sat_add(long long a, long long b)
 {
 	return a > QUANTITY_MAX - b ? QUANTITY_MAX : a + b;
 }
 
 /* ==== Errors ==== */
 
-static int add_error(struct report *r, const char *input, const char *msg, struct error *err)
+int report_add_error(struct report *r, const char *input, const char *msg, struct error *err)
 {
 	json_t *e;
 
@@ -740,7 +741,7 @@ static char *taint_signature(const json_t *taints)
 	const json_t *t;
 
 	json_array_foreach(iterable(taints), i, t) {
-		const char *k = str_at(t, "key");
+		const char *k = report_str_at(t, "key");
 		int w;
 
 		if (n == TAINTS_MAX || strncmp(k, "node.kubernetes.io/", 19) == 0 ||
@@ -748,8 +749,8 @@ static char *taint_signature(const json_t *taints)
 		    strcmp(k, "ToBeDeletedByClusterAutoscaler") == 0 ||
 		    strcmp(k, "DeletionCandidateOfClusterAutoscaler") == 0)
 			continue;
-		w = snprintf(text + used, sizeof text - used, "%s%s%s:%s", k, str_at(t, "value")[0] ? "=" : "",
-			     str_at(t, "value"), str_at(t, "effect"));
+		w = snprintf(text + used, sizeof text - used, "%s%s%s:%s", k, report_str_at(t, "value")[0] ? "=" : "",
+			     report_str_at(t, "value"), report_str_at(t, "effect"));
 		if (w < 0 || (size_t)w >= sizeof text - used)
 			break;
 		parts[n++] = text + used;
@@ -775,9 +776,9 @@ static int has_gpu_taint(const struct config *cfg, const json_t *taints)
 	size_t i;
 
 	json_array_foreach(iterable(taints), i, t)
-		if (strcmp(str_at(t, "key"), cfg->taint_key) == 0 &&
-		    (cfg->taint_value[0] == '\0' || strcmp(str_at(t, "value"), cfg->taint_value) == 0) &&
-		    strcmp(str_at(t, "effect"), cfg->taint_effect) == 0)
+		if (strcmp(report_str_at(t, "key"), cfg->taint_key) == 0 &&
+		    (cfg->taint_value[0] == '\0' || strcmp(report_str_at(t, "value"), cfg->taint_value) == 0) &&
+		    strcmp(report_str_at(t, "effect"), cfg->taint_effect) == 0)
 			return 1;
 	return 0;
 }
@@ -822,7 +823,7 @@ static int node_item(struct report *r, const char *input, const json_t *node, un
 	const json_t *labels = json_object_get(meta, "labels");
 	const json_t *taints = json_object_get(json_object_get(node, "spec"), "taints");
 	const json_t *alloc = json_object_get(json_object_get(node, "status"), "allocatable"), *v;
-	const char *name = str_at(meta, "name"), *key;
+	const char *name = report_str_at(meta, "name"), *key;
 	char msg[ITEM_MSG_MAX];
 	struct report_node *n;
 	size_t idx, i;
@@ -833,18 +834,18 @@ static int node_item(struct report *r, const char *input, const json_t *node, un
 		char line[ITEM_MSG_MAX];
 
 		snprintf(line, sizeof line, "byte %llu: Node %s: %s", off, name[0] ? name : "(unnamed)", msg);
-		return add_error(r, input, line, err);
+		return report_add_error(r, input, line, err);
 	}
 	if (name[0] == '\0') {
 		snprintf(msg, sizeof msg, "byte %llu: a Node without metadata.name", off);
-		return add_error(r, input, msg, err);
+		return report_add_error(r, input, msg, err);
 	}
 	if (node_get(r, name, &idx, err) != 0)
 		return -1;
 	n = &r->nodes[idx];
 	if (n->seen) {
 		snprintf(msg, sizeof msg, "byte %llu: Node %s listed twice; the first one counts", off, name);
-		return add_error(r, input, msg, err);
+		return report_add_error(r, input, msg, err);
 	}
 	n->seen = 1;
 	if (!json_is_object(labels))
@@ -866,10 +867,10 @@ static int node_item(struct report *r, const char *input, const json_t *node, un
 		}
 		if (g == NULL) {
 			snprintf(msg, sizeof msg, "Node %s: more than %d GPU resources", name, LIMIT_GPU_KINDS_MAX);
-			return add_error(r, input, msg, err);
+			return report_add_error(r, input, msg, err);
 		}
 		g->count = q.value;
-		n->gpus_allocatable = sat_add(n->gpus_allocatable, q.value);
+		n->gpus_allocatable = report_sat_add(n->gpus_allocatable, q.value);
 	}
 	for (i = 0; i < cfg->n_pools && n->pool < 0; i++)
 		if (labels_match(&cfg->pools[i].node_selector, labels))
@@ -914,7 +915,7 @@ static void owner_of(const json_t *meta, char *buf, size_t cap, int *daemonset)
 			pick = ref;
 	}
 	if (pick != NULL)
-		snprintf(buf, cap, "%s/%s", str_at(pick, "kind"), str_at(pick, "name"));
+		snprintf(buf, cap, "%s/%s", report_str_at(pick, "kind"), report_str_at(pick, "name"));
 	else if (cap > 0)
 		buf[0] = '\0';
 }
@@ -929,7 +930,7 @@ static unsigned pod_routes(const struct config *cfg, const json_t *spec)
 
 	json_array_foreach(iterable(json_object_get(spec, "tolerations")), i, t)
 		if (nodematch_tolerates(t, cfg->taint_key, cfg->taint_value, cfg->taint_effect))
-			routes |= str_at(t, "key")[0] ? REPORT_ROUTE_TOLERATION : REPORT_ROUTE_WILDCARD;
+			routes |= report_str_at(t, "key")[0] ? REPORT_ROUTE_TOLERATION : REPORT_ROUTE_WILDCARD;
 	json_object_foreach(iterable(json_object_get(spec, "nodeSelector")), key, v)
 		if (gpu_key(cfg, key))
 			routes |= REPORT_ROUTE_SELECTOR;
@@ -937,7 +938,7 @@ static unsigned pod_routes(const struct config *cfg, const json_t *spec)
 						"requiredDuringSchedulingIgnoredDuringExecution"), "nodeSelectorTerms");
 	json_array_foreach(iterable(terms), i, term) {
 		json_array_foreach(iterable(json_object_get(term, "matchExpressions")), j, e) {
-			if (gpu_key(cfg, str_at(e, "key")))
+			if (gpu_key(cfg, report_str_at(e, "key")))
 				routes |= REPORT_ROUTE_AFFINITY;
 		}
 	}
@@ -1001,7 +1002,7 @@ static int cpu_pod(struct report *r, const json_t *pod, size_t node, const char 
 	struct report_cpu_pod *c;
 	json_t *as_created = NULL;
 
-	if (list_push(&r->cpu_pods, sizeof *c, (void **)&c, err) != 0)
+	if (report_list_push(&r->cpu_pods, sizeof *c, (void **)&c, err) != 0)
 		return -1;
 	if (c == NULL)
 		return 0;  /* counted on its node, not named */
@@ -1037,7 +1038,7 @@ static int pending_pod(struct report *r, const json_t *pod, const struct policy_
 	struct report_pending *p;
 	size_t i;
 
-	if (list_push(&r->pending, sizeof *p, (void **)&p, err) != 0)
+	if (report_list_push(&r->pending, sizeof *p, (void **)&p, err) != 0)
 		return -1;
 	if (p == NULL)
 		return 0;  /* counted, not judged */
@@ -1080,8 +1081,8 @@ static int pod_item(struct report *r, const char *input, const json_t *pod, unsi
 		    struct error *err)
 {
 	const json_t *meta = json_object_get(pod, "metadata"), *spec = json_object_get(pod, "spec");
-	const char *phase = str_at(json_object_get(pod, "status"), "phase");
-	const char *node_name = str_at(spec, "nodeName");
+	const char *phase = report_str_at(json_object_get(pod, "status"), "phase");
+	const char *node_name = report_str_at(spec, "nodeName");
 	struct policy_gpu_request req[LIMIT_GPU_KINDS_MAX];
 	struct error perr = { 0 };
 	struct report_node *n;
@@ -1094,7 +1095,7 @@ static int pod_item(struct report *r, const char *input, const json_t *pod, unsi
 		char line[ITEM_MSG_MAX];
 
 		snprintf(line, sizeof line, "byte %llu: Pod %s/%s: %s", off, ns_of(meta), name_of(meta), msg);
-		return add_error(r, input, line, err);
+		return report_add_error(r, input, line, err);
 	}
 	/* Terminated pods hold nothing: the scheduler's and kubelet's accounting skips them (README). */
 	if (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0) {
@@ -1103,13 +1104,13 @@ static int pod_item(struct report *r, const char *input, const json_t *pod, unsi
 	}
 	if (policy_gpu_requests(r->cfg, pod, req, LIMIT_GPU_KINDS_MAX, &count, &perr) != 0) {
 		snprintf(msg, sizeof msg, "byte %llu: Pod %s/%s: %s", off, ns_of(meta), name_of(meta), perr.msg);
-		return add_error(r, input, msg, err);
+		return report_add_error(r, input, msg, err);
 	}
 	for (i = 0; i < count; i++)
 		if (req[i].count >= QUANTITY_MAX) {
 			snprintf(msg, sizeof msg, "byte %llu: Pod %s/%s: %s is not a valid GPU count: it is 10^18 or more",
 				 off, ns_of(meta), name_of(meta), req[i].resource);
-			return add_error(r, input, msg, err);
+			return report_add_error(r, input, msg, err);
 		}
 	if (node_name[0] == '\0')
 		return count > 0 ? pending_pod(r, pod, req, count, err) : 0;
@@ -1121,12 +1122,12 @@ static int pod_item(struct report *r, const char *input, const json_t *pod, unsi
 		int nomem;
 
 		if (node_gpu(n, req[i].resource, &used, &nomem) != NULL) {
-			*used = sat_add(*used, req[i].count);
+			*used = report_sat_add(*used, req[i].count);
 		} else if (nomem) {
 			error_set(err, ERROR_NOMEM, "out of memory");
 			return -1;
 		}
-		n->gpus_requested = sat_add(n->gpus_requested, req[i].count);
+		n->gpus_requested = report_sat_add(n->gpus_requested, req[i].count);
 	}
 	if (count > 0) {
 		n->gpu_pods++;
@@ -1181,7 +1182,7 @@ static int take_item(struct report *r, const char *input, const json_t *root, co
 	r->items++;
 	if (!json_is_object(root) || kind == NULL) {
 		snprintf(msg, sizeof msg, "byte %llu: an item that is not an object with a kind", off);
-		return add_error(r, input, msg, err);
+		return report_add_error(r, input, msg, err);
 	}
 	if (strcmp(kind, "Node") == 0)
 		return node_item(r, input, root, off, err);
@@ -1209,7 +1210,7 @@ static int json_input(struct report *r, const char *input, struct jsonstream *s,
 			if (root == NULL) {
 				snprintf(msg, sizeof msg, "byte %llu: an item that is not valid JSON: %s (at its byte %d)",
 					 off, jerr.text, jerr.position);
-				if (add_error(r, input, msg, err) != 0)
+				if (report_add_error(r, input, msg, err) != 0)
 					return -1;
 				continue;
 			}
@@ -1224,7 +1225,7 @@ static int json_input(struct report *r, const char *input, struct jsonstream *s,
 			*err = serr;
 			return -1;
 		}
-		return add_error(r, input, serr.msg, err);
+		return report_add_error(r, input, serr.msg, err);
 	}
 	return 0;
 }
@@ -1246,7 +1247,7 @@ static int yaml_input(struct report *r, const char *input, struct jsonstream *s,
 			*err = serr;
 			return -1;
 		}
-		return add_error(r, input, serr.msg, err);
+		return report_add_error(r, input, serr.msg, err);
 	}
 	/* One document's values at a time, however many the stream holds. */
 	manifest_open(buf, len, &m);
@@ -1259,14 +1260,14 @@ static int yaml_input(struct report *r, const char *input, struct jsonstream *s,
 			break;
 		if (d->failed) {
 			snprintf(msg, sizeof msg, "line %lu: not valid YAML: %s", d->error_line, d->error);
-			if (add_error(r, input, msg, err) != 0)
+			if (report_add_error(r, input, msg, err) != 0)
 				goto out;
 			continue;
 		}
 		if (d->root == NULL && d->null_root) {
 			snprintf(msg, sizeof msg, "line %lu: a document that is null, not an object with a kind",
 				 d->content_line);
-			if (add_error(r, input, msg, err) != 0)
+			if (report_add_error(r, input, msg, err) != 0)
 				goto out;
 			continue;
 		}
@@ -1301,9 +1302,9 @@ int report_input(struct report *r, const char *name, int fd, struct error *err)
 	if (c == '{')
 		rc = json_input(r, name, s, err);
 	else if (c < 0 && perr.kind != ERROR_NONE)
-		rc = perr.kind == ERROR_NOMEM ? (*err = perr, -1) : add_error(r, name, perr.msg, err);
+		rc = perr.kind == ERROR_NOMEM ? (*err = perr, -1) : report_add_error(r, name, perr.msg, err);
 	else if (c < 0)
-		rc = add_error(r, name, "empty input: expected kubectl get -o json (or -o yaml) output", err);
+		rc = report_add_error(r, name, "empty input: expected kubectl get -o json (or -o yaml) output", err);
 	else
 		rc = yaml_input(r, name, s, err);
 	jsonstream_free(s);
@@ -1323,293 +1324,16 @@ int report_input_path(struct report *r, const char *path, struct error *err)
 	while (fd < 0 && errno == EINTR);
 	if (fd < 0) {
 		snprintf(msg, sizeof msg, "cannot open: %s", strerror(errno));
-		return add_error(r, path, msg, err);
+		return report_add_error(r, path, msg, err);
 	}
 	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
 		close(fd);
-		return add_error(r, path, "a directory: give the files kubectl wrote "
+		return report_add_error(r, path, "a directory: give the files kubectl wrote "
 				 "(kubectl get nodes,pods -A -o json > FILE)", err);
 	}
 	rc = report_input(r, path, fd, err);
 	close(fd);
 	return rc;
-}
-
-/* ==== Judging what needs every input ==== */
-
-static int misconfig(struct report *r, enum report_misconfig_kind kind, size_t node, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int misconfig(struct report *r, enum report_misconfig_kind kind, size_t node, const char *fmt, ...)
-{
-	struct report_misconfig *m;
-	struct error err;
-	char msg[1024];
-	va_list ap;
-
-	r->pools[r->nodes[node].pool].misconfigured[kind]++;
-	if (list_push(&r->misconfigs, sizeof *m, (void **)&m, &err) != 0)
-		return -1;
-	if (m == NULL)
-		return 0;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	m->kind = kind;
-	m->pool = r->nodes[node].pool;
-	m->node = strdup(r->nodes[node].name);
-	m->message = strdup(msg);
-	return m->node && m->message ? 0 : -1;
-}
-
-static void taint_text(const struct config *cfg, char *buf, size_t cap)
-{
-	snprintf(buf, cap, "%s%s%s:%s", cfg->taint_key, cfg->taint_value[0] ? "=" : "", cfg->taint_value,
-		 cfg->taint_effect);
-}
-
-static int judge_nodes(struct report *r)
-{
-	size_t first[65], i;  /* each pool's first node, for the taint comparison (pools <= 64) */
-	char gpu_taint[400];
-
-	taint_text(r->cfg, gpu_taint, sizeof gpu_taint);
-	for (i = 0; i < r->n_pools && i < 65; i++)
-		first[i] = SIZE_MAX;
-	for (i = 0; i < r->n_nodes; i++) {
-		struct report_node *n = &r->nodes[i];
-		struct report_pool *p;
-		long long unrequested;
-
-		if (!n->seen || !n->gpu)
-			continue;
-		p = &r->pools[n->pool];
-		p->nodes++;
-		p->gpus_allocatable = sat_add(p->gpus_allocatable, n->gpus_allocatable);
-		p->gpus_requested = sat_add(p->gpus_requested, n->gpus_requested);
-		unrequested = n->gpus_allocatable > n->gpus_requested ? n->gpus_allocatable - n->gpus_requested : 0;
-		p->gpus_unrequested = sat_add(p->gpus_unrequested, unrequested);
-		p->gpu_pods += n->gpu_pods;
-		p->ds_pods += n->ds_pods;
-		p->cpu_pods += n->cpu_pods;
-		if (n->gpu_pods == 0)
-			p->idle_nodes++;
-		if (p->cfg != NULL && p->cfg->priced) {
-			long long per_node = p->cfg->gpus_per_node > 0 ? p->cfg->gpus_per_node : n->gpus_allocatable;
-
-			if (n->gpu_pods == 0)
-				p->idle_cost += p->cfg->price_per_node_hour;
-			if (per_node > 0)
-				p->unrequested_cost += (double)unrequested * p->cfg->price_per_node_hour / (double)per_node;
-		}
-		if (!n->tainted &&
-		    misconfig(r, REPORT_MIS_UNTAINTED, i, "GPU node without the GPU taint %s: CPU pods can be "
-			      "scheduled onto it", gpu_taint) != 0)
-			return -1;
-		if (n->tainted && n->gpus_allocatable == 0 &&
-		    misconfig(r, REPORT_MIS_NO_ALLOCATABLE, i, "tainted %s but status.allocatable offers no GPU: "
-			      "is the device plugin running? GPU pods cannot be scheduled here", gpu_taint) != 0)
-			return -1;
-		if (p->cfg == NULL || (size_t)n->pool >= 65)
-			continue;
-		if (first[n->pool] == SIZE_MAX) {
-			first[n->pool] = i;
-		} else if (strcmp(r->nodes[first[n->pool]].taint_sig, n->taint_sig) != 0 &&
-			   misconfig(r, REPORT_MIS_TAINTS_DIFFER, i, "taints [%s] differ from [%s] on %s, in the same "
-				     "pool", n->taint_sig, r->nodes[first[n->pool]].taint_sig,
-				     r->nodes[first[n->pool]].name) != 0) {
-			return -1;
-		}
-	}
-	return 0;
-}
-
-/* CPU pods: keep those on GPU nodes, and add what the node tells about how they got there. */
-static int judge_cpu_pods(struct report *r)
-{
-	size_t i, kept = 0;
-	unsigned long total = 0;
-
-	for (i = 0; i < r->n_nodes; i++)
-		if (r->nodes[i].seen && r->nodes[i].gpu)
-			total += r->nodes[i].cpu_pods;
-	for (i = 0; i < r->cpu_pods.n; i++) {
-		struct report_cpu_pod *c = REPORT_AT(r->cpu_pods, struct report_cpu_pod, i);
-		const struct report_node *n = &r->nodes[c->node_index];
-		const json_t *t;
-
-		if (!n->seen || !n->gpu) {
-			free(c->ns);
-			free(c->name);
-			free(c->node);
-			free(c->owner);
-			verdict_free(&c->policy);
-			verdict_free(&c->pinned);
-			json_decref(c->tolerations);
-			continue;
-		}
-		c->pool = n->pool;
-		if (!n->tainted)
-			c->routes |= REPORT_ROUTE_UNTAINTED;
-		if ((t = nodematch_untolerated(c->tolerations, n->taints)) != NULL) {
-			char buf[600];
-
-			c->routes |= REPORT_ROUTE_UNTOLERATED;
-			snprintf(buf, sizeof buf, "%s%s%s:%s", str_at(t, "key"), str_at(t, "value")[0] ? "=" : "",
-				 str_at(t, "value"), str_at(t, "effect"));
-			if ((c->taint = strdup(buf)) == NULL)
-				return -1;
-			if (c->pinned.reason != NULL) {
-				/* Only its creator can have put it on a node whose taint it does not tolerate. */
-				verdict_free(&c->policy);
-				c->policy = c->pinned;
-				memset(&c->pinned, 0, sizeof c->pinned);
-			}
-		}
-		json_decref(c->tolerations);
-		c->tolerations = NULL;
-		if (kept != i)
-			*REPORT_AT(r->cpu_pods, struct report_cpu_pod, kept) = *c;
-		kept++;
-	}
-	r->cpu_pods.n = kept;
-	r->cpu_pods.total = total;
-	return 0;
-}
-
-/* The requested count of resource fits node n: 2 free, 1 allocatable only, 0 not even that. */
-static int gpus_fit(const struct report_node *n, const struct report_pending *p, long long *max_alloc)
-{
-	size_t i, j;
-	int fit = 2;
-
-	for (i = 0; i < p->n_gpus; i++) {
-		long long alloc = 0, used = 0;
-
-		for (j = 0; j < n->n_alloc; j++)
-			if (strcmp(n->alloc[j].resource, p->gpus[i].resource) == 0) {
-				alloc = n->alloc[j].count;
-				used = n->used[j];
-			}
-		if (alloc > max_alloc[i])
-			max_alloc[i] = alloc;
-		if (alloc < p->gpus[i].count)
-			fit = 0;
-		else if (fit == 2 && alloc - used < p->gpus[i].count)
-			fit = 1;
-	}
-	return fit;
-}
-
-static int judge_pending(struct report *r, struct report_pending *p)
-{
-	const json_t *gates = json_object_get(p->spec, "schedulingGates");
-	const json_t *tolerations = json_object_get(p->spec, "tolerations"), *taint = NULL;
-	long long max_alloc[LIMIT_GPU_KINDS_MAX] = { 0 };
-	unsigned long fit = 0, selected = 0, tolerated = 0, free_ = 0;
-	char msg[1024], t[600];
-	size_t i, k;
-
-	msg[0] = '\0';
-	if (json_array_size(gates) > 0) {
-		p->reason = REPORT_PENDING_GATED;
-		snprintf(msg, sizeof msg, "held by scheduling gate %s", str_at(json_array_get(gates, 0), "name"));
-		goto done;
-	}
-	for (k = 0; k < p->n_gpus; k++) {
-		for (i = 0; i < r->cfg->n_pools; i++)
-			if (pool_serves(r->cfg, &r->cfg->pools[i], p->gpus[k].resource))
-				break;
-		if (i == r->cfg->n_pools) {
-			p->reason = REPORT_PENDING_UNSERVED;
-			snprintf(msg, sizeof msg, "no GPU pool serves %s", p->gpus[k].resource);
-			goto done;
-		}
-	}
-	for (i = 0; i < r->n_nodes; i++) {
-		const struct report_node *n = &r->nodes[i];
-		const json_t *untol;
-		int f;
-
-		if (!n->seen || !n->gpu || (f = gpus_fit(n, p, max_alloc)) == 0)
-			continue;
-		fit++;
-		if (!nodematch_pod_selects(p->spec, n->labels, n->name))
-			continue;
-		selected++;
-		if ((untol = nodematch_untolerated(tolerations, n->taints)) != NULL) {
-			if (taint == NULL)
-				taint = untol;
-			continue;
-		}
-		tolerated++;
-		if (f == 2)
-			free_++;
-	}
-	for (k = 0; k < p->n_gpus && fit == 0; k++) {
-		if (max_alloc[k] == 0) {
-			p->reason = REPORT_PENDING_UNSERVED;
-			snprintf(msg, sizeof msg, "no node offers %s in status.allocatable", p->gpus[k].resource);
-			goto done;
-		}
-		if (max_alloc[k] < p->gpus[k].count) {
-			p->reason = REPORT_PENDING_TOO_MANY;
-			snprintf(msg, sizeof msg, "requests %lld %s; the largest node offers %lld", p->gpus[k].count,
-				 p->gpus[k].resource, max_alloc[k]);
-			goto done;
-		}
-	}
-	if (selected == 0) {
-		p->reason = REPORT_PENDING_SELECTOR;
-		snprintf(msg, sizeof msg, "its nodeSelector and required node affinity match none of the %lu GPU "
-			 "node(s) with enough %s", fit, p->n_gpus ? p->gpus[0].resource : "GPUs");
-	} else if (tolerated == 0) {
-		p->reason = REPORT_PENDING_TOLERATION;
-		snprintf(t, sizeof t, "%s%s%s:%s", str_at(taint, "key"), str_at(taint, "value")[0] ? "=" : "",
-			 str_at(taint, "value"), str_at(taint, "effect"));
-		snprintf(msg, sizeof msg, "no toleration for %s, which the %lu GPU node(s) it selects carry", t,
-			 selected);
-	} else if (free_ == 0) {
-		p->reason = REPORT_PENDING_FULL;
-		snprintf(msg, sizeof msg, "none of the %lu GPU node(s) it may use has %lld %s free: other pods "
-			 "request them (waiting for capacity or the autoscaler)", tolerated,
-			 p->n_gpus ? p->gpus[0].count : 0, p->n_gpus ? p->gpus[0].resource : "GPUs");
-	} else {
-		p->reason = REPORT_PENDING_OTHER;
-		snprintf(msg, sizeof msg, "%lu GPU node(s) fit its GPUs, selector and taints: the cause is "
-			 "elsewhere (CPU, memory, pod affinity, quota), or the scheduler has not run yet", free_);
-	}
-done:
-	r->pending_by_reason[p->reason]++;
-	json_decref(p->spec);
-	p->spec = NULL;
-	return (p->message = strdup(msg)) == NULL ? -1 : 0;
-}
-
-int report_finish(struct report *r, struct error *err)
-{
-	size_t i;
-
-	if (r->finished)
-		return 0;
-	r->finished = 1;
-	/* Without nodes there is nothing to report on: the pods' placement needs them (exit 2). */
-	if (r->node_items == 0 && r->n_errors == 0 && json_array_size(r->audit.errors) == 0 &&
-	    add_error(r, "", "no Node in the input: the report needs the nodes and the pods "
-		      "(kubectl get nodes,pods -A -o json)", err) != 0)
-		return -1;
-	for (i = 0; i + 1 < r->n_deferred; i += 2)
-		if (r->nodes[r->deferred[i]].seen && r->nodes[r->deferred[i]].gpu)
-			REPORT_AT(r->daemonsets, struct report_daemonset, r->deferred[i + 1])->pods++;
-	if (judge_nodes(r) != 0 || judge_cpu_pods(r) != 0)
-		goto nomem;
-	for (i = 0; i < r->pending.n; i++)
-		if (judge_pending(r, REPORT_AT(r->pending, struct report_pending, i)) != 0)
-			goto nomem;
-	return 0;
-nomem:
-	error_set(err, ERROR_NOMEM, "out of memory");
-	return -1;
 }
 
 /* ==== Summaries ==== */
@@ -1627,8 +1351,8 @@ void report_totals(const struct report *r, struct report_totals *t)
 		t->gpu_pods += p->gpu_pods;
 		t->ds_pods += p->ds_pods;
 		t->cpu_pods += p->cpu_pods;
-		t->gpus_allocatable = sat_add(t->gpus_allocatable, p->gpus_allocatable);
-		t->gpus_requested = sat_add(t->gpus_requested, p->gpus_requested);
+		t->gpus_allocatable = report_sat_add(t->gpus_allocatable, p->gpus_allocatable);
+		t->gpus_requested = report_sat_add(t->gpus_requested, p->gpus_requested);
 		for (k = 0; k < REPORT_MIS_NKINDS; k++)
 			t->misconfigured += p->misconfigured[k];
 		if (p->cfg != NULL && p->cfg->priced && p->nodes > 0) {

@@ -1,0 +1,36 @@
+/*
+ * report_int: what the files of the report's model share. Private to
+ * pkg/report/report*.c.
+ *
+ *   report.c        reading the inputs: nodes, pods, workloads folded into the model
+ *   report_judge.c  judging what needs every input: pools, costs, misconfiguration,
+ *                   CPU pods' routes, Pending pods' reasons
+ */
+#ifndef GPU_ADMISSION_REPORT_INT_H
+#define GPU_ADMISSION_REPORT_INT_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "report/report.h"
+
+/* obj[key] as a string, or "" (borrowed). */
+const char *report_str_at(const json_t *obj, const char *key);
+
+/* a + b, stopping at QUANTITY_MAX. */
+long long report_sat_add(long long a, long long b);
+
+/* A new zeroed element of l in *out; *out NULL when l holds REPORT_FINDINGS_MAX already. -1 on ENOMEM. */
+int report_list_push(struct report_list *l, size_t size, void **out, struct error *err);
+
+/* Frees what v owns and zeroes it. */
+void report_verdict_free(struct report_verdict *v);
+
+/* Does a configured pool serve resource? (A pool without resources serves every GPU resource.) */
+int report_pool_serves(const struct config *cfg, const struct config_pool *p, const char *resource);
+
+/* An input error in r (input and msg borrowed); -1 only on ENOMEM. */
+int report_add_error(struct report *r, const char *input, const char *msg, struct error *err);
+
+#endif
