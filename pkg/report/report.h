@@ -37,6 +37,7 @@
 #define REPORT_NODES_MAX 100000       /* nodes (and node names pods refer to) in one report */
 #define REPORT_FINDINGS_MAX 10000     /* named entries kept per list; beyond, only counted */
 #define REPORT_ITEM_DEPTH_MAX 128     /* JSON nesting in one item */
+#define REPORT_MIG_SLICES_MAX 16      /* compute slices a MIG profile may name (mig-7g: a whole A100/H100) */
 
 /* Why a GPU pod is Pending, judged from the snapshot. Order: the first that applies. */
 enum report_pending_reason {

@@ -47,6 +47,68 @@ static void taint_text(const struct config *cfg, char *buf, size_t cap)
 		 cfg->taint_effect);
 }
 
+/*
+ * A GPU resource that is a part of a physical GPU: a MIG slice
+ * (nvidia.com/mig-3g.20gb) or a time-sliced replica (nvidia.com/gpu.shared).
+ * Its weight is the share of a GPU it holds, in the GPU's own units: a MIG
+ * profile's compute slices (the 3 of 3g), 1 for a replica.
+ */
+static int fractional_gpu(const char *resource, long long *weight)
+{
+	const char *mig = strstr(resource, "/mig-");
+	size_t len = strlen(resource);
+	long long g = 0;
+
+	*weight = 1;
+	if (mig != NULL) {
+		for (mig += 5; *mig >= '0' && *mig <= '9' && g < REPORT_MIG_SLICES_MAX; mig++)
+			g = g * 10 + (*mig - '0');
+		if (*mig == 'g' && g > 0 && g <= REPORT_MIG_SLICES_MAX)
+			*weight = g;
+		return 1;
+	}
+	return len > 7 && strcmp(resource + len - 7, ".shared") == 0;
+}
+
+/*
+ * The hourly cost of node n's GPUs no pod requests (README "Cost report"):
+ * price / GPUs per node for each physical GPU unrequested. Without
+ * gpusPerNode, each allocatable unit is one GPU of the node. With it, a whole
+ * GPU resource counts one GPU a unit, and the GPUs left (gpusPerNode minus
+ * the whole ones) are shared by the fractional resources (MIG slices,
+ * replicas) in proportion to their weight: 56 idle 1g slices on an 8-GPU
+ * node are 8 GPUs, never 56. Never more than the node's price.
+ */
+static double unrequested_cost(const struct config_pool *cfg, const struct report_node *n)
+{
+	double price = cfg->price_per_node_hour, whole_free = 0, frac_free = 0, frac_all = 0, gpus;
+	long long whole = 0, weight;
+	size_t j;
+
+	if (cfg->gpus_per_node <= 0) {
+		if (n->gpus_allocatable <= 0 || n->gpus_requested >= n->gpus_allocatable)
+			return 0;
+		return price * (double)(n->gpus_allocatable - n->gpus_requested) / (double)n->gpus_allocatable;
+	}
+	for (j = 0; j < n->n_alloc; j++) {
+		long long free_ = n->alloc[j].count > n->used[j] ? n->alloc[j].count - n->used[j] : 0;
+
+		if (fractional_gpu(n->alloc[j].resource, &weight)) {
+			frac_all += (double)n->alloc[j].count * (double)weight;
+			frac_free += (double)free_ * (double)weight;
+		} else {
+			whole = report_sat_add(whole, n->alloc[j].count);
+			whole_free += (double)free_;
+		}
+	}
+	gpus = whole_free;
+	if (frac_all > 0 && whole < cfg->gpus_per_node)
+		gpus += (double)(cfg->gpus_per_node - whole) * frac_free / frac_all;
+	if (gpus > (double)cfg->gpus_per_node)
+		gpus = (double)cfg->gpus_per_node;
+	return price * gpus / (double)cfg->gpus_per_node;
+}
+
 static int judge_nodes(struct report *r)
 {
 	size_t first[65], i;  /* each pool's first node, for the taint comparison (pools <= 64) */
@@ -74,12 +136,9 @@ static int judge_nodes(struct report *r)
 		if (n->gpu_pods == 0)
 			p->idle_nodes++;
 		if (p->cfg != NULL && p->cfg->priced) {
-			long long per_node = p->cfg->gpus_per_node > 0 ? p->cfg->gpus_per_node : n->gpus_allocatable;
-
 			if (n->gpu_pods == 0)
 				p->idle_cost += p->cfg->price_per_node_hour;
-			if (per_node > 0)
-				p->unrequested_cost += (double)unrequested * p->cfg->price_per_node_hour / (double)per_node;
+			p->unrequested_cost += unrequested_cost(p->cfg, n);
 		}
 		if (!n->tainted &&
 		    misconfig(r, REPORT_MIS_UNTAINTED, i, "GPU node without the GPU taint %s: CPU pods can be "
