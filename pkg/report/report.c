@@ -373,6 +373,7 @@ void report_free(struct report *r)
 		free(p->name);
 		free(p->message);
 		json_decref(p->spec);
+		json_decref(p->wi_spec);
 		for (j = 0; j < p->n_gpus; j++)
 			free(p->gpus[j].resource);
 	}
@@ -382,6 +383,7 @@ void report_free(struct report *r)
 		free(REPORT_AT(r->misconfigs, struct report_misconfig, i)->message);
 	}
 	free(r->misconfigs.v);
+	report_whatif_free(&r->whatif);
 	free(r->deferred);
 	free(r->pools);
 	audit_free(&r->audit);
@@ -783,7 +785,7 @@ static int has_gpu_taint(const struct config *cfg, const json_t *taints)
 	return 0;
 }
 
-static int labels_match(const struct config_labels *sel, const json_t *labels)
+int report_labels_match(const struct config_labels *sel, const json_t *labels)
 {
 	size_t i;
 
@@ -873,7 +875,7 @@ static int node_item(struct report *r, const char *input, const json_t *node, un
 		n->gpus_allocatable = report_sat_add(n->gpus_allocatable, q.value);
 	}
 	for (i = 0; i < cfg->n_pools && n->pool < 0; i++)
-		if (labels_match(&cfg->pools[i].node_selector, labels))
+		if (report_labels_match(&cfg->pools[i].node_selector, labels))
 			n->pool = (int)i;
 	for (i = 0; i < cfg->gpu_node_labels.n && labels != NULL; i++)
 		if (json_object_get(labels, cfg->gpu_node_labels.v[i]) != NULL)
@@ -946,7 +948,7 @@ static unsigned pod_routes(const struct config *cfg, const json_t *spec)
 }
 
 /* v = the policy's verdict on pod as a CREATE. 0, or -1 with ERROR_NOMEM. */
-static int judge(const struct report *r, const json_t *pod, struct report_verdict *v, struct error *err)
+int report_judge_pod(const struct config *cfg, const json_t *pod, struct report_verdict *v, struct error *err)
 {
 	struct policy_request req = { .pod = pod, .operation = POLICY_OP_CREATE };
 	struct policy_result res;
@@ -954,7 +956,7 @@ static int judge(const struct report *r, const json_t *pod, struct report_verdic
 	const char *message;
 	int rc = -1;
 
-	if (policy_evaluate(r->cfg, &req, &res, &perr) != 0) {
+	if (policy_evaluate(cfg, &req, &res, &perr) != 0) {
 		if (perr.kind == ERROR_NOMEM) {
 			*err = perr;
 			goto out;
@@ -980,11 +982,14 @@ out:
 }
 
 /* New: pod without spec.nodeName (shallow copies; the rest shared), or NULL. */
-static json_t *unbound(const json_t *pod)
+json_t *report_unbound(const json_t *pod)
 {
 	json_t *copy = json_copy(iterable(pod)), *spec = json_copy(json_object_get(pod, "spec"));
 
-	if (copy == NULL || spec == NULL || json_object_del(spec, "nodeName") != 0) {
+	/* jansson's json_copy() drops a member it has no memory for, silently: a copy must be whole. */
+	if (copy == NULL || spec == NULL || json_object_size(copy) != json_object_size(pod) ||
+	    json_object_size(spec) != json_object_size(json_object_get(pod, "spec")) ||
+	    json_object_del(spec, "nodeName") != 0) {
 		json_decref(copy);
 		json_decref(spec);
 		return NULL;
@@ -1017,10 +1022,11 @@ static int cpu_pod(struct report *r, const json_t *pod, size_t node, const char 
 	if (c->ns == NULL || c->name == NULL || c->node == NULL || c->owner == NULL)
 		goto nomem;
 	if (json_object_get(spec, "nodeName") == NULL)
-		return judge(r, pod, &c->policy, err);
-	if ((as_created = unbound(pod)) == NULL)
+		return report_judge_pod(r->cfg, pod, &c->policy, err);
+	if ((as_created = report_unbound(pod)) == NULL)
 		goto nomem;
-	if (judge(r, as_created, &c->policy, err) != 0 || judge(r, pod, &c->pinned, err) != 0) {
+	if (report_judge_pod(r->cfg, as_created, &c->policy, err) != 0 ||
+	    report_judge_pod(r->cfg, pod, &c->pinned, err) != 0) {
 		json_decref(as_created);
 		return -1;
 	}
@@ -1053,7 +1059,7 @@ static int pending_pod(struct report *r, const json_t *pod, const struct policy_
 		p->gpus[i].count = req[i].count;
 		p->n_gpus++;
 	}
-	return 0;
+	return r->whatif.cfg != NULL ? report_whatif_pending(r, pod, p, err) : 0;
 nomem:
 	error_set(err, ERROR_NOMEM, "out of memory");
 	return -1;
@@ -1115,6 +1121,8 @@ static int pod_item(struct report *r, const char *input, const json_t *pod, unsi
 	if (node_name[0] == '\0')
 		return count > 0 ? pending_pod(r, pod, req, count, err) : 0;
 	if (node_get(r, node_name, &idx, err) != 0)
+		return -1;
+	if (r->whatif.cfg != NULL && report_whatif_running(r, pod, idx, err) != 0)
 		return -1;
 	n = &r->nodes[idx];
 	for (i = 0; i < count; i++) {

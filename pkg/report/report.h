@@ -119,6 +119,8 @@ struct report_pending {
 	enum report_pending_reason reason;
 	char *message;                   /* owned, set by report_finish() */
 	json_t *spec;                    /* owned until report_finish(): what placement reads */
+	json_t *wi_spec;                 /* owned until report_finish(): the spec as the --what-if
+	                                    policy would admit it; NULL when it rejects the pod */
 };
 
 struct report_misconfig {
@@ -151,6 +153,34 @@ struct report_list {
 	unsigned long total;
 };
 
+/* --what-if: a Pending GPU pod the other policy would place. */
+struct report_wi_placed {
+	char *ns, *name, *node;          /* owned */
+	const char *pool;                /* borrowed from the what-if policy, or "unpooled" */
+};
+
+/* --what-if: a running pod the other policy rejects as a CREATE and today's does not. */
+struct report_wi_refused {
+	char *ns, *name, *node;          /* owned */
+	struct report_verdict verdict;   /* the other policy's */
+};
+
+/*
+ * --what-if NEW-POLICY (report_whatif.c): the same snapshot judged by another
+ * policy. Nodes keep their GPU-ness and pods their requests; what changes is
+ * each pod's verdict and patch, the pools nodes fall in and their prices.
+ */
+struct report_whatif {
+	const struct config *cfg;        /* borrowed; NULL: no what-if */
+	const char *name;                /* borrowed: the policy's path, for the output */
+	struct report_list placed;       /* struct report_wi_placed */
+	struct report_list refused;      /* struct report_wi_refused */
+	unsigned long rejected_pending;  /* Pending GPU pods the other policy rejects */
+	unsigned long idle_nodes;        /* GPU nodes idle once the placed pods run */
+	double idle_cost;                /* their hourly cost at the other policy's prices */
+	int priced;                      /* some pool of the other policy with nodes has a price */
+};
+
 struct report {
 	const struct config *cfg;        /* borrowed; must outlive the report */
 	struct report_pool *pools;       /* owned: cfg->n_pools + 1 (unpooled last) */
@@ -171,6 +201,7 @@ struct report {
 	json_t *errors;                  /* owned: [{input, offset, message}] */
 	unsigned long n_errors;          /* all, including those beyond the list's limit */
 	int finished;
+	struct report_whatif whatif;
 	/* Deferred: DaemonSet pods on nodes not yet seen (node index, daemonset index). */
 	size_t *deferred;
 	size_t n_deferred, cap_deferred;
@@ -189,6 +220,13 @@ struct report {
  * 0, or -1 with ERROR_NOMEM; report_free() is safe either way.
  */
 int report_init(struct report *r, const struct config *cfg, struct error *err);
+
+/*
+ * --what-if: also judges the snapshot by cfg (borrowed; must outlive r),
+ * named name (borrowed) in the output. Between report_init() and the first
+ * report_input().
+ */
+void report_whatif_set(struct report *r, const struct config *cfg, const char *name);
 
 /* Releases what r owns. Accepts NULL. */
 void report_free(struct report *r);

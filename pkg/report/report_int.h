@@ -5,6 +5,7 @@
  *   report.c        reading the inputs: nodes, pods, workloads folded into the model
  *   report_judge.c  judging what needs every input: pools, costs, misconfiguration,
  *                   CPU pods' routes, Pending pods' reasons
+ *   report_whatif.c --what-if: the same snapshot judged by another policy
  */
 #ifndef GPU_ADMISSION_REPORT_INT_H
 #define GPU_ADMISSION_REPORT_INT_H
@@ -32,5 +33,20 @@ int report_pool_serves(const struct config *cfg, const struct config_pool *p, co
 
 /* An input error in r (input and msg borrowed); -1 only on ENOMEM. */
 int report_add_error(struct report *r, const char *input, const char *msg, struct error *err);
+
+/* v = cfg's verdict on pod (borrowed) as a CREATE. 0, or -1 with ERROR_NOMEM. */
+int report_judge_pod(const struct config *cfg, const json_t *pod, struct report_verdict *v, struct error *err);
+
+/* New: pod without spec.nodeName (shallow copies; the rest shared), or NULL. */
+json_t *report_unbound(const json_t *pod);
+
+/* Do labels (borrowed, may be NULL) hold every key=value of a non-empty selector? */
+int report_labels_match(const struct config_labels *sel, const json_t *labels);
+
+/* --what-if's parts (report_whatif.c): a Pending GPU pod p as read, a running pod on node, then once at the end. */
+int report_whatif_pending(struct report *r, const json_t *pod, struct report_pending *p, struct error *err);
+int report_whatif_running(struct report *r, const json_t *pod, size_t node, struct error *err);
+int report_whatif_finish(struct report *r, struct error *err);
+void report_whatif_free(struct report_whatif *w);
 
 #endif

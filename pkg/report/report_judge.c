@@ -344,7 +344,7 @@ int report_finish(struct report *r, struct error *err)
 	for (i = 0; i < r->pending.n; i++)
 		if (judge_pending(r, REPORT_AT(r->pending, struct report_pending, i)) != 0)
 			goto nomem;
-	return 0;
+	return r->whatif.cfg != NULL ? report_whatif_finish(r, err) : 0;
 nomem:
 	error_set(err, ERROR_NOMEM, "out of memory");
 	return -1;

@@ -56,6 +56,29 @@ static double idle_cost(const struct report_pool *p) { return p->idle_cost; }
 static double unreq_cost(const struct report_pool *p) { return p->unrequested_cost; }
 static double price(const struct report_pool *p) { return p->cfg->price_per_node_hour; }
 
+/* --what-if: the other policy's answers, beside today's gauges. */
+static void write_whatif(const struct report *r, FILE *out)
+{
+	const struct report_whatif *w = &r->whatif;
+	struct report_totals t;
+
+	report_totals(r, &t);
+	family(out, "whatif_placed_pending_gpu_pods", "Pending GPU pods the --what-if policy would place.");
+	fprintf(out, "gpu_admission_report_whatif_placed_pending_gpu_pods %lu\n", w->placed.total);
+	family(out, "whatif_rejected_pending_gpu_pods", "Pending GPU pods the --what-if policy rejects.");
+	fprintf(out, "gpu_admission_report_whatif_rejected_pending_gpu_pods %lu\n", w->rejected_pending);
+	family(out, "whatif_refused_running_pods", "Running pods the --what-if policy rejects and today's does not.");
+	fprintf(out, "gpu_admission_report_whatif_refused_running_pods %lu\n", w->refused.total);
+	family(out, "whatif_idle_gpu_nodes", "GPU nodes idle once the pods the --what-if policy places run.");
+	fprintf(out, "gpu_admission_report_whatif_idle_gpu_nodes %lu\n", w->idle_nodes);
+	if (!t.priced && !w->priced)
+		return;
+	family(out, "whatif_idle_node_cost_per_hour", "Hourly cost of those idle nodes at the --what-if policy's prices.");
+	fprintf(out, "gpu_admission_report_whatif_idle_node_cost_per_hour %.10g\n", w->idle_cost);
+	family(out, "whatif_idle_node_cost_change_per_hour", "The --what-if idle cost minus today's.");
+	fprintf(out, "gpu_admission_report_whatif_idle_node_cost_change_per_hour %.10g\n", w->idle_cost - t.idle_cost);
+}
+
 int report_prom_write(const struct report *r, FILE *out)
 {
 	size_t i, k;
@@ -114,5 +137,7 @@ int report_prom_write(const struct report *r, FILE *out)
 	family(out, "input_errors", "Items or inputs that could not be read.");
 	fprintf(out, "gpu_admission_report_input_errors %lu\n",
 		r->n_errors + (unsigned long)json_array_size(r->audit.errors));
+	if (r->whatif.cfg != NULL)
+		write_whatif(r, out);
 	return ferror(out) ? -1 : 0;
 }
