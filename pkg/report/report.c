@@ -1083,6 +1083,9 @@ static int defer_ds(struct report *r, size_t node, size_t ds, struct error *err)
 	return 0;
 }
 
+static int take_item(struct report *r, const char *input, const json_t *root, const char *bytes, size_t len,
+		     unsigned long long off, struct error *err);
+
 static int pod_item(struct report *r, const char *input, const json_t *pod, unsigned long long off,
 		    struct error *err)
 {
@@ -1093,7 +1096,7 @@ static int pod_item(struct report *r, const char *input, const json_t *pod, unsi
 	struct error perr = { 0 };
 	struct report_node *n;
 	char owner[600], msg[ITEM_MSG_MAX];
-	size_t count, i, idx, ds;
+	size_t count, i, idx;
 	int daemonset;
 
 	r->pod_items++;
@@ -1124,7 +1127,63 @@ static int pod_item(struct report *r, const char *input, const json_t *pod, unsi
 		return -1;
 	if (r->whatif.cfg != NULL && report_whatif_running(r, pod, idx, err) != 0)
 		return -1;
+	if (count > 0)
+		return report_gpu_pod_on(r, idx, req, count, err);
 	n = &r->nodes[idx];
+	if (n->seen && !n->gpu)
+		return 0;  /* a CPU pod on a CPU node: nothing to say */
+	owner_of(meta, owner, sizeof owner, &daemonset);
+	if (daemonset)
+		return report_ds_pod_on(r, idx, ns_of(meta), strchr(owner, '/') ? strchr(owner, '/') + 1 : owner, err);
+	n->cpu_pods++;
+	return cpu_pod(r, pod, idx, owner, err);
+}
+
+int report_node_facts(const struct config *cfg, const json_t *node, int *gpu, char *msg, size_t cap)
+{
+	const json_t *labels = json_object_get(json_object_get(node, "metadata"), "labels");
+	const json_t *taints = json_object_get(json_object_get(node, "spec"), "taints");
+	const json_t *alloc = json_object_get(json_object_get(node, "status"), "allocatable"), *v;
+	const char *key;
+	struct error qerr;
+	struct quantity q;
+	size_t i;
+
+	*gpu = 0;
+	if (node_valid(node, msg, cap) != 0 || alloc_valid(cfg, alloc, msg, cap) != 0)
+		return -1;
+	if (report_str_at(json_object_get(node, "metadata"), "name")[0] == '\0') {
+		snprintf(msg, cap, "a Node without metadata.name");
+		return -1;
+	}
+	if (!json_is_object(labels))
+		labels = NULL;
+	/* node_item()'s rule: in a pool, a GPU label, the GPU taint, or GPUs allocatable. */
+	for (i = 0; i < cfg->n_pools; i++)
+		if (report_labels_match(&cfg->pools[i].node_selector, labels))
+			*gpu = 1;
+	for (i = 0; i < cfg->gpu_node_labels.n && labels != NULL; i++)
+		if (json_object_get(labels, cfg->gpu_node_labels.v[i]) != NULL)
+			*gpu = 1;
+	if (has_gpu_taint(cfg, json_is_array(taints) ? taints : NULL))
+		*gpu = 1;
+	json_object_foreach(iterable(json_is_object(alloc) ? alloc : NULL), key, v)
+		if (is_gpu_resource(cfg, key) && quantity_from_json(v, &q, &qerr) == 0 && q.value > 0)
+			*gpu = 1;
+	return 0;
+}
+
+int report_node_index(struct report *r, const char *name, size_t *idx, struct error *err)
+{
+	return node_get(r, name, idx, err);
+}
+
+int report_gpu_pod_on(struct report *r, size_t idx, const struct policy_gpu_request *req, size_t count,
+		      struct error *err)
+{
+	struct report_node *n = &r->nodes[idx];
+	size_t i;
+
 	for (i = 0; i < count; i++) {
 		long long *used;
 		int nomem;
@@ -1137,27 +1196,100 @@ static int pod_item(struct report *r, const char *input, const json_t *pod, unsi
 		}
 		n->gpus_requested = report_sat_add(n->gpus_requested, req[i].count);
 	}
-	if (count > 0) {
-		n->gpu_pods++;
+	n->gpu_pods++;
+	return 0;
+}
+
+int report_ds_pod_on(struct report *r, size_t idx, const char *ns, const char *ds_name, struct error *err)
+{
+	size_t ds;
+
+	if (r->nodes[idx].seen && !r->nodes[idx].gpu)
+		return 0;  /* on a CPU node: nothing to say */
+	r->nodes[idx].ds_pods++;
+	if (ds_get(r, ns, ds_name, &ds, err) != 0)
+		return -1;
+	if (ds == SIZE_MAX)
+		return 0;
+	if (r->nodes[idx].seen) {
+		REPORT_AT(r->daemonsets, struct report_daemonset, ds)->pods++;
 		return 0;
 	}
-	if (n->seen && !n->gpu)
-		return 0;  /* a CPU pod on a CPU node: nothing to say */
-	owner_of(meta, owner, sizeof owner, &daemonset);
-	if (daemonset) {
-		n->ds_pods++;
-		if (ds_get(r, ns_of(meta), strchr(owner, '/') ? strchr(owner, '/') + 1 : owner, &ds, err) != 0)
-			return -1;
-		if (ds == SIZE_MAX)
-			return 0;
-		if (r->nodes[idx].seen) {
-			REPORT_AT(r->daemonsets, struct report_daemonset, ds)->pods++;
-			return 0;
-		}
-		return defer_ds(r, idx, ds, err);
+	return defer_ds(r, idx, ds, err);
+}
+
+int report_pod_facts(const struct config *cfg, const json_t *pod, struct report_pod_facts *f, char *msg,
+		     size_t cap)
+{
+	const json_t *meta = json_object_get(pod, "metadata");
+	struct error perr = { 0 };
+	char owner[600];
+	size_t i;
+
+	memset(f, 0, sizeof *f);
+	f->ns = ns_of(meta);
+	f->name = name_of(meta);
+	f->node = report_str_at(json_object_get(pod, "spec"), "nodeName");
+	if (pod_valid(pod, msg, cap) != 0)
+		return -1;
+	f->phase = report_str_at(json_object_get(pod, "status"), "phase");
+	f->terminated = strcmp(f->phase, "Succeeded") == 0 || strcmp(f->phase, "Failed") == 0;
+	if (f->terminated)
+		return 0;
+	if (policy_gpu_requests(cfg, pod, f->req, LIMIT_GPU_KINDS_MAX, &f->count, &perr) != 0) {
+		snprintf(msg, cap, "%s", perr.msg);
+		return -1;
 	}
-	n->cpu_pods++;
-	return cpu_pod(r, pod, idx, owner, err);
+	for (i = 0; i < f->count; i++)
+		if (f->req[i].count >= QUANTITY_MAX) {
+			snprintf(msg, cap, "%s is not a valid GPU count: it is 10^18 or more", f->req[i].resource);
+			return -1;
+		}
+	owner_of(meta, owner, sizeof owner, &f->daemonset);
+	if (f->daemonset)
+		snprintf(f->ds_name, sizeof f->ds_name, "%s", strchr(owner, '/') ? strchr(owner, '/') + 1 : owner);
+	return 0;
+}
+
+int report_take_item(struct report *r, const char *input, const json_t *root, struct error *err)
+{
+	return take_item(r, input, root, NULL, 0, 0, err);
+}
+
+/* A watch event: {"type": "ADDED", "object": {...}}, the object read as an item. */
+static const struct scan_shape event_shape[] = {
+	{ "type", SCAN_WHOLE, NULL },
+	{ "object", SCAN_OBJECT, item_shape },
+	{ NULL, SCAN_WHOLE, NULL },
+};
+
+json_t *report_event_parse(const char *bytes, size_t len, enum report_event_type *type, json_error_t *jerr)
+{
+	json_t *root = scan_extract(bytes, len, event_shape, REPORT_ITEM_DEPTH_MAX + 1), *obj;
+	const char *t;
+
+	if (root == NULL && (root = json_loadb(bytes, len, JSON_REJECT_DUPLICATES, jerr)) == NULL)
+		return NULL;
+	t = json_string_value(json_object_get(root, "type"));
+	obj = json_object_get(root, "object");
+	*type = t == NULL ? REPORT_EVENT_OTHER : strcmp(t, "ADDED") == 0 ? REPORT_EVENT_ADDED :
+		strcmp(t, "MODIFIED") == 0 ? REPORT_EVENT_MODIFIED : strcmp(t, "DELETED") == 0 ?
+		REPORT_EVENT_DELETED : REPORT_EVENT_OTHER;
+	if (!json_is_object(obj)) {
+		json_decref(root);
+		snprintf(jerr->text, sizeof jerr->text, "a watch event without an object");
+		return NULL;
+	}
+	json_incref(obj);
+	json_decref(root);
+	return obj;
+}
+
+json_t *report_item_parse(const char *bytes, size_t len, json_error_t *jerr)
+{
+	json_t *root = scan_extract(bytes, len, item_shape, REPORT_ITEM_DEPTH_MAX);
+
+	return root != NULL ? root : json_loadb(bytes, len, JSON_REJECT_DUPLICATES, jerr);
 }
 
 /* ==== Items ==== */

@@ -32,6 +32,7 @@
 
 #include "audit/audit.h"
 #include "policy/config.h"
+#include "policy/policy.h"
 #include "base/error.h"
 
 #define REPORT_NODES_MAX 100000       /* nodes (and node names pods refer to) in one report */
@@ -206,6 +207,40 @@ struct report {
 	size_t *deferred;
 	size_t n_deferred, cap_deferred;
 };
+
+/*
+ * What the report reads of one Pod, as pod items are judged: its names, node,
+ * phase, GPU requests (as the scheduler counts them) and DaemonSet owner.
+ * Every pointer is borrowed from the pod.
+ */
+struct report_pod_facts {
+	const char *ns, *name, *node, *phase;  /* node "" when not bound */
+	int terminated;                        /* Succeeded or Failed: holds nothing */
+	struct policy_gpu_request req[LIMIT_GPU_KINDS_MAX];
+	size_t count;                          /* entries of req; 0 for a CPU pod */
+	int daemonset;                         /* its controller is an apps/v1 DaemonSet */
+	char ds_name[256];                     /* ... named so */
+};
+
+/* f = pod's facts (pod borrowed, must outlive f). 0, or -1 with msg when the report refuses the pod. */
+int report_pod_facts(const struct config *cfg, const json_t *pod, struct report_pod_facts *f, char *msg,
+		     size_t cap);
+
+/* Whether a Node is a GPU node (README "What counts"). 0, or -1 with msg when the report refuses it. */
+int report_node_facts(const struct config *cfg, const json_t *node, int *gpu, char *msg, size_t cap);
+
+/* New: one item's JSON (bytes borrowed) with only the fields the report reads, or NULL with jerr. */
+json_t *report_item_parse(const char *bytes, size_t len, json_error_t *jerr);
+
+/* A watch event's type (BOOKMARK, ERROR and the unknown are OTHER). */
+enum report_event_type { REPORT_EVENT_ADDED = 0, REPORT_EVENT_MODIFIED, REPORT_EVENT_DELETED, REPORT_EVENT_OTHER };
+
+/*
+ * New: the object of one watch event ({"type": ..., "object": {...}}, bytes
+ * borrowed) with only the fields the report reads, and its type; NULL with
+ * jerr when it is not JSON or has no object.
+ */
+json_t *report_event_parse(const char *bytes, size_t len, enum report_event_type *type, json_error_t *jerr);
 
 /* What makes the exit code 1 (bits; --fail-on). */
 #define REPORT_FAIL_REJECT   0x01u  /* a workload, or a CPU pod on a GPU node, today's policy rejects */

@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "report/report.h"
+#include "policy/policy.h"
 
 /* obj[key] as a string, or "" (borrowed). */
 const char *report_str_at(const json_t *obj, const char *key);
@@ -42,6 +43,17 @@ json_t *report_unbound(const json_t *pod);
 
 /* Do labels (borrowed, may be NULL) hold every key=value of a non-empty selector? */
 int report_labels_match(const struct config_labels *sel, const json_t *labels);
+
+/* The node named name in r (made on first mention): its index. -1 on ENOMEM or beyond REPORT_NODES_MAX. */
+int report_node_index(struct report *r, const char *name, size_t *idx, struct error *err);
+
+/* A bound pod requesting GPUs (count > 0) on node idx; a DaemonSet pod (ns, ds_name borrowed) on it. */
+int report_gpu_pod_on(struct report *r, size_t idx, const struct policy_gpu_request *req, size_t count,
+		      struct error *err);
+int report_ds_pod_on(struct report *r, size_t idx, const char *ns, const char *ds_name, struct error *err);
+
+/* One item (Node, Pod, or a workload for the auditor) folded into r, as an input's item is. */
+int report_take_item(struct report *r, const char *input, const json_t *root, struct error *err);
 
 /* --what-if's parts (report_whatif.c): a Pending GPU pod p as read, a running pod on node, then once at the end. */
 int report_whatif_pending(struct report *r, const json_t *pod, struct report_pending *p, struct error *err);
