@@ -7,7 +7,7 @@
 #include "commands.h"
 #include "report/report.h"
 
-enum { OPT_FAIL_ON = CLI_LONG_ONLY, OPT_NO_COLOR };
+enum { OPT_FAIL_ON = CLI_LONG_ONLY, OPT_NO_COLOR, OPT_WHAT_IF };
 enum output { OUT_TEXT, OUT_JSON, OUT_PROMETHEUS, OUT_YAML };
 
 static const struct cli_option report_options[] = {
@@ -17,6 +17,10 @@ static const struct cli_option report_options[] = {
 	  "what makes the exit code 1, comma-separated: reject (default: a\n"
 	  "workload or CPU pod on a GPU node the policy rejects), mutate, leak,\n"
 	  "pending, idle, misconfig, none", 0 },
+	{ "what-if", OPT_WHAT_IF, "FILE",
+	  "also judge the snapshot by the policy in FILE: the Pending GPU pods it\n"
+	  "would place and where, the running pods it would now refuse, the idle\n"
+	  "GPU cost once those pods run", 0 },
 	{ "no-color", OPT_NO_COLOR, NULL, "no colour even on a terminal (NO_COLOR is honoured too)", 0 },
 	{ "no-colour", OPT_NO_COLOR, NULL, "", CLI_HIDDEN },
 	{ NULL, 0, NULL, NULL, 0 },
@@ -25,12 +29,12 @@ static const struct cli_option report_options[] = {
 static int run_report(const struct cli_command *cmd, int argc, char **argv)
 {
 	struct cli_parser p;
-	const char *config_path = NULL;
+	const char *config_path = NULL, *whatif_path = NULL;
 	const char **paths = calloc((size_t)argc + 1, sizeof *paths);
 	size_t n_paths = 0, i;
 	enum output out = OUT_TEXT;
 	unsigned fail_on = REPORT_FAIL_REJECT;
-	struct config *cfg = NULL;
+	struct config *cfg = NULL, *whatif = NULL;
 	struct error err = { 0 };
 	struct report r;
 	int c, no_color = 0, rc = EXIT_USAGE, wrote, code;
@@ -45,6 +49,7 @@ static int run_report(const struct cli_command *cmd, int argc, char **argv)
 		switch (c) {
 		case 'c': config_path = p.value; break;
 		case OPT_NO_COLOR: no_color = 1; break;
+		case OPT_WHAT_IF: whatif_path = p.value; break;
 		case 'o':
 			if ((c = cli_choice(&p)) < 0)
 				goto stop;
@@ -67,6 +72,11 @@ static int run_report(const struct cli_command *cmd, int argc, char **argv)
 	}
 	if ((cfg = cli_load_config(config_path, &err)) == NULL || report_init(&r, cfg, &err) != 0)
 		goto fail;
+	if (whatif_path != NULL) {
+		if ((whatif = cli_load_config(whatif_path, &err)) == NULL)
+			goto fail;
+		report_whatif_set(&r, whatif, whatif_path);
+	}
 	for (i = 0; i < n_paths; i++)
 		if (report_input_path(&r, paths[i], &err) != 0)
 			goto fail;
@@ -95,6 +105,7 @@ fail:
 out:
 	free(paths);
 	report_free(&r);
+	config_free(whatif);
 	config_free(cfg);
 	return rc;
 }

@@ -1,4 +1,5 @@
 #include "report/report.h"
+#include "report/report_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -123,7 +124,7 @@ int report_fail_on_parse(const char *s, unsigned *out)
 /* ==== Lists and indexes ==== */
 
 /* A new zeroed element of l in *out; *out NULL when l holds REPORT_FINDINGS_MAX already. */
-static int list_push(struct report_list *l, size_t size, void **out, struct error *err)
+int report_list_push(struct report_list *l, size_t size, void **out, struct error *err)
 {
 	*out = NULL;
 	l->total++;
@@ -280,7 +281,7 @@ static int ds_get(struct report *r, const char *ns, const char *name, size_t *id
 		*idx = *slot - 1;
 		return 0;
 	}
-	if (list_push(&r->daemonsets, sizeof *d, (void **)&d, err) != 0)
+	if (report_list_push(&r->daemonsets, sizeof *d, (void **)&d, err) != 0)
 		return -1;
 	if (d == NULL)
 		return 0;
@@ -321,7 +322,7 @@ int report_init(struct report *r, const struct config *cfg, struct error *err)
 	return 0;
 }
 
-static void verdict_free(struct report_verdict *v)
+void report_verdict_free(struct report_verdict *v)
 {
 	free(v->reason);
 	free(v->message);
@@ -355,8 +356,8 @@ void report_free(struct report *r)
 		free(c->node);
 		free(c->owner);
 		free(c->taint);
-		verdict_free(&c->policy);
-		verdict_free(&c->pinned);
+		report_verdict_free(&c->policy);
+		report_verdict_free(&c->pinned);
 		json_decref(c->tolerations);
 	}
 	free(r->cpu_pods.v);
@@ -372,6 +373,7 @@ void report_free(struct report *r)
 		free(p->name);
 		free(p->message);
 		json_decref(p->spec);
+		json_decref(p->wi_spec);
 		for (j = 0; j < p->n_gpus; j++)
 			free(p->gpus[j].resource);
 	}
@@ -381,6 +383,7 @@ void report_free(struct report *r)
 		free(REPORT_AT(r->misconfigs, struct report_misconfig, i)->message);
 	}
 	free(r->misconfigs.v);
+	report_whatif_free(&r->whatif);
 	free(r->deferred);
 	free(r->pools);
 	audit_free(&r->audit);
@@ -390,7 +393,7 @@ void report_free(struct report *r)
 
 /* ==== Small readers ==== */
 
-static const char *str_at(const json_t *obj, const char *key)
+const char *report_str_at(const json_t *obj, const char *key)
 {
 	const char *s = json_string_value(json_object_get(obj, key));
 
@@ -400,16 +403,16 @@ static const char *str_at(const json_t *obj, const char *key)
 /* metadata.name, else generateName, else "(unnamed)". */
 static const char *name_of(const json_t *meta)
 {
-	const char *n = str_at(meta, "name");
+	const char *n = report_str_at(meta, "name");
 
 	if (n[0] == '\0')
-		n = str_at(meta, "generateName");
+		n = report_str_at(meta, "generateName");
 	return n[0] ? n : "(unnamed)";
 }
 
 static const char *ns_of(const json_t *meta)
 {
-	const char *ns = str_at(meta, "namespace");
+	const char *ns = report_str_at(meta, "namespace");
 
 	return ns[0] ? ns : "default";
 }
@@ -425,7 +428,7 @@ static int is_gpu_resource(const struct config *cfg, const char *name)
 }
 
 /* Does a configured pool serve resource? (A pool without resources serves every GPU resource.) */
-static int pool_serves(const struct config *cfg, const struct config_pool *p, const char *resource)
+int report_pool_serves(const struct config *cfg, const struct config_pool *p, const char *resource)
 {
 	size_t i;
 
@@ -480,14 +483,14 @@ static struct report_gpu *node_gpu(struct report_node *n, const char *resource, 
 	return &n->alloc[i];
 }
 
-static long long sat_add(long long a, long long b)
+long long report_sat_add(long long a, long long b)
 {
 	return a > QUANTITY_MAX - b ? QUANTITY_MAX : a + b;
 }
 
 /* ==== Errors ==== */
 
-static int add_error(struct report *r, const char *input, const char *msg, struct error *err)
+int report_add_error(struct report *r, const char *input, const char *msg, struct error *err)
 {
 	json_t *e;
 
@@ -740,7 +743,7 @@ static char *taint_signature(const json_t *taints)
 	const json_t *t;
 
 	json_array_foreach(iterable(taints), i, t) {
-		const char *k = str_at(t, "key");
+		const char *k = report_str_at(t, "key");
 		int w;
 
 		if (n == TAINTS_MAX || strncmp(k, "node.kubernetes.io/", 19) == 0 ||
@@ -748,8 +751,8 @@ static char *taint_signature(const json_t *taints)
 		    strcmp(k, "ToBeDeletedByClusterAutoscaler") == 0 ||
 		    strcmp(k, "DeletionCandidateOfClusterAutoscaler") == 0)
 			continue;
-		w = snprintf(text + used, sizeof text - used, "%s%s%s:%s", k, str_at(t, "value")[0] ? "=" : "",
-			     str_at(t, "value"), str_at(t, "effect"));
+		w = snprintf(text + used, sizeof text - used, "%s%s%s:%s", k, report_str_at(t, "value")[0] ? "=" : "",
+			     report_str_at(t, "value"), report_str_at(t, "effect"));
 		if (w < 0 || (size_t)w >= sizeof text - used)
 			break;
 		parts[n++] = text + used;
@@ -775,14 +778,14 @@ static int has_gpu_taint(const struct config *cfg, const json_t *taints)
 	size_t i;
 
 	json_array_foreach(iterable(taints), i, t)
-		if (strcmp(str_at(t, "key"), cfg->taint_key) == 0 &&
-		    (cfg->taint_value[0] == '\0' || strcmp(str_at(t, "value"), cfg->taint_value) == 0) &&
-		    strcmp(str_at(t, "effect"), cfg->taint_effect) == 0)
+		if (strcmp(report_str_at(t, "key"), cfg->taint_key) == 0 &&
+		    (cfg->taint_value[0] == '\0' || strcmp(report_str_at(t, "value"), cfg->taint_value) == 0) &&
+		    strcmp(report_str_at(t, "effect"), cfg->taint_effect) == 0)
 			return 1;
 	return 0;
 }
 
-static int labels_match(const struct config_labels *sel, const json_t *labels)
+int report_labels_match(const struct config_labels *sel, const json_t *labels)
 {
 	size_t i;
 
@@ -822,7 +825,7 @@ static int node_item(struct report *r, const char *input, const json_t *node, un
 	const json_t *labels = json_object_get(meta, "labels");
 	const json_t *taints = json_object_get(json_object_get(node, "spec"), "taints");
 	const json_t *alloc = json_object_get(json_object_get(node, "status"), "allocatable"), *v;
-	const char *name = str_at(meta, "name"), *key;
+	const char *name = report_str_at(meta, "name"), *key;
 	char msg[ITEM_MSG_MAX];
 	struct report_node *n;
 	size_t idx, i;
@@ -833,18 +836,18 @@ static int node_item(struct report *r, const char *input, const json_t *node, un
 		char line[ITEM_MSG_MAX];
 
 		snprintf(line, sizeof line, "byte %llu: Node %s: %s", off, name[0] ? name : "(unnamed)", msg);
-		return add_error(r, input, line, err);
+		return report_add_error(r, input, line, err);
 	}
 	if (name[0] == '\0') {
 		snprintf(msg, sizeof msg, "byte %llu: a Node without metadata.name", off);
-		return add_error(r, input, msg, err);
+		return report_add_error(r, input, msg, err);
 	}
 	if (node_get(r, name, &idx, err) != 0)
 		return -1;
 	n = &r->nodes[idx];
 	if (n->seen) {
 		snprintf(msg, sizeof msg, "byte %llu: Node %s listed twice; the first one counts", off, name);
-		return add_error(r, input, msg, err);
+		return report_add_error(r, input, msg, err);
 	}
 	n->seen = 1;
 	if (!json_is_object(labels))
@@ -866,13 +869,13 @@ static int node_item(struct report *r, const char *input, const json_t *node, un
 		}
 		if (g == NULL) {
 			snprintf(msg, sizeof msg, "Node %s: more than %d GPU resources", name, LIMIT_GPU_KINDS_MAX);
-			return add_error(r, input, msg, err);
+			return report_add_error(r, input, msg, err);
 		}
 		g->count = q.value;
-		n->gpus_allocatable = sat_add(n->gpus_allocatable, q.value);
+		n->gpus_allocatable = report_sat_add(n->gpus_allocatable, q.value);
 	}
 	for (i = 0; i < cfg->n_pools && n->pool < 0; i++)
-		if (labels_match(&cfg->pools[i].node_selector, labels))
+		if (report_labels_match(&cfg->pools[i].node_selector, labels))
 			n->pool = (int)i;
 	for (i = 0; i < cfg->gpu_node_labels.n && labels != NULL; i++)
 		if (json_object_get(labels, cfg->gpu_node_labels.v[i]) != NULL)
@@ -914,7 +917,7 @@ static void owner_of(const json_t *meta, char *buf, size_t cap, int *daemonset)
 			pick = ref;
 	}
 	if (pick != NULL)
-		snprintf(buf, cap, "%s/%s", str_at(pick, "kind"), str_at(pick, "name"));
+		snprintf(buf, cap, "%s/%s", report_str_at(pick, "kind"), report_str_at(pick, "name"));
 	else if (cap > 0)
 		buf[0] = '\0';
 }
@@ -929,7 +932,7 @@ static unsigned pod_routes(const struct config *cfg, const json_t *spec)
 
 	json_array_foreach(iterable(json_object_get(spec, "tolerations")), i, t)
 		if (nodematch_tolerates(t, cfg->taint_key, cfg->taint_value, cfg->taint_effect))
-			routes |= str_at(t, "key")[0] ? REPORT_ROUTE_TOLERATION : REPORT_ROUTE_WILDCARD;
+			routes |= report_str_at(t, "key")[0] ? REPORT_ROUTE_TOLERATION : REPORT_ROUTE_WILDCARD;
 	json_object_foreach(iterable(json_object_get(spec, "nodeSelector")), key, v)
 		if (gpu_key(cfg, key))
 			routes |= REPORT_ROUTE_SELECTOR;
@@ -937,7 +940,7 @@ static unsigned pod_routes(const struct config *cfg, const json_t *spec)
 						"requiredDuringSchedulingIgnoredDuringExecution"), "nodeSelectorTerms");
 	json_array_foreach(iterable(terms), i, term) {
 		json_array_foreach(iterable(json_object_get(term, "matchExpressions")), j, e) {
-			if (gpu_key(cfg, str_at(e, "key")))
+			if (gpu_key(cfg, report_str_at(e, "key")))
 				routes |= REPORT_ROUTE_AFFINITY;
 		}
 	}
@@ -945,7 +948,7 @@ static unsigned pod_routes(const struct config *cfg, const json_t *spec)
 }
 
 /* v = the policy's verdict on pod as a CREATE. 0, or -1 with ERROR_NOMEM. */
-static int judge(const struct report *r, const json_t *pod, struct report_verdict *v, struct error *err)
+int report_judge_pod(const struct config *cfg, const json_t *pod, struct report_verdict *v, struct error *err)
 {
 	struct policy_request req = { .pod = pod, .operation = POLICY_OP_CREATE };
 	struct policy_result res;
@@ -953,7 +956,7 @@ static int judge(const struct report *r, const json_t *pod, struct report_verdic
 	const char *message;
 	int rc = -1;
 
-	if (policy_evaluate(r->cfg, &req, &res, &perr) != 0) {
+	if (policy_evaluate(cfg, &req, &res, &perr) != 0) {
 		if (perr.kind == ERROR_NOMEM) {
 			*err = perr;
 			goto out;
@@ -979,11 +982,14 @@ out:
 }
 
 /* New: pod without spec.nodeName (shallow copies; the rest shared), or NULL. */
-static json_t *unbound(const json_t *pod)
+json_t *report_unbound(const json_t *pod)
 {
 	json_t *copy = json_copy(iterable(pod)), *spec = json_copy(json_object_get(pod, "spec"));
 
-	if (copy == NULL || spec == NULL || json_object_del(spec, "nodeName") != 0) {
+	/* jansson's json_copy() drops a member it has no memory for, silently: a copy must be whole. */
+	if (copy == NULL || spec == NULL || json_object_size(copy) != json_object_size(pod) ||
+	    json_object_size(spec) != json_object_size(json_object_get(pod, "spec")) ||
+	    json_object_del(spec, "nodeName") != 0) {
 		json_decref(copy);
 		json_decref(spec);
 		return NULL;
@@ -1001,7 +1007,7 @@ static int cpu_pod(struct report *r, const json_t *pod, size_t node, const char 
 	struct report_cpu_pod *c;
 	json_t *as_created = NULL;
 
-	if (list_push(&r->cpu_pods, sizeof *c, (void **)&c, err) != 0)
+	if (report_list_push(&r->cpu_pods, sizeof *c, (void **)&c, err) != 0)
 		return -1;
 	if (c == NULL)
 		return 0;  /* counted on its node, not named */
@@ -1016,10 +1022,11 @@ static int cpu_pod(struct report *r, const json_t *pod, size_t node, const char 
 	if (c->ns == NULL || c->name == NULL || c->node == NULL || c->owner == NULL)
 		goto nomem;
 	if (json_object_get(spec, "nodeName") == NULL)
-		return judge(r, pod, &c->policy, err);
-	if ((as_created = unbound(pod)) == NULL)
+		return report_judge_pod(r->cfg, pod, &c->policy, err);
+	if ((as_created = report_unbound(pod)) == NULL)
 		goto nomem;
-	if (judge(r, as_created, &c->policy, err) != 0 || judge(r, pod, &c->pinned, err) != 0) {
+	if (report_judge_pod(r->cfg, as_created, &c->policy, err) != 0 ||
+	    report_judge_pod(r->cfg, pod, &c->pinned, err) != 0) {
 		json_decref(as_created);
 		return -1;
 	}
@@ -1037,7 +1044,7 @@ static int pending_pod(struct report *r, const json_t *pod, const struct policy_
 	struct report_pending *p;
 	size_t i;
 
-	if (list_push(&r->pending, sizeof *p, (void **)&p, err) != 0)
+	if (report_list_push(&r->pending, sizeof *p, (void **)&p, err) != 0)
 		return -1;
 	if (p == NULL)
 		return 0;  /* counted, not judged */
@@ -1052,7 +1059,7 @@ static int pending_pod(struct report *r, const json_t *pod, const struct policy_
 		p->gpus[i].count = req[i].count;
 		p->n_gpus++;
 	}
-	return 0;
+	return r->whatif.cfg != NULL ? report_whatif_pending(r, pod, p, err) : 0;
 nomem:
 	error_set(err, ERROR_NOMEM, "out of memory");
 	return -1;
@@ -1076,17 +1083,20 @@ static int defer_ds(struct report *r, size_t node, size_t ds, struct error *err)
 	return 0;
 }
 
+static int take_item(struct report *r, const char *input, const json_t *root, const char *bytes, size_t len,
+		     unsigned long long off, struct error *err);
+
 static int pod_item(struct report *r, const char *input, const json_t *pod, unsigned long long off,
 		    struct error *err)
 {
 	const json_t *meta = json_object_get(pod, "metadata"), *spec = json_object_get(pod, "spec");
-	const char *phase = str_at(json_object_get(pod, "status"), "phase");
-	const char *node_name = str_at(spec, "nodeName");
+	const char *phase = report_str_at(json_object_get(pod, "status"), "phase");
+	const char *node_name = report_str_at(spec, "nodeName");
 	struct policy_gpu_request req[LIMIT_GPU_KINDS_MAX];
 	struct error perr = { 0 };
 	struct report_node *n;
 	char owner[600], msg[ITEM_MSG_MAX];
-	size_t count, i, idx, ds;
+	size_t count, i, idx;
 	int daemonset;
 
 	r->pod_items++;
@@ -1094,7 +1104,7 @@ static int pod_item(struct report *r, const char *input, const json_t *pod, unsi
 		char line[ITEM_MSG_MAX];
 
 		snprintf(line, sizeof line, "byte %llu: Pod %s/%s: %s", off, ns_of(meta), name_of(meta), msg);
-		return add_error(r, input, line, err);
+		return report_add_error(r, input, line, err);
 	}
 	/* Terminated pods hold nothing: the scheduler's and kubelet's accounting skips them (cmd/gpu-admission/README.md). */
 	if (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0) {
@@ -1103,52 +1113,183 @@ static int pod_item(struct report *r, const char *input, const json_t *pod, unsi
 	}
 	if (policy_gpu_requests(r->cfg, pod, req, LIMIT_GPU_KINDS_MAX, &count, &perr) != 0) {
 		snprintf(msg, sizeof msg, "byte %llu: Pod %s/%s: %s", off, ns_of(meta), name_of(meta), perr.msg);
-		return add_error(r, input, msg, err);
+		return report_add_error(r, input, msg, err);
 	}
 	for (i = 0; i < count; i++)
 		if (req[i].count >= QUANTITY_MAX) {
 			snprintf(msg, sizeof msg, "byte %llu: Pod %s/%s: %s is not a valid GPU count: it is 10^18 or more",
 				 off, ns_of(meta), name_of(meta), req[i].resource);
-			return add_error(r, input, msg, err);
+			return report_add_error(r, input, msg, err);
 		}
 	if (node_name[0] == '\0')
 		return count > 0 ? pending_pod(r, pod, req, count, err) : 0;
 	if (node_get(r, node_name, &idx, err) != 0)
 		return -1;
+	if (r->whatif.cfg != NULL && report_whatif_running(r, pod, idx, err) != 0)
+		return -1;
+	if (count > 0)
+		return report_gpu_pod_on(r, idx, req, count, err);
 	n = &r->nodes[idx];
+	if (n->seen && !n->gpu)
+		return 0;  /* a CPU pod on a CPU node: nothing to say */
+	owner_of(meta, owner, sizeof owner, &daemonset);
+	if (daemonset)
+		return report_ds_pod_on(r, idx, ns_of(meta), strchr(owner, '/') ? strchr(owner, '/') + 1 : owner, err);
+	n->cpu_pods++;
+	return cpu_pod(r, pod, idx, owner, err);
+}
+
+int report_node_facts(const struct config *cfg, const json_t *node, int *gpu, char *msg, size_t cap)
+{
+	const json_t *labels = json_object_get(json_object_get(node, "metadata"), "labels");
+	const json_t *taints = json_object_get(json_object_get(node, "spec"), "taints");
+	const json_t *alloc = json_object_get(json_object_get(node, "status"), "allocatable"), *v;
+	const char *key;
+	struct error qerr;
+	struct quantity q;
+	size_t i;
+
+	*gpu = 0;
+	if (node_valid(node, msg, cap) != 0 || alloc_valid(cfg, alloc, msg, cap) != 0)
+		return -1;
+	if (report_str_at(json_object_get(node, "metadata"), "name")[0] == '\0') {
+		snprintf(msg, cap, "a Node without metadata.name");
+		return -1;
+	}
+	if (!json_is_object(labels))
+		labels = NULL;
+	/* node_item()'s rule: in a pool, a GPU label, the GPU taint, or GPUs allocatable. */
+	for (i = 0; i < cfg->n_pools; i++)
+		if (report_labels_match(&cfg->pools[i].node_selector, labels))
+			*gpu = 1;
+	for (i = 0; i < cfg->gpu_node_labels.n && labels != NULL; i++)
+		if (json_object_get(labels, cfg->gpu_node_labels.v[i]) != NULL)
+			*gpu = 1;
+	if (has_gpu_taint(cfg, json_is_array(taints) ? taints : NULL))
+		*gpu = 1;
+	json_object_foreach(iterable(json_is_object(alloc) ? alloc : NULL), key, v)
+		if (is_gpu_resource(cfg, key) && quantity_from_json(v, &q, &qerr) == 0 && q.value > 0)
+			*gpu = 1;
+	return 0;
+}
+
+int report_node_index(struct report *r, const char *name, size_t *idx, struct error *err)
+{
+	return node_get(r, name, idx, err);
+}
+
+int report_gpu_pod_on(struct report *r, size_t idx, const struct policy_gpu_request *req, size_t count,
+		      struct error *err)
+{
+	struct report_node *n = &r->nodes[idx];
+	size_t i;
+
 	for (i = 0; i < count; i++) {
 		long long *used;
 		int nomem;
 
 		if (node_gpu(n, req[i].resource, &used, &nomem) != NULL) {
-			*used = sat_add(*used, req[i].count);
+			*used = report_sat_add(*used, req[i].count);
 		} else if (nomem) {
 			error_set(err, ERROR_NOMEM, "out of memory");
 			return -1;
 		}
-		n->gpus_requested = sat_add(n->gpus_requested, req[i].count);
+		n->gpus_requested = report_sat_add(n->gpus_requested, req[i].count);
 	}
-	if (count > 0) {
-		n->gpu_pods++;
+	n->gpu_pods++;
+	return 0;
+}
+
+int report_ds_pod_on(struct report *r, size_t idx, const char *ns, const char *ds_name, struct error *err)
+{
+	size_t ds;
+
+	if (r->nodes[idx].seen && !r->nodes[idx].gpu)
+		return 0;  /* on a CPU node: nothing to say */
+	r->nodes[idx].ds_pods++;
+	if (ds_get(r, ns, ds_name, &ds, err) != 0)
+		return -1;
+	if (ds == SIZE_MAX)
+		return 0;
+	if (r->nodes[idx].seen) {
+		REPORT_AT(r->daemonsets, struct report_daemonset, ds)->pods++;
 		return 0;
 	}
-	if (n->seen && !n->gpu)
-		return 0;  /* a CPU pod on a CPU node: nothing to say */
-	owner_of(meta, owner, sizeof owner, &daemonset);
-	if (daemonset) {
-		n->ds_pods++;
-		if (ds_get(r, ns_of(meta), strchr(owner, '/') ? strchr(owner, '/') + 1 : owner, &ds, err) != 0)
-			return -1;
-		if (ds == SIZE_MAX)
-			return 0;
-		if (r->nodes[idx].seen) {
-			REPORT_AT(r->daemonsets, struct report_daemonset, ds)->pods++;
-			return 0;
-		}
-		return defer_ds(r, idx, ds, err);
+	return defer_ds(r, idx, ds, err);
+}
+
+int report_pod_facts(const struct config *cfg, const json_t *pod, struct report_pod_facts *f, char *msg,
+		     size_t cap)
+{
+	const json_t *meta = json_object_get(pod, "metadata");
+	struct error perr = { 0 };
+	char owner[600];
+	size_t i;
+
+	memset(f, 0, sizeof *f);
+	f->ns = ns_of(meta);
+	f->name = name_of(meta);
+	f->node = report_str_at(json_object_get(pod, "spec"), "nodeName");
+	if (pod_valid(pod, msg, cap) != 0)
+		return -1;
+	f->phase = report_str_at(json_object_get(pod, "status"), "phase");
+	f->terminated = strcmp(f->phase, "Succeeded") == 0 || strcmp(f->phase, "Failed") == 0;
+	if (f->terminated)
+		return 0;
+	if (policy_gpu_requests(cfg, pod, f->req, LIMIT_GPU_KINDS_MAX, &f->count, &perr) != 0) {
+		snprintf(msg, cap, "%s", perr.msg);
+		return -1;
 	}
-	n->cpu_pods++;
-	return cpu_pod(r, pod, idx, owner, err);
+	for (i = 0; i < f->count; i++)
+		if (f->req[i].count >= QUANTITY_MAX) {
+			snprintf(msg, cap, "%s is not a valid GPU count: it is 10^18 or more", f->req[i].resource);
+			return -1;
+		}
+	owner_of(meta, owner, sizeof owner, &f->daemonset);
+	if (f->daemonset)
+		snprintf(f->ds_name, sizeof f->ds_name, "%s", strchr(owner, '/') ? strchr(owner, '/') + 1 : owner);
+	return 0;
+}
+
+int report_take_item(struct report *r, const char *input, const json_t *root, struct error *err)
+{
+	return take_item(r, input, root, NULL, 0, 0, err);
+}
+
+/* A watch event: {"type": "ADDED", "object": {...}}, the object read as an item. */
+static const struct scan_shape event_shape[] = {
+	{ "type", SCAN_WHOLE, NULL },
+	{ "object", SCAN_OBJECT, item_shape },
+	{ NULL, SCAN_WHOLE, NULL },
+};
+
+json_t *report_event_parse(const char *bytes, size_t len, enum report_event_type *type, json_error_t *jerr)
+{
+	json_t *root = scan_extract(bytes, len, event_shape, REPORT_ITEM_DEPTH_MAX + 1), *obj;
+	const char *t;
+
+	if (root == NULL && (root = json_loadb(bytes, len, JSON_REJECT_DUPLICATES, jerr)) == NULL)
+		return NULL;
+	t = json_string_value(json_object_get(root, "type"));
+	obj = json_object_get(root, "object");
+	*type = t == NULL ? REPORT_EVENT_OTHER : strcmp(t, "ADDED") == 0 ? REPORT_EVENT_ADDED :
+		strcmp(t, "MODIFIED") == 0 ? REPORT_EVENT_MODIFIED : strcmp(t, "DELETED") == 0 ?
+		REPORT_EVENT_DELETED : REPORT_EVENT_OTHER;
+	if (!json_is_object(obj)) {
+		json_decref(root);
+		snprintf(jerr->text, sizeof jerr->text, "a watch event without an object");
+		return NULL;
+	}
+	json_incref(obj);
+	json_decref(root);
+	return obj;
+}
+
+json_t *report_item_parse(const char *bytes, size_t len, json_error_t *jerr)
+{
+	json_t *root = scan_extract(bytes, len, item_shape, REPORT_ITEM_DEPTH_MAX);
+
+	return root != NULL ? root : json_loadb(bytes, len, JSON_REJECT_DUPLICATES, jerr);
 }
 
 /* ==== Items ==== */
@@ -1181,7 +1322,7 @@ static int take_item(struct report *r, const char *input, const json_t *root, co
 	r->items++;
 	if (!json_is_object(root) || kind == NULL) {
 		snprintf(msg, sizeof msg, "byte %llu: an item that is not an object with a kind", off);
-		return add_error(r, input, msg, err);
+		return report_add_error(r, input, msg, err);
 	}
 	if (strcmp(kind, "Node") == 0)
 		return node_item(r, input, root, off, err);
@@ -1209,7 +1350,7 @@ static int json_input(struct report *r, const char *input, struct jsonstream *s,
 			if (root == NULL) {
 				snprintf(msg, sizeof msg, "byte %llu: an item that is not valid JSON: %s (at its byte %d)",
 					 off, jerr.text, jerr.position);
-				if (add_error(r, input, msg, err) != 0)
+				if (report_add_error(r, input, msg, err) != 0)
 					return -1;
 				continue;
 			}
@@ -1224,7 +1365,7 @@ static int json_input(struct report *r, const char *input, struct jsonstream *s,
 			*err = serr;
 			return -1;
 		}
-		return add_error(r, input, serr.msg, err);
+		return report_add_error(r, input, serr.msg, err);
 	}
 	return 0;
 }
@@ -1246,7 +1387,7 @@ static int yaml_input(struct report *r, const char *input, struct jsonstream *s,
 			*err = serr;
 			return -1;
 		}
-		return add_error(r, input, serr.msg, err);
+		return report_add_error(r, input, serr.msg, err);
 	}
 	/* One document's values at a time, however many the stream holds. */
 	manifest_open(buf, len, &m);
@@ -1259,14 +1400,14 @@ static int yaml_input(struct report *r, const char *input, struct jsonstream *s,
 			break;
 		if (d->failed) {
 			snprintf(msg, sizeof msg, "line %lu: not valid YAML: %s", d->error_line, d->error);
-			if (add_error(r, input, msg, err) != 0)
+			if (report_add_error(r, input, msg, err) != 0)
 				goto out;
 			continue;
 		}
 		if (d->root == NULL && d->null_root) {
 			snprintf(msg, sizeof msg, "line %lu: a document that is null, not an object with a kind",
 				 d->content_line);
-			if (add_error(r, input, msg, err) != 0)
+			if (report_add_error(r, input, msg, err) != 0)
 				goto out;
 			continue;
 		}
@@ -1301,9 +1442,9 @@ int report_input(struct report *r, const char *name, int fd, struct error *err)
 	if (c == '{')
 		rc = json_input(r, name, s, err);
 	else if (c < 0 && perr.kind != ERROR_NONE)
-		rc = perr.kind == ERROR_NOMEM ? (*err = perr, -1) : add_error(r, name, perr.msg, err);
+		rc = perr.kind == ERROR_NOMEM ? (*err = perr, -1) : report_add_error(r, name, perr.msg, err);
 	else if (c < 0)
-		rc = add_error(r, name, "empty input: expected kubectl get -o json (or -o yaml) output", err);
+		rc = report_add_error(r, name, "empty input: expected kubectl get -o json (or -o yaml) output", err);
 	else
 		rc = yaml_input(r, name, s, err);
 	jsonstream_free(s);
@@ -1323,293 +1464,16 @@ int report_input_path(struct report *r, const char *path, struct error *err)
 	while (fd < 0 && errno == EINTR);
 	if (fd < 0) {
 		snprintf(msg, sizeof msg, "cannot open: %s", strerror(errno));
-		return add_error(r, path, msg, err);
+		return report_add_error(r, path, msg, err);
 	}
 	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
 		close(fd);
-		return add_error(r, path, "a directory: give the files kubectl wrote "
+		return report_add_error(r, path, "a directory: give the files kubectl wrote "
 				 "(kubectl get nodes,pods -A -o json > FILE)", err);
 	}
 	rc = report_input(r, path, fd, err);
 	close(fd);
 	return rc;
-}
-
-/* ==== Judging what needs every input ==== */
-
-static int misconfig(struct report *r, enum report_misconfig_kind kind, size_t node, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int misconfig(struct report *r, enum report_misconfig_kind kind, size_t node, const char *fmt, ...)
-{
-	struct report_misconfig *m;
-	struct error err;
-	char msg[1024];
-	va_list ap;
-
-	r->pools[r->nodes[node].pool].misconfigured[kind]++;
-	if (list_push(&r->misconfigs, sizeof *m, (void **)&m, &err) != 0)
-		return -1;
-	if (m == NULL)
-		return 0;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	m->kind = kind;
-	m->pool = r->nodes[node].pool;
-	m->node = strdup(r->nodes[node].name);
-	m->message = strdup(msg);
-	return m->node && m->message ? 0 : -1;
-}
-
-static void taint_text(const struct config *cfg, char *buf, size_t cap)
-{
-	snprintf(buf, cap, "%s%s%s:%s", cfg->taint_key, cfg->taint_value[0] ? "=" : "", cfg->taint_value,
-		 cfg->taint_effect);
-}
-
-static int judge_nodes(struct report *r)
-{
-	size_t first[65], i;  /* each pool's first node, for the taint comparison (pools <= 64) */
-	char gpu_taint[400];
-
-	taint_text(r->cfg, gpu_taint, sizeof gpu_taint);
-	for (i = 0; i < r->n_pools && i < 65; i++)
-		first[i] = SIZE_MAX;
-	for (i = 0; i < r->n_nodes; i++) {
-		struct report_node *n = &r->nodes[i];
-		struct report_pool *p;
-		long long unrequested;
-
-		if (!n->seen || !n->gpu)
-			continue;
-		p = &r->pools[n->pool];
-		p->nodes++;
-		p->gpus_allocatable = sat_add(p->gpus_allocatable, n->gpus_allocatable);
-		p->gpus_requested = sat_add(p->gpus_requested, n->gpus_requested);
-		unrequested = n->gpus_allocatable > n->gpus_requested ? n->gpus_allocatable - n->gpus_requested : 0;
-		p->gpus_unrequested = sat_add(p->gpus_unrequested, unrequested);
-		p->gpu_pods += n->gpu_pods;
-		p->ds_pods += n->ds_pods;
-		p->cpu_pods += n->cpu_pods;
-		if (n->gpu_pods == 0)
-			p->idle_nodes++;
-		if (p->cfg != NULL && p->cfg->priced) {
-			long long per_node = p->cfg->gpus_per_node > 0 ? p->cfg->gpus_per_node : n->gpus_allocatable;
-
-			if (n->gpu_pods == 0)
-				p->idle_cost += p->cfg->price_per_node_hour;
-			if (per_node > 0)
-				p->unrequested_cost += (double)unrequested * p->cfg->price_per_node_hour / (double)per_node;
-		}
-		if (!n->tainted &&
-		    misconfig(r, REPORT_MIS_UNTAINTED, i, "GPU node without the GPU taint %s: CPU pods can be "
-			      "scheduled onto it", gpu_taint) != 0)
-			return -1;
-		if (n->tainted && n->gpus_allocatable == 0 &&
-		    misconfig(r, REPORT_MIS_NO_ALLOCATABLE, i, "tainted %s but status.allocatable offers no GPU: "
-			      "is the device plugin running? GPU pods cannot be scheduled here", gpu_taint) != 0)
-			return -1;
-		if (p->cfg == NULL || (size_t)n->pool >= 65)
-			continue;
-		if (first[n->pool] == SIZE_MAX) {
-			first[n->pool] = i;
-		} else if (strcmp(r->nodes[first[n->pool]].taint_sig, n->taint_sig) != 0 &&
-			   misconfig(r, REPORT_MIS_TAINTS_DIFFER, i, "taints [%s] differ from [%s] on %s, in the same "
-				     "pool", n->taint_sig, r->nodes[first[n->pool]].taint_sig,
-				     r->nodes[first[n->pool]].name) != 0) {
-			return -1;
-		}
-	}
-	return 0;
-}
-
-/* CPU pods: keep those on GPU nodes, and add what the node tells about how they got there. */
-static int judge_cpu_pods(struct report *r)
-{
-	size_t i, kept = 0;
-	unsigned long total = 0;
-
-	for (i = 0; i < r->n_nodes; i++)
-		if (r->nodes[i].seen && r->nodes[i].gpu)
-			total += r->nodes[i].cpu_pods;
-	for (i = 0; i < r->cpu_pods.n; i++) {
-		struct report_cpu_pod *c = REPORT_AT(r->cpu_pods, struct report_cpu_pod, i);
-		const struct report_node *n = &r->nodes[c->node_index];
-		const json_t *t;
-
-		if (!n->seen || !n->gpu) {
-			free(c->ns);
-			free(c->name);
-			free(c->node);
-			free(c->owner);
-			verdict_free(&c->policy);
-			verdict_free(&c->pinned);
-			json_decref(c->tolerations);
-			continue;
-		}
-		c->pool = n->pool;
-		if (!n->tainted)
-			c->routes |= REPORT_ROUTE_UNTAINTED;
-		if ((t = nodematch_untolerated(c->tolerations, n->taints)) != NULL) {
-			char buf[600];
-
-			c->routes |= REPORT_ROUTE_UNTOLERATED;
-			snprintf(buf, sizeof buf, "%s%s%s:%s", str_at(t, "key"), str_at(t, "value")[0] ? "=" : "",
-				 str_at(t, "value"), str_at(t, "effect"));
-			if ((c->taint = strdup(buf)) == NULL)
-				return -1;
-			if (c->pinned.reason != NULL) {
-				/* Only its creator can have put it on a node whose taint it does not tolerate. */
-				verdict_free(&c->policy);
-				c->policy = c->pinned;
-				memset(&c->pinned, 0, sizeof c->pinned);
-			}
-		}
-		json_decref(c->tolerations);
-		c->tolerations = NULL;
-		if (kept != i)
-			*REPORT_AT(r->cpu_pods, struct report_cpu_pod, kept) = *c;
-		kept++;
-	}
-	r->cpu_pods.n = kept;
-	r->cpu_pods.total = total;
-	return 0;
-}
-
-/* The requested count of resource fits node n: 2 free, 1 allocatable only, 0 not even that. */
-static int gpus_fit(const struct report_node *n, const struct report_pending *p, long long *max_alloc)
-{
-	size_t i, j;
-	int fit = 2;
-
-	for (i = 0; i < p->n_gpus; i++) {
-		long long alloc = 0, used = 0;
-
-		for (j = 0; j < n->n_alloc; j++)
-			if (strcmp(n->alloc[j].resource, p->gpus[i].resource) == 0) {
-				alloc = n->alloc[j].count;
-				used = n->used[j];
-			}
-		if (alloc > max_alloc[i])
-			max_alloc[i] = alloc;
-		if (alloc < p->gpus[i].count)
-			fit = 0;
-		else if (fit == 2 && alloc - used < p->gpus[i].count)
-			fit = 1;
-	}
-	return fit;
-}
-
-static int judge_pending(struct report *r, struct report_pending *p)
-{
-	const json_t *gates = json_object_get(p->spec, "schedulingGates");
-	const json_t *tolerations = json_object_get(p->spec, "tolerations"), *taint = NULL;
-	long long max_alloc[LIMIT_GPU_KINDS_MAX] = { 0 };
-	unsigned long fit = 0, selected = 0, tolerated = 0, free_ = 0;
-	char msg[1024], t[600];
-	size_t i, k;
-
-	msg[0] = '\0';
-	if (json_array_size(gates) > 0) {
-		p->reason = REPORT_PENDING_GATED;
-		snprintf(msg, sizeof msg, "held by scheduling gate %s", str_at(json_array_get(gates, 0), "name"));
-		goto done;
-	}
-	for (k = 0; k < p->n_gpus; k++) {
-		for (i = 0; i < r->cfg->n_pools; i++)
-			if (pool_serves(r->cfg, &r->cfg->pools[i], p->gpus[k].resource))
-				break;
-		if (i == r->cfg->n_pools) {
-			p->reason = REPORT_PENDING_UNSERVED;
-			snprintf(msg, sizeof msg, "no GPU pool serves %s", p->gpus[k].resource);
-			goto done;
-		}
-	}
-	for (i = 0; i < r->n_nodes; i++) {
-		const struct report_node *n = &r->nodes[i];
-		const json_t *untol;
-		int f;
-
-		if (!n->seen || !n->gpu || (f = gpus_fit(n, p, max_alloc)) == 0)
-			continue;
-		fit++;
-		if (!nodematch_pod_selects(p->spec, n->labels, n->name))
-			continue;
-		selected++;
-		if ((untol = nodematch_untolerated(tolerations, n->taints)) != NULL) {
-			if (taint == NULL)
-				taint = untol;
-			continue;
-		}
-		tolerated++;
-		if (f == 2)
-			free_++;
-	}
-	for (k = 0; k < p->n_gpus && fit == 0; k++) {
-		if (max_alloc[k] == 0) {
-			p->reason = REPORT_PENDING_UNSERVED;
-			snprintf(msg, sizeof msg, "no node offers %s in status.allocatable", p->gpus[k].resource);
-			goto done;
-		}
-		if (max_alloc[k] < p->gpus[k].count) {
-			p->reason = REPORT_PENDING_TOO_MANY;
-			snprintf(msg, sizeof msg, "requests %lld %s; the largest node offers %lld", p->gpus[k].count,
-				 p->gpus[k].resource, max_alloc[k]);
-			goto done;
-		}
-	}
-	if (selected == 0) {
-		p->reason = REPORT_PENDING_SELECTOR;
-		snprintf(msg, sizeof msg, "its nodeSelector and required node affinity match none of the %lu GPU "
-			 "node(s) with enough %s", fit, p->n_gpus ? p->gpus[0].resource : "GPUs");
-	} else if (tolerated == 0) {
-		p->reason = REPORT_PENDING_TOLERATION;
-		snprintf(t, sizeof t, "%s%s%s:%s", str_at(taint, "key"), str_at(taint, "value")[0] ? "=" : "",
-			 str_at(taint, "value"), str_at(taint, "effect"));
-		snprintf(msg, sizeof msg, "no toleration for %s, which the %lu GPU node(s) it selects carry", t,
-			 selected);
-	} else if (free_ == 0) {
-		p->reason = REPORT_PENDING_FULL;
-		snprintf(msg, sizeof msg, "none of the %lu GPU node(s) it may use has %lld %s free: other pods "
-			 "request them (waiting for capacity or the autoscaler)", tolerated,
-			 p->n_gpus ? p->gpus[0].count : 0, p->n_gpus ? p->gpus[0].resource : "GPUs");
-	} else {
-		p->reason = REPORT_PENDING_OTHER;
-		snprintf(msg, sizeof msg, "%lu GPU node(s) fit its GPUs, selector and taints: the cause is "
-			 "elsewhere (CPU, memory, pod affinity, quota), or the scheduler has not run yet", free_);
-	}
-done:
-	r->pending_by_reason[p->reason]++;
-	json_decref(p->spec);
-	p->spec = NULL;
-	return (p->message = strdup(msg)) == NULL ? -1 : 0;
-}
-
-int report_finish(struct report *r, struct error *err)
-{
-	size_t i;
-
-	if (r->finished)
-		return 0;
-	r->finished = 1;
-	/* Without nodes there is nothing to report on: the pods' placement needs them (exit 2). */
-	if (r->node_items == 0 && r->n_errors == 0 && json_array_size(r->audit.errors) == 0 &&
-	    add_error(r, "", "no Node in the input: the report needs the nodes and the pods "
-		      "(kubectl get nodes,pods -A -o json)", err) != 0)
-		return -1;
-	for (i = 0; i + 1 < r->n_deferred; i += 2)
-		if (r->nodes[r->deferred[i]].seen && r->nodes[r->deferred[i]].gpu)
-			REPORT_AT(r->daemonsets, struct report_daemonset, r->deferred[i + 1])->pods++;
-	if (judge_nodes(r) != 0 || judge_cpu_pods(r) != 0)
-		goto nomem;
-	for (i = 0; i < r->pending.n; i++)
-		if (judge_pending(r, REPORT_AT(r->pending, struct report_pending, i)) != 0)
-			goto nomem;
-	return 0;
-nomem:
-	error_set(err, ERROR_NOMEM, "out of memory");
-	return -1;
 }
 
 /* ==== Summaries ==== */
@@ -1627,8 +1491,8 @@ void report_totals(const struct report *r, struct report_totals *t)
 		t->gpu_pods += p->gpu_pods;
 		t->ds_pods += p->ds_pods;
 		t->cpu_pods += p->cpu_pods;
-		t->gpus_allocatable = sat_add(t->gpus_allocatable, p->gpus_allocatable);
-		t->gpus_requested = sat_add(t->gpus_requested, p->gpus_requested);
+		t->gpus_allocatable = report_sat_add(t->gpus_allocatable, p->gpus_allocatable);
+		t->gpus_requested = report_sat_add(t->gpus_requested, p->gpus_requested);
 		for (k = 0; k < REPORT_MIS_NKINDS; k++)
 			t->misconfigured += p->misconfigured[k];
 		if (p->cfg != NULL && p->cfg->priced && p->nodes > 0) {

@@ -32,11 +32,13 @@
 
 #include "audit/audit.h"
 #include "policy/config.h"
+#include "policy/policy.h"
 #include "base/error.h"
 
 #define REPORT_NODES_MAX 100000       /* nodes (and node names pods refer to) in one report */
 #define REPORT_FINDINGS_MAX 10000     /* named entries kept per list; beyond, only counted */
 #define REPORT_ITEM_DEPTH_MAX 128     /* JSON nesting in one item */
+#define REPORT_MIG_SLICES_MAX 16      /* compute slices a MIG profile may name (mig-7g: a whole A100/H100) */
 
 /* Why a GPU pod is Pending, judged from the snapshot. Order: the first that applies. */
 enum report_pending_reason {
@@ -118,6 +120,8 @@ struct report_pending {
 	enum report_pending_reason reason;
 	char *message;                   /* owned, set by report_finish() */
 	json_t *spec;                    /* owned until report_finish(): what placement reads */
+	json_t *wi_spec;                 /* owned until report_finish(): the spec as the --what-if
+	                                    policy would admit it; NULL when it rejects the pod */
 };
 
 struct report_misconfig {
@@ -150,6 +154,34 @@ struct report_list {
 	unsigned long total;
 };
 
+/* --what-if: a Pending GPU pod the other policy would place. */
+struct report_wi_placed {
+	char *ns, *name, *node;          /* owned */
+	const char *pool;                /* borrowed from the what-if policy, or "unpooled" */
+};
+
+/* --what-if: a running pod the other policy rejects as a CREATE and today's does not. */
+struct report_wi_refused {
+	char *ns, *name, *node;          /* owned */
+	struct report_verdict verdict;   /* the other policy's */
+};
+
+/*
+ * --what-if NEW-POLICY (report_whatif.c): the same snapshot judged by another
+ * policy. Nodes keep their GPU-ness and pods their requests; what changes is
+ * each pod's verdict and patch, the pools nodes fall in and their prices.
+ */
+struct report_whatif {
+	const struct config *cfg;        /* borrowed; NULL: no what-if */
+	const char *name;                /* borrowed: the policy's path, for the output */
+	struct report_list placed;       /* struct report_wi_placed */
+	struct report_list refused;      /* struct report_wi_refused */
+	unsigned long rejected_pending;  /* Pending GPU pods the other policy rejects */
+	unsigned long idle_nodes;        /* GPU nodes idle once the placed pods run */
+	double idle_cost;                /* their hourly cost at the other policy's prices */
+	int priced;                      /* some pool of the other policy with nodes has a price */
+};
+
 struct report {
 	const struct config *cfg;        /* borrowed; must outlive the report */
 	struct report_pool *pools;       /* owned: cfg->n_pools + 1 (unpooled last) */
@@ -170,10 +202,45 @@ struct report {
 	json_t *errors;                  /* owned: [{input, offset, message}] */
 	unsigned long n_errors;          /* all, including those beyond the list's limit */
 	int finished;
+	struct report_whatif whatif;
 	/* Deferred: DaemonSet pods on nodes not yet seen (node index, daemonset index). */
 	size_t *deferred;
 	size_t n_deferred, cap_deferred;
 };
+
+/*
+ * What the report reads of one Pod, as pod items are judged: its names, node,
+ * phase, GPU requests (as the scheduler counts them) and DaemonSet owner.
+ * Every pointer is borrowed from the pod.
+ */
+struct report_pod_facts {
+	const char *ns, *name, *node, *phase;  /* node "" when not bound */
+	int terminated;                        /* Succeeded or Failed: holds nothing */
+	struct policy_gpu_request req[LIMIT_GPU_KINDS_MAX];
+	size_t count;                          /* entries of req; 0 for a CPU pod */
+	int daemonset;                         /* its controller is an apps/v1 DaemonSet */
+	char ds_name[256];                     /* ... named so */
+};
+
+/* f = pod's facts (pod borrowed, must outlive f). 0, or -1 with msg when the report refuses the pod. */
+int report_pod_facts(const struct config *cfg, const json_t *pod, struct report_pod_facts *f, char *msg,
+		     size_t cap);
+
+/* Whether a Node is a GPU node (README "What counts"). 0, or -1 with msg when the report refuses it. */
+int report_node_facts(const struct config *cfg, const json_t *node, int *gpu, char *msg, size_t cap);
+
+/* New: one item's JSON (bytes borrowed) with only the fields the report reads, or NULL with jerr. */
+json_t *report_item_parse(const char *bytes, size_t len, json_error_t *jerr);
+
+/* A watch event's type (BOOKMARK, ERROR and the unknown are OTHER). */
+enum report_event_type { REPORT_EVENT_ADDED = 0, REPORT_EVENT_MODIFIED, REPORT_EVENT_DELETED, REPORT_EVENT_OTHER };
+
+/*
+ * New: the object of one watch event ({"type": ..., "object": {...}}, bytes
+ * borrowed) with only the fields the report reads, and its type; NULL with
+ * jerr when it is not JSON or has no object.
+ */
+json_t *report_event_parse(const char *bytes, size_t len, enum report_event_type *type, json_error_t *jerr);
 
 /* What makes the exit code 1 (bits; --fail-on). */
 #define REPORT_FAIL_REJECT   0x01u  /* a workload, or a CPU pod on a GPU node, today's policy rejects */
@@ -188,6 +255,13 @@ struct report {
  * 0, or -1 with ERROR_NOMEM; report_free() is safe either way.
  */
 int report_init(struct report *r, const struct config *cfg, struct error *err);
+
+/*
+ * --what-if: also judges the snapshot by cfg (borrowed; must outlive r),
+ * named name (borrowed) in the output. Between report_init() and the first
+ * report_input().
+ */
+void report_whatif_set(struct report *r, const struct config *cfg, const char *name);
 
 /* Releases what r owns. Accepts NULL. */
 void report_free(struct report *r);

@@ -189,6 +189,47 @@ static json_t *errors(const struct report *r)
 	return arr;
 }
 
+/* --what-if: {policy, placed[], rejectedPending, refused[], idleNodes, idleCostPerHour}. */
+static json_t *whatif(const struct report *r)
+{
+	const struct report_whatif *w = &r->whatif;
+	json_t *placed = json_array(), *refused = json_array();
+	struct report_totals t;
+	size_t i;
+	int priced;
+
+	report_totals(r, &t);
+	priced = t.priced || w->priced;
+	for (i = 0; placed != NULL && i < w->placed.n; i++) {
+		const struct report_wi_placed *d = REPORT_AT(w->placed, struct report_wi_placed, i);
+
+		if (push(placed, json_pack("{s:s, s:s, s:s, s:s}", "namespace", d->ns, "name", d->name, "pool", d->pool,
+					   "node", d->node)) != 0)
+			goto fail;
+	}
+	for (i = 0; refused != NULL && i < w->refused.n; i++) {
+		const struct report_wi_refused *f = REPORT_AT(w->refused, struct report_wi_refused, i);
+
+		if (push(refused, json_pack("{s:s, s:s, s:s, s:s, s:s}", "namespace", f->ns, "name", f->name, "node",
+					    f->node, "reason", f->verdict.reason, "message", f->verdict.message)) != 0)
+			goto fail;
+	}
+	if (placed == NULL || refused == NULL)
+		goto fail;
+	return json_pack("{s:s, s:I, s:o, s:I, s:I, s:o, s:{s:I, s:I}, s:{s:o, s:o, s:o}}", "policy", w->name,
+			 "placedPendingGpuPods", (json_int_t)w->placed.total, "placed", placed,
+			 "rejectedPendingGpuPods", (json_int_t)w->rejected_pending,
+			 "refusedRunningPods", (json_int_t)w->refused.total, "refused", refused,
+			 "idleNodes", "before", (json_int_t)t.idle_nodes, "after", (json_int_t)w->idle_nodes,
+			 "idleCostPerHour", "before", priced ? real2(t.idle_cost) : json_null(),
+			 "after", priced ? real2(w->idle_cost) : json_null(),
+			 "change", priced ? real2(w->idle_cost - t.idle_cost) : json_null());
+fail:
+	json_decref(placed);
+	json_decref(refused);
+	return NULL;
+}
+
 int report_json_write(const struct report *r, FILE *out, int exit_code, char fmt)
 {
 	struct report_totals t;
@@ -223,6 +264,10 @@ int report_json_write(const struct report *r, FILE *out, int exit_code, char fmt
 			"reject", (json_int_t)r->audit.count[AUDIT_REJECT], "exempt", (json_int_t)r->audit.count[AUDIT_EXEMPT],
 			"warn", (json_int_t)r->audit.count[AUDIT_WARN],
 			"errors", errors(r));
+	if (doc != NULL && r->whatif.cfg != NULL && json_object_set_new(doc, "whatIf", whatif(r)) != 0) {
+		json_decref(doc);
+		return -1;
+	}
 	if (doc == NULL)
 		return -1;
 	if (fmt == 'y') {

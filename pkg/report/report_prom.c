@@ -6,6 +6,7 @@
  */
 #include "report/report.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* A label value as the exposition format wants it: backslash, quote and newline escaped. */
@@ -56,6 +57,76 @@ static double idle_cost(const struct report_pool *p) { return p->idle_cost; }
 static double unreq_cost(const struct report_pool *p) { return p->unrequested_cost; }
 static double price(const struct report_pool *p) { return p->cfg->price_per_node_hour; }
 
+struct ns_route {
+	const char *ns;
+	unsigned bit;
+};
+
+static int cmp_ns_route(const void *a, const void *b)
+{
+	const struct ns_route *x = a, *y = b;
+	int c = strcmp(x->ns, y->ns);
+
+	return c != 0 ? c : x->bit < y->bit ? -1 : x->bit > y->bit;
+}
+
+/*
+ * Named CPU pods on GPU nodes by their namespace and route (a pod with two
+ * routes counts under both), sorted: only pairs that occur, as namespaces
+ * come and go. The label is pod_namespace: a scrape's target sets namespace.
+ * -1 when memory ran out.
+ */
+static int write_routes(const struct report *r, FILE *out)
+{
+	struct ns_route *v = calloc(r->cpu_pods.n * REPORT_NROUTES + 1, sizeof *v);
+	size_t i, n = 0, b, run;
+
+	if (v == NULL)
+		return -1;
+	for (i = 0; i < r->cpu_pods.n; i++) {
+		const struct report_cpu_pod *c = REPORT_AT(r->cpu_pods, struct report_cpu_pod, i);
+
+		for (b = 0; b < REPORT_NROUTES; b++)
+			if (c->routes & (1u << b))
+				v[n++] = (struct ns_route){ c->ns, 1u << b };
+	}
+	qsort(v, n, sizeof *v, cmp_ns_route);
+	family(out, "cpu_pods_on_gpu_nodes_by_route",
+	       "CPU-only pods on GPU nodes (not DaemonSets) by namespace and route (named ones only).");
+	for (i = 0; i < n; i += run) {
+		for (run = 1; i + run < n && cmp_ns_route(&v[i], &v[i + run]) == 0; run++)
+			;
+		fputs("gpu_admission_report_cpu_pods_on_gpu_nodes_by_route{pod_namespace=\"", out);
+		label(out, v[i].ns);
+		fprintf(out, "\",route=\"%s\"} %zu\n", report_route_name(v[i].bit), run);
+	}
+	free(v);
+	return 0;
+}
+
+/* --what-if: the other policy's answers, beside today's gauges. */
+static void write_whatif(const struct report *r, FILE *out)
+{
+	const struct report_whatif *w = &r->whatif;
+	struct report_totals t;
+
+	report_totals(r, &t);
+	family(out, "whatif_placed_pending_gpu_pods", "Pending GPU pods the --what-if policy would place.");
+	fprintf(out, "gpu_admission_report_whatif_placed_pending_gpu_pods %lu\n", w->placed.total);
+	family(out, "whatif_rejected_pending_gpu_pods", "Pending GPU pods the --what-if policy rejects.");
+	fprintf(out, "gpu_admission_report_whatif_rejected_pending_gpu_pods %lu\n", w->rejected_pending);
+	family(out, "whatif_refused_running_pods", "Running pods the --what-if policy rejects and today's does not.");
+	fprintf(out, "gpu_admission_report_whatif_refused_running_pods %lu\n", w->refused.total);
+	family(out, "whatif_idle_gpu_nodes", "GPU nodes idle once the pods the --what-if policy places run.");
+	fprintf(out, "gpu_admission_report_whatif_idle_gpu_nodes %lu\n", w->idle_nodes);
+	if (!t.priced && !w->priced)
+		return;
+	family(out, "whatif_idle_node_cost_per_hour", "Hourly cost of those idle nodes at the --what-if policy's prices.");
+	fprintf(out, "gpu_admission_report_whatif_idle_node_cost_per_hour %.10g\n", w->idle_cost);
+	family(out, "whatif_idle_node_cost_change_per_hour", "The --what-if idle cost minus today's.");
+	fprintf(out, "gpu_admission_report_whatif_idle_node_cost_change_per_hour %.10g\n", w->idle_cost - t.idle_cost);
+}
+
 int report_prom_write(const struct report *r, FILE *out)
 {
 	size_t i, k;
@@ -83,6 +154,9 @@ int report_prom_write(const struct report *r, FILE *out)
 		label(out, p->name);
 		fprintf(out, "\",owner=\"other\"} %lu\n", p->cpu_pods);
 	}
+
+	if (write_routes(r, out) != 0)
+		return -1;
 
 	family(out, "misconfigured_gpu_nodes", "GPU nodes of the pool with a misconfiguration, by reason.");
 	for (i = 0; i < r->n_pools; i++) {
@@ -114,5 +188,7 @@ int report_prom_write(const struct report *r, FILE *out)
 	family(out, "input_errors", "Items or inputs that could not be read.");
 	fprintf(out, "gpu_admission_report_input_errors %lu\n",
 		r->n_errors + (unsigned long)json_array_size(r->audit.errors));
+	if (r->whatif.cfg != NULL)
+		write_whatif(r, out);
 	return ferror(out) ? -1 : 0;
 }

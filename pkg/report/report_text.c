@@ -225,6 +225,44 @@ static void heading(FILE *out, const struct style *s, const char *what, unsigned
 	fprintf(out, "\n%s%s: %lu%s\n", s->bold, what, n, s->off);
 }
 
+/* --what-if: what the other policy would change, after today's findings. */
+static void write_whatif(const struct report *r, FILE *out, const struct style *s)
+{
+	const struct report_whatif *w = &r->whatif;
+	struct report_totals t;
+	char before[64], after[64], change[64];
+	size_t i;
+
+	report_totals(r, &t);
+	fprintf(out, "\n%sWhat if the policy were %s:%s\n", s->bold, w->name, s->off);
+	fprintf(out, "  Pending GPU pods it would place: %lu of %lu (%lu it rejects)\n", w->placed.total,
+		r->pending.total, w->rejected_pending);
+	for (i = 0; i < w->placed.n; i++) {
+		const struct report_wi_placed *d = REPORT_AT(w->placed, struct report_wi_placed, i);
+
+		fprintf(out, "    %s/%s  %s%s%s: %s\n", d->ns, d->name, s->green, d->pool, s->off, d->node);
+	}
+	more(&w->placed, out);
+	fprintf(out, "  Running pods it would now refuse: %lu\n", w->refused.total);
+	for (i = 0; i < w->refused.n; i++) {
+		const struct report_wi_refused *f = REPORT_AT(w->refused, struct report_wi_refused, i);
+
+		fprintf(out, "    %s/%s on %s  %s%s%s: %s\n", f->ns, f->name, f->node, s->red, f->verdict.reason,
+			s->off, f->verdict.message);
+	}
+	more(&w->refused, out);
+	if (!t.priced && !w->priced) {
+		fprintf(out, "  Idle GPU nodes: %lu -> %lu (no pool is priced)\n", t.idle_nodes, w->idle_nodes);
+		return;
+	}
+	report_money(t.idle_cost, before, sizeof before);
+	report_money(w->idle_cost, after, sizeof after);
+	report_money(w->idle_cost >= t.idle_cost ? w->idle_cost - t.idle_cost : t.idle_cost - w->idle_cost, change,
+		     sizeof change);
+	fprintf(out, "  Idle GPU nodes: %lu -> %lu; idle cost %s -> %s (%s%s)\n", t.idle_nodes, w->idle_nodes, before,
+		after, w->idle_cost >= t.idle_cost ? "+" : "-", change);
+}
+
 int report_text_write(const struct report *r, FILE *out, int color)
 {
 	const struct style *s = color ? &colour : &plain;
@@ -264,5 +302,7 @@ int report_text_write(const struct report *r, FILE *out, int color)
 		if (workloads > 0)
 			write_workloads(r, out, s);
 	}
+	if (r->whatif.cfg != NULL)
+		write_whatif(r, out, s);
 	return ferror(out) ? -1 : 0;
 }

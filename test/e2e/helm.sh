@@ -359,10 +359,13 @@ if "$BIN" help 2>&1 | grep -q '^  serve'; then
 		if grep -q '"uid":"chart-1"' "$T/resp.json" &&
 			{ [ "$path" = /validate ] || grep -q '"patch"' "$T/resp.json"; }; then ok "$desc"; else notok "$desc"; head -c 400 "$T/resp.json"; echo; fi
 	done
-	# Every metric the dashboard and the alerts use is one the server exports (Prometheus's own
-	# per-target "up" aside). Names: gpu_admission_* anywhere, and any identifier before { or [.
+	# Every metric the dashboard and the alerts use is one the server (or the report) exports
+	# (Prometheus's own per-target "up" aside). Names: gpu_admission_* anywhere, and any identifier before { or [.
 	desc="monitoring: every metric name in the dashboard and the PrometheusRule is in /metrics"
 	curl_ "https://$host:$port/metrics" >"$T/metrics.txt" 2>&1
+	# ... or one the cost report exports (every family, on a snapshot with a finding of each kind).
+	"$BIN" report -o prometheus --config test/report/cases/aks-snapshot/policy.yaml \
+		test/report/cases/aks-snapshot/cluster.json >>"$T/metrics.txt" 2>/dev/null
 	t node -e '
 		const fs = require("fs");
 		const have = new Set(fs.readFileSync(process.argv[1], "utf8").split("\n")

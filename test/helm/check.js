@@ -483,12 +483,17 @@ function main() {
 		check(`${caseName}: dashboard shows verdicts by mode and kind, latency, certificate, reloads, in-flight`,
 			["Policy verdicts by mode", "Policy verdicts by kind", "Admission latency", "Certificate expires in",
 				"Reloads", "In-flight requests"].every((t) => panels.includes(t)), panels.join(", "));
+		check(`${caseName}: dashboard shows the report's idle cost, CPU pods by route, Pending by reason, misconfiguration`,
+			["Idle GPU cost by pool", "CPU pods on GPU nodes by route and namespace", "Pending GPU pods by reason",
+				"Misconfigured GPU nodes by pool"].every((t) => panels.includes(t)), panels.join(", "));
 		const rule = one("PrometheusRule");
 		const alerts = rule ? rule.spec.groups.flatMap((g) => g.rules.map((r) => r.alert)) : [];
-		check(`${caseName}: PrometheusRule with the five alerts, labelled for the Prometheus ruleSelector`,
+		check(`${caseName}: PrometheusRule with the nine alerts, labelled for the Prometheus ruleSelector`,
 			rule && rule.metadata.labels.release === "kube-prometheus-stack" &&
 			eq(alerts.sort(), ["GpuAdmissionAnsweringErrors", "GpuAdmissionCertificateExpiringSoon",
-				"GpuAdmissionNoReadyReplica", "GpuAdmissionRejectionSpike", "GpuAdmissionReloadFailing"]),
+				"GpuAdmissionCpuPodsOnGpuNodes", "GpuAdmissionGpuPodsUnplaceable", "GpuAdmissionGpuPoolMisconfigured",
+				"GpuAdmissionIdleGpuCost", "GpuAdmissionNoReadyReplica", "GpuAdmissionRejectionSpike",
+				"GpuAdmissionReloadFailing"]),
 			alerts.join(","));
 		if (outDir) {
 			if (rule) fs.writeFileSync(path.join(outDir, "rules.yaml"), YAML.stringify({ groups: rule.spec.groups }));

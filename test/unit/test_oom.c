@@ -1401,7 +1401,7 @@ static const char snapshot[] =
 	"\"labels\":{\"kubernetes.azure.com/agentpool\":\"system\"}},\"spec\":{},"
 	"\"status\":{\"allocatable\":{\"cpu\":\"4\"}}},\n"
 	"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"train-0\",\"namespace\":\"ml\"},"
-	"\"spec\":{\"nodeName\":\"aks-gput4-1-vmss000000\",\"tolerations\":[{\"key\":\"sku\",\"operator\":\"Equal\","
+	"\"spec\":{\"nodeName\":\"aks-gput4-1-vmss000000\",\"nodeSelector\":{\"kubernetes.azure.com/agentpool\":\"gput4\"},\"tolerations\":[{\"key\":\"sku\",\"operator\":\"Equal\","
 	"\"value\":\"gpu\",\"effect\":\"NoSchedule\"}],\"containers\":[{\"name\":\"c\",\"image\":\"x\","
 	"\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]},\"status\":{\"phase\":\"Running\"}},\n"
 	"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"big-0\",\"namespace\":\"ml\"},"
@@ -1430,8 +1430,17 @@ static const char report_policy[] =
 	"  - {name: a100, resources: [nvidia.com/gpu, nvidia.com/mig-*], maxGPUsPerPod: 8, pricePerNodeHour: 27.197,\n"
 	"     nodeSelector: {kubernetes.azure.com/agentpool: gpua100}}\n";
 
+/* --what-if: train-0's namespace may no longer use t4; big-0 now admitted to a100 (and still does not fit). */
+static const char report_whatif_policy[] =
+	"pools:\n"
+	"  - {name: t4, resources: [nvidia.com/gpu], maxGPUsPerPod: 1, pricePerNodeHour: 0.526, gpusPerNode: 1,\n"
+	"     namespaces: [web], nodeSelector: {kubernetes.azure.com/agentpool: gput4}}\n"
+	"  - {name: a100, resources: [nvidia.com/gpu, nvidia.com/mig-*], maxGPUsPerPod: 16, pricePerNodeHour: 27.197,\n"
+	"     nodeSelector: {kubernetes.azure.com/agentpool: gpua100}}\n";
+
 struct report_case {
 	const struct config *cfg;
+	const struct config *whatif;  /* or NULL */
 	const char *path;  /* the snapshot, read anew by each run */
 	char *want;        /* the reference run's JSON report */
 };
@@ -1450,6 +1459,8 @@ static int run_report(const void *arg, char *msg, size_t cap)
 
 	memset(&r, 0, sizeof r);
 	rc = fd < 0 ? -1 : report_init(&r, c->cfg, &err);
+	if (rc == 0 && c->whatif != NULL)
+		report_whatif_set(&r, c->whatif, "whatif.yaml");
 	if (rc == 0)
 		rc = report_input(&r, "snapshot.json", fd, &err);
 	if (rc == 0)
@@ -1486,14 +1497,17 @@ static int run_report(const void *arg, char *msg, size_t cap)
 	return out;
 }
 
-static void test_report_every_allocation(void)
+static void report_every_allocation(const char *whatif_yaml)
 {
 	char path[] = "/tmp/test_oom_snapshot_XXXXXX";
 	int fd = mkstemp(path);
 	struct error err;
 	struct config *cfg = config_load_buffer(report_policy, sizeof report_policy - 1, "policy.yaml", &err);
-	struct report_case c = { cfg, path, NULL };
-	struct path p = { "report of a small snapshot (pools, pending, CPU pods on GPU nodes, a workload)",
+	struct config *wcfg = whatif_yaml ? config_load_buffer(whatif_yaml, strlen(whatif_yaml), "whatif.yaml", &err)
+					  : NULL;
+	struct report_case c = { cfg, wcfg, path, NULL };
+	struct path p = { whatif_yaml ? "report --what-if of a small snapshot (a pod refused, one admitted)"
+				      : "report of a small snapshot (pools, pending, CPU pods on GPU nodes, a workload)",
 			  run_report, &c };
 
 	CHECK(fd >= 0);
@@ -1508,12 +1522,17 @@ static void test_report_every_allocation(void)
 		int in = open(path, O_RDONLY | O_CLOEXEC);
 
 		memset(&r, 0, sizeof r);
-		if (in >= 0 && report_init(&r, cfg, &err) == 0 && report_input(&r, "snapshot.json", in, &err) == 0 &&
-		    report_finish(&r, &err) == 0)
-			c.want = written(write_report, &r);
+		if (in >= 0 && report_init(&r, cfg, &err) == 0) {
+			if (wcfg != NULL)
+				report_whatif_set(&r, wcfg, "whatif.yaml");
+			if (report_input(&r, "snapshot.json", in, &err) == 0 && report_finish(&r, &err) == 0)
+				c.want = written(write_report, &r);
+		}
 		CHECK(c.want != NULL);
 		CHECK(r.n_nodes == 4 && r.pending.n == 1 && r.cpu_pods.n == 1 && r.daemonsets.n == 1);
 		CHECK(r.misconfigs.n >= 1 && r.audit.templates == 1 && r.n_errors == 0);
+		if (wcfg != NULL)
+			CHECK(r.whatif.refused.n == 1 && r.whatif.rejected_pending == 0 && r.whatif.placed.n == 0);
 		if (in >= 0)
 			close(in);
 		report_free(&r);
@@ -1526,7 +1545,14 @@ out:
 		unlink(path);
 	}
 	free(c.want);
+	config_free(wcfg);
 	config_free(cfg);
+}
+
+static void test_report_every_allocation(void)
+{
+	report_every_allocation(NULL);
+	report_every_allocation(report_whatif_policy);
 }
 
 /* ---- matchConditions: built, then written as YAML and JSON ---- */

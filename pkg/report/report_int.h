@@ -1,0 +1,64 @@
+/*
+ * report_int: what the files of the report's model share. Private to
+ * pkg/report/report*.c.
+ *
+ *   report.c        reading the inputs: nodes, pods, workloads folded into the model
+ *   report_judge.c  judging what needs every input: pools, costs, misconfiguration,
+ *                   CPU pods' routes, Pending pods' reasons
+ *   report_whatif.c --what-if: the same snapshot judged by another policy
+ */
+#ifndef GPU_ADMISSION_REPORT_INT_H
+#define GPU_ADMISSION_REPORT_INT_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "report/report.h"
+#include "policy/policy.h"
+
+/* obj[key] as a string, or "" (borrowed). */
+const char *report_str_at(const json_t *obj, const char *key);
+
+/* a + b, stopping at QUANTITY_MAX. */
+long long report_sat_add(long long a, long long b);
+
+/* A new zeroed element of l in *out; *out NULL when l holds REPORT_FINDINGS_MAX already. -1 on ENOMEM. */
+int report_list_push(struct report_list *l, size_t size, void **out, struct error *err);
+
+/* Frees what v owns and zeroes it. */
+void report_verdict_free(struct report_verdict *v);
+
+/* Does a configured pool serve resource? (A pool without resources serves every GPU resource.) */
+int report_pool_serves(const struct config *cfg, const struct config_pool *p, const char *resource);
+
+/* An input error in r (input and msg borrowed); -1 only on ENOMEM. */
+int report_add_error(struct report *r, const char *input, const char *msg, struct error *err);
+
+/* v = cfg's verdict on pod (borrowed) as a CREATE. 0, or -1 with ERROR_NOMEM. */
+int report_judge_pod(const struct config *cfg, const json_t *pod, struct report_verdict *v, struct error *err);
+
+/* New: pod without spec.nodeName (shallow copies; the rest shared), or NULL. */
+json_t *report_unbound(const json_t *pod);
+
+/* Do labels (borrowed, may be NULL) hold every key=value of a non-empty selector? */
+int report_labels_match(const struct config_labels *sel, const json_t *labels);
+
+/* The node named name in r (made on first mention): its index. -1 on ENOMEM or beyond REPORT_NODES_MAX. */
+int report_node_index(struct report *r, const char *name, size_t *idx, struct error *err);
+
+/* A bound pod requesting GPUs (count > 0) on node idx; a DaemonSet pod (ns, ds_name borrowed) on it. */
+int report_gpu_pod_on(struct report *r, size_t idx, const struct policy_gpu_request *req, size_t count,
+		      struct error *err);
+int report_ds_pod_on(struct report *r, size_t idx, const char *ns, const char *ds_name, struct error *err);
+
+/* One item (Node, Pod, or a workload for the auditor) folded into r, as an input's item is. */
+int report_take_item(struct report *r, const char *input, const json_t *root, struct error *err);
+
+/* --what-if's parts (report_whatif.c): a Pending GPU pod p as read, a running pod on node, then once at the end. */
+int report_whatif_pending(struct report *r, const json_t *pod, struct report_pending *p, struct error *err);
+int report_whatif_running(struct report *r, const json_t *pod, size_t node, struct error *err);
+int report_whatif_finish(struct report *r, struct error *err);
+void report_whatif_free(struct report_whatif *w);
+
+#endif

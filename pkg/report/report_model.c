@@ -1,0 +1,454 @@
+/*
+ * report_model: the report's model applied event by event (report_model.h).
+ *
+ * Nodes live in a table in the order first named, by a pod or as a Node (a
+ * deleted node keeps its slot, empty, as pods may still name it); the report
+ * reads them in the order first listed as Nodes. Pods live in a table in the order
+ * last added; a deleted pod leaves a hole until holes outnumber the living,
+ * when the table is compacted (order kept) and its index rebuilt. Both are
+ * found by name through open-addressing indexes kept under half full.
+ */
+#include "report/report_model.h"
+#include "report/report_int.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MODEL_RESOURCES_MAX 256    /* distinct GPU resource names a model holds */
+#define MODEL_INPUT "watch"        /* the input name the model's report gives its items */
+
+enum pod_class { POD_NOTHING = 0, POD_TERMINATED, POD_GPU, POD_DS, POD_KEPT };
+
+struct mgpu {
+	unsigned res;                  /* index into the model's resource names */
+	long long count;
+};
+
+struct mpod {
+	char *key;                     /* owned: namespace, NUL, name, NUL */
+	size_t node;                   /* 1 + index into nodes; 0 when not bound */
+	unsigned char cls;             /* enum pod_class */
+	unsigned char n_gpus;
+	unsigned char live;
+	struct mgpu *gpus;             /* owned: POD_GPU */
+	char *ds;                      /* owned: POD_DS, the DaemonSet's name */
+	json_t *item;                  /* owned: POD_KEPT, the fields the report reads */
+};
+
+struct mnode {
+	char *name;                    /* owned */
+	json_t *item;                  /* owned; NULL when not (or no longer) listed */
+	int gpu;
+	int listed_once;               /* in order[] */
+};
+
+struct report_model {
+	const struct config *cfg;
+	struct mnode *nodes;
+	size_t n_nodes, cap_nodes, listed_nodes;
+	size_t *order, n_order;                /* nodes by when first listed: the report's node order */
+	size_t *node_index, cap_node_index;   /* 1 + index into nodes; 0 empty */
+	struct mpod *pods;
+	size_t n_pods, cap_pods, live_pods, kept_pods;
+	size_t *pod_index, cap_pod_index, used_pod_index;
+	char *res[MODEL_RESOURCES_MAX];
+	size_t n_res;
+	unsigned long refused;
+};
+
+static uint64_t hash_key(const char *ns, const char *name)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *ns != '\0'; ns++)
+		h = (h ^ (unsigned char)*ns) * 1099511628211ULL;
+	h = (h ^ 0xffu) * 1099511628211ULL;
+	for (; name != NULL && *name != '\0'; name++)
+		h = (h ^ (unsigned char)*name) * 1099511628211ULL;
+	return h;
+}
+
+static void *nomem(struct error *err)
+{
+	error_set(err, ERROR_NOMEM, "out of memory");
+	return NULL;
+}
+
+/* ==== Nodes ==== */
+
+static size_t *node_slot(const struct report_model *m, size_t *index, size_t cap, const char *name)
+{
+	size_t i = (size_t)hash_key(name, NULL) & (cap - 1);
+
+	while (index[i] != 0 && strcmp(m->nodes[index[i] - 1].name, name) != 0)
+		i = (i + 1) & (cap - 1);
+	return &index[i];
+}
+
+/* The node named name, made (not listed) on first mention. -1 on ENOMEM or beyond REPORT_NODES_MAX. */
+static int node_at(struct report_model *m, const char *name, size_t *idx, struct error *err)
+{
+	size_t *slot, i;
+
+	if ((m->n_nodes + 1) * 2 > m->cap_node_index) {
+		size_t cap = m->cap_node_index ? m->cap_node_index * 2 : 256;
+		size_t *index = calloc(cap, sizeof *index);
+
+		if (index == NULL)
+			return nomem(err), -1;
+		for (i = 0; i < m->n_nodes; i++)
+			*node_slot(m, index, cap, m->nodes[i].name) = i + 1;
+		free(m->node_index);
+		m->node_index = index;
+		m->cap_node_index = cap;
+	}
+	slot = node_slot(m, m->node_index, m->cap_node_index, name);
+	if (*slot != 0) {
+		*idx = *slot - 1;
+		return 0;
+	}
+	if (m->n_nodes == REPORT_NODES_MAX) {
+		error_set(err, ERROR_TOO_LARGE, "more than %d nodes (REPORT_NODES_MAX)", REPORT_NODES_MAX);
+		return -1;
+	}
+	if (m->n_nodes == m->cap_nodes) {
+		size_t cap = m->cap_nodes ? m->cap_nodes * 2 : 64;
+		struct mnode *grown = realloc(m->nodes, cap * sizeof *grown);
+
+		if (grown == NULL)
+			return nomem(err), -1;
+		m->nodes = grown;
+		m->cap_nodes = cap;
+	}
+	memset(&m->nodes[m->n_nodes], 0, sizeof m->nodes[0]);
+	if ((m->nodes[m->n_nodes].name = strdup(name)) == NULL)
+		return nomem(err), -1;
+	*slot = m->n_nodes + 1;
+	*idx = m->n_nodes++;
+	return 0;
+}
+
+static int apply_node(struct report_model *m, enum report_event_type ev, const json_t *obj, struct error *err)
+{
+	const char *name = report_str_at(json_object_get(obj, "metadata"), "name");
+	char msg[ERROR_MSG_MAX];
+	size_t idx;
+	int gpu;
+
+	if (report_node_facts(m->cfg, obj, &gpu, msg, sizeof msg) != 0) {
+		m->refused++;
+		return 0;
+	}
+	if (node_at(m, name, &idx, err) != 0)
+		return -1;
+	if (m->nodes[idx].item != NULL)
+		m->listed_nodes--;
+	json_decref(m->nodes[idx].item);
+	m->nodes[idx].item = NULL;
+	m->nodes[idx].gpu = 0;
+	if (ev == REPORT_EVENT_DELETED)
+		return 0;
+	if (!m->nodes[idx].listed_once) {
+		/* order[] never outgrows nodes[]: grown with it, once per node */
+		size_t *grown = realloc(m->order, m->cap_nodes * sizeof *grown);
+
+		if (grown == NULL)
+			return nomem(err), -1;
+		m->order = grown;
+		m->order[m->n_order++] = idx;
+		m->nodes[idx].listed_once = 1;
+	}
+	m->nodes[idx].item = json_incref((json_t *)(uintptr_t)obj);
+	m->nodes[idx].gpu = gpu;
+	m->listed_nodes++;
+	return 0;
+}
+
+/* ==== Pods ==== */
+
+static size_t *pod_slot(const struct report_model *m, size_t *index, size_t cap, const char *ns, const char *name)
+{
+	size_t i = (size_t)hash_key(ns, name) & (cap - 1);
+
+	while (index[i] != 0) {
+		const char *k = m->pods[index[i] - 1].key;
+
+		if (strcmp(k, ns) == 0 && strcmp(k + strlen(k) + 1, name) == 0)
+			break;
+		i = (i + 1) & (cap - 1);
+	}
+	return &index[i];
+}
+
+static void pod_clear(struct report_model *m, struct mpod *p)
+{
+	if (p->cls == POD_KEPT)
+		m->kept_pods--;
+	free(p->gpus);
+	free(p->ds);
+	json_decref(p->item);
+	p->gpus = NULL;
+	p->ds = NULL;
+	p->item = NULL;
+	p->cls = POD_NOTHING;
+	p->n_gpus = 0;
+	p->node = 0;
+}
+
+/*
+ * Drops the holes (order kept) and rebuilds the index at a size for the
+ * living pods plus one. Called when the index would pass half full.
+ */
+static int pods_compact(struct report_model *m, struct error *err)
+{
+	size_t i, kept = 0, cap = 256;
+	size_t *index;
+
+	while ((m->live_pods + 1) * 4 > cap)
+		cap *= 2;
+	if ((index = calloc(cap, sizeof *index)) == NULL)
+		return nomem(err), -1;
+	for (i = 0; i < m->n_pods; i++) {
+		if (!m->pods[i].live) {
+			free(m->pods[i].key);
+			continue;
+		}
+		m->pods[kept] = m->pods[i];
+		kept++;
+	}
+	m->n_pods = kept;
+	free(m->pod_index);
+	m->pod_index = index;
+	m->cap_pod_index = cap;
+	for (i = 0; i < m->n_pods; i++) {
+		const char *k = m->pods[i].key;
+
+		*pod_slot(m, index, cap, k, k + strlen(k) + 1) = i + 1;
+	}
+	m->used_pod_index = m->n_pods;
+	return 0;
+}
+
+/* A new living slot at the end of the pod table for ns/name. */
+static struct mpod *pod_new(struct report_model *m, const char *ns, const char *name, struct error *err)
+{
+	size_t lns = strlen(ns), lname = strlen(name);
+	struct mpod *p;
+
+	if (m->n_pods == m->cap_pods) {
+		size_t cap = m->cap_pods ? m->cap_pods * 2 : 1024;
+		struct mpod *grown = realloc(m->pods, cap * sizeof *grown);
+
+		if (grown == NULL)
+			return nomem(err);
+		m->pods = grown;
+		m->cap_pods = cap;
+	}
+	p = &m->pods[m->n_pods];
+	memset(p, 0, sizeof *p);
+	if ((p->key = malloc(lns + lname + 2)) == NULL)
+		return nomem(err);
+	memcpy(p->key, ns, lns + 1);
+	memcpy(p->key + lns + 1, name, lname + 1);
+	p->live = 1;
+	m->n_pods++;
+	m->live_pods++;
+	return p;
+}
+
+static int res_id(struct report_model *m, const char *resource, unsigned *id, struct error *err)
+{
+	size_t i;
+
+	for (i = 0; i < m->n_res; i++)
+		if (strcmp(m->res[i], resource) == 0)
+			break;
+	if (i == MODEL_RESOURCES_MAX) {
+		error_set(err, ERROR_TOO_LARGE, "more than %d GPU resource names", MODEL_RESOURCES_MAX);
+		return -1;
+	}
+	if (i == m->n_res) {
+		if ((m->res[i] = strdup(resource)) == NULL)
+			return nomem(err), -1;
+		m->n_res++;
+	}
+	*id = (unsigned)i;
+	return 0;
+}
+
+/* p = what the pod of facts f contributes (p cleared). */
+static int pod_fill(struct report_model *m, struct mpod *p, const json_t *obj, const struct report_pod_facts *f,
+		    struct error *err)
+{
+	size_t i, node;
+
+	if (f->terminated) {
+		p->cls = POD_TERMINATED;
+		return 0;
+	}
+	if (f->node[0] == '\0') {
+		p->cls = f->count > 0 ? POD_KEPT : POD_NOTHING;
+	} else {
+		if (node_at(m, f->node, &node, err) != 0)
+			return -1;
+		p->node = node + 1;
+		if (f->count > 0)
+			p->cls = POD_GPU;
+		else if (f->daemonset)
+			p->cls = POD_DS;
+		else  /* a CPU pod on a CPU node has nothing to say; elsewhere it is judged */
+			p->cls = m->nodes[node].item != NULL && !m->nodes[node].gpu ? POD_NOTHING : POD_KEPT;
+	}
+	if (p->cls == POD_KEPT) {
+		p->item = json_incref((json_t *)(uintptr_t)obj);
+		m->kept_pods++;
+	} else if (p->cls == POD_DS && (p->ds = strdup(f->ds_name)) == NULL) {
+		return nomem(err), -1;
+	} else if (p->cls == POD_GPU) {
+		if ((p->gpus = calloc(f->count, sizeof *p->gpus)) == NULL)
+			return nomem(err), -1;
+		for (i = 0; i < f->count; i++) {
+			if (res_id(m, f->req[i].resource, &p->gpus[i].res, err) != 0)
+				return -1;
+			p->gpus[i].count = f->req[i].count;
+		}
+		p->n_gpus = (unsigned char)f->count;
+	}
+	return 0;
+}
+
+static int apply_pod(struct report_model *m, enum report_event_type ev, const json_t *obj, struct error *err)
+{
+	struct report_pod_facts f;
+	char msg[ERROR_MSG_MAX];
+	size_t *slot;
+	struct mpod *p = NULL;
+
+	if (report_pod_facts(m->cfg, obj, &f, msg, sizeof msg) != 0 && ev != REPORT_EVENT_DELETED) {
+		m->refused++;
+		return 0;
+	}
+	if ((m->used_pod_index + 1) * 2 > m->cap_pod_index && pods_compact(m, err) != 0)
+		return -1;
+	slot = pod_slot(m, m->pod_index, m->cap_pod_index, f.ns, f.name);
+	if (*slot != 0 && m->pods[*slot - 1].live)
+		p = &m->pods[*slot - 1];
+	if (ev == REPORT_EVENT_DELETED) {
+		if (p != NULL) {
+			pod_clear(m, p);
+			p->live = 0;
+			m->live_pods--;
+		}
+		return 0;
+	}
+	if (p == NULL) {  /* new, or again after its deletion: at the end */
+		if ((p = pod_new(m, f.ns, f.name, err)) == NULL)
+			return -1;
+		if (*slot == 0)
+			m->used_pod_index++;
+		*slot = (size_t)(p - m->pods) + 1;
+	} else {
+		pod_clear(m, p);
+	}
+	return pod_fill(m, p, obj, &f, err);
+}
+
+/* ==== The model ==== */
+
+struct report_model *report_model_new(const struct config *cfg, struct error *err)
+{
+	struct report_model *m = calloc(1, sizeof *m);
+
+	if (m == NULL)
+		return nomem(err);
+	m->cfg = cfg;
+	return m;
+}
+
+void report_model_free(struct report_model *m)
+{
+	size_t i;
+
+	if (m == NULL)
+		return;
+	for (i = 0; i < m->n_nodes; i++) {
+		free(m->nodes[i].name);
+		json_decref(m->nodes[i].item);
+	}
+	for (i = 0; i < m->n_pods; i++) {
+		pod_clear(m, &m->pods[i]);
+		free(m->pods[i].key);
+	}
+	for (i = 0; i < m->n_res; i++)
+		free(m->res[i]);
+	free(m->nodes);
+	free(m->order);
+	free(m->node_index);
+	free(m->pods);
+	free(m->pod_index);
+	free(m);
+}
+
+int report_model_apply(struct report_model *m, enum report_event_type ev, const json_t *obj, struct error *err)
+{
+	const char *kind = json_string_value(json_object_get(obj, "kind"));
+
+	if (ev == REPORT_EVENT_OTHER)
+		return 0;
+	if (kind != NULL && strcmp(kind, "Node") == 0)
+		return apply_node(m, ev, obj, err);
+	if (kind != NULL && strcmp(kind, "Pod") == 0)
+		return apply_pod(m, ev, obj, err);
+	m->refused++;
+	return 0;
+}
+
+void report_model_stats(const struct report_model *m, struct report_model_stats *s)
+{
+	s->nodes = m->listed_nodes;
+	s->pods = m->live_pods;
+	s->kept_pods = m->kept_pods;
+	s->refused = m->refused;
+}
+
+/* One pod's contribution to r, as pod_item() would fold the pod in. */
+static int report_pod(const struct report_model *m, const struct mpod *p, struct report *r, struct error *err)
+{
+	struct policy_gpu_request req[LIMIT_GPU_KINDS_MAX];
+	size_t idx, i;
+
+	if (p->cls == POD_KEPT)
+		return report_take_item(r, MODEL_INPUT, p->item, err);
+	r->items++;
+	r->pod_items++;
+	if (p->cls == POD_TERMINATED)
+		r->terminated_pods++;
+	if (p->cls != POD_GPU && p->cls != POD_DS)
+		return 0;
+	if (report_node_index(r, m->nodes[p->node - 1].name, &idx, err) != 0)
+		return -1;
+	if (p->cls == POD_DS)
+		return report_ds_pod_on(r, idx, p->key, p->ds, err);
+	for (i = 0; i < p->n_gpus; i++) {
+		req[i].resource = m->res[p->gpus[i].res];
+		req[i].count = p->gpus[i].count;
+	}
+	return report_gpu_pod_on(r, idx, req, p->n_gpus, err);
+}
+
+int report_model_report(const struct report_model *m, struct report *r, struct error *err)
+{
+	size_t i;
+
+	if (report_init(r, m->cfg, err) != 0)
+		return -1;
+	for (i = 0; i < m->n_order; i++)
+		if (m->nodes[m->order[i]].item != NULL &&
+		    report_take_item(r, MODEL_INPUT, m->nodes[m->order[i]].item, err) != 0)
+			return -1;
+	for (i = 0; i < m->n_pods; i++)
+		if (m->pods[i].live && report_pod(m, &m->pods[i], r, err) != 0)
+			return -1;
+	return report_finish(r, err);
+}

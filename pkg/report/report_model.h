@@ -1,0 +1,60 @@
+/*
+ * report_model: the cost report's model kept up to date by watch events
+ * (a Node or Pod ADDED, MODIFIED or DELETED), one event at a time, instead
+ * of re-reading the whole cluster: what `gpu-admission watch` will keep.
+ *
+ * Memory is what the report needs, not the cluster's bytes. Each Node keeps
+ * the fields the report reads (pkg/report/report.h's item shape). A Pod keeps
+ * its name and what it contributes: a GPU pod its node and requests, a
+ * DaemonSet pod its node and DaemonSet; only the pods the report names (CPU
+ * pods on GPU nodes, or on nodes not seen yet, and Pending GPU pods) keep
+ * their fields for judging. Terminated pods and CPU pods on CPU nodes keep
+ * only their name.
+ *
+ * report_model_report() builds the report of the current state, the same as
+ * `report` over a List of the same objects (nodes in the order first added,
+ * then pods in the order last added): test/unit/test_report_model.c checks it
+ * on random event streams. What it cannot know without re-reading the pods:
+ * the CPU pods already on a CPU node that later becomes a GPU node (its
+ * labels, taints or allocatable changed) are counted from the next relist.
+ */
+#ifndef GPU_ADMISSION_REPORT_MODEL_H
+#define GPU_ADMISSION_REPORT_MODEL_H
+
+#include <jansson.h>
+
+#include "base/error.h"
+#include "policy/config.h"
+#include "report/report.h"
+
+struct report_model;
+
+/* New: an empty model judged by cfg (borrowed; must outlive it), or NULL with ERROR_NOMEM. */
+struct report_model *report_model_new(const struct config *cfg, struct error *err);
+
+/* Releases m. Accepts NULL. */
+void report_model_free(struct report_model *m);
+
+/*
+ * Applies one event to m: obj (borrowed) is the Node or Pod as the watch
+ * sends it (report_item_parse() keeps what is read). ADDED and MODIFIED
+ * replace the object of that name; DELETED removes it; OTHER is ignored. An object the report
+ * refuses (a field of the wrong type, a GPU count that is not one) counts as
+ * a refused event and leaves the model as it was, as does another kind.
+ * 0, or -1 with ERROR_NOMEM or ERROR_TOO_LARGE (REPORT_NODES_MAX).
+ */
+int report_model_apply(struct report_model *m, enum report_event_type ev, const json_t *obj, struct error *err);
+
+/* Counts: nodes and pods held, events refused. */
+struct report_model_stats {
+	unsigned long nodes, pods, kept_pods, refused;
+};
+void report_model_stats(const struct report_model *m, struct report_model_stats *s);
+
+/*
+ * r = the report of m's current state (r: caller storage, report_free() it
+ * either way), finished. 0, or -1 with ERROR_NOMEM.
+ */
+int report_model_report(const struct report_model *m, struct report *r, struct error *err);
+
+#endif
