@@ -488,6 +488,8 @@ static void validations(struct pol *p, const char *s, const char *prefix, const 
 
 	put_bounds(&b, s);
 	v = take(p, p->items, "within-bounds", "expression", &b);
+	if (v != NULL) /* a Validation has no name: it is for the cost annotation only */
+		json_object_del(v, "name");
 	if (v != NULL)
 		json_object_set_new(v, "message", json_pack("s+", what, " holds more than the in-process admission "
 			"policies judge (containers, resources, tolerations, nodeSelector entries or node affinity terms): "
@@ -495,18 +497,22 @@ static void validations(struct pol *p, const char *s, const char *prefix, const 
 	cel_put(&b, "variables.gpu || variables.exempt || variables.dsExempt || !(variables.rTol || variables.rSel || "
 		"variables.rAff || variables.rName)");
 	v = take(p, p->items, "cpu-only-pod-aimed-at-gpu-nodes", "expression", &b);
+	if (v != NULL)
+		json_object_del(v, "name");
 	put_route_message(&b, p->w, s, prefix);
 	if (v != NULL && take(p, p->vars, "cpuMessage", "expression", &b) != NULL)
 		json_object_set_new(v, "messageExpression", json_string("variables.cpuMessage"));
 	cel_put(&b, "!variables.gpu || variables.exempt || variables.ds || variables.update || variables.pick >= 0");
 	v = take(p, p->items, "gpu-pod-has-a-pool", "expression", &b);
+	if (v != NULL)
+		json_object_del(v, "name");
 	cel_put(&b, "%s(variables.pick == -2 ? 'label " POOL_LABEL "=' + variables.labels['" POOL_LABEL "'] + "
 		"' names no configured GPU pool; pools are: ", prefix);
 	for (i = 0; i < cfg->n_pools; i++)
 		cel_put(&b, "%s%s", i ? ", " : "", cfg->pools[i].name);
 	cel_put(&b, "' : 'no GPU pool can take this pod (its GPU resources and count, namespace, labels and "
 		"nodeSelector, as the policy\\'s pools allow them; gpu-admission review says which pool refuses it "
-		"and why)'))");
+		"and why)')");
 	if (v != NULL && take(p, p->vars, "poolMessage", "expression", &b) != NULL)
 		json_object_set_new(v, "messageExpression", json_string("variables.poolMessage"));
 }
@@ -545,8 +551,11 @@ static void put_toleration(struct cel *b, const char *key, const char *op, const
 	cel_put(b, "}");
 }
 
-/* Pool toleration t unless the pod has one that covers it (nodematch_covers()): a list of 0 or 1. */
-static void put_pool_toleration(struct cel *b, const struct config_toleration *t)
+/*
+ * Pool toleration t unless the pod has one that covers it (nodematch_covers()):
+ * a list of 0 or 1, or with count, the number 0 or 1.
+ */
+static void put_pool_toleration(struct cel *b, const struct config_toleration *t, int count)
 {
 	static const char *const effects[] = { "NoSchedule", "PreferNoSchedule", "NoExecute" };
 	size_t i;
@@ -566,6 +575,10 @@ static void put_pool_toleration(struct cel *b, const struct config_toleration *t
 		}
 	}
 	b->mult = was;
+	if (count) {
+		cel_put(b, ") ? 0 : 1)");
+		return;
+	}
 	cel_put(b, ") ? [] : [");
 	put_toleration(b, t->key, t->op, t->value, t->effect);
 	cel_put(b, "])");
@@ -590,7 +603,7 @@ static void put_selector_patch(struct cel *b, const struct config_pool *p)
 {
 	size_t i;
 
-	cel_put(b, "(size(variables.addTols) > 0");
+	cel_put(b, "((variables.nTols > 0");
 	for (i = 0; i < p->node_selector.n; i++) {
 		const struct config_kv *kv = &p->node_selector.v[i];
 		int implied = config_label_same(ACCELERATOR_LABEL, kv->key) && strcmp(kv->value, "nvidia") == 0;
@@ -618,7 +631,7 @@ static void put_selector_patch(struct cel *b, const struct config_pool *p)
 		cel_lit(b, p->node_selector.v[i].value);
 		cel_put(b, "}])");
 	}
-	cel_put(b, ") : []");
+	cel_put(b, ") : [])");
 	cel_charge(b, 10 * (p->node_selector.n + 2));
 }
 
@@ -669,19 +682,37 @@ static void mutating_vars(struct pol *p)
 	b.mult = 1;
 	cel_put(&b, ")");
 	take(p, p->vars, "tolerated", "expression", &b);
-	cel_put(&b, "(variables.tolerated ? [] : [");
-	put_toleration(&b, cfg->taint_key, cfg->taint_value[0] ? "Equal" : "Exists", cfg->taint_value, cfg->taint_effect);
-	cel_put(&b, "]) + (variables.place ? (");
+	cel_put(&b, "(variables.tolerated ? 0 : 1) + (variables.place ? (");
 	for (i = 0; i < cfg->n_pools; i++) {
-		cel_put(&b, "variables.pick == %zu ? ([]", i);
+		cel_put(&b, "variables.pick == %zu ? (0", i);
 		for (j = 0; j < cfg->pools[i].tolerations.n; j++) {
 			cel_put(&b, " + ");
-			put_pool_toleration(&b, &cfg->pools[i].tolerations.v[j]);
+			put_pool_toleration(&b, &cfg->pools[i].tolerations.v[j], 1);
 		}
 		cel_put(&b, ") : ");
 	}
-	cel_put(&b, "[]) : [])");
-	take(p, p->vars, "addTols", "expression", &b);
+	cel_put(&b, "0) : 0)");
+	take(p, p->vars, "nTols", "expression", &b);
+}
+
+/* The tolerations to add (as nTols counts them): typed literals, which only a mutation can write. */
+static void put_add_tolerations(struct cel *b, const struct config *cfg)
+{
+	size_t i, j;
+
+	cel_put(b, "((variables.tolerated ? [] : [");
+	put_toleration(b, cfg->taint_key, cfg->taint_value[0] ? "Equal" : "Exists", cfg->taint_value, cfg->taint_effect);
+	cel_put(b, "]) + (variables.place ? (");
+	for (i = 0; i < cfg->n_pools; i++) {
+		cel_put(b, "variables.pick == %zu ? ([]", i);
+		for (j = 0; j < cfg->pools[i].tolerations.n; j++) {
+			cel_put(b, " + ");
+			put_pool_toleration(b, &cfg->pools[i].tolerations.v[j], 0);
+		}
+		cel_put(b, ") : ");
+	}
+	cel_put(b, "[]) : []))");
+
 }
 
 /* Appends {patchType: JSONPatch, jsonPatch: {expression}} made of b (take()'s checks). */
@@ -711,11 +742,6 @@ static void mutations(struct pol *p)
 	struct cel b = { 0 };
 	size_t i;
 
-	cel_put(&b, "size(variables.addTols) == 0 ? [] : !has(object.spec.tolerations) || object.spec.tolerations == null ? "
-		"[JSONPatch{op: 'add', path: '/spec/tolerations', value: variables.addTols}] : "
-		"variables.addTols.map(t, JSONPatch{op: 'add', path: '/spec/tolerations/-', value: t})");
-	cel_charge(&b, ADMPOLICY_LIST_MAX * 10);
-	mutation(p, "gpu-toleration", &b);
 	cel_put(&b, "!variables.place ? [] : ");
 	for (i = 0; i < cfg->n_pools; i++) {
 		cel_put(&b, "variables.pick == %zu ? ", i);
@@ -724,6 +750,19 @@ static void mutations(struct pol *p)
 	}
 	cel_put(&b, "[]");
 	mutation(p, "pool-node-selector", &b);
+	/*
+	 * Second: the variables are evaluated again on the object the first
+	 * mutation left, where the toleration the selector's rule counts
+	 * (nTols) would be there already.
+	 */
+	cel_put(&b, "variables.nTols == 0 ? [] : !has(object.spec.tolerations) || object.spec.tolerations == null ? "
+		"[JSONPatch{op: 'add', path: '/spec/tolerations', value: ");
+	put_add_tolerations(&b, cfg);
+	cel_put(&b, "}] : ");
+	put_add_tolerations(&b, cfg);
+	cel_put(&b, ".map(t, JSONPatch{op: 'add', path: '/spec/tolerations/-', value: t})");
+	cel_charge(&b, ADMPOLICY_LIST_MAX * 10);
+	mutation(p, "gpu-toleration", &b);
 }
 
 /* ==== The objects ==== */

@@ -368,8 +368,10 @@ void cel_containers(struct cel *b, const char *s)
 /* Quantity q (a CEL value) is not zero: an invalid one counts, as the webhook counts it a GPU and refuses it. */
 static void put_nonzero(struct cel *b, const char *q)
 {
-	cel_put(b, "(!isQuantity(string(%s)) || quantity(string(%s)).sign() != 0)", q, q);
-	cel_charge(b, 2 * ((ADMPOLICY_NAME_MAX + 9) / 10));
+	/* sign() is newer than the quantity library of 1.34's stored expressions: compared with 0 instead. */
+	cel_put(b, "(!isQuantity(string(%s)) || quantity(string(%s)).isGreaterThan(quantity('0')) || "
+		"quantity(string(%s)).isLessThan(quantity('0')))", q, q, q);
+	cel_charge(b, 5 * ((ADMPOLICY_NAME_MAX + 9) / 10));
 }
 
 /* A container c requests a GPU resource: the map m of it (limits or requests) names one, not zero. */
