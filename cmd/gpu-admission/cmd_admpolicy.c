@@ -98,7 +98,7 @@ out:
 
 const struct cli_command cmd_print_admission_policies = {
 	.name = "print-admission-policies",
-	.summary = "the policy as admission policies the API server runs",
+	.summary = "CEL admission policies: the guarantees, no webhook",
 	.usage = "[-c FILE] [--kubernetes-version 1.N] [-o yaml|json]",
 	.description =
 		"Prints the policy as CEL admission policies kube-apiserver evaluates itself, so\n"
@@ -134,7 +134,7 @@ const struct cli_command cmd_print_admission_policies = {
 			      "whose expressions would cost more than the API server allows" },
 		{ 0, NULL },
 	},
-	.examples = "gpu-admission print-admission-policies --config policy.yaml | kubectl apply -f -\n"
+	.examples = "gpu-admission print-admission-policies -c policy.yaml | kubectl apply -f -\n"
 		    "gpu-admission print-admission-policies --kubernetes-version 1.36 -o json",
 	.run = run_print_admission_policies,
 };

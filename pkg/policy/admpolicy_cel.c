@@ -279,16 +279,27 @@ void cel_route_selector(struct cel *b, const struct cel_view *w, const char *s)
 /* One requirement e of matchExpressions only GPU nodes meet (policy_target.c requirement()). */
 static void put_requirement(struct cel *b, const struct cel_view *w)
 {
-	cost_t was;
+	struct cel names = { 0 }, pools = { 0 };
+	cost_t was, branch;
 
+	/* The values are tested as node names or as pool values, never both: the dearer is charged. */
+	cel_node_gpu(&names, w, "v");
+	put_pool_value(&pools, w, "e.key", "v");
+	branch = names.cost > pools.cost ? names.cost : pools.cost;
+	free(names.s);
+	free(pools.s);
 	cel_put(b, "has(e.key) && has(e.operator) && (");
 	put_gpu_label(b, w, "e.key");
 	cel_put(b, " ? (e.operator == 'In' && size(" VALUES ") > 0 || e.operator in ['Exists', 'Gt', 'Lt'])"
 		" : e.operator == 'In' && size(" VALUES ") > 0 && (e.key == '" HOSTNAME_LABEL "' ? " VALUES ".all(v, ");
 	was = cel_loop(b, ADMPOLICY_VALUES_MAX);
+	cel_charge(b, branch);
+	b->uncharged = 1;
 	cel_node_gpu(b, w, "v");
 	cel_put(b, ") : " VALUES ".all(v, ");
 	put_pool_value(b, w, "e.key", "v");
+	b->uncharged = 0;
+	cel_charge(b, 2 * sizeof ") : " VALUES ".all(v, ");
 	b->mult = was;
 	cel_put(b, ")))");
 	cel_charge(b, 6 * LIST_LITERAL_COST);
