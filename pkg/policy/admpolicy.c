@@ -500,7 +500,8 @@ static void validations(struct pol *p, const char *s, const char *prefix, const 
 	if (v != NULL)
 		json_object_del(v, "name");
 	put_route_message(&b, p->w, s, prefix);
-	if (v != NULL && take(p, p->vars, "cpuMessage", "expression", &b) != NULL)
+	/* take() always releases b's text, even after a failure: called first. */
+	if (take(p, p->vars, "cpuMessage", "expression", &b) != NULL && v != NULL)
 		json_object_set_new(v, "messageExpression", json_string("variables.cpuMessage"));
 	cel_put(&b, "!variables.gpu || variables.exempt || variables.ds || variables.update || variables.pick >= 0");
 	v = take(p, p->items, "gpu-pod-has-a-pool", "expression", &b);
@@ -513,7 +514,7 @@ static void validations(struct pol *p, const char *s, const char *prefix, const 
 	cel_put(&b, "' : 'no GPU pool can take this pod (its GPU resources and count, namespace, labels and "
 		"nodeSelector, as the policy\\'s pools allow them; gpu-admission review says which pool refuses it "
 		"and why)')");
-	if (v != NULL && take(p, p->vars, "poolMessage", "expression", &b) != NULL)
+	if (take(p, p->vars, "poolMessage", "expression", &b) != NULL && v != NULL)
 		json_object_set_new(v, "messageExpression", json_string("variables.poolMessage"));
 }
 
