@@ -233,7 +233,6 @@ admpolicy_no_webhook() {
 	has "$AP/upd.err" "CPU-only pod aimed at GPU nodes" "no webhook: the update's refusal"
 	kubectl label pod -n team-ap ap-plain touched=yes >"$AP/upd.out" 2>"$AP/upd.err"
 	equals "$?" 0 "no webhook: an update that aims nowhere new is admitted"
-	wh_start || bad "webhook restart"
 }
 
 # (c) Both: one mutation, never two.
@@ -270,6 +269,7 @@ ap_webhooks_off
 [ -n "${AP_SMOKE:-}" ] || admpolicy_golden
 admpolicy_no_webhook
 ap_webhooks_on
+wh_start || bad "webhook restart (it reads the caBundle of the configurations put back)"
 admpolicy_with_webhook
 clean
 [ -n "${AP_SMOKE:-}" ] || upgrade three-pools.yaml
