@@ -3,7 +3,7 @@
 # (default 10000; the target is under 2 s). Reports, never asserts: timing in
 # a test would fail on a loaded CI machine without telling us anything.
 #
-#   sh test/audit/bench.sh [N]        (or: make bench-audit)
+#   sh test/bench/audit.sh [N]        (or: make bench-audit)
 # Environment: BUILD (for build/test/gen_manifests), BIN (binary under test).
 set -eu
 BUILD=${BUILD:-build}

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The bench-cluster rounds (inside the namespace test/cluster/bench makes). Each round
+# The bench-cluster rounds (inside the namespace test/bench/cluster makes). Each round
 # creates BENCH_PODS 1-GPU pods with one `kubectl create -f LIST` (one client, one
 # connection, pods created one after another, as a controller does), alternately with
 # the webhook installed and with its two configurations removed, twice each. The

@@ -4,7 +4,7 @@
 # `kubectl get nodes,pods -A -o json`). Reports wall time, throughput and peak RSS;
 # never asserts (targets: >= 100 MB/s, <= 256 MB RSS).
 #
-#   sh test/report/bench.sh [NODES PODS]        (or: make bench-report; make bench runs it)
+#   sh test/bench/report.sh [NODES PODS]        (or: make bench-report; make bench runs it)
 # Environment: BUILD (for build/test/gen_snapshot), BIN (binary under test).
 # The snapshot is kept in $BUILD/bench/ and made again only when the generator changes.
 # Last line: one JSON object with the figures, for test/bench/run.sh.
