@@ -9,6 +9,7 @@
 
 #include <yaml.h>
 
+#include "base/array.h"
 #include "text/manifest_int.h"
 #include "base/utf8.h"
 
@@ -318,15 +319,9 @@ static int anchor_add(struct builder *b, const char *name, json_t *node)
 
 	if (name == NULL)
 		return 0;
-	if (b->n_anchors == b->cap_anchors) {
-		size_t cap = b->cap_anchors ? b->cap_anchors * 2 : 8;
-
-		grown = realloc(b->anchors, cap * sizeof *grown);
-		if (grown == NULL)
-			return oom(b);
-		b->anchors = grown;
-		b->cap_anchors = cap;
-	}
+	if ((grown = array_grow(b->anchors, &b->cap_anchors, b->n_anchors + 1, sizeof *grown, 8)) == NULL)
+		return oom(b);
+	b->anchors = grown;
 	b->anchors[b->n_anchors].name = strdup(name);
 	if (b->anchors[b->n_anchors].name == NULL)
 		return oom(b);
@@ -484,15 +479,11 @@ static int push(struct builder *b, json_t *node, const char *anchor, const yaml_
 	if (b->record) {
 		struct manifest_pos *p;
 
-		if (b->n_pos == b->cap_pos) {
-			size_t cap = b->cap_pos ? b->cap_pos * 2 : 64;
-			struct manifest_pos *grown = realloc(b->pos, cap * sizeof *grown);
+		struct manifest_pos *grown = array_grow(b->pos, &b->cap_pos, b->n_pos + 1, sizeof *grown, 64);
 
-			if (grown == NULL)
-				return oom(b);
-			b->pos = grown;
-			b->cap_pos = cap;
-		}
+		if (grown == NULL)
+			return oom(b);
+		b->pos = grown;
 		p = &b->pos[b->n_pos];
 		memset(p, 0, sizeof *p);
 		p->node = node;
@@ -919,17 +910,13 @@ int manifest_load(const char *buf, size_t len, struct manifest *m, struct error 
 
 	manifest_open(buf, len, m);
 	for (;;) {
-		if (m->n_docs == cap) {
-			size_t ncap = cap ? cap * 2 : 16;
-			struct manifest_doc *grown = realloc(m->docs, ncap * sizeof *grown);
+		struct manifest_doc *grown = array_grow(m->docs, &cap, m->n_docs + 1, sizeof *grown, 16);
 
-			if (grown == NULL) {
-				error_set(err, ERROR_NOMEM, "out of memory reading manifests");
-				return -1;
-			}
-			m->docs = grown;
-			cap = ncap;
+		if (grown == NULL) {
+			error_set(err, ERROR_NOMEM, "out of memory reading manifests");
+			return -1;
 		}
+		m->docs = grown;
 		memset(&m->docs[m->n_docs], 0, sizeof m->docs[0]);
 		if ((r = manifest_next(m, &m->docs[m->n_docs], err)) <= 0) {
 			manifest_doc_free(&m->docs[m->n_docs]);

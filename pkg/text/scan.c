@@ -10,6 +10,8 @@
 
 #include "base/utf8.h"
 
+/* ==== Byte classes and the scanner ==== */
+
 /*
  * Byte classes for the string loop: 0 = plain (copy on), anything else needs
  * a look: '"' ends, '\\' escapes, < 0x20 is invalid, >= 0x80 starts UTF-8.
@@ -54,6 +56,8 @@ struct scanner {
 	int failed;
 	struct key inline_keys[128]; /* enough for real objects: no allocation per review */
 };
+
+/* ==== Errors, whitespace, UTF-8 ==== */
 
 static int fail(struct scanner *s)
 {
@@ -109,7 +113,7 @@ static int utf8(struct scanner *s)
 	return 0;
 }
 
-#define MIX   0x9E3779B97F4A7C15ULL
+/* ==== Blocks of bytes at once (SSE2, or portable C) ==== */
 
 /*
  * The string loops look at a block of bytes at once: block_special(p) flags
@@ -169,6 +173,10 @@ static inline block_mask block_special(const unsigned char *p)
 #endif
 #endif
 
+/* ==== Keyed hashes (SipHash-1-3, seeded once) ==== */
+
+#define MIX   0x9E3779B97F4A7C15ULL
+
 /*
  * Keys are hashed with SipHash-1-3 under a per-process random key (after a
  * cheaper try, hash_quick()): the duplicate check's table then costs linear
@@ -227,6 +235,8 @@ static uint64_t hash_bytes(const uint64_t k[2], const unsigned char *p, size_t n
 }
 #undef SIPROUND
 #undef ROTL
+
+/* ==== Decoding a key with escapes ==== */
 
 /* Appends code point cp as UTF-8 (as jansson stores it). */
 static size_t put_utf8(unsigned char *out, unsigned cp)
@@ -305,6 +315,8 @@ static int decode_string(const unsigned char *p, size_t len, unsigned char *out,
 	}
 	return o == cap ? 0 : -1;
 }
+
+/* ==== Strings, 64 bytes at a time ==== */
 
 /*
  * Long strings, 64 bytes at a time: a 64-bit mask per byte class is built
@@ -454,6 +466,8 @@ static inline size_t chunk_string(const unsigned char *p, size_t *shrink, int *c
 	return starts >> 63 ? CHUNK - 1 : CHUNK;
 }
 
+/* ==== Strings and keys ==== */
+
 /*
  * The rest of a string from p, its first byte that needs a look (see
  * scan_string()): escapes and UTF-8 are validated here.
@@ -580,6 +594,8 @@ static int scan_key(struct scanner *s, struct key *key)
 	return key->dlen > KEY_DECODED_MAX ? fail(s) : 0;  /* absurd key: let the full parse judge */
 }
 
+/* ==== Numbers and literals ==== */
+
 /*
  * The value jansson gives the number text p[0..n), which scan_number() has
  * validated and bounded. Without a fraction or exponent it is an integer
@@ -678,6 +694,8 @@ static int literal(struct scanner *s, const char *word, size_t n)
 	s->p += n;
 	return 0;
 }
+
+/* ==== Duplicate keys ==== */
 
 /*
  * keys_equal() for keys spelt with escapes: compares what they decode to.
@@ -819,6 +837,8 @@ static inline int check_duplicates(struct scanner *s, size_t from)
 	return 0;
 }
 
+/* ==== The key stack ==== */
+
 /* Grows the key stack (push_key()'s rare case); -1 when memory runs out. */
 static int grow_keys(struct scanner *s)
 {
@@ -841,6 +861,8 @@ static inline struct key *push_key(struct scanner *s)
 		return NULL;
 	return &s->keys[s->n_keys++];
 }
+
+/* ==== Skipping what the shape does not keep ==== */
 
 static int scan_value(struct scanner *s, const struct scan_shape *shape, enum scan_kind kind,
 		      json_t **out);
@@ -945,6 +967,8 @@ static int skip_value(struct scanner *s)
 	}
 }
 
+/* ==== Finding a key in a shape ==== */
+
 /*
  * Keeping: the members a shape selects, built into jansson values straight
  * from bytes the scanner has just validated, the same values json_loadb()
@@ -1006,6 +1030,8 @@ static const struct scan_shape *rest_of(const struct scan_shape *shape)
 	}
 }
 
+/* ==== Keeping values ==== */
+
 /* A string value at s->p, kept in *out with its escapes decoded. */
 static int keep_string(struct scanner *s, json_t **out)
 {
@@ -1051,6 +1077,8 @@ static int set_member(json_t *obj, const struct key *k, json_t *child)
 	}
 	return json_object_setn_new_nocheck(obj, (const char *)buf, k->dlen, child);
 }
+
+/* ==== Objects and arrays the shape keeps ==== */
 
 /*
  * An object at s->p, kept in *out (a new object). With a shape, only the
@@ -1182,6 +1210,8 @@ bad:
 	return fail(s);
 }
 
+/* ==== Items of a container ==== */
+
 /*
  * Enters the object or array at s->p: -1 past max_depth, 0 when it is empty
  * (closed again, depth restored), 1 when an item follows.
@@ -1208,6 +1238,8 @@ static inline int next_item(struct scanner *s, char close)
 		return *s->p++ == ',';
 	return -1;
 }
+
+/* ==== Searching at any depth (SCAN_DESCEND) ==== */
 
 /*
  * Searching (SCAN_DESCEND): every member of every object and array below is
@@ -1317,6 +1349,8 @@ static int descend_value(struct scanner *s, const struct scan_shape *search, jso
 	return skip_member_value(s);
 }
 
+/* ==== Entry points ==== */
+
 /*
  * Any value at s->p. With out == NULL it is only validated; else it is kept
  * in *out: the container kind names is walked with shape, and anything else
@@ -1383,6 +1417,8 @@ json_t *scan_extract(const char *body, size_t len, const struct scan_shape *shap
 {
 	return scan_extract_ex(body, len, shape, max_depth, SIZE_MAX, NULL);
 }
+
+/* ==== Comparing kept trees (the differential tests) ==== */
 
 /* scan_shape_equal() for one member: kept as kind and children say. */
 static int kept_equal(const json_t *a, const json_t *b, enum scan_kind kind, const struct scan_shape *children)
