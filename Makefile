@@ -219,11 +219,11 @@ test-cluster: $(BIN) test-deps
 	@BIN=$(BIN) sh test/cluster/run
 
 bench-cluster: $(BIN) test-deps
-	@BIN=$(BIN) sh test/cluster/bench
+	@BIN=$(BIN) sh test/bench/cluster
 
 .PHONY: test-cluster bench-cluster
 
-# ---- Benchmarks: figures, never assertions (test/bench/run.sh) ----
+# ---- Benchmarks, all in test/bench/: figures, never assertions (test/bench/run.sh) ----
 $(BUILD)/bench/%: test/bench/%.c $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -D_GNU_SOURCE $(pkgcflags) -o $@ $< $(LIB) $(LDFLAGS) $(pkglibs)
@@ -235,9 +235,14 @@ bench: $(BIN) $(BUILD)/bench/bench_review $(BUILD)/bench/loadgen $(BUILD)/test/g
 
 # Cost report benchmark alone: 5,000 nodes / 150,000 pods (a 1.9 GB generated snapshot, kept in build/bench).
 bench-report: $(BIN) $(BUILD)/test/gen_snapshot test-deps
-	@BUILD=$(BUILD) BIN=$(BIN) sh test/report/bench.sh
+	@BUILD=$(BUILD) BIN=$(BIN) sh test/bench/report.sh
 
 .PHONY: bench bench-report
+
+# Audit benchmark: `audit` over 10,000 generated pod templates, timed (reported, never asserted).
+bench-audit: $(BIN) $(BUILD)/test/gen_manifests
+	@BUILD=$(BUILD) BIN=$(BIN) sh test/bench/audit.sh
+.PHONY: bench-audit
 
 # ---- Fuzzing (libFuzzer, clang) ----
 # fuzz:  build every test/fuzz/fuzz_*.c target and run each for FUZZ_SECONDS,
@@ -267,7 +272,3 @@ fuzz: fuzz-build
 .PHONY: fuzz fuzz-build
 -include $(PKG_OBJ:.o=.d) $(CMD_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d) $(FUZZ_BIN:=.d)
 
-# Audit benchmark: `audit` over 10,000 generated pod templates, timed (reported, never asserted).
-bench-audit: $(BIN) $(BUILD)/test/gen_manifests
-	@BUILD=$(BUILD) BIN=$(BIN) sh test/audit/bench.sh
-.PHONY: bench-audit

@@ -14,7 +14,7 @@
 /*
  * The chart renders the same text from its policy values
  * (charts/gpu-admission/templates/_helpers.tpl, "gpu-admission.podMatchConditions";
- * test/e2e/matchcond.sh compares the two): a change to the text here is made
+ * test/matchcond/matchcond.sh compares the two): a change to the text here is made
  * there too. Lists are sorted and without duplicates, as the chart's
  * sortAlpha and uniq give them.
  */

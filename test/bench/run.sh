@@ -191,7 +191,7 @@ printf '%-44s %10s MB  (%s x 200, %s x 503)\n' "... 24 x 3 MiB at once: peak / a
 
 # 8. Audit throughput on 10,000 generated templates; time and peak RSS over 100,000 small
 #    documents (memory must not grow with the number of documents).
-audit_out=$(BUILD=${BUILD:-build} BIN=$BIN sh test/audit/bench.sh 2>/dev/null)
+audit_out=$(BUILD=${BUILD:-build} BIN=$BIN sh test/bench/audit.sh 2>/dev/null)
 audit_line=$(echo "$audit_out" | grep 'list.json' | tail -n 1)
 small_line=$(echo "$audit_out" | grep '100,000 docs' | tail -n 1)
 echo
@@ -202,7 +202,7 @@ small_kb=$(echo "$small_line" | sed -n 's/.*peak RSS \([0-9]*\) KiB.*/\1/p')
 
 # 9. Cost report over a 5,000-node / 150,000-pod snapshot (about 1.9 GB, generated once).
 echo
-report_out=$(BUILD=${BUILD:-build} BIN=$BIN sh test/report/bench.sh)
+report_out=$(BUILD=${BUILD:-build} BIN=$BIN sh test/bench/report.sh)
 echo "$report_out" | head -n 1
 report_json=$(echo "$report_out" | tail -n 1)
 

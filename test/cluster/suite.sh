@@ -34,29 +34,12 @@ MODE=${CLUSTER_MODE:-full}
 . "$ROOT/test/cluster/webhook.lib"
 PATH=$CP_BIN:${HELM_DIR:?HELM_DIR: run through test/cluster/run}:$PATH
 export PATH
-pass=0
-fail=0
+. "$ROOT/test/check.lib"
 T=$(mktemp -d)
 cleanup() { cp_down; rm -rf "$T"; }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-equals() { # equals GOT WANT DESCRIPTION
-	if [ "$1" = "$2" ]; then ok; else bad "$3: got '$1', want '$2'"; fi
-}
-has() { # has FILE TEXT DESCRIPTION
-	if grep -qF -- "$2" "$1"; then ok; else bad "$3: no \"$2\" in $1"; sed 's/^/    /' "$1" | tail -n 8; fi
-}
-lacks() { # lacks FILE TEXT DESCRIPTION
-	if grep -qF -- "$2" "$1"; then bad "$3: \"$2\" found in $1"; sed 's/^/    /' "$1" | tail -n 8; else ok; fi
-}
-finish() {
-	echo "$pass passed, $fail failed"
-	[ "$fail" -eq 0 ]
-	exit $?
-}
 
 REL=gpu-admission
 RNS=gpu-admission
@@ -228,12 +211,12 @@ uninstall() {
 }
 
 # --- every generated matchCondition accepted by this API server ---------------------------
-# print-match-conditions for each entry and each policy of test/matchcond/policies/
+# print-match-conditions for each entry and each policy of test/matchcond/cases/
 # (and the default), in a ValidatingWebhookConfiguration created with
 # --dry-run=server: the API server compiles every expression when it validates the
 # configuration (validateMatchConditions), so a refusal names the one that does not.
 matchconds_accepted() {
-	for pol in default "$ROOT"/test/matchcond/policies/*.yaml; do
+	for pol in default "$ROOT"/test/matchcond/cases/*/policy.yaml; do
 		cfg=""
 		[ "$pol" = default ] || cfg="--config $pol"
 		for f in pods workloads custom; do

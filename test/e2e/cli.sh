@@ -16,15 +16,6 @@ expect_rc() { # expect_rc WANT DESCRIPTION -- command...
 	"$@" >"$tmp/out" 2>"$tmp/err"; rc=$?
 	if [ "$rc" -eq "$want" ]; then ok; else bad "$what: exit $rc, want $want"; head -5 "$tmp/err"; fi
 }
-has() { # has FILE TEXT DESCRIPTION
-	if grep -qF -- "$2" "$1"; then ok; else bad "$3: no \"$2\" in $1"; head -20 "$1"; fi
-}
-lacks() { # lacks FILE TEXT DESCRIPTION
-	if grep -qF -- "$2" "$1"; then bad "$3: \"$2\" in $1"; head -20 "$1"; else ok; fi
-}
-equals() { # equals GOT WANT DESCRIPTION
-	if [ "$1" = "$2" ]; then ok; else bad "$3: got '$1', want '$2'"; fi
-}
 lines() { # lines FILE: how many lines
 	wc -l <"$1" | tr -d ' '
 }

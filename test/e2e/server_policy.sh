@@ -2,7 +2,7 @@
 # The policy ConfigMap's edits, judged by the real binary over TLS (POST /validate-policy,
 # the chart's policy.gpu-admission.azure.io entry):
 #  1. a bad edit is refused (403) with the errors `gpu-admission check-config` prints for
-#     the same text, line for line: every bad policy of test/pools/check-config/ and the
+#     the same text, line for line: every bad policy of test/pools/cases/ and the
 #     golden ones; a good edit is allowed, check-config's advice as kubectl warnings;
 #  2. a missing key is named; another release's policy (a chart upgrade rolling out) is
 #     allowed with what this release finds; --policy-key chooses the key;
@@ -80,9 +80,9 @@ same_errors() {
 	fi
 	check "$2: message within 4096 bytes" sh -c "[ $(wc -c <"$TMP/msg") -le 4096 ]"
 }
-for f in test/pools/check-config/*.yaml; do
-	[ "$(tail -n 1 "${f%.yaml}.expect")" = "exit 1" ] || continue  # a valid one (ok-*, notes)
-	same_errors "$f" "$(basename "$f")"
+for f in test/pools/cases/*/policy.yaml; do
+	[ "$(tail -n 1 "${f%/policy.yaml}/expect")" = "exit 1" ] || continue  # a valid one (ok-*, notes)
+	same_errors "$f" "$(basename "${f%/policy.yaml}")"
 done
 # The golden cases' policies: two mistakes of a kubectl edit, and 30 errors (20 listed).
 for c in invalid many-errors long-errors hostile-anchors; do
@@ -92,7 +92,7 @@ done
 
 # Good edits: allowed; check-config's advice ("FILE: warning: ...") as the warnings (its
 # notes, "FILE: note: ...", are its own).
-for f in test/pools/check-config/ok-fallback.yaml "$TMP/default.yaml" test/golden/policy-cm-warnings; do
+for f in test/pools/cases/ok-fallback/policy.yaml "$TMP/default.yaml" test/golden/policy-cm-warnings; do
 	if [ -d "$f" ]; then jq -r '.request.object.data["policy.yaml"]' "$f/request.json" >"$TMP/good.yaml"
 	else cp "$f" "$TMP/good.yaml"; fi
 	cp "$TMP/good.yaml" "$TMP/cc/policy.yaml"
@@ -109,12 +109,12 @@ done
 has "$TMP/warn" "policy.yaml: warning: pools[1]" "the misordered pools are a kubectl warning"
 
 # ---- 2. a missing key; another release's policy; the key option ----
-cm_review test/pools/check-config/ok-fallback.yaml policy.yml >"$TMP/review.json"
+cm_review test/pools/cases/ok-fallback/policy.yaml policy.yml >"$TMP/review.json"
 post /validate-policy "$TMP/review.json" >/dev/null
 check "key renamed: denied" jq -e '.response.allowed == false and .response.auditAnnotations.reason == "policy-key-missing"' "$TMP/ans"
 message >"$TMP/msg"
 has "$TMP/msg" 'data["policy.yaml"] is missing' "key renamed: the key expected is named"
-cm_review test/pools/check-config/unknown-top-keys.yaml policy.yaml 99.0.0 >"$TMP/review.json"
+cm_review test/pools/cases/unknown-top-keys/policy.yaml policy.yaml 99.0.0 >"$TMP/review.json"
 post /validate-policy "$TMP/review.json" >/dev/null
 check "another release's policy: allowed, what this release finds as warnings" jq -e --arg r "$RELEASE" '
 	.response.allowed == true and .response.auditAnnotations.reason == "policy-other-release" and
@@ -123,7 +123,7 @@ check "another release's policy: allowed, what this release finds as warnings" j
 # /validate-policy does not judge what is not a ConfigMap; /validate does not judge a ConfigMap.
 equals "$(post /validate-policy "$SAMPLE_CPU")" 200 "a pod review on /validate-policy: answered"
 check "... allowed untouched" jq -e '.response.allowed == true and (.response | has("patch") | not)' "$TMP/ans"
-cm_review test/pools/check-config/unknown-top-keys.yaml >"$TMP/review.json"
+cm_review test/pools/cases/unknown-top-keys/policy.yaml >"$TMP/review.json"
 post /validate "$TMP/review.json" >/dev/null
 check "a bad policy ConfigMap on /validate: not judged there" jq -e '.response.allowed == true' "$TMP/ans"
 
@@ -183,13 +183,13 @@ code=$(hcurl "$CA" /validate-policy --max-time $((30 * SLOW)) -H 'Content-Type: 
 	--data-binary "@$TMP/dense.json" -D "$TMP/headers" -o "$TMP/ans" -w '%{http_code}' 2>/dev/null)
 equals "$code" 503 "a 1 MiB policy over a 4 MB budget: 503"
 has "$TMP/headers" "Retry-After: 1" "... with Retry-After"
-cm_review test/pools/check-config/bad-selector.yaml >"$TMP/review.json"
+cm_review test/pools/cases/bad-selector/policy.yaml >"$TMP/review.json"
 equals "$(post /validate-policy "$TMP/review.json")" 200 "a small policy within the same budget: judged"
 check "... and refused for its errors" jq -e '.response.allowed == false' "$TMP/ans"
 stop_server "the small-budget server"
 
 # ---- 3. a replica with no valid policy judges the edit that fixes it; --policy-key ----
-cp test/pools/check-config/unknown-top-keys.yaml "$TMP/broken.yaml"
+cp test/pools/cases/unknown-top-keys/policy.yaml "$TMP/broken.yaml"
 start_server "$TMP/broken.log" $CERT --config "$TMP/broken.yaml" --policy-key gpu-policy.yaml ||
 	{ bad "the not-ready server did not start"; finish; }
 equals "$(hcurl "$CA" /readyz -o /dev/null -w '%{http_code}' 2>/dev/null)" 503 "bad policy at start: not ready"

@@ -3,7 +3,7 @@
 //
 //   node test/helm/check.js CASE RENDERED.yaml [OUTDIR]
 //
-// Prints one line per check, "ok - ..." or "not ok - ...", for test/e2e/helm.sh
+// Prints one line per check, "ok - ..." or "not ok - ...", for test/helm/helm.sh
 // to count. Every object is validated against the Kubernetes OpenAPI schemas
 // (kubernetes-models, plus the cert-manager and prometheus-operator models for
 // their kinds) and in strict mode: a field the schema does not know is an error,
@@ -320,7 +320,7 @@ function main() {
 				w.clientConfig.caBundle.length > 0 && !inject);
 			caBundles.push(w.clientConfig.caBundle);
 		}
-		// The policy's matchConditions first, each entry its own (test/e2e/matchcond.sh compares their text
+		// The policy's matchConditions first, each entry its own (test/matchcond/matchcond.sh compares their text
 		// with the binary's --for); custom resources get only the UPDATE one (CEL cannot search for templates).
 		const conds = (w.matchConditions || []).map((c) => c.name);
 		const policyConds = (name === "validate-custom.gpu-admission.azure.io" ? [] : ["gpu-relevant"])

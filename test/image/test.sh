@@ -14,11 +14,7 @@
 set -u
 . "$(dirname "$0")/env.sh"
 cd "$ROOT_DIR"
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok - $1"; }
-notok() { fail=$((fail + 1)); echo "not ok - $1"; }
-t() { if "$@" >"$T/out" 2>&1; then ok "$desc"; else notok "$desc"; sed 's/^/    /' "$T/out" | head -n 20; fi; }
+. test/check.lib
 # tg PATTERN CMD...: CMD exits 0 and prints a line matching PATTERN.
 tg() {
 	pat=$1; shift
@@ -76,9 +72,9 @@ export TOOLS="${TOOLBIN%/bin}"
 for c in defaults three-pools; do
 	mkdir -p "$T/$c"
 	"$TOOLBIN/helm" template gpu-admission charts/gpu-admission -n gpu-admission \
-		-f "test/helm/cases/$c.yaml" >"$T/$c/render.yaml"
+		-f "test/helm/cases/$c/values.yaml" >"$T/$c/render.yaml"
 	node test/helm/check.js "$c" "$T/$c/render.yaml" "$T/$c" >"$T/$c/check.log" 2>&1 ||
-		notok "chart render $c usable (see test/e2e/helm.sh)"
+		notok "chart render $c usable (see test/helm/helm.sh)"
 	chmod 0644 "$T/$c/policy.yaml"
 	desc="check-config on the chart's $c policy"
 	RUN_OPTS="-v $T/$c/policy.yaml:/policy.yaml:ro" tg '^configuration OK$' run check-config /policy.yaml

@@ -44,7 +44,7 @@
 // update-no-new-gpu-route).
 //
 // --break FROM=>TO replaces FROM by TO in every expression that holds it (it
-// must be in one): how test/e2e/matchcond.sh shows this test can fail.
+// must be in one): how test/matchcond/matchcond.sh shows this test can fail.
 "use strict";
 const fs = require("fs");
 const path = require("path");

@@ -1,7 +1,7 @@
 /*
  * matchcond: the text of the generated matchConditions and their cost bound.
  * Whether they are a superset of what the webhook acts on is decided by a real
- * CEL implementation in test/e2e/matchcond.sh; here: the pieces the policy
+ * CEL implementation in test/matchcond/matchcond.sh; here: the pieces the policy
  * puts in, escaping, refusals, and the derivation from policy_pod_spec_fields.
  */
 #include <stdlib.h>

@@ -75,7 +75,7 @@ values.schema.json holds the shape of each field, these the rest. On a first
 install no replica runs yet to refuse the ConfigMap (webhook.policyCheck), so
 a policy the binary refuses would leave two failurePolicy Fail webhooks in
 front of a server that never becomes ready: the install fails here instead.
-test/e2e/helm.sh renders every test/pools/check-config error case.
+test/helm/helm.sh renders every test/pools/cases/ error case.
 */}}
 {{- define "gpu-admission.policyCheck" -}}
 {{- $p := .Values.policy -}}
@@ -250,7 +250,7 @@ without all three keys, certs.helm.regenerate).
 The CEL matchConditions of one webhook entry (.for: pods, workloads, custom),
 made from the policy values (.ctx) exactly as `gpu-admission
 print-match-conditions --for FOR` makes them from the policy file
-(pkg/policy/matchcond.c; test/e2e/matchcond.sh renders the chart for several policies
+(pkg/policy/matchcond.c; test/matchcond/matchcond.sh renders the chart for several policies
 and compares the texts): kube-apiserver sends an object only when gpu-admission
 may act on it, so an outage cannot block any other. A JSON list of {name,
 expression}. Lists are sorted and without duplicates, as the binary writes them.
