@@ -190,11 +190,24 @@ function withoutExemptions(policy) {
 	return file;
 }
 
+// spawnSync, tried again when the machine could not start the process (EAGAIN, ENOMEM:
+// fork failing on a loaded machine is not an answer of the binary under test; a loaded
+// make test once failed here with neither output nor a reason, which the message now
+// carries). Any other error, or an exit of the
+// binary however bad, is returned as it came.
+function spawn(file, argv, opts) {
+	for (let i = 0; ; i++) {
+		const r = cp.spawnSync(file, argv, opts);
+		if (!r.error || !["EAGAIN", "ENOMEM"].includes(r.error.code) || i === 20) return r;
+		Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100 * (i + 1));
+	}
+}
+
 // The answer `BIN review` gives (the webhook's), parsed, with the policy given.
 function review(body, policy, validate) {
 	const argv = ["review"].concat(policy ? ["--config", policy] : [], validate ? ["--validate"] : []);
-	const r = cp.spawnSync(BIN, argv, { input: JSON.stringify(body), encoding: "utf8" });
-	if (!r.stdout) throw new Error(`${BIN} ${argv.join(" ")}: ${r.stderr}`);
+	const r = spawn(BIN, argv, { input: JSON.stringify(body), encoding: "utf8" });
+	if (!r.stdout) throw new Error(`${BIN} ${argv.join(" ")}: ${r.error || r.stderr}`);
 	return JSON.parse(r.stdout).response;
 }
 
@@ -209,7 +222,7 @@ function workloadCpuOnly(object, policy) {
 	const file = path.join(TMP, "workload.json");
 	fs.writeFileSync(file, JSON.stringify(object));
 	const plain = withoutExemptions(policy);
-	const r = cp.spawnSync(BIN, ["audit", "-o", "json", "--config", plain, file], { encoding: "utf8" });
+	const r = spawn(BIN, ["audit", "-o", "json", "--config", plain, file], { encoding: "utf8" });
 	const findings = r.stdout ? JSON.parse(r.stdout).findings : [];
 	return findings.length > 0 && findings.every((f) => CPU_REASON.test(f.reason || ""));
 }
@@ -288,7 +301,7 @@ for (const c of fs.readdirSync(GOLDEN).sort()) {
 /* ==== Corpus pod templates ==== */
 
 const DAEMONSET_USER = "system:serviceaccount:kube-system:daemon-set-controller";  // review_offline.c
-const audit = cp.spawnSync(BIN, ["audit", "-o", "json", CORPUS], { encoding: "utf8" });
+const audit = spawn(BIN, ["audit", "-o", "json", CORPUS], { encoding: "utf8" });
 const findings = JSON.parse(audit.stdout).findings;
 const docsCache = new Map();
 
