@@ -127,6 +127,8 @@ $(BUILD)/test/test_scan_portable: test/unit/test_scan.c pkg/text/scan.c $(LIB) t
 
 # test_policy_fields records every member lookup the policy makes (see the test).
 $(BUILD)/test/test_policy_fields: LDFLAGS += -Wl,--wrap=json_object_get -Wl,--wrap=json_object_iter
+# test_strbuf fails each realloc in turn, and counts what is freed (see the test).
+$(BUILD)/test/test_strbuf: LDFLAGS += -Wl,--wrap=realloc -Wl,--wrap=free
 
 $(BUILD)/test/%: test/tools/%.c $(LIB)
 	@mkdir -p $(@D)

@@ -10,6 +10,7 @@
 const struct cli_command *const cli_commands[] = {
 	&cmd_review, &cmd_audit, &cmd_report, &cmd_serve, &cmd_certs, &cmd_check_config,
 	&cmd_print_default_config, &cmd_print_autoscaler_config, &cmd_print_match_conditions,
+	&cmd_print_admission_policies,
 	&cmd_completion, &cmd_version, &cmd_help,
 };
 const size_t cli_n_commands = sizeof cli_commands / sizeof cli_commands[0];

@@ -28,110 +28,141 @@ static const struct cli_option audit_options[] = {
 	{ NULL, 0, NULL, NULL, 0 },
 };
 
-static int run_audit(const struct cli_command *cmd, int argc, char **argv)
+/* What audit's command line asks for. */
+struct audit_args {
+	const char *config_path;
+	const char **paths;  /* the operands: argc + 1 of them (new: free()) */
+	size_t n_paths;
+	enum output out;
+	int no_color, quiet, fail_on_mutate;
+};
+
+/*
+ * The options and operands into *args and w's --fix/--in-place: 1 when the
+ * command goes on, 0 when it stops here with *rc (usage, --help).
+ */
+static int parse_audit(const struct cli_command *cmd, int argc, char **argv, struct audit_args *args,
+		       struct audit_walk *w, int *rc)
 {
 	struct cli_parser p;
-	const char *config_path = NULL;
-	const char **paths = calloc((size_t)argc + 1, sizeof *paths);
-	size_t n_paths = 0, i;
-	struct config *cfg = NULL;
-	struct error err = { 0 };
-	struct audit a;
-	struct audit_walk w;
-	enum output out = OUT_TEXT;
-	unsigned flags = 0;
-	FILE *report;
-	struct stat st;
-	const char *base = NULL;
-	int c, no_color = 0, quiet = 0, fail_on_mutate = 0, rc = EXIT_USAGE;
+	size_t i;
+	int c;
 
-	memset(&a, 0, sizeof a);
-	memset(&w, 0, sizeof w);
-	if (paths == NULL) {
-		error_set(&err, ERROR_NOMEM, "out of memory");
-		return cli_fail(cmd, &err);
-	}
 	cli_parse(&p, cmd, argc, argv);
 	while ((c = cli_next(&p)) != CLI_END) {
 		switch (c) {
-		case 'c': config_path = p.value; break;
-		case 'q': quiet = 1; break;
-		case OPT_FIX: w.fix = 1; break;
-		case OPT_IN_PLACE: w.in_place = 1; break;
-		case OPT_NO_COLOR: no_color = 1; break;
+		case 'c': args->config_path = p.value; break;
+		case 'q': args->quiet = 1; break;
+		case OPT_FIX: w->fix = 1; break;
+		case OPT_IN_PLACE: w->in_place = 1; break;
+		case OPT_NO_COLOR: args->no_color = 1; break;
 		case 'o':
 			if ((c = cli_choice(&p)) < 0)
 				goto stop;
-			out = (enum output)c;
+			args->out = (enum output)c;
 			break;
 		case OPT_FAIL_ON:
 			if ((c = cli_choice(&p)) < 0)
 				goto stop;
-			fail_on_mutate = c == 1;
+			args->fail_on_mutate = c == 1;
 			break;
-		case CLI_OPERAND: paths[n_paths++] = p.value; break;
+		case CLI_OPERAND: args->paths[args->n_paths++] = p.value; break;
 		default: goto stop;
 		}
 	}
-	if (n_paths == 0) {
-		rc = cli_usage(cmd, "no PATH given (a file, a directory, or - for stdin)");
-		goto out;
+	if (args->n_paths == 0) {
+		*rc = cli_usage(cmd, "no PATH given (a file, a directory, or - for stdin)");
+		return 0;
 	}
-	if (w.in_place && !w.fix) {
-		rc = cli_usage(cmd, "--in-place needs --fix");
-		goto out;
+	if (w->in_place && !w->fix) {
+		*rc = cli_usage(cmd, "--in-place needs --fix");
+		return 0;
 	}
-	for (i = 0; i < n_paths; i++) {
-		if (w.in_place && strcmp(paths[i], "-") == 0) {
-			rc = cli_usage(cmd, "--in-place cannot rewrite stdin; use --fix alone");
-			goto out;
+	for (i = 0; i < args->n_paths; i++) {
+		if (w->in_place && strcmp(args->paths[i], "-") == 0) {
+			*rc = cli_usage(cmd, "--in-place cannot rewrite stdin; use --fix alone");
+			return 0;
 		}
 	}
+	return 1;
+stop:
+	*rc = cli_stop(&p);
+	return 0;
+}
 
+/* The report in the format asked for (base: the one directory files are named relative to, or NULL). */
+static int write_report(struct audit *a, const struct audit_args *args, const struct audit_walk *w, FILE *report,
+			const char *base, struct error *err)
+{
+	unsigned flags = 0;
+
+	if (args->out == OUT_TEXT || args->out == OUT_WIDE) {
+		if (args->out == OUT_WIDE)
+			flags |= AUDIT_TEXT_WIDE;
+		if (!args->no_color && getenv("NO_COLOR") == NULL && isatty(fileno(report)))
+			flags |= AUDIT_TEXT_COLOR;
+		if (args->quiet)
+			flags |= AUDIT_TEXT_QUIET;
+		if (w->in_place)
+			flags |= AUDIT_TEXT_REWRITE;
+	}
+	if ((args->out == OUT_TEXT || args->out == OUT_WIDE ? audit_write_text(a, report, flags, base)
+	     : audit_write_doc(a, report, args->out == OUT_JSON ? 'j' : 'y')) != 0 ||
+	    fflush(report) != 0 || cli_flush_stdout(err) != 0) {
+		error_set(err, ERROR_SYSTEM, "writing the report failed");
+		return -1;
+	}
+	return 0;
+}
+
+static int run_audit(const struct cli_command *cmd, int argc, char **argv)
+{
+	struct audit_args args = { .out = OUT_TEXT };
+	struct config *cfg = NULL;
+	struct error err = { 0 };
+	struct audit a;
+	struct audit_walk w;
+	FILE *report;
+	struct stat st;
+	const char *base = NULL;
+	size_t i;
+	int rc = EXIT_USAGE;
+
+	memset(&a, 0, sizeof a);
+	memset(&w, 0, sizeof w);
+	if ((args.paths = calloc((size_t)argc + 1, sizeof *args.paths)) == NULL) {
+		error_set(&err, ERROR_NOMEM, "out of memory");
+		return cli_fail(cmd, &err);
+	}
+	if (!parse_audit(cmd, argc, argv, &args, &w, &rc))
+		goto out;
 	/* One directory: the report names its files relative to it, as the user knows them. */
-	if (n_paths == 1 && stat(paths[0], &st) == 0 && S_ISDIR(st.st_mode))
-		base = paths[0];
-	if ((cfg = cli_load_config(config_path, &err)) == NULL || audit_init(&a, cfg, &err) != 0)
+	if (args.n_paths == 1 && stat(args.paths[0], &st) == 0 && S_ISDIR(st.st_mode))
+		base = args.paths[0];
+	if ((cfg = cli_load_config(args.config_path, &err)) == NULL || audit_init(&a, cfg, &err) != 0)
 		goto fail;
-	a.fail_on_mutate = fail_on_mutate;
-	a.drop_patches = out == OUT_TEXT;
+	a.fail_on_mutate = args.fail_on_mutate;
+	a.drop_patches = args.out == OUT_TEXT;
 	w.a = &a;
 	w.out = stdout;
 	/* The report goes to stdout, or to stderr when stdout carries the --fix output. */
 	report = w.fix && !w.in_place ? stderr : stdout;
-	for (i = 0; i < n_paths; i++)
-		if (audit_path(&w, paths[i], &err) != 0)
+	for (i = 0; i < args.n_paths; i++)
+		if (audit_path(&w, args.paths[i], &err) != 0)
 			goto fail;
 	if (audit_finish(&a, &err) != 0)
 		goto fail;
 	/* Errors (and notes) on stderr before the report, findings in the report. */
 	fflush(stdout);
-	audit_write_problems(&a, stderr, "gpu-admission audit", !quiet);
-	if (out == OUT_TEXT || out == OUT_WIDE) {
-		if (out == OUT_WIDE)
-			flags |= AUDIT_TEXT_WIDE;
-		if (!no_color && getenv("NO_COLOR") == NULL && isatty(fileno(report)))
-			flags |= AUDIT_TEXT_COLOR;
-		if (quiet)
-			flags |= AUDIT_TEXT_QUIET;
-		if (w.in_place)
-			flags |= AUDIT_TEXT_REWRITE;
-	}
-	if ((out == OUT_TEXT || out == OUT_WIDE ? audit_write_text(&a, report, flags, base)
-	     : audit_write_doc(&a, report, out == OUT_JSON ? 'j' : 'y')) != 0 ||
-	    fflush(report) != 0 || cli_flush_stdout(&err) != 0) {
-		error_set(&err, ERROR_SYSTEM, "writing the report failed");
+	audit_write_problems(&a, stderr, "gpu-admission audit", !args.quiet);
+	if (write_report(&a, &args, &w, report, base, &err) != 0)
 		goto fail;
-	}
 	rc = audit_exit_code(&a);
-	goto out;
-stop:
-	rc = cli_stop(&p);
 	goto out;
 fail:
 	rc = cli_fail(cmd, &err);
 out:
-	free(paths);
+	free(args.paths);
 	audit_free(&a);
 	config_free(cfg);
 	return rc;

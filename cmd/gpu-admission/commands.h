@@ -22,7 +22,7 @@
 #include "policy/config.h"
 #include "base/error.h"
 
-/* The exit codes of every command (README "Exit codes"; cli_exit_table[] words them). */
+/* The exit codes of every command (README.md "Exit codes" and cmd/gpu-admission/README.md; cli_exit_table[] words them). */
 #define EXIT_OK 0       /* done; the answer is yes */
 #define EXIT_FINDING 1  /* the answer is no: a rejection, or an invalid policy for check-config */
 #define EXIT_USAGE 2    /* usage or input error: the command could not do its job */
@@ -63,7 +63,7 @@ struct cli_command {
 extern const struct cli_command *const cli_commands[];
 extern const size_t cli_n_commands;
 
-/* What every exit code means for every command (help, man page, README). */
+/* What every exit code means for every command (help, man page, README.md, cmd/gpu-admission/README.md). */
 extern const struct cli_exit cli_exit_table[];
 
 /* The command named name, or NULL. */
@@ -178,7 +178,8 @@ struct config *cli_load_config(const char *path, struct error *err);
 /* ==== The commands ==== */
 
 extern const struct cli_command cmd_review, cmd_audit, cmd_report, cmd_serve, cmd_certs, cmd_check_config,
-	cmd_print_default_config, cmd_print_autoscaler_config, cmd_print_match_conditions, cmd_version, cmd_help, cmd_completion;
+	cmd_print_default_config, cmd_print_autoscaler_config, cmd_print_match_conditions,
+	cmd_print_admission_policies, cmd_version, cmd_help, cmd_completion;
 
 /* Help texts, shared by `help`, --help and the man page (cli_help.c). */
 void cli_write_help(FILE *out, const struct cli_command *cmd);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/strbuf.h"
 #include "text/manifest.h"
 #include "policy/policy.h"
 #include "policy/template.h"
@@ -316,22 +317,147 @@ static int removes(const json_t *doc_patch)
 	return 0;
 }
 
+/* One input as audit_input() reads, judges and (with --fix) writes it back. */
+struct input {
+	struct audit *a;
+	const char *name;           /* printable */
+	const char *buf;            /* the text, borrowed */
+	size_t len;
+	struct manifest m;
+	int utf16;                  /* libyaml read it as UTF-16 by its byte order mark */
+	struct template_list found; /* the current document's templates */
+	int fixing;                 /* --fix */
+	json_t *doc_patch;          /* --fix: the current document's patch; NULL without */
+	unsigned long live;         /* live Pods the patch changes */
+	struct strbuf out;          /* --fix: the text written back */
+	int *changed;               /* --fix: a document was written changed */
+};
+
+/*
+ * Why a document was re-emitted from its value rather than edited as text,
+ * as its note says it: the first reason that applies, in this order.
+ */
+static const char *reemit_note(const struct input *in, const struct manifest_doc *d)
+{
+	const struct {
+		int applies;
+		const char *note;
+	} why[] = {
+		{ in->utf16, "--fix wrote this UTF-16 file as UTF-8, re-emitted from its value: comments inside it "
+			     "were lost; convert it back (iconv -t UTF-16) if UTF-16 is what its readers need" },
+		{ d->json, "--fix rewrote this JSON document indented, in a new layout" },
+		{ d->aliases, "--fix re-emitted this document from its value, as it uses anchors and aliases: "
+			      "comments inside it were lost" },
+		{ removes(in->doc_patch), "--fix re-emitted this document from its value, as it removes routes "
+					  "to GPU nodes from it: comments inside it were lost" },
+		{ 1, "--fix re-emitted this document from its value, as what it extends is in flow style ([] or "
+		     "{}): comments inside it were lost" },
+	};
+	size_t k;
+
+	for (k = 0; !why[k].applies; k++)
+		;
+	return why[k].note;
+}
+
+/* Document i (d): counted, its errors and its templates' findings recorded, their fixes in in->doc_patch. */
+static int judge_document(struct input *in, size_t i, const struct manifest_doc *d, struct error *err)
+{
+	size_t j;
+
+	if (d->failed) {
+		char msg[MANIFEST_ERROR_MAX + 64];
+
+		snprintf(msg, sizeof msg, "unreadable document: %s", d->error);
+		if (audit_add_error(in->a, in->name, d->error_line, msg, err) != 0)
+			return -1;
+	}
+	if (d->root != NULL)
+		in->a->documents++;
+	if (in->fixing) {
+		json_decref(in->doc_patch);
+		if ((in->doc_patch = json_array()) == NULL) {
+			error_set(err, ERROR_NOMEM, "out of memory");
+			return -1;
+		}
+	}
+	if (template_find(d->root, &in->found, err) != 0)
+		return -1;
+	in->live = 0;
+	for (j = 0; j < in->found.n; j++) {
+		in->found.v[j].line = manifest_line(d, in->found.v[j].node);
+		if (audit_template(in->a, in->name, i, &in->found.v[j], in->doc_patch, &in->live, err) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * --fix: document d written to in->out, with its patch applied when it has
+ * one and it can be written (else as it was, with an error saying why).
+ */
+static int fix_document(struct input *in, const struct manifest_doc *d, struct error *err)
+{
+	const char *piece = in->buf + d->off;
+	size_t piece_len = d->len;
+	char *rendered = NULL;
+	int rc = -1;
+
+	if (json_array_size(in->doc_patch) > 0 && in->live > 0) {
+		char msg[256];
+
+		snprintf(msg, sizeof msg, "--fix changed %lu live Pod%s (kubectl get output, or owned by a "
+			 "controller): applying this will not place %s, as a running Pod's placement cannot "
+			 "change and a controller makes its Pods again; fix the workloads or manifests "
+			 "that create them", in->live, in->live == 1 ? "" : "s", in->live == 1 ? "it" : "them");
+		if (audit_add_note(in->a, in->name, d->content_line, msg, err) != 0)
+			return -1;
+	}
+	if (json_array_size(in->doc_patch) > 0) {
+		const char *how = NULL;
+		struct error ferr = { 0 };
+
+		if (manifest_render_patched(&in->m, d, in->doc_patch, &rendered, &piece_len, &how, &ferr) != 0) {
+			/* One document that cannot be written fixed stays as it was; the rest are still fixed. */
+			char msg[ERROR_MSG_MAX + 64];
+
+			if (ferr.kind == ERROR_NOMEM) {
+				*err = ferr;
+				goto out;
+			}
+			snprintf(msg, sizeof msg, "--fix: %s; document left unchanged", ferr.msg);
+			piece_len = d->len;
+			if (audit_add_error(in->a, in->name, d->content_line, msg, err) != 0)
+				goto out;
+		} else {
+			piece = rendered;
+			*in->changed = 1;
+			if (strcmp(how, "re-emitted") == 0 &&
+			    audit_add_note(in->a, in->name, d->content_line, reemit_note(in, d), err) != 0)
+				goto out;
+		}
+	}
+	if (in->out.buf == NULL)
+		strbuf_grow(&in->out, in->len + 1024);  /* the file and some: as a rule the one allocation */
+	if (strbuf_add(&in->out, piece, piece_len) != 0) {
+		error_set(err, ERROR_NOMEM, "out of memory");
+		goto out;
+	}
+	rc = 0;
+out:
+	free(rendered);
+	return rc;
+}
+
 int audit_input(struct audit *a, const char *name, const char *buf, size_t len,
 		char **fixed, size_t *fixed_len, int *changed, struct error *err)
 {
-	struct manifest m;
+	struct input in = { .a = a, .buf = buf, .len = len, .fixing = fixed != NULL, .out = STRBUF_INIT,
+			    .changed = changed };
 	struct manifest_doc doc;
-	const struct manifest_doc *d = &doc;
-	struct template_list found = { 0 };
-	struct {
-		char *p;
-		size_t len, cap;
-	} out = { 0 };
-	json_t *doc_patch = NULL;
 	char *owned_name = NULL;
-	size_t i, j;
-	int rc = -1, more, utf16;
-	unsigned long live = 0;
+	size_t i;
+	int rc = -1, more;
 
 	if (fixed != NULL) {
 		*fixed = NULL;
@@ -339,136 +465,35 @@ int audit_input(struct audit *a, const char *name, const char *buf, size_t len,
 		*changed = 0;
 	}
 	memset(&doc, 0, sizeof doc);
-	if ((name = printable_name(name, &owned_name)) == NULL) {
+	if ((in.name = printable_name(name, &owned_name)) == NULL) {
 		error_set(err, ERROR_NOMEM, "out of memory");
 		goto out;
 	}
 	/* One document's values at a time: memory does not grow with the number of documents. */
-	manifest_open(buf, len, &m);
+	manifest_open(buf, len, &in.m);
 	a->files++;
 	/* libyaml reads UTF-16 by its byte order mark; what --fix writes is UTF-8. */
-	utf16 = len >= 2 && (((unsigned char)buf[0] == 0xff && (unsigned char)buf[1] == 0xfe) ||
-			     ((unsigned char)buf[0] == 0xfe && (unsigned char)buf[1] == 0xff));
+	in.utf16 = len >= 2 && (((unsigned char)buf[0] == 0xff && (unsigned char)buf[1] == 0xfe) ||
+				((unsigned char)buf[0] == 0xfe && (unsigned char)buf[1] == 0xff));
 	for (i = 0;; i++) {
-		const char *piece;
-		size_t piece_len;
-		char *rendered = NULL;
-
-		template_list_free(&found);  /* they borrow from the document released next */
-		if ((more = manifest_next(&m, &doc, err)) < 0)
+		template_list_free(&in.found);  /* they borrow from the document released next */
+		if ((more = manifest_next(&in.m, &doc, err)) < 0)
 			goto out;
 		if (more == 0)
 			break;
-		piece = buf + d->off;
-		piece_len = d->len;
-		if (d->failed) {
-			char msg[MANIFEST_ERROR_MAX + 64];
-
-			snprintf(msg, sizeof msg, "unreadable document: %s", d->error);
-			if (audit_add_error(a, name, d->error_line, msg, err) != 0)
-				goto out;
-		}
-		if (d->root != NULL)
-			a->documents++;
-		if (fixed != NULL) {
-			json_decref(doc_patch);
-			if ((doc_patch = json_array()) == NULL) {
-				error_set(err, ERROR_NOMEM, "out of memory");
-				goto out;
-			}
-		}
-		if (template_find(d->root, &found, err) != 0)
+		if (judge_document(&in, i, &doc, err) != 0 || (in.fixing && fix_document(&in, &doc, err) != 0))
 			goto out;
-		live = 0;
-		for (j = 0; j < found.n; j++) {
-			found.v[j].line = manifest_line(d, found.v[j].node);
-			if (audit_template(a, name, i, &found.v[j], doc_patch, &live, err) != 0)
-				goto out;
-		}
-		if (fixed == NULL)
-			continue;
-		if (json_array_size(doc_patch) > 0 && live > 0) {
-			char msg[256];
-
-			snprintf(msg, sizeof msg, "--fix changed %lu live Pod%s (kubectl get output, or owned by a "
-				 "controller): applying this will not place %s, as a running Pod's placement cannot "
-				 "change and a controller makes its Pods again; fix the workloads or manifests "
-				 "that create them", live, live == 1 ? "" : "s", live == 1 ? "it" : "them");
-			if (audit_add_note(a, name, d->content_line, msg, err) != 0)
-				goto out;
-		}
-		if (json_array_size(doc_patch) > 0) {
-			const char *how = NULL;
-
-			struct error ferr = { 0 };
-
-			if (manifest_render_patched(&m, d, doc_patch, &rendered, &piece_len, &how, &ferr) != 0) {
-				/* One document that cannot be written fixed stays as it was; the rest are still fixed. */
-				char msg[ERROR_MSG_MAX + 64];
-
-				if (ferr.kind == ERROR_NOMEM) {
-					*err = ferr;
-					goto out;
-				}
-				snprintf(msg, sizeof msg, "--fix: %s; document left unchanged", ferr.msg);
-				piece_len = d->len;
-				if (audit_add_error(a, name, d->content_line, msg, err) != 0)
-					goto out;
-			} else {
-				piece = rendered;
-				*changed = 1;
-				if (strcmp(how, "re-emitted") == 0 &&
-				    audit_add_note(a, name, d->content_line,
-						   utf16 ? "--fix wrote this UTF-16 file as UTF-8, re-emitted from its value: "
-						   "comments inside it were lost; convert it back (iconv -t UTF-16) if "
-						   "UTF-16 is what its readers need"
-						   : d->json ? "--fix rewrote this JSON document indented, in a new layout"
-						   : d->aliases ? "--fix re-emitted this document from its value, as it "
-						   "uses anchors and aliases: comments inside it were lost"
-						   : removes(doc_patch) ? "--fix re-emitted this document from its value, as "
-						   "it removes routes to GPU nodes from it: comments inside it were lost"
-						   : "--fix re-emitted this document from its value, as what it extends "
-						   "is in flow style ([] or {}): comments inside it were lost", err) != 0) {
-					free(rendered);
-					goto out;
-				}
-			}
-		}
-		if (out.len + piece_len + 1 > out.cap) {
-			size_t cap = out.cap ? out.cap : len + 1024;
-			char *grown;
-
-			while (cap < out.len + piece_len + 1)
-				cap *= 2;
-			grown = realloc(out.p, cap);
-			if (grown == NULL) {
-				free(rendered);
-				error_set(err, ERROR_NOMEM, "out of memory");
-				goto out;
-			}
-			out.p = grown;
-			out.cap = cap;
-		}
-		memcpy(out.p + out.len, piece, piece_len);
-		out.len += piece_len;
-		out.p[out.len] = '\0';
-		free(rendered);
 	}
-	if (fixed != NULL) {
-		if (out.p == NULL && (out.p = calloc(1, 1)) == NULL) {
-			error_set(err, ERROR_NOMEM, "out of memory");
-			goto out;
-		}
-		*fixed = out.p;
-		*fixed_len = out.len;
-		out.p = NULL;
+	if (fixed != NULL && (*fixed = strbuf_detach(&in.out, fixed_len)) == NULL) {
+		error_set(err, ERROR_NOMEM, "out of memory");
+		goto out;
 	}
 	rc = 0;
 out:
-	free(out.p);
+	strbuf_release(&in.out);
 	free(owned_name);
-	json_decref(doc_patch);
-	template_list_free(&found);
+	json_decref(in.doc_patch);
+	template_list_free(&in.found);
 	manifest_doc_free(&doc);
 	return rc;
 }

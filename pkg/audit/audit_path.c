@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "audit/audit.h"
+#include "base/array.h"
 #include "base/file.h"
 #include "base/limit.h"
 
@@ -185,12 +186,9 @@ static int audit_dir(struct audit_walk *w, const char *path, int depth, struct e
 	while ((de = readdir(dir)) != NULL) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 32;
-			if ((grown = realloc(names, cap * sizeof *names)) == NULL)
-				goto nomem;
-			names = grown;
-		}
+		if ((grown = array_grow(names, &cap, n + 1, sizeof *names, 32)) == NULL)
+			goto nomem;
+		names = grown;
 		if ((names[n] = malloc(strlen(path) + strlen(de->d_name) + 2)) == NULL)
 			goto nomem;
 		sprintf(names[n], "%s%s%s", path, path[strlen(path) - 1] == '/' ? "" : "/", de->d_name);

@@ -12,8 +12,7 @@
 
 #define FILE_CHUNK (64 * 1024) /* first allocation when the size is not known up front */
 
-/* Frees the first n bytes of buf (may be NULL) after zeroing them: what was read may be secret. */
-static void wipe_free(char *buf, size_t n)
+void file_free_secret(char *buf, size_t n)
 {
 	if (buf == NULL)
 		return;
@@ -58,7 +57,7 @@ char *file_read_stream(FILE *f, size_t max, size_t *len, struct error *err)
 		if ((grown = malloc(cap + 1)) == NULL)
 			goto nomem;
 		memcpy(grown, buf, n);
-		wipe_free(buf, n);
+		file_free_secret(buf, n);
 		buf = grown;
 	}
 	buf[n] = '\0';
@@ -67,7 +66,7 @@ char *file_read_stream(FILE *f, size_t max, size_t *len, struct error *err)
 nomem:
 	error_set(err, ERROR_NOMEM, "out of memory reading input");
 fail:
-	wipe_free(buf, n);
+	file_free_secret(buf, n);
 	return NULL;
 }
 

@@ -46,4 +46,7 @@ char *file_read(const char *path, size_t max, size_t *len, struct error *err);
  */
 int file_write_atomic(const char *path, const void *buf, size_t len, mode_t mode, struct error *err);
 
+/* Frees buf (may be NULL) after zeroing its first n bytes: what was read may be secret (a key). */
+void file_free_secret(char *buf, size_t n);
+
 #endif

@@ -77,7 +77,7 @@ struct line {
 /* The text format's tail for a cut line; shorter than LOG_TAIL_TEXT, so the same reserve serves. */
 #define LOG_TAIL_PLAIN " (truncated)\n"
 
-static void put(struct line *l, const char *s, size_t n)
+static void line_add(struct line *l, const char *s, size_t n)
 {
 	/* Written so that it cannot wrap: l->len may already use the reserve (see put_string). */
 	if (l->full || l->len + n > sizeof l->buf - LOG_TAIL) {
@@ -90,7 +90,7 @@ static void put(struct line *l, const char *s, size_t n)
 
 static void puts_raw(struct line *l, const char *s)
 {
-	put(l, s, strlen(s));
+	line_add(l, s, strlen(s));
 }
 
 /*
@@ -109,7 +109,7 @@ static void put_string_as(struct line *l, const char *s, int json)
 		quote = *p < 0x20 || *p == 0x7f;
 	p = (const unsigned char *)s;
 	if (quote)
-		put(l, "\"", 1);
+		line_add(l, "\"", 1);
 	while (*p != '\0' && !l->full) {
 		/* NUL-terminated: a sequence cut short fails on the NUL, never reads past it. */
 		size_t n = *p < 0x80 ? 1 : utf8_sequence(p, p + 4);
@@ -117,7 +117,7 @@ static void put_string_as(struct line *l, const char *s, int json)
 		if (*p == '"' || *p == '\\') {
 			esc[0] = '\\';
 			esc[1] = (char)*p;
-			put(l, esc, 2);
+			line_add(l, esc, 2);
 		} else if (*p < 0x20 || (!json && *p == 0x7f)) {
 			if (json)
 				snprintf(esc, sizeof esc, "\\u%04x", *p);
@@ -127,7 +127,7 @@ static void put_string_as(struct line *l, const char *s, int json)
 		} else if (n == 0) {
 			puts_raw(l, json ? "\\ufffd" : "\xef\xbf\xbd");
 		} else {
-			put(l, (const char *)p, n);
+			line_add(l, (const char *)p, n);
 			p += n;
 			continue;
 		}
@@ -136,7 +136,7 @@ static void put_string_as(struct line *l, const char *s, int json)
 	if (!quote)
 		return;
 	/* A string that fits ends like any piece; a cut one may use the reserve for its quote. */
-	put(l, "\"", 1);
+	line_add(l, "\"", 1);
 	if (l->full)
 		l->buf[l->len++] = '"';
 }
@@ -153,9 +153,9 @@ static void put_field(struct line *l, const char *key, const char *value)
 	if (value == NULL || l->full)
 		return;
 	if (l->text) {
-		put(l, " ", 1);
+		line_add(l, " ", 1);
 		put_string_as(l, key, 0);
-		put(l, "=", 1);
+		line_add(l, "=", 1);
 		if (l->full) {
 			l->len = start;
 			return;
@@ -163,9 +163,9 @@ static void put_field(struct line *l, const char *key, const char *value)
 		put_string_as(l, value, 0);
 		return;
 	}
-	put(l, ",", 1);
+	line_add(l, ",", 1);
 	put_string(l, key);
-	put(l, ":\"", 2);
+	line_add(l, ":\"", 2);
 	if (l->full) { /* not even the key fits: leave the field out */
 		l->len = start;
 		return;
@@ -195,7 +195,7 @@ static void begin(struct line *l, enum log_level level, const char *msg)
 		const char *p;
 
 		for (p = msg; *p != '\0' && !l->full; p++)
-			put(l, *p == '\n' || *p == '\r' ? " " : p, 1);
+			line_add(l, *p == '\n' || *p == '\r' ? " " : p, 1);
 	} else {
 		put_string(l, msg);
 	}

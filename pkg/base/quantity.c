@@ -195,3 +195,8 @@ int quantity_from_json(const json_t *v, struct quantity *q, struct error *err)
 	error_set(err, ERROR_INPUT, "a quantity must be a string or a number");
 	return -1;
 }
+
+long long quantity_add(long long a, long long b)
+{
+	return a > QUANTITY_MAX - b ? QUANTITY_MAX : a + b;
+}

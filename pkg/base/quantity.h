@@ -34,4 +34,7 @@ int quantity_parse(const char *s, size_t len, struct quantity *q, struct error *
  */
 int quantity_from_json(const json_t *v, struct quantity *q, struct error *err);
 
+/* a + b for counts of quantities (both 0 to QUANTITY_MAX), saturating at QUANTITY_MAX. */
+long long quantity_add(long long a, long long b);
+
 #endif

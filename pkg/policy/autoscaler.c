@@ -1,54 +1,13 @@
 #include "policy/autoscaler.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/strbuf.h"
+
 #define PRIORITY_STEP 10  /* between pools: room for the admin's own groups in between */
 #define PRIORITY_REST 1   /* every other node group (CPU pools): lowest, but not unused */
-
-struct text {
-	char *buf;   /* owned */
-	size_t len, cap;
-	int failed;
-};
-
-static void put(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void put(struct text *t, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (t->failed)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(t->buf ? t->buf + t->len : NULL, t->buf ? t->cap - t->len : 0, fmt, ap);
-	va_end(ap);
-	if (n < 0) {
-		t->failed = 1;
-		return;
-	}
-	if (t->buf == NULL || (size_t)n >= t->cap - t->len) {
-		size_t cap = (t->cap ? t->cap : 1024);
-		char *grown;
-
-		while (cap - t->len <= (size_t)n)
-			cap *= 2;
-		grown = realloc(t->buf, cap);
-		if (grown == NULL) {
-			t->failed = 1;
-			return;
-		}
-		t->buf = grown;
-		t->cap = cap;
-		va_start(ap, fmt);
-		vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
-		va_end(ap);
-	}
-	t->len += (size_t)n;
-}
 
 /*
  * The scale set regex of AKS node pool name: anchored, so that gput4 does
@@ -56,24 +15,25 @@ static void put(struct text *t, const char *fmt, ...)
  * (AKS pool names are [a-z][a-z0-9]{0,11}, so none should be there). In a
  * single-quoted YAML scalar a backslash is literal and '' is a quote.
  */
-static void put_regex(struct text *t, const char *name)
+static void put_regex(struct strbuf *t, const char *name)
 {
-	put(t, "      - '^aks-");
+	strbuf_addstr(t, "      - '^aks-");
 	for (; *name; name++) {
 		if ((*name >= 'a' && *name <= 'z') || (*name >= 'A' && *name <= 'Z') || (*name >= '0' && *name <= '9'))
-			put(t, "%c", *name);
+			strbuf_addch(t, *name);
 		else if (*name == '\'')
-			put(t, "\\''");
+			strbuf_addstr(t, "\\''");
 		else
-			put(t, "\\%c", *name);
+			strbuf_addf(t, "\\%c", *name);
 	}
-	put(t, "-[0-9]+-vmss$'\n");
+	strbuf_addstr(t, "-[0-9]+-vmss$'\n");
 }
 
 char *autoscaler_priority_configmap(const struct config *cfg, char *skipped, size_t cap, struct error *err)
 {
 	const char *names[CONFIG_POOLS_MAX];
-	struct text t = { NULL, 0, 0, 0 };
+	struct strbuf t = STRBUF_INIT;
+	char *text;
 	size_t i, j, n = 0, used = 0;
 
 	if (skipped != NULL && cap > 0)
@@ -100,7 +60,7 @@ char *autoscaler_priority_configmap(const struct config *cfg, char *skipped, siz
 			  "spec.weight instead)");
 		return NULL;
 	}
-	put(&t, "# cluster-autoscaler's priority expander: scale the GPU node pools in the\n"
+	strbuf_addstr(&t, "# cluster-autoscaler's priority expander: scale the GPU node pools in the\n"
 		"# order gpu-admission prefers them (its pools, cheapest first); every other\n"
 		"# node group comes after. On AKS each node pool is a scale set named\n"
 		"# aks-<pool>-<number>-vmss. Apply it, then:\n"
@@ -113,14 +73,11 @@ char *autoscaler_priority_configmap(const struct config *cfg, char *skipped, siz
 		"data:\n"
 		"  priorities: |-\n");
 	for (i = 0; i < n; i++) {
-		put(&t, "    %zu:\n", (n - i) * PRIORITY_STEP);
+		strbuf_addf(&t, "    %zu:\n", (n - i) * PRIORITY_STEP);
 		put_regex(&t, names[i]);
 	}
-	put(&t, "    %d:\n      - '.*'\n", PRIORITY_REST);
-	if (t.failed) {
-		free(t.buf);
+	strbuf_addf(&t, "    %d:\n      - '.*'\n", PRIORITY_REST);
+	if ((text = strbuf_detach(&t, NULL)) == NULL)
 		error_set(err, ERROR_NOMEM, "out of memory");
-		return NULL;
-	}
-	return t.buf;
+	return text;
 }

@@ -1,12 +1,12 @@
 #include "policy/matchcond.h"
 
 #include <limits.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/strbuf.h"
 #include "policy/policy.h"
 #include "text/scan.h"
 #include "policy/template.h"
@@ -70,12 +70,12 @@ typedef unsigned long long cost_t;
 #define COST_ITERATION 5ULL  /* @not_strictly_false(!acc) and acc || body: 3 calls, 2 idents */
 #define COST_FOLD 3ULL       /* accumulator init, result, the range's own ident */
 
-static cost_t cadd(cost_t a, cost_t b)
+static cost_t cost_add(cost_t a, cost_t b)
 {
 	return a > ULLONG_MAX - b ? ULLONG_MAX : a + b;
 }
 
-static cost_t cmul(cost_t a, cost_t b)
+static cost_t cost_mul(cost_t a, cost_t b)
 {
 	return b != 0 && a > ULLONG_MAX / b ? ULLONG_MAX : a * b;
 }
@@ -100,81 +100,33 @@ static cost_t guarded_exists_cost(const char *list, int max, cost_t body)
 {
 	cost_t guard = 3 * path_cost(list) + 4 * COST_CALL;
 
-	return cadd(cadd(guard, COST_FOLD), cmul((cost_t)max, cadd(COST_ITERATION, body)));
+	return cost_add(cost_add(guard, COST_FOLD), cost_mul((cost_t)max, cost_add(COST_ITERATION, body)));
 }
 
 /* ==== Text ==== */
 
-struct sb {
-	char *s;
-	size_t len, cap, max;  /* max: bytes it may hold; 0: EXPRESSION_MAX */
-	int nomem, toolong;
-};
-
-static void sb_vput(struct sb *b, const char *fmt, va_list ap)
-{
-	va_list aq;
-	int n;
-
-	if (b->nomem || b->toolong)
-		return;
-	va_copy(aq, ap);
-	n = vsnprintf(NULL, 0, fmt, aq);
-	va_end(aq);
-	if (n < 0 || b->len + (size_t)n >= (b->max ? b->max : EXPRESSION_MAX)) {
-		b->toolong = 1;
-		return;
-	}
-	if (b->len + (size_t)n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 1024;
-		char *grown;
-
-		while (cap < b->len + (size_t)n + 1)
-			cap *= 2;
-		if ((grown = realloc(b->s, cap)) == NULL) {
-			b->nomem = 1;
-			return;
-		}
-		b->s = grown;
-		b->cap = cap;
-	}
-	vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-	b->len += (size_t)n;
-}
-
-static void put(struct sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void put(struct sb *b, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	sb_vput(b, fmt, ap);
-	va_end(ap);
-}
-
 /* A CEL string literal: single-quoted, with \ and ' escaped (the only two the chart escapes too). */
-static void put_lit(struct sb *b, const char *s, size_t len)
+static void put_lit(struct strbuf *b, const char *s, size_t len)
 {
 	size_t i;
 
-	put(b, "'");
+	strbuf_addf(b, "'");
 	for (i = 0; i < len; i++)
-		put(b, "%s%c", s[i] == '\\' || s[i] == '\'' ? "\\" : "", s[i]);
-	put(b, "'");
+		strbuf_addf(b, "%s%c", s[i] == '\\' || s[i] == '\'' ? "\\" : "", s[i]);
+	strbuf_addf(b, "'");
 }
 
 /* `[... quoted, comma-separated ...]`. */
-static void put_list(struct sb *b, const char *const *v, size_t n)
+static void put_list(struct strbuf *b, const char *const *v, size_t n)
 {
 	size_t i;
 
-	put(b, "[");
+	strbuf_addf(b, "[");
 	for (i = 0; i < n; i++) {
-		put(b, "%s", i ? ", " : "");
+		strbuf_addf(b, "%s", i ? ", " : "");
 		put_lit(b, v[i], strlen(v[i]));
 	}
-	put(b, "]");
+	strbuf_addf(b, "]");
 }
 
 /* ==== What the policy names, sorted and unique ==== */
@@ -227,7 +179,7 @@ static int is_wild(char c)
  * after its last. A superset of the glob (policy_glob_match), exact without
  * a wildcard (g has one: split_globs()). Appends the test and returns its cost.
  */
-static cost_t put_glob_test(struct sb *b, const char *v, const char *g)
+static cost_t put_glob_test(struct strbuf *b, const char *v, const char *g)
 {
 	size_t len = strlen(g), pre = 0, suf_at = len;
 	cost_t cost = 0;
@@ -237,45 +189,45 @@ static cost_t put_glob_test(struct sb *b, const char *v, const char *g)
 	while (suf_at > 0 && !is_wild(g[suf_at - 1]))
 		suf_at--;
 	if (pre == 0 && suf_at == len) {
-		put(b, "true");
+		strbuf_addf(b, "true");
 		return 0;
 	}
 	if (pre > 0) {
-		put(b, "%s.startsWith(", v);
+		strbuf_addf(b, "%s.startsWith(", v);
 		put_lit(b, g, pre);
-		put(b, ")");
-		cost = cadd(cost, cadd(COST_SELECT, string_cost(MATCHCOND_STRING_MAX)));
+		strbuf_addf(b, ")");
+		cost = cost_add(cost, cost_add(COST_SELECT, string_cost(MATCHCOND_STRING_MAX)));
 	}
 	if (suf_at < len) {
-		put(b, "%s%s.endsWith(", pre > 0 ? " && " : "", v);
+		strbuf_addf(b, "%s%s.endsWith(", pre > 0 ? " && " : "", v);
 		put_lit(b, g + suf_at, len - suf_at);
-		put(b, ")");
-		cost = cadd(cost, cadd(COST_SELECT + COST_CALL, string_cost(MATCHCOND_STRING_MAX)));
+		strbuf_addf(b, ")");
+		cost = cost_add(cost, cost_add(COST_SELECT + COST_CALL, string_cost(MATCHCOND_STRING_MAX)));
 	}
 	return cost;
 }
 
 /* `(v in [exact] || size(v) > MAX || <glob tests>)`: does v match one of globs? */
-static cost_t put_any_glob(struct sb *b, const char *v, const struct names *exact, const struct names *wild)
+static cost_t put_any_glob(struct strbuf *b, const char *v, const struct names *exact, const struct names *wild)
 {
 	cost_t cost = 0;
 	size_t i;
 
-	put(b, "(");
+	strbuf_addf(b, "(");
 	if (exact->n > 0) {
-		put(b, "%s in ", v);
+		strbuf_addf(b, "%s in ", v);
 		put_list(b, exact->v, exact->n);
 		cost = COST_SELECT + COST_LIST_LITERAL + exact->n;
 	}
 	if (wild->n > 0) {
-		put(b, "%ssize(%s) > %d", exact->n > 0 ? " || " : "", v, MATCHCOND_STRING_MAX);
-		cost = cadd(cost, COST_SELECT + 3 * COST_CALL);
+		strbuf_addf(b, "%ssize(%s) > %d", exact->n > 0 ? " || " : "", v, MATCHCOND_STRING_MAX);
+		cost = cost_add(cost, COST_SELECT + 3 * COST_CALL);
 	}
 	for (i = 0; i < wild->n; i++) {
-		put(b, " || ");
-		cost = cadd(cost, cadd(COST_CALL, put_glob_test(b, v, wild->v[i])));
+		strbuf_addf(b, " || ");
+		cost = cost_add(cost, cost_add(COST_CALL, put_glob_test(b, v, wild->v[i])));
 	}
-	put(b, ")");
+	strbuf_addf(b, ")");
 	return cost;
 }
 
@@ -328,20 +280,20 @@ static void target_fill(struct target *t, enum matchcond_entry entry)
  * `!has(request.kind) || !has(request.kind.kind) || !(request.kind.kind in [...])`:
  * an object of a kind the conditions do not know is sent. Returns the cost.
  */
-static cost_t put_unknown_kind(struct sb *b, const struct target *t)
+static cost_t put_unknown_kind(struct strbuf *b, const struct target *t)
 {
-	put(b, "!has(request.kind) || !has(" KIND ") || !(" KIND " in ");
+	strbuf_addf(b, "!has(request.kind) || !has(" KIND ") || !(" KIND " in ");
 	put_list(b, t->kinds, t->n_kinds);
-	put(b, ")");
+	strbuf_addf(b, ")");
 	return 2 * path_cost(KIND) + 5 * COST_CALL + path_cost(KIND) + COST_LIST_LITERAL + t->n_kinds;
 }
 
 /* `request.kind.kind in [...] && `: root r's kinds. Returns the cost. */
-static cost_t put_kind_guard(struct sb *b, const struct root *r)
+static cost_t put_kind_guard(struct strbuf *b, const struct root *r)
 {
-	put(b, KIND " in ");
+	strbuf_addf(b, KIND " in ");
 	put_list(b, r->kinds, r->n_kinds);
-	put(b, " && ");
+	strbuf_addf(b, " && ");
 	return path_cost(KIND) + COST_LIST_LITERAL + r->n_kinds + 2 * COST_CALL;
 }
 
@@ -534,7 +486,7 @@ static int view_fill(const struct config *cfg, struct view *w, struct error *err
 }
 
 /* Whether a node named v (a pod's string) could be a GPU node: `(v in [...] || size(v) > MAX || <globs>)`. */
-static cost_t put_node_name_test(struct sb *b, const struct view *w, const char *v)
+static cost_t put_node_name_test(struct strbuf *b, const struct view *w, const char *v)
 {
 	return put_any_glob(b, v, &w->node_exact, &w->node_wild);
 }
@@ -552,17 +504,17 @@ static int names_tested(const struct view *w)
 /* ==== gpu-relevant, per pod spec ==== */
 
 /* `has(M) && (size(M) > MAX || M.exists(k, <a GPU resource>))`, M a limits or requests map. */
-static cost_t put_resource_map(struct sb *b, const struct view *w, const char *m)
+static cost_t put_resource_map(struct strbuf *b, const struct view *w, const char *m)
 {
 	cost_t key;
 
-	put(b, "has(%s) && (size(%s) > %d || %s.exists(k, ", m, m, MATCHCOND_LIST_MAX, m);
+	strbuf_addf(b, "has(%s) && (size(%s) > %d || %s.exists(k, ", m, m, MATCHCOND_LIST_MAX, m);
 	key = put_any_glob(b, "k", &w->res_exact, &w->res_wild);
-	put(b, "))");
+	strbuf_addf(b, "))");
 	return guarded_exists_cost(m, MATCHCOND_LIST_MAX, key);
 }
 
-static cost_t put_containers(struct sb *b, const struct view *w, const char *spec, const char *field)
+static cost_t put_containers(struct strbuf *b, const struct view *w, const char *spec, const char *field)
 {
 	char list[128];
 	cost_t body = 2 * COST_SELECT + 3 * COST_SELECT + 3 * COST_CALL;
@@ -570,17 +522,17 @@ static cost_t put_containers(struct sb *b, const struct view *w, const char *spe
 	snprintf(list, sizeof list, "%s.%s", spec, field);
 	/* "!= null": kube-apiserver hands CEL a pod encoded from its Go type, where a pod
 	 * without containers has "containers": null (no omitempty) and has() is true. */
-	put(b, "has(%s) && %s != null && (size(%s) > %d || %s.exists(c, has(c.resources) && (has(c.resources.claims) || ",
+	strbuf_addf(b, "has(%s) && %s != null && (size(%s) > %d || %s.exists(c, has(c.resources) && (has(c.resources.claims) || ",
 	    list, list, list, MATCHCOND_LIST_MAX, list);
-	body = cadd(body, put_resource_map(b, w, "c.resources.limits"));
-	put(b, " || ");
-	body = cadd(body, put_resource_map(b, w, "c.resources.requests"));
-	put(b, ")))");
-	return cadd(guarded_exists_cost(list, MATCHCOND_LIST_MAX, body), path_cost(list) + COST_CALL);
+	body = cost_add(body, put_resource_map(b, w, "c.resources.limits"));
+	strbuf_addf(b, " || ");
+	body = cost_add(body, put_resource_map(b, w, "c.resources.requests"));
+	strbuf_addf(b, ")))");
+	return cost_add(guarded_exists_cost(list, MATCHCOND_LIST_MAX, body), path_cost(list) + COST_CALL);
 }
 
 /* A node selector term's requirements (term: a CEL value such as "t" or "p.preference"). */
-static cost_t put_term(struct sb *b, const struct view *w, const char *term)
+static cost_t put_term(struct strbuf *b, const struct view *w, const char *term)
 {
 	char exprs[128], fields[128];
 	cost_t req = 2 * COST_SELECT + COST_CALL + COST_SELECT + COST_LIST_LITERAL + w->labels.n, cost;
@@ -589,46 +541,46 @@ static cost_t put_term(struct sb *b, const struct view *w, const char *term)
 
 	snprintf(exprs, sizeof exprs, "%s.matchExpressions", term);
 	snprintf(fields, sizeof fields, "%s.matchFields", term);
-	put(b, "has(%s) && (size(%s) > %d || %s.exists(e, has(e.key) && (e.key in ", exprs, exprs,
+	strbuf_addf(b, "has(%s) && (size(%s) > %d || %s.exists(e, has(e.key) && (e.key in ", exprs, exprs,
 	    MATCHCOND_TERMS_MAX, exprs);
 	put_list(b, w->labels.v, w->labels.n);
 	for (i = 0; i < w->n_pool_keys; i++) {
 		const struct pool_key *pk = &w->pool_keys[i];
 
 		/* In with a value a pool selects (policy_target.c requirement(): all of them, a subset). */
-		put(b, " || e.key == ");
+		strbuf_addf(b, " || e.key == ");
 		put_lit(b, pk->key, strlen(pk->key));
-		put(b, " && has(e.values) && (size(e.values) > %d || e.values.exists(v, v in ", MATCHCOND_LIST_MAX);
+		strbuf_addf(b, " && has(e.values) && (size(e.values) > %d || e.values.exists(v, v in ", MATCHCOND_LIST_MAX);
 		put_list(b, pk->values.v, pk->values.n);
-		put(b, "))");
-		req = cadd(req, cadd(2 * COST_SELECT + 2 * COST_CALL + string_cost(strlen(pk->key)),
+		strbuf_addf(b, "))");
+		req = cost_add(req, cost_add(2 * COST_SELECT + 2 * COST_CALL + string_cost(strlen(pk->key)),
 				     guarded_exists_cost("e.values", MATCHCOND_LIST_MAX,
 							 COST_SELECT + COST_LIST_LITERAL + pk->values.n)));
 	}
 	if (names) {
 		/* e.key == 'kubernetes.io/hostname' && has(e.values) && (size(e.values) > MAX || e.values.exists(...)) */
-		put(b, " || e.key == '" HOSTNAME_LABEL "' && has(e.values) && (size(e.values) > %d || "
+		strbuf_addf(b, " || e.key == '" HOSTNAME_LABEL "' && has(e.values) && (size(e.values) > %d || "
 		    "e.values.exists(v, ", MATCHCOND_LIST_MAX);
-		req = cadd(req, cadd(2 * COST_SELECT + 2 * COST_CALL + string_cost(strlen(HOSTNAME_LABEL)),
+		req = cost_add(req, cost_add(2 * COST_SELECT + 2 * COST_CALL + string_cost(strlen(HOSTNAME_LABEL)),
 				     guarded_exists_cost("e.values", MATCHCOND_LIST_MAX, put_node_name_test(b, w, "v"))));
-		put(b, "))");
+		strbuf_addf(b, "))");
 	}
-	put(b, ")))");
+	strbuf_addf(b, ")))");
 	cost = guarded_exists_cost(exprs, MATCHCOND_TERMS_MAX, req);
 	/* matchFields knows only metadata.name: a node's name. */
-	put(b, " || has(%s) && (size(%s) > %d || %s.exists(e, has(e.key) && e.key == '" NAME_FIELD "'",
+	strbuf_addf(b, " || has(%s) && (size(%s) > %d || %s.exists(e, has(e.key) && e.key == '" NAME_FIELD "'",
 	    fields, fields, MATCHCOND_TERMS_MAX, fields);
 	req = 3 * COST_SELECT + 2 * COST_CALL + string_cost(strlen(NAME_FIELD));
 	if (names) {
-		put(b, " && has(e.values) && (size(e.values) > %d || e.values.exists(v, ", MATCHCOND_LIST_MAX);
-		req = cadd(req, cadd(COST_CALL, guarded_exists_cost("e.values", MATCHCOND_LIST_MAX, put_node_name_test(b, w, "v"))));
-		put(b, "))");
+		strbuf_addf(b, " && has(e.values) && (size(e.values) > %d || e.values.exists(v, ", MATCHCOND_LIST_MAX);
+		req = cost_add(req, cost_add(COST_CALL, guarded_exists_cost("e.values", MATCHCOND_LIST_MAX, put_node_name_test(b, w, "v"))));
+		strbuf_addf(b, "))");
 	}
-	put(b, "))");
-	return cadd(cost, cadd(COST_CALL, guarded_exists_cost(fields, MATCHCOND_TERMS_MAX, req)));
+	strbuf_addf(b, "))");
+	return cost_add(cost, cost_add(COST_CALL, guarded_exists_cost(fields, MATCHCOND_TERMS_MAX, req)));
 }
 
-static cost_t put_affinity(struct sb *b, const struct view *w, const char *spec)
+static cost_t put_affinity(struct strbuf *b, const struct view *w, const char *spec)
 {
 	char na[128], req[192], terms[224], pref[192];
 	cost_t cost;
@@ -638,15 +590,15 @@ static cost_t put_affinity(struct sb *b, const struct view *w, const char *spec)
 	snprintf(terms, sizeof terms, "%s.nodeSelectorTerms", req);
 	snprintf(pref, sizeof pref, "%s.preferredDuringSchedulingIgnoredDuringExecution", na);
 	/* nodeSelectorTerms has no omitempty either: null under an empty required term. */
-	put(b, "has(%s.affinity) && has(%s) && (has(%s) && has(%s) && %s != null && (size(%s) > %d || %s.exists(t, ",
+	strbuf_addf(b, "has(%s.affinity) && has(%s) && (has(%s) && has(%s) && %s != null && (size(%s) > %d || %s.exists(t, ",
 	    spec, na, req, terms, terms, terms, MATCHCOND_TERMS_MAX, terms);
-	cost = cadd(path_cost(na) * 2 + path_cost(req) + path_cost(terms) + COST_CALL * 5,
+	cost = cost_add(path_cost(na) * 2 + path_cost(req) + path_cost(terms) + COST_CALL * 5,
 		    guarded_exists_cost(terms, MATCHCOND_TERMS_MAX, put_term(b, w, "t")));
-	put(b, ")) || has(%s) && (size(%s) > %d || %s.exists(p, has(p.preference) && (", pref, pref,
+	strbuf_addf(b, ")) || has(%s) && (size(%s) > %d || %s.exists(p, has(p.preference) && (", pref, pref,
 	    MATCHCOND_TERMS_MAX, pref);
-	cost = cadd(cost, guarded_exists_cost(pref, MATCHCOND_TERMS_MAX,
-					      cadd(2 * COST_SELECT + COST_CALL, put_term(b, w, "p.preference"))));
-	put(b, "))))");
+	cost = cost_add(cost, guarded_exists_cost(pref, MATCHCOND_TERMS_MAX,
+					      cost_add(2 * COST_SELECT + COST_CALL, put_term(b, w, "p.preference"))));
+	strbuf_addf(b, "))))");
 	return cost;
 }
 
@@ -654,78 +606,78 @@ static cost_t put_affinity(struct sb *b, const struct view *w, const char *spec)
  * gpu-relevant for the pod spec at spec (e.g. "object.spec"): the disjuncts,
  * each on a line of its own. Returns the cost.
  */
-static cost_t put_spec_relevant(struct sb *b, const struct view *w, const char *spec)
+static cost_t put_spec_relevant(struct strbuf *b, const struct view *w, const char *spec)
 {
 	char sel[128];
 	cost_t cost = 0, c;
 	size_t i;
 
-	put(b, "  ");
-	cost = cadd(cost, put_containers(b, w, spec, "containers"));
-	put(b, "\n  || ");
-	cost = cadd(cost, put_containers(b, w, spec, "initContainers"));
-	put(b, "\n  || has(%s.resourceClaims) && size(%s.resourceClaims) > 0", spec, spec);
-	cost = cadd(cost, 2 * path_cost(spec) + 2 + 3 * COST_CALL);
+	strbuf_addf(b, "  ");
+	cost = cost_add(cost, put_containers(b, w, spec, "containers"));
+	strbuf_addf(b, "\n  || ");
+	cost = cost_add(cost, put_containers(b, w, spec, "initContainers"));
+	strbuf_addf(b, "\n  || has(%s.resourceClaims) && size(%s.resourceClaims) > 0", spec, spec);
+	cost = cost_add(cost, 2 * path_cost(spec) + 2 + 3 * COST_CALL);
 
-	put(b, "\n  || has(%s.tolerations) && (size(%s.tolerations) > %d || %s.tolerations.exists(t, "
+	strbuf_addf(b, "\n  || has(%s.tolerations) && (size(%s.tolerations) > %d || %s.tolerations.exists(t, "
 	    "!has(t.key) || t.key in ", spec, spec, MATCHCOND_LIST_MAX, spec);
 	put_list(b, w->taint_keys.v, w->taint_keys.n);
-	put(b, "))");
+	strbuf_addf(b, "))");
 	snprintf(sel, sizeof sel, "%s.tolerations", spec);
-	cost = cadd(cost, guarded_exists_cost(sel, MATCHCOND_LIST_MAX, 4 * COST_SELECT + 2 * COST_CALL + COST_LIST_LITERAL +
+	cost = cost_add(cost, guarded_exists_cost(sel, MATCHCOND_LIST_MAX, 4 * COST_SELECT + 2 * COST_CALL + COST_LIST_LITERAL +
 					      w->taint_keys.n));
 
 	snprintf(sel, sizeof sel, "%s.nodeSelector", spec);
-	put(b, "\n  || has(%s) && (size(%s) > %d || %s.exists(k, k in ", sel, sel, MATCHCOND_LIST_MAX, sel);
+	strbuf_addf(b, "\n  || has(%s) && (size(%s) > %d || %s.exists(k, k in ", sel, sel, MATCHCOND_LIST_MAX, sel);
 	put_list(b, w->labels.v, w->labels.n);
 	c = COST_SELECT + COST_LIST_LITERAL + w->labels.n;
 	for (i = 0; i < w->n_pool_keys; i++) {
 		const struct pool_key *pk = &w->pool_keys[i];
 
-		put(b, " || k == ");
+		strbuf_addf(b, " || k == ");
 		put_lit(b, pk->key, strlen(pk->key));
-		put(b, " && %s[k] in ", sel);
+		strbuf_addf(b, " && %s[k] in ", sel);
 		put_list(b, pk->values.v, pk->values.n);
-		c = cadd(c, COST_SELECT + 2 * COST_CALL + string_cost(strlen(pk->key)) + path_cost(sel) + 2 * COST_SELECT +
+		c = cost_add(c, COST_SELECT + 2 * COST_CALL + string_cost(strlen(pk->key)) + path_cost(sel) + 2 * COST_SELECT +
 			    COST_LIST_LITERAL + pk->values.n);
 	}
 	if (names_tested(w)) {
 		char value[160];
 
 		snprintf(value, sizeof value, "%s[k]", sel);
-		put(b, " || k == '" HOSTNAME_LABEL "' && ");
-		c = cadd(c, cadd(COST_SELECT + 2 * COST_CALL + string_cost(strlen(HOSTNAME_LABEL)),
-				 cadd(path_cost(sel) + COST_SELECT, put_node_name_test(b, w, value))));
+		strbuf_addf(b, " || k == '" HOSTNAME_LABEL "' && ");
+		c = cost_add(c, cost_add(COST_SELECT + 2 * COST_CALL + string_cost(strlen(HOSTNAME_LABEL)),
+				 cost_add(path_cost(sel) + COST_SELECT, put_node_name_test(b, w, value))));
 	}
-	put(b, "))");
-	cost = cadd(cost, guarded_exists_cost(sel, MATCHCOND_LIST_MAX, c));
+	strbuf_addf(b, "))");
+	cost = cost_add(cost, guarded_exists_cost(sel, MATCHCOND_LIST_MAX, c));
 
-	put(b, "\n  || ");
-	cost = cadd(cost, put_affinity(b, w, spec));
+	strbuf_addf(b, "\n  || ");
+	cost = cost_add(cost, put_affinity(b, w, spec));
 
-	put(b, "\n  || has(%s.nodeName)", spec);
-	cost = cadd(cost, path_cost(spec) + 1 + COST_CALL);
+	strbuf_addf(b, "\n  || has(%s.nodeName)", spec);
+	cost = cost_add(cost, path_cost(spec) + 1 + COST_CALL);
 	if (names_tested(w)) {
 		char node[128];
 
 		snprintf(node, sizeof node, "%s.nodeName", spec);
-		put(b, " && ");
-		cost = cadd(cost, cadd(COST_CALL + path_cost(node), put_node_name_test(b, w, node)));
+		strbuf_addf(b, " && ");
+		cost = cost_add(cost, cost_add(COST_CALL + path_cost(node), put_node_name_test(b, w, node)));
 	}
 	return cost;
 }
 
 /* `object != null && has(object.a) && has(object.a.b)` for path "a.b"; returns the cost. */
-static cost_t put_guard(struct sb *b, const char *path)
+static cost_t put_guard(struct strbuf *b, const char *path)
 {
 	const char *dot = path;
 	cost_t cost = 2 * COST_SELECT;
 
-	put(b, "object != null");
+	strbuf_addf(b, "object != null");
 	do {
 		dot = strchr(dot, '.');
-		put(b, " && has(object.%.*s)", (int)(dot ? (size_t)(dot - path) : strlen(path)), path);
-		cost = cadd(cost, COST_CALL + path_cost(path) + 1);
+		strbuf_addf(b, " && has(object.%.*s)", (int)(dot ? (size_t)(dot - path) : strlen(path)), path);
+		cost = cost_add(cost, COST_CALL + path_cost(path) + 1);
 		if (dot)
 			dot++;
 	} while (dot);
@@ -738,28 +690,28 @@ static cost_t put_guard(struct sb *b, const char *path)
  * evaluation, which the API server does not ask for: test/matchcond/NOTES):
  * one request pays every kind test but one root's expression, the dearest.
  */
-static cost_t put_relevant(struct sb *b, const struct view *w, const struct target *t)
+static cost_t put_relevant(struct strbuf *b, const struct view *w, const struct target *t)
 {
 	cost_t cost = 0, root, dearest = 0;
 	size_t i;
 
 	if (t->n_kinds > 0)
-		cost = cadd(cost, put_unknown_kind(b, t));
+		cost = cost_add(cost, put_unknown_kind(b, t));
 	for (i = 0; i < t->n_roots; i++) {
 		const struct root *r = &t->roots[i];
 		char spec[PATH_MAX_LEN + 8];
 
 		snprintf(spec, sizeof spec, "object.%s", r->spec);
-		put(b, "%s", t->n_kinds > 0 ? "\n|| " : "");
+		strbuf_addf(b, "%s", t->n_kinds > 0 ? "\n|| " : "");
 		if (r->n_kinds > 0)
-			cost = cadd(cost, cadd(COST_CALL, put_kind_guard(b, r)));
+			cost = cost_add(cost, cost_add(COST_CALL, put_kind_guard(b, r)));
 		root = put_guard(b, r->spec);
-		put(b, " && (\n");
-		root = cadd(root, put_spec_relevant(b, w, spec));
-		put(b, "\n)");
+		strbuf_addf(b, " && (\n");
+		root = cost_add(root, put_spec_relevant(b, w, spec));
+		strbuf_addf(b, "\n)");
 		dearest = root > dearest ? root : dearest;
 	}
-	return cadd(cost, dearest);
+	return cost_add(cost, dearest);
 }
 
 /* ==== update-changes-what-policy-reads ==== */
@@ -772,26 +724,26 @@ static cost_t put_relevant(struct sb *b, const struct view *w, const struct targ
  * do not overlap that adds up to a tenth of the object at most, which the
  * caller adds once.
  */
-static cost_t put_changed(struct sb *b, const char *path, const struct scan_shape *m, int depth)
+static cost_t put_changed(struct strbuf *b, const char *path, const struct scan_shape *m, int depth)
 {
 	char sub[160];
-	cost_t cost = cadd(4 * path_cost(path), 4 * COST_SELECT + 3 * COST_CALL);
+	cost_t cost = cost_add(4 * path_cost(path), 4 * COST_SELECT + 3 * COST_CALL);
 	const struct scan_shape *c;
 
-	put(b, "has(object.%s) != has(oldObject.%s) || has(object.%s) && ", path, path, path);
+	strbuf_addf(b, "has(object.%s) != has(oldObject.%s) || has(object.%s) && ", path, path, path);
 	if (m == NULL || m->kind != SCAN_OBJECT || m->children == NULL) {
-		put(b, "object.%s != oldObject.%s", path, path);
-		return cadd(cost, 2 * path_cost(path) + 2 * COST_SELECT);
+		strbuf_addf(b, "object.%s != oldObject.%s", path, path);
+		return cost_add(cost, 2 * path_cost(path) + 2 * COST_SELECT);
 	}
-	put(b, "(\n%*s", 2 * (depth + 1), "");
+	strbuf_addf(b, "(\n%*s", 2 * (depth + 1), "");
 	for (c = m->children; c->key != NULL; c++) {
 		snprintf(sub, sizeof sub, "%s.%s", path, c->key);
-		put(b, "%s", c == m->children ? "" : "\n");
+		strbuf_addf(b, "%s", c == m->children ? "" : "\n");
 		if (c != m->children)
-			put(b, "%*s|| ", 2 * (depth + 1), "");
-		cost = cadd(cost, cadd(COST_CALL, put_changed(b, sub, c, depth + 1)));
+			strbuf_addf(b, "%*s|| ", 2 * (depth + 1), "");
+		cost = cost_add(cost, cost_add(COST_CALL, put_changed(b, sub, c, depth + 1)));
 	}
-	put(b, "\n%*s)", 2 * depth, "");
+	strbuf_addf(b, "\n%*s)", 2 * depth, "");
 	return cost;
 }
 
@@ -822,7 +774,7 @@ static const struct scan_shape *declared(const char *path)
  * an object, with the next level its one member, so nothing is read that
  * is not there in both objects.
  */
-static cost_t put_changed_at(struct sb *b, const char *path, size_t from, const struct scan_shape *m, int depth)
+static cost_t put_changed_at(struct strbuf *b, const char *path, size_t from, const struct scan_shape *m, int depth)
 {
 	const char *dot = strchr(path + from, '.');
 	int len;
@@ -831,11 +783,11 @@ static cost_t put_changed_at(struct sb *b, const char *path, size_t from, const 
 	if (dot == NULL)
 		return put_changed(b, path, m, depth);
 	len = (int)(dot - path);
-	put(b, "has(object.%.*s) != has(oldObject.%.*s) || has(object.%.*s) && (\n%*s", len, path, len, path, len,
+	strbuf_addf(b, "has(object.%.*s) != has(oldObject.%.*s) || has(object.%.*s) && (\n%*s", len, path, len, path, len,
 	    path, 2 * (depth + 1), "");
-	cost = cadd(4 * path_cost(path), 4 * COST_SELECT + 3 * COST_CALL);
-	cost = cadd(cost, cadd(COST_CALL, put_changed_at(b, path, (size_t)len + 1, m, depth + 1)));
-	put(b, "\n%*s)", 2 * depth, "");
+	cost = cost_add(4 * path_cost(path), 4 * COST_SELECT + 3 * COST_CALL);
+	cost = cost_add(cost, cost_add(COST_CALL, put_changed_at(b, path, (size_t)len + 1, m, depth + 1)));
+	strbuf_addf(b, "\n%*s)", 2 * depth, "");
 	return cost;
 }
 
@@ -858,31 +810,31 @@ static const struct scan_shape template_member = { TEMPLATE_KEY, SCAN_OBJECT, po
  * per request: see put_relevant()). Comparisons of members that do not
  * overlap cost a tenth of the object at most, added once.
  */
-static cost_t put_update(struct sb *b, const struct target *t)
+static cost_t put_update(struct strbuf *b, const struct target *t)
 {
 	cost_t cost = UPDATE_ONLY_COST, dearest = 0, root;
 	size_t i;
 
-	put(b, UPDATE_ONLY);
+	strbuf_addf(b, UPDATE_ONLY);
 	if (t->n_kinds > 0) {
-		put(b, "\n|| ");
-		cost = cadd(cost, put_unknown_kind(b, t));
+		strbuf_addf(b, "\n|| ");
+		cost = cost_add(cost, put_unknown_kind(b, t));
 	}
 	for (i = 0; i < t->n_roots; i++) {
 		const struct root *r = &t->roots[i];
 
-		put(b, "\n|| ");
+		strbuf_addf(b, "\n|| ");
 		if (r->n_kinds == 0) {
-			root = cadd(COST_CALL, put_changed_at(b, r->spec, 0, declared(r->spec), 0));
+			root = cost_add(COST_CALL, put_changed_at(b, r->spec, 0, declared(r->spec), 0));
 		} else {
-			cost = cadd(cost, cadd(COST_CALL, put_kind_guard(b, r)));
-			put(b, "(\n  ");
+			cost = cost_add(cost, cost_add(COST_CALL, put_kind_guard(b, r)));
+			strbuf_addf(b, "(\n  ");
 			root = put_changed_at(b, r->tmpl, 0, &template_member, 1);
-			put(b, "\n)");
+			strbuf_addf(b, "\n)");
 		}
 		dearest = root > dearest ? root : dearest;
 	}
-	return cadd(cadd(cost, dearest), LIMIT_KUBE_REQUEST_MAX / 10);
+	return cost_add(cost_add(cost, dearest), LIMIT_KUBE_REQUEST_MAX / 10);
 }
 
 /*
@@ -894,22 +846,22 @@ static cost_t put_update(struct sb *b, const struct target *t)
  * left out: the rest of the metadata (annotations, finalizers,
  * resourceVersion, managedFields), which no template holds.
  */
-static cost_t put_custom_update(struct sb *b)
+static cost_t put_custom_update(struct strbuf *b)
 {
 	/* Per member: k != 'metadata', !(k in old), object[k] != oldObject[k], and the operators. */
 	cost_t member = COST_SELECT + COST_CALL + 2 * COST_SELECT + 2 * COST_CALL + 4 * COST_SELECT +
 			2 * COST_CALL + 2 * COST_CALL;
-	cost_t cost = cadd(UPDATE_ONLY_COST, 2 * COST_SELECT + 2 * COST_CALL);
+	cost_t cost = cost_add(UPDATE_ONLY_COST, 2 * COST_SELECT + 2 * COST_CALL);
 
-	put(b, UPDATE_ONLY " || object == null");
-	put(b, "\n|| size(object) > %d || size(oldObject) > %d", MATCHCOND_LIST_MAX, MATCHCOND_LIST_MAX);
-	cost = cadd(cost, 2 * (COST_SELECT + 3 * COST_CALL));
-	put(b, "\n|| object.exists(k, k != 'metadata' && (!(k in oldObject) || object[k] != oldObject[k]))");
-	put(b, "\n|| oldObject.exists(k, k != 'metadata' && !(k in object))");
-	cost = cadd(cost, 2 * cadd(COST_SELECT + COST_FOLD, cmul(MATCHCOND_LIST_MAX, cadd(COST_ITERATION, member))));
-	put(b, "\n|| ");
-	cost = cadd(cost, cadd(COST_CALL, put_changed_at(b, "metadata", 0, declared("metadata"), 0)));
-	return cadd(cost, LIMIT_KUBE_REQUEST_MAX / 10);
+	strbuf_addf(b, UPDATE_ONLY " || object == null");
+	strbuf_addf(b, "\n|| size(object) > %d || size(oldObject) > %d", MATCHCOND_LIST_MAX, MATCHCOND_LIST_MAX);
+	cost = cost_add(cost, 2 * (COST_SELECT + 3 * COST_CALL));
+	strbuf_addf(b, "\n|| object.exists(k, k != 'metadata' && (!(k in oldObject) || object[k] != oldObject[k]))");
+	strbuf_addf(b, "\n|| oldObject.exists(k, k != 'metadata' && !(k in object))");
+	cost = cost_add(cost, 2 * cost_add(COST_SELECT + COST_FOLD, cost_mul(MATCHCOND_LIST_MAX, cost_add(COST_ITERATION, member))));
+	strbuf_addf(b, "\n|| ");
+	cost = cost_add(cost, cost_add(COST_CALL, put_changed_at(b, "metadata", 0, declared("metadata"), 0)));
+	return cost_add(cost, LIMIT_KUBE_REQUEST_MAX / 10);
 }
 
 /* ==== The set ==== */
@@ -926,22 +878,23 @@ void matchcond_set_free(struct matchcond_set *s)
 }
 
 /* Moves b's text into s->v[s->n] as condition name; -1 with err when b failed (b keeps its text). */
-static int take(struct matchcond_set *s, struct sb *b, const char *name, cost_t cost, struct error *err)
+static int take(struct matchcond_set *s, struct strbuf *b, const char *name, cost_t cost, struct error *err)
 {
-	if (b->nomem || b->s == NULL) {
-		error_set(err, ERROR_NOMEM, "out of memory");
-		return -1;
-	}
-	if (b->toolong) {
+	char *text;
+
+	if (b->failed == STRBUF_TOOLONG) {
 		error_set(err, ERROR_CONFIG, "matchConditions: %s would be longer than %d bytes", name, EXPRESSION_MAX);
 		return -1;
 	}
+	if (b->failed || (text = strbuf_detach(b, NULL)) == NULL) {
+		error_set(err, ERROR_NOMEM, "out of memory");
+		return -1;
+	}
 	s->v[s->n].name = name;
-	s->v[s->n].expression = b->s;
+	s->v[s->n].expression = text;
 	s->v[s->n].cost = cost;
 	s->n++;
-	s->cost = cadd(s->cost, cost);
-	memset(b, 0, sizeof *b);
+	s->cost = cost_add(s->cost, cost);
 	return 0;
 }
 
@@ -950,7 +903,7 @@ int matchcond_build(const struct config *cfg, enum matchcond_entry entry, struct
 {
 	struct view *w = calloc(1, sizeof *w);
 	struct target *t = calloc(1, sizeof *t);
-	struct sb b = { 0 };
+	struct strbuf b = STRBUF_INIT_MAX(EXPRESSION_MAX);
 	cost_t cost;
 	size_t i;
 	int rc = -1;
@@ -988,7 +941,7 @@ int matchcond_build(const struct config *cfg, enum matchcond_entry entry, struct
 	}
 	rc = 0;
 out:
-	free(b.s);
+	strbuf_release(&b);
 	if (w != NULL)
 		view_free(w);
 	free(w);
@@ -1002,31 +955,29 @@ out:
 
 char *matchcond_yaml(const struct matchcond_set *s, struct error *err)
 {
-	struct sb b = { .max = (MATCHCOND_N + 1) * 2 * EXPRESSION_MAX };  /* indentation at most doubles one */
+	struct strbuf b = STRBUF_INIT_MAX((MATCHCOND_N + 1) * 2 * EXPRESSION_MAX);  /* indentation at most doubles one */
+	char *text;
 	size_t i;
 
-	put(&b, "# Worst-case CEL cost per request (the API server's units):");
+	strbuf_addf(&b, "# Worst-case CEL cost per request (the API server's units):");
 	for (i = 0; i < s->n; i++)
-		put(&b, " %s %llu,", s->v[i].name, s->v[i].cost);
-	put(&b, " of %llu per expression\n# and %llu for all of a webhook's matchConditions together.\n",
+		strbuf_addf(&b, " %s %llu,", s->v[i].name, s->v[i].cost);
+	strbuf_addf(&b, " of %llu per expression\n# and %llu for all of a webhook's matchConditions together.\n",
 	    MATCHCOND_COST_PER_CALL, MATCHCOND_COST_BUDGET);
-	put(&b, "matchConditions:\n");
+	strbuf_addf(&b, "matchConditions:\n");
 	for (i = 0; i < s->n; i++) {
 		const char *line = s->v[i].expression, *nl;
 
-		put(&b, "  - name: %s\n    expression: |-\n", s->v[i].name);
+		strbuf_addf(&b, "  - name: %s\n    expression: |-\n", s->v[i].name);
 		do {
 			nl = strchr(line, '\n');
-			put(&b, "      %.*s\n", (int)(nl ? (size_t)(nl - line) : strlen(line)), line);
+			strbuf_addf(&b, "      %.*s\n", (int)(nl ? (size_t)(nl - line) : strlen(line)), line);
 			line = nl + 1;
 		} while (nl != NULL);
 	}
-	if (b.nomem || b.toolong || b.s == NULL) {
+	if ((text = strbuf_detach(&b, NULL)) == NULL)
 		error_set(err, ERROR_NOMEM, "out of memory");
-		free(b.s);
-		return NULL;
-	}
-	return b.s;
+	return text;
 }
 
 json_t *matchcond_json(const struct matchcond_set *s, struct error *err)

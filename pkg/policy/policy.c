@@ -189,12 +189,89 @@ static int judge_update(const struct config *cfg, const struct policy_request *r
 	return 0;
 }
 
+/* A GPU pod's creation: its pools chosen (unless a DaemonSet's or deferred to a queue) and the patch. */
+static int decide_gpu(const struct config *cfg, const struct policy_request *req, const struct pod_view *pv,
+		      struct policy_result *res, struct error *err)
+{
+	struct pool_choice choice = { .n = 0 };
+
+	if (pv->dra && policy_note(res, err, "pod also uses DRA resource claims; gpu-admission places it "
+			   "for its GPU resources only and does not inspect the claims") != 0)
+		return -1;
+	/*
+	 * A DaemonSet pod is pinned to its node by the controller: tolerate,
+	 * don't steer. A queued one is placed by its queue, but only among
+	 * the pools it may use: the label that defers is the pod's own, so
+	 * the pool rules are applied first, and only the steering is left
+	 * to the queue.
+	 */
+	res->deferred = deferred_to(cfg, pv);
+	if (!pv->daemonset) {
+		if (policy_pool_choose(cfg, pv, &choice, res, err) != 0)
+			return -1;
+		if (choice.n == 0) {
+			res->verdict = POLICY_REJECT;
+			return 0;  /* decide() still applies the DaemonSet exemption */
+		}
+	}
+	if (res->deferred != NULL) {
+		choice.n = 0;
+		res->pool = NULL;
+		res->n_pools = 0;
+	}
+	if (policy_pool_mutate(cfg, pv, choice.n > 0 ? &choice : NULL, res, err) != 0)
+		return -1;
+	if (req->validate && res->verdict == POLICY_MUTATE && policy_pool_patch_soft(res->patch)) {
+		res->verdict = POLICY_ALLOW;
+		res->reason = R_GPU_OK;
+		res->changes[0] = '\0';
+		json_decref(res->patch);
+		res->patch = NULL;
+	} else if (req->validate && res->verdict == POLICY_MUTATE) {
+		res->verdict = POLICY_REJECT;
+		res->reason = R_NOT_MUTATED;
+		snprintf(res->message, sizeof res->message,
+			 "GPU pod reached validation without what gpu-admission adds (%s): is "
+			 "the mutating webhook installed and reachable?", res->changes);
+		json_decref(res->patch);
+		res->patch = NULL;
+	}
+	return 0;
+}
+
+/* A pod with no GPU resource: judged on the routes by which it reaches GPU nodes. */
+static int decide_cpu(const struct config *cfg, const struct pod_view *pv, struct policy_result *res,
+		      struct error *err)
+{
+	struct pod_routes routes;
+
+	/*
+	 * No GPU resource. DRA claims are no GPU request the engine can
+	 * show: which device class a claim asks for is in a ResourceClaim
+	 * or template the pod only names, and a claim may be unused or ask
+	 * for nothing. Were they an exemption, any pod could add one and
+	 * reach GPU nodes; so a pod with claims is judged on its routes as
+	 * a CPU-only pod is (its message says why), and one that takes no
+	 * route is admitted unchanged, with a note.
+	 */
+	policy_routes_find(cfg, pv, &routes);
+	if (judge_routes(cfg, pv, &routes, judged_routes(pv), res, err) != 0)
+		return -1;
+	if (pv->dra && res->verdict != POLICY_REJECT) {
+		res->reason = R_DRA;
+		if (policy_note(res, err, "pod uses DRA resource claims, which gpu-admission does not "
+				"recognise as GPU requests yet: admitted unchanged (no toleration, no "
+				"pool); to run on GPU nodes, request the GPU as a resource or have the "
+				"namespace exempted") != 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int decide(const struct config *cfg, const struct policy_request *req,
 		  struct policy_result *res, struct error *err)
 {
 	struct pod_view pv;
-	struct pod_routes routes;
-	struct pool_choice choice = { .n = 0 };
 
 	if (policy_pod_read(cfg, req, req->pod, &pv, err) != 0)
 		return -1;
@@ -218,70 +295,11 @@ static int decide(const struct config *cfg, const struct policy_request *req,
 		res->reason = R_QUANTITY;
 		snprintf(res->message, sizeof res->message, "%s", pv.bad_quantity);
 	} else if (pv.n_gpu > 0) {
-		if (pv.dra && policy_note(res, err, "pod also uses DRA resource claims; gpu-admission places it "
-				   "for its GPU resources only and does not inspect the claims") != 0)
+		if (decide_gpu(cfg, req, &pv, res, err) != 0)
 			return -1;
-		/*
-		 * A DaemonSet pod is pinned to its node by the controller: tolerate,
-		 * don't steer. A queued one is placed by its queue, but only among
-		 * the pools it may use: the label that defers is the pod's own, so
-		 * the pool rules are applied first, and only the steering is left
-		 * to the queue.
-		 */
-		res->deferred = deferred_to(cfg, &pv);
-		if (!pv.daemonset) {
-			if (policy_pool_choose(cfg, &pv, &choice, res, err) != 0)
-				return -1;
-			if (choice.n == 0) {
-				res->verdict = POLICY_REJECT;
-				goto exempt;
-			}
-		}
-		if (res->deferred != NULL) {
-			choice.n = 0;
-			res->pool = NULL;
-			res->n_pools = 0;
-		}
-		if (policy_pool_mutate(cfg, &pv, choice.n > 0 ? &choice : NULL, res, err) != 0)
-			return -1;
-		if (req->validate && res->verdict == POLICY_MUTATE && policy_pool_patch_soft(res->patch)) {
-			res->verdict = POLICY_ALLOW;
-			res->reason = R_GPU_OK;
-			res->changes[0] = '\0';
-			json_decref(res->patch);
-			res->patch = NULL;
-		} else if (req->validate && res->verdict == POLICY_MUTATE) {
-			res->verdict = POLICY_REJECT;
-			res->reason = R_NOT_MUTATED;
-			snprintf(res->message, sizeof res->message,
-				 "GPU pod reached validation without what gpu-admission adds (%s): is "
-				 "the mutating webhook installed and reachable?", res->changes);
-			json_decref(res->patch);
-			res->patch = NULL;
-		}
-	} else {
-		/*
-		 * No GPU resource. DRA claims are no GPU request the engine can
-		 * show: which device class a claim asks for is in a ResourceClaim
-		 * or template the pod only names, and a claim may be unused or ask
-		 * for nothing. Were they an exemption, any pod could add one and
-		 * reach GPU nodes; so a pod with claims is judged on its routes as
-		 * a CPU-only pod is (its message says why), and one that takes no
-		 * route is admitted unchanged, with a note.
-		 */
-		policy_routes_find(cfg, &pv, &routes);
-		if (judge_routes(cfg, &pv, &routes, judged_routes(&pv), res, err) != 0)
-			return -1;
-		if (pv.dra && res->verdict != POLICY_REJECT) {
-			res->reason = R_DRA;
-			if (policy_note(res, err, "pod uses DRA resource claims, which gpu-admission does not "
-					"recognise as GPU requests yet: admitted unchanged (no toleration, no "
-					"pool); to run on GPU nodes, request the GPU as a resource or have the "
-					"namespace exempted") != 0)
-				return -1;
-		}
+	} else if (decide_cpu(cfg, &pv, res, err) != 0) {
+		return -1;
 	}
-exempt:
 	if (res->verdict == POLICY_REJECT && daemonset_exempt(cfg, &pv)) {
 		if (policy_note(res, err, "admitted only because DaemonSet pods are exempt: %s", res->message) != 0)
 			return -1;

@@ -218,7 +218,6 @@ int policy_match_any(const struct config_strings *globs, const char *s);
  */
 int policy_selector_match(const struct config_label_selector *sel, const json_t *labels);
 int policy_list_has(const struct config_strings *l, const char *s);
-long long policy_sat_add(long long a, long long b);  /* saturates at QUANTITY_MAX */
 long long policy_max_ll(long long a, long long b);
 
 

@@ -45,7 +45,7 @@ const struct scan_shape policy_pod_fields[] = {
 
 long long policy_demand_total(const struct gpu_demand *d)
 {
-	return policy_max_ll(policy_sat_add(d->app_sum, d->sidecar_sum), d->init_max);
+	return policy_max_ll(quantity_add(d->app_sum, d->sidecar_sum), d->init_max);
 }
 
 static struct gpu_demand *demand_slot(struct pod_view *pv, const char *name)
@@ -138,12 +138,12 @@ static int scan_container(const struct config *cfg, struct pod_view *pv, const j
 				return -1;
 			}
 			if (!init) {
-				d->app_sum = policy_sat_add(d->app_sum, n);
+				d->app_sum = quantity_add(d->app_sum, n);
 			} else if (restartable) {
-				d->sidecar_sum = policy_sat_add(d->sidecar_sum, n);
+				d->sidecar_sum = quantity_add(d->sidecar_sum, n);
 				d->init_max = policy_max_ll(d->init_max, d->sidecar_sum);
 			} else {
-				d->init_max = policy_max_ll(d->init_max, policy_sat_add(n, d->sidecar_sum));
+				d->init_max = policy_max_ll(d->init_max, quantity_add(n, d->sidecar_sum));
 			}
 		}
 	}

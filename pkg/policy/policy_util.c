@@ -1,7 +1,7 @@
 /*
  * policy_util: the helpers every part of the policy engine shares (typed
- * member access, glob and list matching, saturating counts, warnings and
- * notes, label selectors). They sit below policy.c, policy_pod.c,
+ * member access, glob and list matching, warnings and notes, label
+ * selectors; counts saturate with base/quantity.h's quantity_add()). They sit below policy.c, policy_pod.c,
  * policy_pool.c and policy_target.c, so none of those calls back up into
  * the engine's top (policy.c), which only decides.
  */
@@ -107,11 +107,6 @@ int policy_list_has(const struct config_strings *l, const char *s)
 		if (strcmp(l->v[i], s) == 0)
 			return 1;
 	return 0;
-}
-
-long long policy_sat_add(long long a, long long b)
-{
-	return a > QUANTITY_MAX - b ? QUANTITY_MAX : a + b;
 }
 
 long long policy_max_ll(long long a, long long b)

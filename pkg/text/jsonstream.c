@@ -54,7 +54,7 @@ void jsonstream_free(struct jsonstream *s)
 	free(s);
 }
 
-static int fail(struct jsonstream *s, struct error *err, enum error_kind kind, const char *what)
+static int stream_fail(struct jsonstream *s, struct error *err, enum error_kind kind, const char *what)
 {
 	error_set(err, kind, "byte %llu: %s", s->base + s->pos, what);
 	s->state = ST_DONE;
@@ -93,10 +93,10 @@ static int refill(struct jsonstream *s, struct error *err)
 		char *grown;
 
 		if (s->cap >= WINDOW_MAX)
-			return fail(s, err, ERROR_TOO_LARGE, "an item (or an object without items) is larger "
+			return stream_fail(s, err, ERROR_TOO_LARGE, "an item (or an object without items) is larger "
 				    "than the 16 MiB limit (JSONSTREAM_ITEM_MAX)");
 		if ((grown = realloc(s->buf, cap)) == NULL)
-			return fail(s, err, ERROR_NOMEM, "out of memory");
+			return stream_fail(s, err, ERROR_NOMEM, "out of memory");
 		s->buf = grown;
 		s->cap = cap;
 	}
@@ -107,7 +107,7 @@ static int refill(struct jsonstream *s, struct error *err)
 		char msg[128];
 
 		snprintf(msg, sizeof msg, "read failed: %s", strerror(errno));
-		return fail(s, err, ERROR_SYSTEM, msg);
+		return stream_fail(s, err, ERROR_SYSTEM, msg);
 	}
 	if (r == 0) {
 		s->eof = 1;
@@ -143,14 +143,14 @@ static int skip_ws(struct jsonstream *s, struct error *err)
 /* Stops the stream with err; jsonstream_next()'s -1. */
 static int stop(struct jsonstream *s, struct error *err, const char *what)
 {
-	fail(s, err, ERROR_INPUT, what);
+	stream_fail(s, err, ERROR_INPUT, what);
 	return -1;
 }
 
 /* A truncated input, or the error peekc() already reported. */
 static int truncated(struct jsonstream *s, struct error *err, int c)
 {
-	return c == -2 ? -2 : fail(s, err, ERROR_INPUT, "the input ends inside the JSON document (truncated?)");
+	return c == -2 ? -2 : stream_fail(s, err, ERROR_INPUT, "the input ends inside the JSON document (truncated?)");
 }
 
 /*
@@ -241,129 +241,167 @@ static int member_name(struct jsonstream *s, int *items, struct error *err)
 	return rc;
 }
 
-int jsonstream_next(struct jsonstream *s, const char **item, size_t *len, unsigned long long *offset,
-		    struct error *err)
+/*
+ * jsonstream_next()'s steps, one per state: each returns 1 with an item in
+ * *it, 0 at the end, -1 with err, or STEP_AGAIN once the state moved on.
+ */
+#define STEP_AGAIN 2
+
+struct item_out {
+	const char **item;
+	size_t *len;
+	unsigned long long *offset;
+};
+
+/* The item is buf[from, pos): handed out. */
+static int hand_out(struct jsonstream *s, size_t from, const struct item_out *it)
+{
+	*it->item = s->buf + from;
+	*it->len = s->pos - from;
+	*it->offset = s->base + from;
+	return 1;
+}
+
+/* skip_ws() where the input may not end: an end or a read error is told as such. */
+static int skip_ws_more(struct jsonstream *s, struct error *err)
+{
+	int c = skip_ws(s, err);
+
+	if (c < 0)
+		(void)truncated(s, err, c);
+	return c;
+}
+
+/* The top-level object opens. */
+static int step_begin(struct jsonstream *s, struct error *err)
+{
+	int c = skip_ws(s, err);
+
+	if (c == -1)
+		return stop(s, err, "empty input: expected the JSON of kubectl get -o json");
+	if (c < 0)
+		return -1;
+	if (c != '{')
+		return stop(s, err, "expected a JSON object (a List, as kubectl get "
+			    "-o json prints)");
+	s->obj = s->mark = s->pos++;
+	s->state = ST_MEMBERS;
+	s->first = 1;
+	return STEP_AGAIN;
+}
+
+/* One member of the top-level object: skipped, or "items" opened; at '}' the object itself when no List. */
+static int step_members(struct jsonstream *s, const struct item_out *it, struct error *err)
 {
 	int c, items;
 
+	if ((c = skip_ws_more(s, err)) < 0)
+		return -1;
+	if (c == '}') {
+		s->pos++;
+		s->state = ST_AFTER;
+		if (!s->list)  /* one object, not a List: it is the item */
+			return hand_out(s, s->obj, it);
+		return STEP_AGAIN;
+	}
+	if (!s->first) {
+		if (c != ',')
+			return stop(s, err, "expected ',' or '}' in the top-level object");
+		s->pos++;
+		if ((c = skip_ws_more(s, err)) < 0)
+			return -1;
+	}
+	s->first = 0;
+	if (c != '"')
+		return stop(s, err, "expected a member name in the top-level object");
+	if (member_name(s, &items, err) != 0)
+		return -1;
+	if ((c = skip_ws(s, err)) != ':') {
+		if (c < 0)
+			(void)truncated(s, err, c);
+		else
+			(void)stream_fail(s, err, ERROR_INPUT, "expected ':' after a member name");
+		return -1;
+	}
+	s->pos++;
+	if ((c = skip_ws_more(s, err)) < 0)
+		return -1;
+	if (!items)
+		return skip_value(s, err) != 0 ? -1 : STEP_AGAIN;
+	if (s->list)
+		return stop(s, err, "two \"items\" members");
+	if (c != '[')
+		return stop(s, err, "\"items\" is not an array");
+	s->list = 1;
+	s->mark = NONE;  /* a List: what came before items is not needed */
+	s->obj = NONE;
+	s->pos++;
+	s->state = ST_ITEMS;
+	s->first = 1;
+	return STEP_AGAIN;
+}
+
+/* One element of items, handed out; at ']' back to the members. */
+static int step_items(struct jsonstream *s, const struct item_out *it, struct error *err)
+{
+	int c;
+
+	if ((c = skip_ws_more(s, err)) < 0)
+		return -1;
+	if (c == ']') {
+		s->pos++;
+		s->state = ST_MEMBERS;
+		s->first = 0;
+		return STEP_AGAIN;
+	}
+	if (!s->first) {
+		if (c != ',')
+			return stop(s, err, "expected ',' or ']' between items");
+		s->pos++;
+		if ((c = skip_ws_more(s, err)) < 0)
+			return -1;
+		if (c == ']')
+			return stop(s, err, "a ',' after the last item");
+	}
+	s->first = 0;
+	s->mark = s->pos;
+	if (skip_value(s, err) != 0)
+		return -1;
+	return hand_out(s, s->mark, it);
+}
+
+/* After the top-level object: only whitespace to the end. */
+static int step_after(struct jsonstream *s, struct error *err)
+{
+	int c = skip_ws(s, err);
+
+	if (c == -1) {
+		s->state = ST_DONE;
+		return 0;
+	}
+	if (c < 0)
+		return -1;
+	return stop(s, err, "data after the top-level JSON object");
+}
+
+int jsonstream_next(struct jsonstream *s, const char **item, size_t *len, unsigned long long *offset,
+		    struct error *err)
+{
+	const struct item_out it = { item, len, offset };
+	int rc = STEP_AGAIN;
+
 	/* The previous item may go; the top-level object stays while it may be the only item. */
 	s->mark = s->state == ST_MEMBERS && !s->list ? s->obj : NONE;
-	for (;;) {
+	while (rc == STEP_AGAIN) {
 		switch (s->state) {
-		case ST_BEGIN:
-			c = skip_ws(s, err);
-			if (c == -1)
-				return stop(s, err, "empty input: expected the JSON of kubectl get -o json");
-			if (c < 0)
-				return -1;
-			if (c != '{')
-				return stop(s, err, "expected a JSON object (a List, as kubectl get "
-					    "-o json prints)");
-			s->obj = s->mark = s->pos++;
-			s->state = ST_MEMBERS;
-			s->first = 1;
-			break;
-		case ST_MEMBERS:
-			if ((c = skip_ws(s, err)) < 0) {
-				(void)truncated(s, err, c);
-				return -1;
-			}
-			if (c == '}') {
-				s->pos++;
-				s->state = ST_AFTER;
-				if (!s->list) {  /* one object, not a List: it is the item */
-					*item = s->buf + s->obj;
-					*len = s->pos - s->obj;
-					*offset = s->base + s->obj;
-					return 1;
-				}
-				break;
-			}
-			if (!s->first) {
-				if (c != ',')
-					return stop(s, err, "expected ',' or '}' in the top-level object");
-				s->pos++;
-				if ((c = skip_ws(s, err)) < 0) {
-					(void)truncated(s, err, c);
-					return -1;
-				}
-			}
-			s->first = 0;
-			if (c != '"')
-				return stop(s, err, "expected a member name in the top-level object");
-			if (member_name(s, &items, err) != 0)
-				return -1;
-			if ((c = skip_ws(s, err)) != ':') {
-				if (c < 0)
-					(void)truncated(s, err, c);
-				else
-					(void)fail(s, err, ERROR_INPUT, "expected ':' after a member name");
-				return -1;
-			}
-			s->pos++;
-			if ((c = skip_ws(s, err)) < 0) {
-				(void)truncated(s, err, c);
-				return -1;
-			}
-			if (!items) {
-				if (skip_value(s, err) != 0)
-					return -1;
-				break;
-			}
-			if (s->list)
-				return stop(s, err, "two \"items\" members");
-			if (c != '[')
-				return stop(s, err, "\"items\" is not an array");
-			s->list = 1;
-			s->mark = NONE;  /* a List: what came before items is not needed */
-			s->obj = NONE;
-			s->pos++;
-			s->state = ST_ITEMS;
-			s->first = 1;
-			break;
-		case ST_ITEMS:
-			if ((c = skip_ws(s, err)) < 0) {
-				(void)truncated(s, err, c);
-				return -1;
-			}
-			if (c == ']') {
-				s->pos++;
-				s->state = ST_MEMBERS;
-				s->first = 0;
-				break;
-			}
-			if (!s->first) {
-				if (c != ',')
-					return stop(s, err, "expected ',' or ']' between items");
-				s->pos++;
-				if ((c = skip_ws(s, err)) < 0) {
-					(void)truncated(s, err, c);
-					return -1;
-				}
-				if (c == ']')
-					return stop(s, err, "a ',' after the last item");
-			}
-			s->first = 0;
-			s->mark = s->pos;
-			if (skip_value(s, err) != 0)
-				return -1;
-			*item = s->buf + s->mark;
-			*len = s->pos - s->mark;
-			*offset = s->base + s->mark;
-			return 1;
-		case ST_AFTER:
-			c = skip_ws(s, err);
-			if (c == -1) {
-				s->state = ST_DONE;
-				return 0;
-			}
-			if (c < 0)
-				return -1;
-			return stop(s, err, "data after the top-level JSON object");
-		case ST_DONE:
-			return 0;
+		case ST_BEGIN:   rc = step_begin(s, err); break;
+		case ST_MEMBERS: rc = step_members(s, &it, err); break;
+		case ST_ITEMS:   rc = step_items(s, &it, err); break;
+		case ST_AFTER:   rc = step_after(s, err); break;
+		case ST_DONE:    rc = 0; break;
 		}
 	}
+	return rc;
 }
 
 char *jsonstream_slurp(struct jsonstream *s, size_t max, size_t *len, struct error *err)

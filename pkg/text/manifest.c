@@ -9,6 +9,7 @@
 
 #include <yaml.h>
 
+#include "base/array.h"
 #include "text/manifest_int.h"
 #include "base/utf8.h"
 
@@ -283,7 +284,7 @@ struct builder {
 	int nomem;
 };
 
-static int fail(struct builder *b, unsigned long line, const char *msg)
+static int build_fail(struct builder *b, unsigned long line, const char *msg)
 {
 	if (b->error[0] == '\0') {
 		b->error_line = line;
@@ -295,7 +296,7 @@ static int fail(struct builder *b, unsigned long line, const char *msg)
 static int oom(struct builder *b)
 {
 	b->nomem = 1;
-	return fail(b, 0, "out of memory");
+	return build_fail(b, 0, "out of memory");
 }
 
 /*
@@ -304,7 +305,7 @@ static int oom(struct builder *b)
  */
 static int not_string(struct builder *b, unsigned long line, const char *s, size_t len, const char *what)
 {
-	return utf8_valid((const unsigned char *)s, len) ? oom(b) : fail(b, line, what);
+	return utf8_valid((const unsigned char *)s, len) ? oom(b) : build_fail(b, line, what);
 }
 
 static unsigned long abs_line(const struct builder *b, const yaml_mark_t *m)
@@ -318,15 +319,9 @@ static int anchor_add(struct builder *b, const char *name, json_t *node)
 
 	if (name == NULL)
 		return 0;
-	if (b->n_anchors == b->cap_anchors) {
-		size_t cap = b->cap_anchors ? b->cap_anchors * 2 : 8;
-
-		grown = realloc(b->anchors, cap * sizeof *grown);
-		if (grown == NULL)
-			return oom(b);
-		b->anchors = grown;
-		b->cap_anchors = cap;
-	}
+	if ((grown = array_grow(b->anchors, &b->cap_anchors, b->n_anchors + 1, sizeof *grown, 8)) == NULL)
+		return oom(b);
+	b->anchors = grown;
 	b->anchors[b->n_anchors].name = strdup(name);
 	if (b->anchors[b->n_anchors].name == NULL)
 		return oom(b);
@@ -381,7 +376,7 @@ static int add_value(struct builder *b, json_t *v, unsigned long line)
 	if (b->depth == 0) {
 		if (b->root != NULL) {
 			json_decref(v);
-			return fail(b, line, "more than one document without a --- separator");
+			return build_fail(b, line, "more than one document without a --- separator");
 		}
 		b->root = v;
 		return 0;
@@ -463,11 +458,11 @@ static int push(struct builder *b, json_t *node, const char *anchor, const yaml_
 		return oom(b);
 	if (b->depth > 0 && wants_key(b)) {
 		json_decref(node);
-		return fail(b, line, "a mapping key is a mapping or sequence (an unrendered template?)");
+		return build_fail(b, line, "a mapping key is a mapping or sequence (an unrendered template?)");
 	}
 	if (b->depth == MANIFEST_DEPTH_MAX) {
 		json_decref(node);
-		return fail(b, line, "nesting deeper than 256 levels");
+		return build_fail(b, line, "nesting deeper than 256 levels");
 	}
 	if (b->depth == 0 && b->content_line == 0) {
 		b->content_line = line;
@@ -484,15 +479,11 @@ static int push(struct builder *b, json_t *node, const char *anchor, const yaml_
 	if (b->record) {
 		struct manifest_pos *p;
 
-		if (b->n_pos == b->cap_pos) {
-			size_t cap = b->cap_pos ? b->cap_pos * 2 : 64;
-			struct manifest_pos *grown = realloc(b->pos, cap * sizeof *grown);
+		struct manifest_pos *grown = array_grow(b->pos, &b->cap_pos, b->n_pos + 1, sizeof *grown, 64);
 
-			if (grown == NULL)
-				return oom(b);
-			b->pos = grown;
-			b->cap_pos = cap;
-		}
+		if (grown == NULL)
+			return oom(b);
+		b->pos = grown;
 		p = &b->pos[b->n_pos];
 		memset(p, 0, sizeof *p);
 		p->node = node;
@@ -521,7 +512,7 @@ static int merge(struct builder *b, struct frame *f, unsigned long line)
 		for (j = 0; j < (json_is_array(src) ? json_array_size(src) : 1); j++) {
 			item = json_is_array(src) ? json_array_get(src, j) : src;
 			if (!json_is_object(item))
-				return fail(b, line, "a merge key (<<) value must be a mapping or a list of mappings");
+				return build_fail(b, line, "a merge key (<<) value must be a mapping or a list of mappings");
 			json_object_foreach(item, key, v)
 				if (json_object_get(f->node, key) == NULL &&
 				    json_object_set(f->node, key, v) != 0)
@@ -607,10 +598,10 @@ static int on_alias(struct builder *b, const yaml_event_t *ev)
 		if (strcmp(b->anchors[i - 1].name, name) == 0)
 			target = b->anchors[i - 1].node;
 	if (target == NULL)
-		return fail(b, line, "alias to an unknown (or not yet complete) anchor");
+		return build_fail(b, line, "alias to an unknown (or not yet complete) anchor");
 	if (wants_key(b)) {
 		if (!json_is_string(target))
-			return fail(b, line, "a mapping key alias does not name a string");
+			return build_fail(b, line, "a mapping key alias does not name a string");
 		return set_key(b, json_string_value(target), json_string_length(target), 0, &ev->start_mark);
 	}
 	if (b->depth == 0 && b->content_line == 0)
@@ -618,9 +609,9 @@ static int on_alias(struct builder *b, const yaml_event_t *ev)
 	v = copy_counted(b, target, (int)b->depth);
 	if (v == NULL) {
 		if (b->budget == 0)
-			return fail(b, line, "aliases expand to more than 100000 values (an alias bomb?)");
+			return build_fail(b, line, "aliases expand to more than 100000 values (an alias bomb?)");
 		if (b->too_deep)
-			return fail(b, line, "nesting deeper than 256 levels (through aliases)");
+			return build_fail(b, line, "nesting deeper than 256 levels (through aliases)");
 		return oom(b);
 	}
 	return add_value(b, v, line);
@@ -684,7 +675,7 @@ static int parse_chunk(struct builder *b, const char *p, size_t n)
 			}
 			error_yaml_problem(msg, sizeof msg, parser.problem, parser.context, p, n,
 					   parser.problem_mark.index);
-			rc = fail(b, b->line0 + (unsigned long)parser.problem_mark.line, msg);
+			rc = build_fail(b, b->line0 + (unsigned long)parser.problem_mark.line, msg);
 			break;
 		}
 		switch (ev.type) {
@@ -693,7 +684,7 @@ static int parse_chunk(struct builder *b, const char *p, size_t n)
 			break;
 		case YAML_DOCUMENT_START_EVENT:
 			if (++b->documents > 1)
-				rc = fail(b, abs_line(b, &ev.start_mark), "more than one document in one chunk");
+				rc = build_fail(b, abs_line(b, &ev.start_mark), "more than one document in one chunk");
 			break;
 		case YAML_SCALAR_EVENT:
 			rc = on_scalar(b, &ev);
@@ -919,17 +910,13 @@ int manifest_load(const char *buf, size_t len, struct manifest *m, struct error 
 
 	manifest_open(buf, len, m);
 	for (;;) {
-		if (m->n_docs == cap) {
-			size_t ncap = cap ? cap * 2 : 16;
-			struct manifest_doc *grown = realloc(m->docs, ncap * sizeof *grown);
+		struct manifest_doc *grown = array_grow(m->docs, &cap, m->n_docs + 1, sizeof *grown, 16);
 
-			if (grown == NULL) {
-				error_set(err, ERROR_NOMEM, "out of memory reading manifests");
-				return -1;
-			}
-			m->docs = grown;
-			cap = ncap;
+		if (grown == NULL) {
+			error_set(err, ERROR_NOMEM, "out of memory reading manifests");
+			return -1;
 		}
+		m->docs = grown;
 		memset(&m->docs[m->n_docs], 0, sizeof m->docs[0]);
 		if ((r = manifest_next(m, &m->docs[m->n_docs], err)) <= 0) {
 			manifest_doc_free(&m->docs[m->n_docs]);

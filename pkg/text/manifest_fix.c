@@ -12,52 +12,10 @@
 
 #include "text/manifest_int.h"
 #include "base/patch.h"
+#include "base/strbuf.h"
 #include "base/utf8.h"
 
 #define WRITE_DEPTH_MAX 16    /* values the text inserter writes by hand */
-
-/* ==== Growable output buffer; an allocation failure sticks (oom) ==== */
-
-struct mbuf {
-	char *p;
-	size_t len, cap;
-	int oom;
-};
-
-static void mb_add(struct mbuf *b, const char *s, size_t n)
-{
-	char *grown;
-	size_t cap;
-
-	if (b->oom)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		cap = b->cap ? b->cap : 256;
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		grown = realloc(b->p, cap);
-		if (grown == NULL) {
-			b->oom = 1;
-			return;
-		}
-		b->p = grown;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static void mb_str(struct mbuf *b, const char *s)
-{
-	mb_add(b, s, strlen(s));
-}
-
-static void mb_spaces(struct mbuf *b, size_t n)
-{
-	while (n-- > 0)
-		mb_add(b, " ", 1);
-}
 
 /* ==== --fix: rendering a patched document ==== */
 
@@ -104,32 +62,32 @@ static int plain_ok(const char *s)
 	return ok;
 }
 
-static void write_scalar(struct mbuf *o, const json_t *v)
+static void write_scalar(struct strbuf *o, const json_t *v)
 {
 	char *s;
 	int plain = json_is_string(v) ? plain_ok(json_string_value(v)) : 0;
 
 	if (plain < 0) {
-		o->oom = 1;
+		strbuf_fail(o, STRBUF_NOMEM);
 		return;
 	}
 	if (plain) {
-		mb_str(o, json_string_value(v));
+		strbuf_addstr(o, json_string_value(v));
 		return;
 	}
 	s = json_dumps(v, JSON_ENCODE_ANY);  /* a JSON string is a YAML double-quoted scalar */
 	if (s == NULL) {
-		o->oom = 1;
+		strbuf_fail(o, STRBUF_NOMEM);
 		return;
 	}
-	mb_str(o, s);
+	strbuf_addstr(o, s);
 	free(s);
 }
 
-static int write_value(struct mbuf *o, const json_t *v, size_t indent, const char *nl, int depth);
+static int write_value(struct strbuf *o, const json_t *v, size_t indent, const char *nl, int depth);
 
 /* Writes the entries of object v, the first one inline (after "- "), the rest at indent. */
-static int write_entries(struct mbuf *o, const json_t *v, size_t indent, int first_inline,
+static int write_entries(struct strbuf *o, const json_t *v, size_t indent, int first_inline,
 			 const char *nl, int depth)
 {
 	const char *key;
@@ -140,16 +98,16 @@ static int write_entries(struct mbuf *o, const json_t *v, size_t indent, int fir
 		json_t *k;
 
 		if (!(first && first_inline))
-			mb_spaces(o, indent);
+			strbuf_addchars(o, ' ', indent);
 		first = 0;
 		k = json_string(key);
 		if (k == NULL) {
-			o->oom = 1;  /* a key of an object jansson holds is valid UTF-8: memory failed */
+			strbuf_fail(o, STRBUF_NOMEM);  /* a key of an object jansson holds is valid UTF-8: memory failed */
 			return -1;
 		}
 		write_scalar(o, k);
 		json_decref(k);
-		mb_str(o, ":");
+		strbuf_addstr(o, ":");
 		if (write_value(o, child, indent + 2, nl, depth + 1) != 0)
 			return -1;
 	}
@@ -157,12 +115,12 @@ static int write_entries(struct mbuf *o, const json_t *v, size_t indent, int fir
 }
 
 /* Writes one sequence item "<indent>- ..." (a mapping's first entry on the dash line). */
-static int write_item(struct mbuf *o, const json_t *item, size_t indent, const char *nl, int depth)
+static int write_item(struct strbuf *o, const json_t *item, size_t indent, const char *nl, int depth)
 {
-	mb_spaces(o, indent);
-	mb_str(o, "-");
+	strbuf_addchars(o, ' ', indent);
+	strbuf_addstr(o, "-");
 	if (json_is_object(item) && json_object_size(item) > 0) {
-		mb_str(o, " ");
+		strbuf_addstr(o, " ");
 		return write_entries(o, item, indent + 2, 1, nl, depth + 1);
 	}
 	if (json_is_array(item) && json_array_size(item) > 0)
@@ -171,7 +129,7 @@ static int write_item(struct mbuf *o, const json_t *item, size_t indent, const c
 }
 
 /* Writes " scalar\n" or "\n" + block content at indent, after a "key:". */
-static int write_value(struct mbuf *o, const json_t *v, size_t indent, const char *nl, int depth)
+static int write_value(struct strbuf *o, const json_t *v, size_t indent, const char *nl, int depth)
 {
 	size_t i;
 	json_t *item;
@@ -179,24 +137,24 @@ static int write_value(struct mbuf *o, const json_t *v, size_t indent, const cha
 	if (depth > WRITE_DEPTH_MAX)
 		return -1;
 	if (json_is_object(v) && json_object_size(v) > 0) {
-		mb_str(o, nl);
+		strbuf_addstr(o, nl);
 		return write_entries(o, v, indent, 0, nl, depth);
 	}
 	if (json_is_array(v) && json_array_size(v) > 0) {
-		mb_str(o, nl);
+		strbuf_addstr(o, nl);
 		json_array_foreach(v, i, item)
 			if (write_item(o, item, indent, nl, depth + 1) != 0)
 				return -1;
 		return 0;
 	}
-	mb_str(o, " ");
+	strbuf_addstr(o, " ");
 	if (json_is_object(v))
-		mb_str(o, "{}");
+		strbuf_addstr(o, "{}");
 	else if (json_is_array(v))
-		mb_str(o, "[]");
+		strbuf_addstr(o, "[]");
 	else
 		write_scalar(o, v);
-	mb_str(o, nl);
+	strbuf_addstr(o, nl);
 	return 0;
 }
 
@@ -267,7 +225,7 @@ static int plan_insertion(const struct manifest *m, const struct manifest_doc *d
 	char parent_ptr[LIMIT_TEMPLATE_POINTER_MAX], tok[1024];
 	const struct manifest_pos *p;
 	json_t *parent;
-	struct mbuf o = { 0 };
+	struct strbuf o = STRBUF_INIT;
 	size_t n;
 	int rc = -1;
 
@@ -305,10 +263,10 @@ static int plan_insertion(const struct manifest *m, const struct manifest_doc *d
 			return -1;
 		}
 		ins->off = before_comments(chunk, ins->off);
-		mb_spaces(&o, p->first_col);
+		strbuf_addchars(&o, ' ', p->first_col);
 		write_scalar(&o, k);
 		json_decref(k);
-		mb_str(&o, ":");
+		strbuf_addstr(&o, ":");
 		if (write_value(&o, value, p->first_col + 2, nl, 0) != 0)
 			goto out;
 	} else if (json_is_array(parent) && strcmp(tok, "-") == 0) {
@@ -324,7 +282,7 @@ static int plan_insertion(const struct manifest *m, const struct manifest_doc *d
 			    manifest_line_break(chunk + d->len - 1, chunk + d->len) > 0)
 				goto out;
 			ins->off = d->len;
-			mb_str(&o, nl);
+			strbuf_addstr(&o, nl);
 		}
 		if (ins->off == d->len && o.len > 0) {
 			/* No break at the end: a trailing comment line can still be stepped over. */
@@ -334,8 +292,7 @@ static int plan_insertion(const struct manifest *m, const struct manifest_doc *d
 				ls--;
 			if (ls > chunk && manifest_comment_line(ls, chunk + d->len)) {
 				ins->off = (size_t)(ls - chunk);
-				o.len = 0;
-				o.p[0] = '\0';
+				strbuf_setlen(&o, 0);
 			}
 		}
 		ins->off = before_comments(chunk, ins->off);
@@ -344,28 +301,28 @@ static int plan_insertion(const struct manifest *m, const struct manifest_doc *d
 	} else {
 		goto out;
 	}
-	if (o.oom)
+	if (o.failed)
 		goto out;
-	ins->text = o.p;
-	o.p = NULL;
+	ins->text = strbuf_detach(&o, NULL);
 	rc = 0;
 out:
-	if (o.oom)
+	if (o.failed)
 		*nomem = 1;
-	free(o.p);
+	strbuf_release(&o);
 	return rc;
 }
 
 /* ==== Removals: the span of the value a pointer names, from the document's events ==== */
 
 #define REMOVE_DEPTH_MAX 64  /* nesting a removal's path is followed to */
+#define FRAME_KEY_MAX 1024   /* bytes of a key (and of a path's token) a removal follows */
 
 struct frame {
 	int map;            /* a mapping (else a sequence) */
 	int flow;           /* flow style: not edited as text */
 	int want_key;       /* mapping: the next node is a key */
 	size_t index;       /* sequence: the next item's index */
-	char key[1024];     /* mapping: the current key */
+	char key[FRAME_KEY_MAX];  /* mapping: the current key */
 	yaml_mark_t key_at; /* mapping: where the current key starts */
 };
 
@@ -417,7 +374,7 @@ static int only_indent(const char *chunk, size_t from, size_t to, int item)
 }
 
 /* Whether the value about to be read, under stack[0..depth), is the one tokens[0..n_tok) names. */
-static int at_path(const struct frame *stack, size_t depth, char (*tokens)[1024], size_t n_tok)
+static int at_path(const struct frame *stack, size_t depth, const char *const *tokens, size_t n_tok)
 {
 	char idx[32];
 	size_t n;
@@ -437,6 +394,123 @@ static int at_path(const struct frame *stack, size_t depth, char (*tokens)[1024]
 	return 1;
 }
 
+/* removal_span()'s walk over the document's events. */
+struct removal {
+	const char *chunk;
+	size_t len;
+	const char *tokens[REMOVE_DEPTH_MAX];  /* the path's, unescaped */
+	size_t n_tok;
+	struct frame *stack;                   /* REMOVE_DEPTH_MAX + 1 of them */
+	size_t depth;
+	long start, end;                       /* the value's lines, once found (-1: not yet) */
+	int item;                              /* it is a sequence item (else a mapping entry) */
+	int target;                            /* the depth it sits at, once found (-1: not yet) */
+	int done;
+};
+
+/*
+ * Splits JSON Pointer path into r->tokens, unescaped into text (room for
+ * strlen(path) + 1 bytes). -1 when it is not a path this follows (empty,
+ * deeper than REMOVE_DEPTH_MAX, a token of FRAME_KEY_MAX bytes or more).
+ */
+static int path_tokens(struct removal *r, const char *path, char *text)
+{
+	while (*path == '/' && r->n_tok < REMOVE_DEPTH_MAX) {
+		const char *s = path + 1;
+		size_t n;
+
+		r->tokens[r->n_tok++] = text;
+		for (n = 0; *s != '\0' && *s != '/' && n + 1 < FRAME_KEY_MAX; s++, n++)
+			*text++ = s[0] == '~' && (s[1] == '0' || s[1] == '1') ? (*++s == '0' ? '~' : '/') : *s;
+		*text++ = '\0';
+		path = s;
+	}
+	return *path != '\0' || r->n_tok == 0 ? -1 : 0;
+}
+
+/* A mapping's key, kept in its frame: plain text only (a collection as a key is nothing Kubernetes has). */
+static void removal_key(struct removal *r, const yaml_event_t *ev, struct frame *top)
+{
+	if (ev->type != YAML_SCALAR_EVENT || ev->data.scalar.length >= sizeof top->key) {
+		r->done = 1;
+		return;
+	}
+	memcpy(top->key, ev->data.scalar.value, ev->data.scalar.length);
+	top->key[ev->data.scalar.length] = '\0';
+	top->key_at = ev->start_mark;
+	top->want_key = 0;
+}
+
+/* A value (a scalar, an alias, a collection opening) under top: where the target starts, when it is the one. */
+static void removal_value(struct removal *r, const yaml_event_t *ev, struct frame *top)
+{
+	int scalar = ev->type == YAML_SCALAR_EVENT || ev->type == YAML_ALIAS_EVENT;
+
+	if (r->target < 0 && at_path(r->stack, r->depth, r->tokens, r->n_tok)) {
+		if (top->flow || (ev->type == YAML_MAPPING_START_EVENT &&
+				  ev->data.mapping_start.style == YAML_FLOW_MAPPING_STYLE) ||
+		    (ev->type == YAML_SEQUENCE_START_EVENT &&
+		     ev->data.sequence_start.style == YAML_FLOW_SEQUENCE_STYLE)) {
+			r->done = 1;  /* flow style: left to re-emission */
+		} else {
+			r->item = !top->map;
+			r->start = mark_offset(r->chunk, r->len, top->map ? &top->key_at : &ev->start_mark);
+			r->target = (int)r->depth;
+			if (scalar) {
+				r->end = mark_offset(r->chunk, r->len, &ev->end_mark);
+				r->end = r->end < 0 ? -1 : (long)line_end(r->chunk, r->len, (size_t)r->end);
+				r->done = 1;
+			}
+		}
+	}
+	if (scalar && top != NULL) {
+		if (top->map)
+			top->want_key = 1;
+		else
+			top->index++;
+	}
+}
+
+/* A collection opens or closes: the frames follow it; where the target ends, when it is the one closing. */
+static void removal_nesting(struct removal *r, const yaml_event_t *ev)
+{
+	const char *chunk = r->chunk;
+
+	if (ev->type == YAML_MAPPING_START_EVENT || ev->type == YAML_SEQUENCE_START_EVENT) {
+		struct frame *f = &r->stack[r->depth];
+
+		if (r->depth >= REMOVE_DEPTH_MAX) {
+			r->done = 1;
+			return;
+		}
+		memset(f, 0, sizeof *f);
+		f->map = ev->type == YAML_MAPPING_START_EVENT;
+		f->want_key = f->map;
+		f->flow = f->map ? ev->data.mapping_start.style == YAML_FLOW_MAPPING_STYLE
+			: ev->data.sequence_start.style == YAML_FLOW_SEQUENCE_STYLE;
+		r->depth++;
+	} else if (ev->type == YAML_MAPPING_END_EVENT || ev->type == YAML_SEQUENCE_END_EVENT) {
+		if (r->depth > 0)
+			r->depth--;
+		if (r->target >= 0 && (size_t)r->target == r->depth) {
+			/* The value's end: where the next token starts, a line below its last. */
+			long end = mark_offset(chunk, r->len, &ev->end_mark);
+
+			if (end >= 0 && (size_t)end < r->len && !only_indent(chunk, line_of(chunk, (size_t)end), (size_t)end, 0))
+				end = -1;
+			else if (end >= 0)
+				end = (long)before_comments(chunk, line_of(chunk, (size_t)end));
+			r->end = end;
+			r->done = 1;
+		} else if (r->depth > 0) {
+			if (r->stack[r->depth - 1].map)
+				r->stack[r->depth - 1].want_key = 1;
+			else
+				r->stack[r->depth - 1].index++;
+		}
+	}
+}
+
 /*
  * The lines to delete for the value the JSON Pointer path names in the
  * document chunk[0..len): from the start of its key's
@@ -447,121 +521,58 @@ static int at_path(const struct frame *stack, size_t depth, char (*tokens)[1024]
  */
 static int removal_span(const char *chunk, size_t len, const char *path, size_t *from, size_t *to, int *nomem)
 {
-	char tokens[REMOVE_DEPTH_MAX][1024];
-	struct frame *stack = NULL;
-	size_t n_tok = 0, depth = 0, n;
+	struct removal r = { .chunk = chunk, .len = len, .start = -1, .end = -1, .target = -1 };
+	char *text = malloc(strlen(path) + 1);
 	yaml_parser_t parser;
 	yaml_event_t ev;
-	long start = -1, end = -1;
-	int item = 0, rc = -1, done = 0, target = -1;
+	int rc = -1;
 
-	/* The path's tokens, unescaped. */
-	while (*path == '/' && n_tok < REMOVE_DEPTH_MAX) {
-		const char *s = path + 1;
-
-		for (n = 0; *s != '\0' && *s != '/' && n + 1 < sizeof tokens[0]; s++)
-			tokens[n_tok][n++] = s[0] == '~' && (s[1] == '0' || s[1] == '1') ? (*++s == '0' ? '~' : '/') : *s;
-		tokens[n_tok++][n] = '\0';
-		path = s;
-	}
-	if (*path != '\0' || n_tok == 0)
+	if (text == NULL) {
+		*nomem = 1;
 		return -1;
-	if ((stack = calloc(REMOVE_DEPTH_MAX + 1, sizeof *stack)) == NULL || !yaml_parser_initialize(&parser)) {
-		free(stack);
+	}
+	if (path_tokens(&r, path, text) != 0) {
+		free(text);
+		return -1;
+	}
+	if ((r.stack = calloc(REMOVE_DEPTH_MAX + 1, sizeof *r.stack)) == NULL || !yaml_parser_initialize(&parser)) {
+		free(r.stack);
+		free(text);
 		*nomem = 1;
 		return -1;
 	}
 	yaml_parser_set_input_string(&parser, (const unsigned char *)chunk, len);
-	while (!done) {
+	while (!r.done) {
+		struct frame *top;
+		int node;
+
 		if (!yaml_parser_parse(&parser, &ev)) {
 			*nomem = parser.error == YAML_MEMORY_ERROR;
 			break;
 		}
-		int node = ev.type == YAML_SCALAR_EVENT || ev.type == YAML_MAPPING_START_EVENT ||
-			   ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_ALIAS_EVENT;
-		struct frame *top = depth > 0 ? &stack[depth - 1] : NULL;
-
+		node = ev.type == YAML_SCALAR_EVENT || ev.type == YAML_MAPPING_START_EVENT ||
+		       ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_ALIAS_EVENT;
+		top = r.depth > 0 ? &r.stack[r.depth - 1] : NULL;
 		if (ev.type == YAML_STREAM_END_EVENT || ev.type == YAML_DOCUMENT_END_EVENT)
-			done = 1;
+			r.done = 1;
 		if (node && top != NULL && top->map && top->want_key) {
-			/* A key: plain text only (a collection as a key is nothing Kubernetes has). */
-			if (ev.type != YAML_SCALAR_EVENT || ev.data.scalar.length >= sizeof top->key)
-				done = 1;
-			else {
-				memcpy(top->key, ev.data.scalar.value, ev.data.scalar.length);
-				top->key[ev.data.scalar.length] = '\0';
-				top->key_at = ev.start_mark;
-				top->want_key = 0;
-			}
-			yaml_event_delete(&ev);
-			continue;
-		}
-		if (node) {
-			int on_path = target < 0 && at_path(stack, depth, tokens, n_tok);
-
-			if (on_path) {
-				if (top->flow || (ev.type == YAML_MAPPING_START_EVENT &&
-						  ev.data.mapping_start.style == YAML_FLOW_MAPPING_STYLE) ||
-				    (ev.type == YAML_SEQUENCE_START_EVENT &&
-				     ev.data.sequence_start.style == YAML_FLOW_SEQUENCE_STYLE)) {
-					done = 1;  /* flow style: left to re-emission */
-				} else {
-					item = !top->map;
-					start = mark_offset(chunk, len, top->map ? &top->key_at : &ev.start_mark);
-					target = (int)depth;
-					if (ev.type == YAML_SCALAR_EVENT || ev.type == YAML_ALIAS_EVENT) {
-						end = mark_offset(chunk, len, &ev.end_mark);
-						end = end < 0 ? -1 : (long)line_end(chunk, len, (size_t)end);
-						done = 1;
-					}
-				}
-			}
-			if (ev.type == YAML_SCALAR_EVENT || ev.type == YAML_ALIAS_EVENT) {
-				if (top != NULL && top->map)
-					top->want_key = 1;
-				else if (top != NULL)
-					top->index++;
-			}
-		}
-		if (ev.type == YAML_MAPPING_START_EVENT || ev.type == YAML_SEQUENCE_START_EVENT) {
-			if (depth >= REMOVE_DEPTH_MAX) {
-				done = 1;
-			} else {
-				memset(&stack[depth], 0, sizeof stack[depth]);
-				stack[depth].map = ev.type == YAML_MAPPING_START_EVENT;
-				stack[depth].want_key = stack[depth].map;
-				stack[depth].flow = stack[depth].map ? ev.data.mapping_start.style == YAML_FLOW_MAPPING_STYLE
-						    : ev.data.sequence_start.style == YAML_FLOW_SEQUENCE_STYLE;
-				depth++;
-			}
-		} else if (ev.type == YAML_MAPPING_END_EVENT || ev.type == YAML_SEQUENCE_END_EVENT) {
-			if (depth > 0)
-				depth--;
-			if (target >= 0 && (size_t)target == depth) {
-				/* The value's end: where the next token starts, a line below its last. */
-				end = mark_offset(chunk, len, &ev.end_mark);
-				if (end >= 0 && (size_t)end < len && !only_indent(chunk, line_of(chunk, (size_t)end), (size_t)end, 0))
-					end = -1;
-				else if (end >= 0)
-					end = (long)before_comments(chunk, line_of(chunk, (size_t)end));
-				done = 1;
-			} else if (depth > 0) {
-				if (stack[depth - 1].map)
-					stack[depth - 1].want_key = 1;
-				else
-					stack[depth - 1].index++;
-			}
+			removal_key(&r, &ev, top);
+		} else {
+			if (node)
+				removal_value(&r, &ev, top);
+			removal_nesting(&r, &ev);
 		}
 		yaml_event_delete(&ev);
 	}
 	yaml_parser_delete(&parser);
-	free(stack);
-	if (start >= 0 && end > start) {
-		size_t ls = line_of(chunk, (size_t)start);
+	free(r.stack);
+	free(text);
+	if (r.start >= 0 && r.end > r.start) {
+		size_t ls = line_of(chunk, (size_t)r.start);
 
-		if (only_indent(chunk, ls, (size_t)start, item)) {
+		if (only_indent(chunk, ls, (size_t)r.start, r.item)) {
 			*from = ls;
-			*to = (size_t)end;
+			*to = (size_t)r.end;
 			rc = 0;
 		}
 	}
@@ -598,7 +609,7 @@ static char *insert_text(const struct manifest *m, const struct manifest_doc *d,
 {
 	struct insertion *ins = NULL;
 	size_t n = json_array_size(patch), i, done = 0;
-	struct mbuf o = { 0 };
+	struct strbuf o = STRBUF_INIT;
 	const char *chunk = m->buf + d->off;
 	size_t cursor;
 
@@ -623,32 +634,31 @@ static char *insert_text(const struct manifest *m, const struct manifest_doc *d,
 	for (i = n; i > 0; i--) {
 		if (ins[i - 1].off < cursor)
 			goto out;  /* edits that overlap: left to re-emission */
-		mb_add(&o, chunk + cursor, ins[i - 1].off - cursor);
-		mb_str(&o, ins[i - 1].text);
+		strbuf_add(&o, chunk + cursor, ins[i - 1].off - cursor);
+		strbuf_addstr(&o, ins[i - 1].text);
 		cursor = ins[i - 1].off + ins[i - 1].del;
 	}
-	mb_add(&o, chunk + cursor, d->len - cursor);
-	done = !o.oom;
-	if (o.oom)
+	strbuf_add(&o, chunk + cursor, d->len - cursor);
+	done = !o.failed;
+	if (o.failed)
 		*nomem = 1;
 out:
 	for (i = 0; i < n; i++)
 		free(ins[i].text);
 	free(ins);
 	if (!done) {
-		free(o.p);
+		strbuf_release(&o);
 		return NULL;
 	}
-	*outlen = o.len;
-	return o.p;
+	return strbuf_detach(&o, outlen);
 }
 
 static int emit_handler(void *data, unsigned char *buffer, size_t size)
 {
-	struct mbuf *o = data;
+	struct strbuf *o = data;
 
-	mb_add(o, (const char *)buffer, size);
-	return !o->oom;
+	strbuf_add(o, (const char *)buffer, size);
+	return !o->failed;
 }
 
 static int emit_node(yaml_emitter_t *e, const json_t *v, int depth)
@@ -731,7 +741,7 @@ static int emit_node(yaml_emitter_t *e, const json_t *v, int depth)
 	}
 }
 
-static int emit_yaml(int crlf, const json_t *v, struct mbuf *o)
+static int emit_yaml(int crlf, const json_t *v, struct strbuf *o)
 {
 	yaml_emitter_t e;
 	yaml_event_t ev;
@@ -767,47 +777,44 @@ static size_t leading_text(const struct manifest *m, const struct manifest_doc *
 
 static char *re_emit(const struct manifest *m, const struct manifest_doc *d, const json_t *v, size_t *outlen)
 {
-	struct mbuf o = { 0 };
+	struct strbuf o = STRBUF_INIT;
 	const char *nl = m->crlf ? "\r\n" : "\n";
 	size_t lead = leading_text(m, d);
 
-	mb_add(&o, m->buf + d->off, lead);
+	strbuf_add(&o, m->buf + d->off, lead);
 	if (lead == 0 && manifest_is_marker(m->buf + d->off, m->buf + d->off + d->len, '-')) {
-		mb_str(&o, "---");
-		mb_str(&o, nl);
+		strbuf_addstr(&o, "---");
+		strbuf_addstr(&o, nl);
 	}
 	if (d->json) {
 		char *s = json_dumps(v, JSON_INDENT(2));
 
 		if (s == NULL) {
-			free(o.p);
+			strbuf_release(&o);
 			return NULL;
 		}
-		mb_str(&o, s);
-		mb_str(&o, nl);
+		strbuf_addstr(&o, s);
+		strbuf_addstr(&o, nl);
 		free(s);
 	} else if (emit_yaml(m->crlf, v, &o) != 0) {
-		o.oom = 1;
+		strbuf_fail(&o, STRBUF_NOMEM);
 	}
-	if (o.oom) {
-		free(o.p);
-		return NULL;
-	}
-	*outlen = o.len;
-	return o.p;
+	return strbuf_detach(&o, outlen);
 }
 
 char *manifest_to_yaml(const json_t *v, size_t *len, struct error *err)
 {
-	struct mbuf o = { 0 };
+	struct strbuf o = STRBUF_INIT;
+	char *text;
 
-	if (emit_yaml(0, v, &o) != 0 || o.oom) {
-		free(o.p);
-		error_set(err, o.oom ? ERROR_NOMEM : ERROR_INPUT, "cannot write the value as YAML");
+	if (emit_yaml(0, v, &o) != 0 || o.failed) {
+		error_set(err, o.failed ? ERROR_NOMEM : ERROR_INPUT, "cannot write the value as YAML");
+		strbuf_release(&o);
 		return NULL;
 	}
-	*len = o.len;  /* mb_add() keeps the text NUL-terminated */
-	return o.p;
+	if ((text = strbuf_detach(&o, len)) == NULL)
+		error_set(err, ERROR_NOMEM, "cannot write the value as YAML");
+	return text;
 }
 
 int manifest_render_patched(const struct manifest *m, const struct manifest_doc *d, const json_t *patch,

@@ -10,6 +10,8 @@
 
 #include "base/utf8.h"
 
+/* ==== Byte classes and the scanner ==== */
+
 /*
  * Byte classes for the string loop: 0 = plain (copy on), anything else needs
  * a look: '"' ends, '\\' escapes, < 0x20 is invalid, >= 0x80 starts UTF-8.
@@ -55,7 +57,9 @@ struct scanner {
 	struct key inline_keys[128]; /* enough for real objects: no allocation per review */
 };
 
-static int fail(struct scanner *s)
+/* ==== Errors, whitespace, UTF-8 ==== */
+
+static int scan_fail(struct scanner *s)
 {
 	s->failed = 1;
 	return -1;
@@ -64,7 +68,7 @@ static int fail(struct scanner *s)
 /* Counts one more value (a member's or an element's); -1 past s->max_values. */
 static inline int count_value(struct scanner *s)
 {
-	return ++s->values > s->max_values ? fail(s) : 0;
+	return ++s->values > s->max_values ? scan_fail(s) : 0;
 }
 
 static inline void skip_ws(struct scanner *s)
@@ -109,7 +113,7 @@ static int utf8(struct scanner *s)
 	return 0;
 }
 
-#define MIX   0x9E3779B97F4A7C15ULL
+/* ==== Blocks of bytes at once (SSE2, or portable C) ==== */
 
 /*
  * The string loops look at a block of bytes at once: block_special(p) flags
@@ -169,6 +173,10 @@ static inline block_mask block_special(const unsigned char *p)
 #endif
 #endif
 
+/* ==== Keyed hashes (SipHash-1-3, seeded once) ==== */
+
+#define MIX   0x9E3779B97F4A7C15ULL
+
 /*
  * Keys are hashed with SipHash-1-3 under a per-process random key (after a
  * cheaper try, hash_quick()): the duplicate check's table then costs linear
@@ -227,6 +235,8 @@ static uint64_t hash_bytes(const uint64_t k[2], const unsigned char *p, size_t n
 }
 #undef SIPROUND
 #undef ROTL
+
+/* ==== Decoding a key with escapes ==== */
 
 /* Appends code point cp as UTF-8 (as jansson stores it). */
 static size_t put_utf8(unsigned char *out, unsigned cp)
@@ -305,6 +315,8 @@ static int decode_string(const unsigned char *p, size_t len, unsigned char *out,
 	}
 	return o == cap ? 0 : -1;
 }
+
+/* ==== Strings, 64 bytes at a time ==== */
 
 /*
  * Long strings, 64 bytes at a time: a 64-bit mask per byte class is built
@@ -454,6 +466,8 @@ static inline size_t chunk_string(const unsigned char *p, size_t *shrink, int *c
 	return starts >> 63 ? CHUNK - 1 : CHUNK;
 }
 
+/* ==== Strings and keys ==== */
+
 /*
  * The rest of a string from p, its first byte that needs a look (see
  * scan_string()): escapes and UTF-8 are validated here.
@@ -492,7 +506,7 @@ static int scan_string_rest(struct scanner *s, struct key *key, const unsigned c
 		while (p < end && !special[*p])
 			p++;
 		if (p >= end)
-			return fail(s);
+			return scan_fail(s);
 		if (*p == '"')
 			break;
 		if (*p == '\\') {
@@ -500,21 +514,21 @@ static int scan_string_rest(struct scanner *s, struct key *key, const unsigned c
 
 			escaped = 1;
 			if (p + 1 >= end)
-				return fail(s);
+				return scan_fail(s);
 			if (escape_byte[p[1]]) {
 				p += 2;
 				shrink += 1;
 				continue;
 			}
 			if (p[1] != 'u' || read_u4(s, p + 2, &cp) != 0 || cp == 0)
-				return fail(s);  /* not an escape; \u0000 is refused, as jansson does */
+				return scan_fail(s);  /* not an escape; \u0000 is refused, as jansson does */
 			p += 6;
 			if (cp >= 0xDC00 && cp <= 0xDFFF)
-				return fail(s);  /* lone low surrogate */
+				return scan_fail(s);  /* lone low surrogate */
 			if (cp >= 0xD800 && cp <= 0xDBFF) {
 				if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || read_u4(s, p + 2, &lo) != 0 ||
 				    lo < 0xDC00 || lo > 0xDFFF)
-					return fail(s);
+					return scan_fail(s);
 				p += 6;
 				shrink += 12 - 4;
 			} else {
@@ -523,10 +537,10 @@ static int scan_string_rest(struct scanner *s, struct key *key, const unsigned c
 			continue;
 		}
 		if (*p < 0x20)
-			return fail(s);
+			return scan_fail(s);
 		s->p = p;
 		if (utf8(s) != 0)
-			return fail(s);
+			return scan_fail(s);
 		p = s->p;
 	}
 	s->p = p + 1;
@@ -577,8 +591,10 @@ static int scan_key(struct scanner *s, struct key *key)
 {
 	if (scan_string(s, key) != 0)
 		return -1;
-	return key->dlen > KEY_DECODED_MAX ? fail(s) : 0;  /* absurd key: let the full parse judge */
+	return key->dlen > KEY_DECODED_MAX ? scan_fail(s) : 0;  /* absurd key: let the full parse judge */
 }
+
+/* ==== Numbers and literals ==== */
 
 /*
  * The value jansson gives the number text p[0..n), which scan_number() has
@@ -639,11 +655,11 @@ static int scan_number(struct scanner *s, json_t **out)
 		}
 	}
 	if (int_digits == 0)
-		return fail(s);
+		return scan_fail(s);
 	if (p < end && *p == '.') {
 		real = 1;
 		if (++p >= end || *p < '0' || *p > '9')
-			return fail(s);
+			return scan_fail(s);
 		while (p < end && *p >= '0' && *p <= '9')
 			p++;
 	}
@@ -653,7 +669,7 @@ static int scan_number(struct scanner *s, json_t **out)
 		if (p < end && (*p == '+' || *p == '-'))
 			exp_neg = *p++ == '-';
 		if (p >= end || *p < '0' || *p > '9')
-			return fail(s);
+			return scan_fail(s);
 		while (p < end && *p >= '0' && *p <= '9') {
 			if (exp < 100000)
 				exp = exp * 10 + (*p - '0');
@@ -662,11 +678,11 @@ static int scan_number(struct scanner *s, json_t **out)
 	}
 	/* 18 digits always fit a long long; a real below 10^300 never overflows. */
 	if (!real && int_digits > 18)
-		return fail(s);
+		return scan_fail(s);
 	if (real && (long)int_digits + (exp_neg ? -exp : exp) > 300)
-		return fail(s);
+		return scan_fail(s);
 	if (out != NULL && (*out = number_value(s->p, (size_t)(p - s->p), real)) == NULL)
-		return fail(s);
+		return scan_fail(s);
 	s->p = p;
 	return 0;
 }
@@ -674,10 +690,12 @@ static int scan_number(struct scanner *s, json_t **out)
 static int literal(struct scanner *s, const char *word, size_t n)
 {
 	if ((size_t)(s->end - s->p) < n || memcmp(s->p, word, n) != 0)
-		return fail(s);
+		return scan_fail(s);
 	s->p += n;
 	return 0;
 }
+
+/* ==== Duplicate keys ==== */
 
 /*
  * keys_equal() for keys spelt with escapes: compares what they decode to.
@@ -811,13 +829,15 @@ static inline int check_duplicates(struct scanner *s, size_t from)
 		for (i = 1; i < n; i++)
 			for (j = 0; j < i; j++)
 				if (keys_equal(&k[i], &k[j]))
-					return fail(s);
+					return scan_fail(s);
 	} else if (find_duplicates_hashed(s, k, n) != 0) {
-		return fail(s);
+		return scan_fail(s);
 	}
 	s->n_keys = from;
 	return 0;
 }
+
+/* ==== The key stack ==== */
 
 /* Grows the key stack (push_key()'s rare case); -1 when memory runs out. */
 static int grow_keys(struct scanner *s)
@@ -842,6 +862,8 @@ static inline struct key *push_key(struct scanner *s)
 	return &s->keys[s->n_keys++];
 }
 
+/* ==== Skipping what the shape does not keep ==== */
+
 static int scan_value(struct scanner *s, const struct scan_shape *shape, enum scan_kind kind,
 		      json_t **out);
 static int skip_value(struct scanner *s);
@@ -864,7 +886,7 @@ static int skip_object(struct scanner *s)
 	size_t from = s->n_keys;
 
 	if (++s->depth > s->max_depth)
-		return fail(s);
+		return scan_fail(s);
 	s->p++;
 	skip_ws(s);
 	if (s->p < s->end && *s->p == '}') {
@@ -878,10 +900,10 @@ static int skip_object(struct scanner *s)
 		skip_ws(s);
 		if (s->p >= s->end || *s->p != '"' || count_value(s) != 0 || (k = push_key(s)) == NULL ||
 		    scan_key(s, k) != 0)
-			return fail(s);
+			return scan_fail(s);
 		skip_ws(s);
 		if (s->p >= s->end || *s->p++ != ':')
-			return fail(s);
+			return scan_fail(s);
 		skip_ws(s);
 		if (skip_member_value(s) != 0)
 			return -1;
@@ -894,7 +916,7 @@ static int skip_object(struct scanner *s)
 			s->p++;
 			break;
 		}
-		return fail(s);
+		return scan_fail(s);
 	}
 	s->depth--;
 	return check_duplicates(s, from);
@@ -903,7 +925,7 @@ static int skip_object(struct scanner *s)
 static int skip_array(struct scanner *s)
 {
 	if (++s->depth > s->max_depth)
-		return fail(s);
+		return scan_fail(s);
 	s->p++;
 	skip_ws(s);
 	if (s->p < s->end && *s->p == ']') {
@@ -924,7 +946,7 @@ static int skip_array(struct scanner *s)
 			s->p++;
 			break;
 		}
-		return fail(s);
+		return scan_fail(s);
 	}
 	s->depth--;
 	return 0;
@@ -933,7 +955,7 @@ static int skip_array(struct scanner *s)
 static int skip_value(struct scanner *s)
 {
 	if (s->p >= s->end)
-		return fail(s);
+		return scan_fail(s);
 	switch (*s->p) {
 	case '{': return skip_object(s);
 	case '[': return skip_array(s);
@@ -944,6 +966,8 @@ static int skip_value(struct scanner *s)
 	default:  return scan_number(s, NULL);
 	}
 }
+
+/* ==== Finding a key in a shape ==== */
 
 /*
  * Keeping: the members a shape selects, built into jansson values straight
@@ -981,7 +1005,7 @@ static const struct scan_shape *find_escaped(struct scanner *s, const struct sca
 	unsigned char decoded[KEY_DECODED_MAX];
 
 	if (decode_string((const unsigned char *)k->start, k->len, decoded, k->dlen) != 0) {
-		fail(s);
+		scan_fail(s);
 		return NULL;
 	}
 	return find_bytes(shape, (const char *)decoded, k->dlen);
@@ -1006,6 +1030,8 @@ static const struct scan_shape *rest_of(const struct scan_shape *shape)
 	}
 }
 
+/* ==== Keeping values ==== */
+
 /* A string value at s->p, kept in *out with its escapes decoded. */
 static int keep_string(struct scanner *s, json_t **out)
 {
@@ -1020,13 +1046,13 @@ static int keep_string(struct scanner *s, json_t **out)
 	} else {
 		buf = str.dlen <= sizeof small ? small : malloc(str.dlen);
 		if (buf == NULL)
-			return fail(s);
+			return scan_fail(s);
 		*out = decode_string((const unsigned char *)str.start, str.len, buf, str.dlen) == 0
 		       ? json_stringn_nocheck((const char *)buf, str.dlen) : NULL;
 		if (buf != small)
 			free(buf);
 	}
-	return *out != NULL ? 0 : fail(s);
+	return *out != NULL ? 0 : scan_fail(s);
 }
 
 /* A literal at s->p, kept as value (jansson's singletons). */
@@ -1052,6 +1078,8 @@ static int set_member(json_t *obj, const struct key *k, json_t *child)
 	return json_object_setn_new_nocheck(obj, (const char *)buf, k->dlen, child);
 }
 
+/* ==== Objects and arrays the shape keeps ==== */
+
 /*
  * An object at s->p, kept in *out (a new object). With a shape, only the
  * members it names are kept, each as its entry says; with shape NULL, every
@@ -1074,7 +1102,7 @@ static int scan_object(struct scanner *s, const struct scan_shape *shape, json_t
 	json_t *obj;
 
 	if (++s->depth > s->max_depth || (obj = json_object()) == NULL)
-		return fail(s);
+		return scan_fail(s);
 	s->p++;
 	skip_ws(s);
 	if (s->p < s->end && *s->p == '}') {
@@ -1136,7 +1164,7 @@ done:
 	return 0;
 bad:
 	json_decref(obj);
-	return fail(s);
+	return scan_fail(s);
 }
 
 /*
@@ -1148,7 +1176,7 @@ static int scan_array(struct scanner *s, const struct scan_shape *elem, json_t *
 	json_t *arr;
 
 	if (++s->depth > s->max_depth || (arr = json_array()) == NULL)
-		return fail(s);
+		return scan_fail(s);
 	s->p++;
 	skip_ws(s);
 	if (s->p < s->end && *s->p == ']') {
@@ -1179,8 +1207,10 @@ done:
 	return 0;
 bad:
 	json_decref(arr);
-	return fail(s);
+	return scan_fail(s);
 }
+
+/* ==== Items of a container ==== */
 
 /*
  * Enters the object or array at s->p: -1 past max_depth, 0 when it is empty
@@ -1189,7 +1219,7 @@ bad:
 static inline int open_items(struct scanner *s, char close)
 {
 	if (++s->depth > s->max_depth)
-		return fail(s);
+		return scan_fail(s);
 	s->p++;
 	skip_ws(s);
 	if (s->p < s->end && *s->p == close) {
@@ -1208,6 +1238,8 @@ static inline int next_item(struct scanner *s, char close)
 		return *s->p++ == ',';
 	return -1;
 }
+
+/* ==== Searching at any depth (SCAN_DESCEND) ==== */
 
 /*
  * Searching (SCAN_DESCEND): every member of every object and array below is
@@ -1261,7 +1293,7 @@ static int descend_object(struct scanner *s, const struct scan_shape *search, js
 	return 0;
 bad:
 	json_decref(obj);
-	return fail(s);
+	return scan_fail(s);
 }
 
 static int descend_array(struct scanner *s, const struct scan_shape *search, json_t **out)
@@ -1302,20 +1334,22 @@ static int descend_array(struct scanner *s, const struct scan_shape *search, jso
 	return 0;
 bad:
 	json_decref(arr);
-	return fail(s);
+	return scan_fail(s);
 }
 
 static int descend_value(struct scanner *s, const struct scan_shape *search, json_t **out)
 {
 	*out = NULL;
 	if (s->p >= s->end)
-		return fail(s);
+		return scan_fail(s);
 	if (*s->p == '{')
 		return descend_object(s, search, out);
 	if (*s->p == '[')
 		return descend_array(s, search, out);
 	return skip_member_value(s);
 }
+
+/* ==== Entry points ==== */
 
 /*
  * Any value at s->p. With out == NULL it is only validated; else it is kept
@@ -1328,7 +1362,7 @@ static int scan_value(struct scanner *s, const struct scan_shape *shape, enum sc
 	if (out == NULL)
 		return skip_value(s);
 	if (s->p >= s->end)
-		return fail(s);
+		return scan_fail(s);
 	switch (*s->p) {
 	case '{': return scan_object(s, kind == SCAN_OBJECT ? shape : NULL, out);
 	case '[': return scan_array(s, kind == SCAN_ARRAY_OF_OBJECTS ? shape : NULL, out);
@@ -1383,6 +1417,8 @@ json_t *scan_extract(const char *body, size_t len, const struct scan_shape *shap
 {
 	return scan_extract_ex(body, len, shape, max_depth, SIZE_MAX, NULL);
 }
+
+/* ==== Comparing kept trees (the differential tests) ==== */
 
 /* scan_shape_equal() for one member: kept as kind and children say. */
 static int kept_equal(const json_t *a, const json_t *b, enum scan_kind kind, const struct scan_shape *children)

@@ -1,11 +1,11 @@
 #include "webhook/metrics.h"
 
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/strbuf.h"
 #include "policy/template.h"
 
 /*
@@ -26,6 +26,7 @@ static const char *const bucket_le[METRICS_BUCKETS] = {
 
 /* Histograms exist for the admission endpoints only, the first of enum metrics_endpoint. */
 #define N_HIST 3
+#define METRICS_TEXT_FIRST 8192  /* bytes: the whole exposition at once, as a rule */
 _Static_assert(METRICS_EP_VALIDATE_POLICY + 1 == N_HIST, "the admission endpoints come first");
 #define N_MODES 3     /* enum config_mode: enforce, warn, dryrun */
 #define N_VERDICTS 3  /* enum policy_decision: allow, mutate, reject */
@@ -156,55 +157,16 @@ void metrics_cert_expiry(struct metrics *m, int64_t unix_seconds)
 
 /* ==== Rendering ==== */
 
-struct buf {
-	char *p;
-	size_t len, cap;
-	int failed;
-};
-
-static void __attribute__((format(printf, 2, 3))) emit(struct buf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (b->failed)
-		return;
-	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			b->failed = 1;
-			return;
-		}
-		if ((size_t)n < b->cap - b->len) {
-			b->len += (size_t)n;
-			return;
-		}
-		{
-			size_t cap = (b->cap + (size_t)n) * 2;
-			char *p = realloc(b->p, cap);
-
-			if (p == NULL) {
-				b->failed = 1;
-				return;
-			}
-			b->p = p;
-			b->cap = cap;
-		}
-	}
-}
-
 static unsigned long long load(const atomic_ullong *a)
 {
 	return atomic_load_explicit(a, memory_order_relaxed);
 }
 
-static void render_requests(struct buf *b, const struct metrics *m)
+static void render_requests(struct strbuf *b, const struct metrics *m)
 {
 	size_t ep, dec, c;
 
-	emit(b, "# HELP gpu_admission_requests_total HTTP requests answered, by endpoint, admission decision and status code.\n"
+	strbuf_addf(b, "# HELP gpu_admission_requests_total HTTP requests answered, by endpoint, admission decision and status code.\n"
 		"# TYPE gpu_admission_requests_total counter\n");
 	for (ep = 0; ep < METRICS_EP_COUNT; ep++)
 		for (dec = 0; dec < METRICS_DEC_COUNT; dec++)
@@ -218,16 +180,16 @@ static void render_requests(struct buf *b, const struct metrics *m)
 					snprintf(code, sizeof code, "%d", codes[c]);
 				else
 					snprintf(code, sizeof code, "other");
-				emit(b, "gpu_admission_requests_total{endpoint=\"%s\",decision=\"%s\",code=\"%s\"} %llu\n",
+				strbuf_addf(b, "gpu_admission_requests_total{endpoint=\"%s\",decision=\"%s\",code=\"%s\"} %llu\n",
 				     ep_names[ep], dec_names[dec], code, v);
 			}
 }
 
-static void render_verdicts(struct buf *b, const struct metrics *m)
+static void render_verdicts(struct strbuf *b, const struct metrics *m)
 {
 	size_t ep, kind, mode, v;
 
-	emit(b, "# HELP gpu_admission_policy_verdicts_total Reviews the policy evaluated, by the kind of object "
+	strbuf_addf(b, "# HELP gpu_admission_policy_verdicts_total Reviews the policy evaluated, by the kind of object "
 		"(Pod, a built-in workload kind, or custom), what enforce mode answers and the mode in force (in "
 		"dryrun and warn: what enforcing would change).\n"
 		"# TYPE gpu_admission_policy_verdicts_total counter\n");
@@ -238,18 +200,18 @@ static void render_verdicts(struct buf *b, const struct metrics *m)
 					unsigned long long n = load(&m->verdicts[ep][kind][mode][v]);
 
 					if (n > 0)
-						emit(b, "gpu_admission_policy_verdicts_total{endpoint=\"%s\",kind=\"%s\","
+						strbuf_addf(b, "gpu_admission_policy_verdicts_total{endpoint=\"%s\",kind=\"%s\","
 						     "mode=\"%s\",verdict=\"%s\"} %llu\n", ep_names[ep], kind_name(kind),
 						     config_mode_name((enum config_mode)mode),
 						     policy_decision_name((enum policy_decision)v), n);
 				}
 }
 
-static void render_latency(struct buf *b, const struct metrics *m)
+static void render_latency(struct strbuf *b, const struct metrics *m)
 {
 	size_t ep, i;
 
-	emit(b, "# HELP gpu_admission_request_duration_seconds Time from request headers to queued answer on /mutate, "
+	strbuf_addf(b, "# HELP gpu_admission_request_duration_seconds Time from request headers to queued answer on /mutate, "
 		"/validate and /validate-policy.\n"
 		"# TYPE gpu_admission_request_duration_seconds histogram\n");
 	for (ep = 0; ep < N_HIST; ep++) {
@@ -258,41 +220,38 @@ static void render_latency(struct buf *b, const struct metrics *m)
 
 		for (i = 0; i < METRICS_BUCKETS; i++) {
 			cum += load(&h->bucket[i]);
-			emit(b, "gpu_admission_request_duration_seconds_bucket{endpoint=\"%s\",le=\"%s\"} %llu\n",
+			strbuf_addf(b, "gpu_admission_request_duration_seconds_bucket{endpoint=\"%s\",le=\"%s\"} %llu\n",
 			     ep_names[ep], bucket_le[i], cum);
 		}
 		cum += load(&h->bucket[METRICS_BUCKETS]);
-		emit(b, "gpu_admission_request_duration_seconds_bucket{endpoint=\"%s\",le=\"+Inf\"} %llu\n",
+		strbuf_addf(b, "gpu_admission_request_duration_seconds_bucket{endpoint=\"%s\",le=\"+Inf\"} %llu\n",
 		     ep_names[ep], cum);
-		emit(b, "gpu_admission_request_duration_seconds_sum{endpoint=\"%s\"} %llu.%06llu\n",
+		strbuf_addf(b, "gpu_admission_request_duration_seconds_sum{endpoint=\"%s\"} %llu.%06llu\n",
 		     ep_names[ep], sum / 1000000, sum % 1000000);
 		/* count is the buckets' total, so the histogram is always self-consistent. */
-		emit(b, "gpu_admission_request_duration_seconds_count{endpoint=\"%s\"} %llu\n", ep_names[ep], cum);
+		strbuf_addf(b, "gpu_admission_request_duration_seconds_count{endpoint=\"%s\"} %llu\n", ep_names[ep], cum);
 	}
 }
 
 char *metrics_render(const struct metrics *m, size_t *len, struct error *err)
 {
 	static const char *const kinds[METRICS_RELOAD_COUNT] = { "config", "cert" };
-	struct buf b = { NULL, 0, 0, 0 };
+	struct strbuf b = STRBUF_INIT;
 	size_t k;
+	char *text;
 
-	b.cap = 8192;
-	b.p = malloc(b.cap);
-	if (b.p == NULL)
-		goto nomem;
-	b.p[0] = '\0';
+	strbuf_grow(&b, METRICS_TEXT_FIRST);
 	render_requests(&b, m);
 	render_verdicts(&b, m);
 	render_latency(&b, m);
-	emit(&b, "# HELP gpu_admission_in_flight_requests Requests being read or answered.\n"
+	strbuf_addf(&b, "# HELP gpu_admission_in_flight_requests Requests being read or answered.\n"
 		 "# TYPE gpu_admission_in_flight_requests gauge\n"
 		 "gpu_admission_in_flight_requests %lld\n",
 	     (long long)atomic_load_explicit(&m->in_flight, memory_order_relaxed));
 	for (k = 0; k < METRICS_RELOAD_COUNT; k++) {
 		unsigned long long ok = load(&m->reloads[k][1]), bad = load(&m->reloads[k][0]);
 
-		emit(&b, "# HELP gpu_admission_%s_reloads_total Reloads of the %s taken into service.\n"
+		strbuf_addf(&b, "# HELP gpu_admission_%s_reloads_total Reloads of the %s taken into service.\n"
 			 "# TYPE gpu_admission_%s_reloads_total counter\n"
 			 "gpu_admission_%s_reloads_total %llu\n"
 			 "# HELP gpu_admission_%s_reload_failures_total Reloads rejected; the previous %s stayed in service.\n"
@@ -303,19 +262,14 @@ char *metrics_render(const struct metrics *m, size_t *len, struct error *err)
 		     kinds[k], k == METRICS_RELOAD_CONFIG ? "configuration" : "certificate",
 		     kinds[k], kinds[k], bad);
 	}
-	emit(&b, "# HELP gpu_admission_cert_expiry_timestamp_seconds notAfter of the serving certificate in use.\n"
+	strbuf_addf(&b, "# HELP gpu_admission_cert_expiry_timestamp_seconds notAfter of the serving certificate in use.\n"
 		 "# TYPE gpu_admission_cert_expiry_timestamp_seconds gauge\n"
 		 "gpu_admission_cert_expiry_timestamp_seconds %lld\n"
 		 "# HELP gpu_admission_build_info Build of the running binary.\n"
 		 "# TYPE gpu_admission_build_info gauge\n"
 		 "gpu_admission_build_info{version=\"%s\"} 1\n",
 	     (long long)atomic_load_explicit(&m->cert_expiry, memory_order_relaxed), m->version);
-	if (b.failed)
-		goto nomem;
-	*len = b.len;
-	return b.p;
-nomem:
-	free(b.p);
-	error_set(err, ERROR_NOMEM, "out of memory rendering metrics");
-	return NULL;
+	if ((text = strbuf_detach(&b, len)) == NULL)
+		error_set(err, ERROR_NOMEM, "out of memory rendering metrics");
+	return text;
 }

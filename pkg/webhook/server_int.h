@@ -1,5 +1,6 @@
 /*
- * server_int: what pkg/webhook/server.c (HTTP, connections, lifecycle),
+ * server_int: what pkg/webhook/server.c (connections, listeners, lifecycle),
+ * pkg/webhook/server_http.c (one HTTP request: framing, body, routing, answer),
  * pkg/webhook/server_reload.c (policy and certificate in service, hot reload),
  * pkg/webhook/server_accept.c (the listeners' accept loops) and pkg/webhook/server_mem.c (the
  * allocator's set-up around pkg/base/arena.c's budget and arenas) share.
@@ -179,6 +180,30 @@ int server_evict(struct listener *l);
  * --max-body free: connections alone never lock bodies out.
  */
 int server_conn_fits(struct listener *l);
+
+/*
+ * The memory budget refused a request (on rq_conn, which may be NULL): the
+ * oldest stalled partial body of another connection is cut to make room.
+ */
+void server_evict_for_memory(struct server *s, const struct srv_conn *rq_conn);
+
+/* CLOCK_MONOTONIC, in microseconds and in milliseconds. */
+uint64_t server_now_us(void);
+long long server_now_ms(void);
+
+/* ==== pkg/webhook/server_http.c ==== */
+
+/*
+ * libmicrohttpd's access handler (cls: the struct listener): checks the
+ * headers, takes the body within --max-body and the memory budget, and
+ * answers: an admission review, /healthz, /readyz, /metrics, or an error.
+ */
+enum MHD_Result server_http_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+				    const char *version, const char *upload, size_t *upload_size, void **req_cls);
+
+/* libmicrohttpd's completion callback: the request's body and its charge released. */
+void server_http_completed(void *cls, struct MHD_Connection *c, void **req_cls,
+			   enum MHD_RequestTerminationCode toe);
 
 /* ==== pkg/webhook/server_mem.c ==== */
 

@@ -52,20 +52,12 @@ static char *bio_text(BIO *bio, size_t *len)
 	return out;
 }
 
-static void wipe_free(char *s, size_t len)
-{
-	if (s == NULL)
-		return;
-	OPENSSL_cleanse(s, len);
-	free(s);
-}
-
 void tls_pair_free(struct tls_pair *p)
 {
 	if (p == NULL)
 		return;
 	free(p->cert_pem);
-	wipe_free(p->key_pem, p->key_len);
+	file_free_secret(p->key_pem, p->key_len);
 	free(p);
 }
 
@@ -251,7 +243,7 @@ struct tls_pair *tls_pair_load(const char *cert_path, const char *key_path, cons
 		error_prefix(err, "%s, %s: ", cert_path, key_path);
 out:
 	free(cert);
-	wipe_free(key, key_len);
+	file_free_secret(key, key_len);
 	return p;
 }
 
@@ -381,7 +373,7 @@ struct tls_pair *tls_self_signed(const char *service, int days, struct error *er
 	p = tls_pair_from_pem(c, clen, k, klen, service, err);
 out:
 	free(c);
-	wipe_free(k, klen);
+	file_free_secret(k, klen);
 	X509_free(cert);
 	EVP_PKEY_free(key);
 	return p;
@@ -511,7 +503,7 @@ static int load_ca(const char *cert_path, const char *key_path, X509 **ca, EVP_P
 out:
 	BIO_free(in);
 	free(cert_text);
-	wipe_free(key_text, key_len);
+	file_free_secret(key_text, key_len);
 	return rc;
 }
 
@@ -613,9 +605,9 @@ void tls_bundle_free(struct tls_bundle *b)
 	free(b->cert);
 	free(b->ca_bundle);
 	if (b->ca_key != NULL)
-		wipe_free(b->ca_key, strlen(b->ca_key));
+		file_free_secret(b->ca_key, strlen(b->ca_key));
 	if (b->key != NULL)
-		wipe_free(b->key, strlen(b->key));
+		file_free_secret(b->key, strlen(b->key));
 	memset(b, 0, sizeof *b);
 }
 

@@ -4,6 +4,7 @@
 # exit code and message, the object the API server stored, the node the real
 # scheduler bound a pod to, the objects the real controllers created.
 #   CLUSTER_MODE=full   every scenario; smoke: install, the pod routes, the outage,
+#                       the in-process policies without and with the webhook,
 #                       uninstall (what a second minor must also show)
 # NOTES (upstream behaviour the checks rely on, read in the Kubernetes source):
 # - Admission order: the built-in mutating plugins (ServiceAccount, DefaultTolerationSeconds,
@@ -126,6 +127,12 @@ ns() { # ns NAME [LABEL=VALUE]: a namespace
 }
 
 # --- the control plane --------------------------------------------------------------
+# MutatingAdmissionPolicy (65-admission-policies.sh): beta and off by default on 1.34
+# and 1.35, its v1beta1 API served only when asked; GA and on from 1.36
+# (k8s.io/apiserver pkg/features/kube_features.go).
+case $CP_MINOR in
+1.3[45]) CP_APISERVER_FLAGS="--feature-gates=MutatingAdmissionPolicy=true --runtime-config=admissionregistration.k8s.io/v1beta1=true" ;;
+esac
 cp_netns || { bad "network namespace"; finish; }
 t0=$(date +%s)
 if ! cp_up "$T/cp"; then bad "control plane $CP_MINOR did not start"; finish; fi
@@ -249,6 +256,11 @@ matchconds_accepted
 install_default
 pods_default
 outage
+if [ "$MODE" = smoke ]; then
+	# The in-process policies' own proof on a second minor: (b) and (c) of the scenario.
+	AP_SMOKE=1
+	. "$ROOT/test/cluster/scenarios/65-admission-policies.sh"
+fi
 if [ "$MODE" = full ]; then
 	# CLUSTER_SCENARIOS: a glob to run some of them only (e.g. "60-*" while editing one).
 	for f in "$ROOT"/test/cluster/scenarios/${CLUSTER_SCENARIOS:-*}.sh; do

@@ -1,0 +1,275 @@
+# Sourced by suite.sh (full mode): the in-process admission policies
+# (`gpu-admission print-admission-policies`) on the real API server.
+# Upstream (k8s.io/apiserver pkg/features/kube_features.go, MutatingAdmissionPolicy):
+# alpha in 1.32, beta in 1.34 (default off), GA in 1.36 (default on); the API
+# k8s.io/api admissionregistration/v1beta1 is served on 1.34 only with
+# --runtime-config admissionregistration.k8s.io/v1beta1=true (suite.sh passes it and
+# the feature gate through CP_APISERVER_FLAGS). ValidatingAdmissionPolicy is v1 since
+# 1.30. Variables are evaluated lazily and again for each mutation, on the object the
+# previous one left (k8s.io/apiserver pkg/admission/plugin/policy/mutating).
+# (a) the differential test: every golden case 60-dryrun-golden.sh sends, through
+#     `kubectl create --dry-run=server` with ONLY the policies installed (the webhook
+#     configurations removed), under the case's policy: the verdict, and for an admitted
+#     Pod the stored tolerations, nodeSelector and affinity, must be what `review`
+#     predicts, except for the cases test/cluster/admpolicy-differences.txt lists, each
+#     with what CEL does not do; the test checks the differences are exactly those.
+# (b) no webhook process: the README's logshipper Deployment is refused at apply, and a
+#     1-GPU pod is created with the toleration and bound to a GPU node; a CPU pod
+#     given the GPU toleration by an UPDATE is refused.
+# (c) the policies and the webhook together: a GPU pod gets one GPU toleration and one
+#     selector, the webhook patches nothing the policy did (the policy runs first:
+#     k8s.io/kubernetes pkg/kubeapiserver/options/plugins.go AllOrderedPlugins,
+#     MutatingAdmissionPolicy before MutatingAdmissionWebhook), and a pod already
+#     placed as the webhook places it gets nothing from the policy.
+# In smoke mode (a second minor, suite.sh) (b) and (c) only.
+AP=$T/admpolicy
+mkdir -p "$AP"
+AP_SELECTOR=app.kubernetes.io/component=admission-policy
+
+# ap_install CONFIG|default: the policies of a policy file (or the default), replacing any.
+ap_install() {
+	local cfg=""
+	[ "$1" = default ] || cfg="--config $1"
+	# shellcheck disable=SC2086
+	"$B" print-admission-policies $cfg --kubernetes-version "$CP_MINOR" -o json >"$AP/policies.json" 2>"$AP/print.err" || return 1
+	kubectl delete validatingadmissionpolicybinding,validatingadmissionpolicy,mutatingadmissionpolicybinding,mutatingadmissionpolicy \
+		-l "$AP_SELECTOR" --ignore-not-found >/dev/null 2>&1
+	kubectl create -f "$AP/policies.json" >"$AP/apply.out" 2>&1
+}
+
+# ap_webhooks_off / ap_webhooks_on: the chart's webhook configurations removed, and put back as they were.
+ap_webhooks_off() {
+	kubectl get mutatingwebhookconfiguration,validatingwebhookconfiguration -l "app.kubernetes.io/instance=$REL" -o json |
+		jq '.items |= map(del(.metadata.uid, .metadata.resourceVersion, .metadata.creationTimestamp,
+			.metadata.managedFields, .metadata.generation))' >"$AP/webhooks.json"
+	kubectl delete -f "$AP/webhooks.json" >/dev/null
+}
+ap_webhooks_on() {
+	kubectl create -f "$AP/webhooks.json" >/dev/null
+	# Now kubectl's too (its field manager): later upgrades take the fields back (as 40-policy-edit.sh).
+	HELM_FORCE=--force-conflicts
+}
+
+# ap_case CASE: one golden case, as 60-dryrun-golden.sh sends it; appends to $AP/diff.got
+# "CASE<TAB>verdict|placement" when the API server's answer is not review's.
+ap_case() {
+	local c=$1 d=$GOLDEN/$1 cfg="" req n user g kind want got rc
+	[ -f "$d/config.yaml" ] && cfg="-c $d/config.yaml"
+	req=$d/request.json
+	n=$(jq -r '.request.namespace // .request.object.metadata.namespace // "default"' "$req")
+	ns "$n"
+	jq '.request.object | del(.metadata.uid, .metadata.resourceVersion, .metadata.creationTimestamp,
+		.metadata.managedFields, .metadata.generation, .status) | .metadata.namespace = $n
+		| if (.metadata.name // "") == "" then .metadata.generateName = "golden-" else . end' \
+		--arg n "$n" "$req" >"$AP/obj.json"
+	for sa in $(jq -r '[.spec.serviceAccountName, .spec.serviceAccount, (.spec.template.spec // {} | .serviceAccountName)] | map(select(. != null and . != "")) | unique[]' "$AP/obj.json"); do
+		kubectl create serviceaccount -n "$n" "$sa" >/dev/null 2>&1
+	done
+	jq --slurpfile o "$AP/obj.json" '{apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview",
+		request: (.request | {kind, resource, subResource, requestKind, requestResource, requestSubResource,
+			name, namespace, operation, userInfo, oldObject, dryRun, options}
+			| with_entries(select(.value != null))
+			| .uid = "golden-uid" | .object = $o[0])}' "$req" >"$AP/req.json"
+	req=$AP/req.json
+	kind=$(jq -r '.request.kind.kind' "$req")
+	if [ "$kind" = Pod ]; then
+		# shellcheck disable=SC2086
+		"$B" review $cfg -o patched "$req" >"$AP/patched.json" 2>/dev/null
+		want=$?
+		if [ "$want" -eq 0 ]; then
+			jq --slurpfile o "$AP/patched.json" '.request.object = $o[0]' "$req" >"$AP/validate.json"
+			# shellcheck disable=SC2086
+			"$B" review $cfg --validate "$AP/validate.json" >/dev/null 2>&1
+			want=$?
+		fi
+	else
+		# shellcheck disable=SC2086
+		"$B" review $cfg --validate "$req" >/dev/null 2>&1
+		want=$?
+	fi
+	set -- --dry-run=server -o json -n "$n" -f "$AP/obj.json"
+	user=$(jq -r '.request.userInfo.username // empty' "$req")
+	if [ -n "$user" ]; then
+		set -- "$@" --as "$user" --as-group system:masters
+		for g in $(jq -r '.request.userInfo.groups // [] | .[]' "$req"); do set -- "$@" --as-group "$g"; done
+	fi
+	# The first case after a policy change waits for the API server to load the new policies.
+	rc=0
+	if [ -n "${AP_FRESH:-}" ]; then
+		AP_FRESH=""
+		cp_wait 20 sh -c "kubectl create $* >'$AP/real.json' 2>'$AP/real.err'; r=\$?; [ \$r -ne 0 ] && r=1; [ \$r -eq $want ]"
+	fi
+	kubectl create "$@" >"$AP/real.json" 2>"$AP/real.err" || rc=1
+	got=$rc
+	# Refused by the API server itself. The webhook's mutating call comes before the
+	# object's validation, the policies' validation after it, so a pod the webhook
+	# refuses (an invalid GPU count) may be refused by validation here: refused either way.
+	if [ "$got" -ne 0 ] && ! grep -q 'AdmissionPolicy' "$AP/real.err"; then
+		if grep -qx "$c" "$AP/invalid.want" || [ "$want" -ne 1 ]; then
+			printf '%s\t%s\n' "$c" "$(tr '\n' ' ' <"$AP/real.err" | cut -c1-200)" >>"$AP/invalid.got"
+			return
+		fi
+	fi
+	if [ "$want" -gt 1 ]; then
+		bad "admission policies, golden $c: review could not predict it (exit $want)"; return
+	fi
+	if [ "$got" -ne "$want" ]; then
+		printf '%s\tverdict\n' "$c" >>"$AP/diff.got"
+		printf '%s: the policies %s it, review predicts %s: %s\n' "$c" "$( [ "$got" = 0 ] && echo admit || echo refuse)" \
+			"$( [ "$want" = 0 ] && echo admitted || echo refused)" "$(tr '\n' ' ' <"$AP/real.err" | cut -c1-200)" >>"$AP/diff.why"
+		return
+	fi
+	[ "$kind" = Pod ] && [ "$got" -eq 0 ] || { AP_SAME=$((AP_SAME + 1)); return; }
+	jq -S --argjson dts "$DTS" '.spec | {tolerations: (.tolerations // [] |
+		. as $t | $t + [$dts[] | select(.key as $k | [$t[] | select((.key == $k or (.key // "") == "")
+			and ((.effect // "") == "NoExecute" or (.effect // "") == ""))] | length == 0)]),
+		nodeSelector: (.nodeSelector // {}), affinity: (.affinity.nodeAffinity // {})}' "$AP/patched.json" >"$AP/want.json"
+	jq -S '.spec | {tolerations: (.tolerations // []), nodeSelector: (.nodeSelector // {}),
+		affinity: (.affinity.nodeAffinity // {})}' "$AP/real.json" >"$AP/got.json"
+	for f in want got; do
+		jq -S 'walk(if type == "object" then with_entries(select(.value != "" and .value != null and .value != [] and .value != {})) else . end)
+			| .tolerations = ((.tolerations // []) | unique)' "$AP/$f.json" >"$AP/$f.n.json" && mv "$AP/$f.n.json" "$AP/$f.json"
+	done
+	if cmp -s "$AP/want.json" "$AP/got.json"; then
+		AP_SAME=$((AP_SAME + 1))
+	else
+		printf '%s\tplacement\n' "$c" >>"$AP/diff.got"
+		printf '%s: placed otherwise: %s\n' "$c" "$(diff "$AP/want.json" "$AP/got.json" | grep '^[<>]' | tr '\n' ' ' | cut -c1-300)" >>"$AP/diff.why"
+	fi
+}
+
+# (a) The differential test.
+admpolicy_golden() {
+	local key c last="" skip="" cfgfile
+	GOLDEN=$ROOT/test/golden
+	DTS='[{"key":"node.kubernetes.io/not-ready","operator":"Exists","effect":"NoExecute","tolerationSeconds":300},
+	      {"key":"node.kubernetes.io/unreachable","operator":"Exists","effect":"NoExecute","tolerationSeconds":300}]'
+	: >"$AP/diff.got"; : >"$AP/diff.why"; : >"$AP/invalid.got"
+	grep -av '^#' "$ROOT/test/cluster/golden-invalid.txt" | cut -f1 | LC_ALL=C sort >"$AP/invalid.want"
+	AP_SAME=0
+	for d in "$GOLDEN"/*/; do
+		c=$(basename "$d")
+		[ -f "$d/policy" ] && continue
+		jq -e '.request.operation == "CREATE" and (.request.object | type == "object") and (.request.subResource // "") == ""' \
+			"$d/request.json" >/dev/null 2>&1 || continue
+		key=default
+		[ -f "$d/config.yaml" ] && key=$(cksum <"$d/config.yaml" | cut -d' ' -f1)
+		echo "$key $c"
+	done | sort >"$AP/cases"
+	# The custom kinds the cases create (as 60-dryrun-golden.sh; nothing if it ran).
+	jq -rn '[inputs | .request | select(.kind.group != "" and .kind.group != "apps" and .kind.group != "batch")
+		| [.kind.group, .kind.version, .kind.kind, .resource.resource]] | unique[] | @tsv' \
+		$(awk '{print "'"$GOLDEN"'/" $2 "/request.json"}' "$AP/cases") |
+	while IFS="$(printf '\t')" read -r group version kind plural; do
+		jq -n --arg g "$group" --arg v "$version" --arg k "$kind" --arg p "$plural" '
+		{apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", metadata: {name: ($p + "." + $g)},
+		 spec: {group: $g, scope: "Namespaced", names: {plural: $p, kind: $k, singular: ($k | ascii_downcase)},
+			versions: [{name: $v, served: true, storage: true,
+				schema: {openAPIV3Schema: {type: "object", "x-kubernetes-preserve-unknown-fields": true}}}]}}'
+	done | kubectl apply -f - >/dev/null || bad "admission policies: the custom kinds' CRDs"
+	cp_wait 30 sh -c 'kubectl get crd -o name | while read -r c; do kubectl wait --for condition=Established "$c" --timeout=1s >/dev/null || exit 1; done'
+	while read -r key c; do
+		if [ "$key" != "$last" ]; then
+			last=$key
+			skip=""
+			cfgfile=default
+			[ "$key" = default ] || cfgfile=$GOLDEN/$c/config.yaml
+			if ap_install "$cfgfile"; then AP_FRESH=1; else
+				skip=1
+				bad "admission policies: the policies of $c were not created"
+				sed 's/^/    /' "$AP/print.err" "$AP/apply.out" | head -n 8
+			fi
+		fi
+		[ -z "$skip" ] || continue
+		ap_case "$c"
+	done <"$AP/cases"
+	LC_ALL=C sort "$AP/diff.got" >"$AP/diff.sorted"
+	grep -av '^#' "$ROOT/test/cluster/admpolicy-differences.txt" | cut -f1,2 | LC_ALL=C sort >"$AP/diff.want"
+	if cmp -s "$AP/diff.want" "$AP/diff.sorted"; then ok; else
+		bad "admission policies: the golden cases where the policies differ from review are not test/cluster/admpolicy-differences.txt's (< listed, > found)"
+		diff "$AP/diff.want" "$AP/diff.sorted" | sed 's/^/    /' | head -n 60
+		diff "$AP/diff.want" "$AP/diff.sorted" | sed -n 's/^> \([^	]*\).*/\1:/p' >"$AP/diff.new"
+		grep -F -f "$AP/diff.new" "$AP/diff.why" | sed 's/^/    /' | head -n 60
+	fi
+	cut -f1 "$AP/invalid.got" | LC_ALL=C sort >"$AP/invalid.sorted"
+	if cmp -s "$AP/invalid.want" "$AP/invalid.sorted"; then ok; else
+		bad "admission policies: the cases the API server refuses itself are not golden-invalid.txt's"
+		diff "$AP/invalid.want" "$AP/invalid.sorted" | sed 's/^/    /' | head -n 20
+		LC_ALL=C tr -cd '\11\12\40-\176' <"$AP/invalid.got" | sed 's/^/    /' | head -n 50
+	fi
+	echo "cluster: admission policies on the golden cases: $AP_SAME as review predicts, $(wc -l <"$AP/diff.sorted") listed differences, $(wc -l <"$AP/invalid.sorted") refused as invalid (of $(wc -l <"$AP/cases") sent)"
+}
+
+# (b) No webhook process: the guarantees from the policies alone.
+admpolicy_no_webhook() {
+	ap_install default || { bad "admission policies: install (default policy)"; return; }
+	wh_stop
+	ns observability
+	ns team-ap
+	cp_wait 20 sh -c "! kubectl apply --dry-run=server -f '$ROOT/test/readme/logshipper.yaml' >/dev/null 2>&1"
+	kubectl apply -f "$ROOT/test/readme/logshipper.yaml" >"$AP/logshipper.out" 2>"$AP/logshipper.err"
+	equals "$?" 1 "no webhook: the README's logshipper Deployment is refused at apply"
+	has "$AP/logshipper.err" "ValidatingAdmissionPolicy 'gpu-admission-workloads'" "no webhook: refused by the in-process policy"
+	has "$AP/logshipper.err" "Deployment observability/logshipper: pod template spec.template: CPU-only pod aimed at GPU nodes: it tolerates the GPU taint sku=gpu:NoSchedule (spec.tolerations[0])" \
+		"no webhook: the webhook's words"
+	pod ap-gpu "$GPU1" >"$T/ap-gpu.in"
+	create team-ap ap-gpu
+	equals "$RC" 0 "no webhook: a 1-GPU pod is created"
+	gpu_tolerated "$T/ap-gpu.out" && ok || bad "no webhook: the GPU pod got the GPU toleration from the policy"
+	case $(pool_of team-ap ap-gpu) in gput4|gput4spot|gpua100|gpuh100) ok ;; *) bad "no webhook: the GPU pod is bound to a GPU node (got $(pool_of team-ap ap-gpu))" ;; esac
+	pod ap-cpu "$SKU_TOL" >"$T/ap-cpu.in"
+	create team-ap ap-cpu
+	equals "$RC" 1 "no webhook: a CPU pod tolerating the GPU taint is refused"
+	has "$T/ap-cpu.err" "CPU-only pod aimed at GPU nodes" "no webhook: the refusal's words"
+	# UPDATE: a route the stored pod did not take is refused (policy.c judge_update);
+	# Kubernetes lets tolerations be added to a pod (ValidatePodUpdate).
+	pod ap-plain >"$T/ap-plain.in"
+	create team-ap ap-plain
+	equals "$RC" 0 "no webhook: a plain CPU pod is created"
+	kubectl patch pod -n team-ap ap-plain --type=json \
+		-p '[{"op": "add", "path": "/spec/tolerations/-", "value": {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}}]' \
+		>"$AP/upd.out" 2>"$AP/upd.err"
+	equals "$?" 1 "no webhook: adding the GPU toleration to a CPU pod is refused"
+	has "$AP/upd.err" "CPU-only pod aimed at GPU nodes" "no webhook: the update's refusal"
+	kubectl label pod -n team-ap ap-plain touched=yes >"$AP/upd.out" 2>"$AP/upd.err"
+	equals "$?" 0 "no webhook: an update that aims nowhere new is admitted"
+}
+
+# (c) Both: one mutation, never two.
+admpolicy_with_webhook() {
+	local seen
+	ap_install default || { bad "admission policies: install beside the webhook"; return; }
+	ns team-both
+	pod both-gpu "$GPU1" >"$T/both-gpu.in"
+	cp_wait 20 sh -c "kubectl get mutatingadmissionpolicy gpu-admission-pods >/dev/null"
+	create team-both both-gpu
+	equals "$RC" 0 "policies and webhook: a 1-GPU pod is created"
+	equals "$(jq '[.spec.tolerations[] | select(.key == "sku")] | length' "$T/both-gpu.out")" 1 "policies and webhook: one GPU toleration, not two"
+	equals "$(jq -c '.spec.nodeSelector' "$T/both-gpu.out")" '{"kubernetes.azure.com/accelerator":"nvidia"}' "policies and webhook: the selector once"
+	# The webhook was called for it (its log line per answer) and never patched it.
+	seen=$(grep -F '"pod":"both-gpu"' "$WH_DIR/serve.log" | grep -c '"namespace":"team-both"')
+	[ "$seen" -ge 1 ] && ok || bad "policies and webhook: the webhook answered for the pod"
+	equals "$(grep -F '"pod":"both-gpu"' "$WH_DIR/serve.log" | grep -cv '"decision":"allow"')" 0 \
+		"policies and webhook: the webhook allowed it unchanged (the policy had added everything)"
+	# The reverse: a pod already placed as the webhook places it gets nothing from the policy.
+	pod both-placed "$GPU1 | .spec.tolerations = [{key: \"sku\", operator: \"Equal\", value: \"gpu\", effect: \"NoSchedule\"}] | .spec.nodeSelector = {\"kubernetes.azure.com/accelerator\": \"nvidia\"}" >"$T/both-placed.in"
+	create team-both both-placed
+	equals "$RC" 0 "policies and webhook: a placed GPU pod is created"
+	equals "$(jq -c '[.spec.tolerations[] | select(.key == "sku")] | length' "$T/both-placed.out")" 1 "policies and webhook: the policy added no second toleration"
+	kubectl delete validatingadmissionpolicybinding,validatingadmissionpolicy,mutatingadmissionpolicybinding,mutatingadmissionpolicy \
+		-l "$AP_SELECTOR" --ignore-not-found >/dev/null 2>&1
+}
+
+if kubectl api-resources --api-group admissionregistration.k8s.io -o name | grep -q '^mutatingadmissionpolicies'; then ok; else
+	bad "admission policies: the API server serves no MutatingAdmissionPolicy (feature gate, runtime-config)"
+fi
+clean
+[ -n "${AP_SMOKE:-}" ] || upgrade image.yaml
+ap_webhooks_off
+[ -n "${AP_SMOKE:-}" ] || admpolicy_golden
+admpolicy_no_webhook
+ap_webhooks_on
+wh_start || bad "webhook restart (it reads the caBundle of the configurations put back)"
+admpolicy_with_webhook
+clean
+[ -n "${AP_SMOKE:-}" ] || upgrade three-pools.yaml
