@@ -38,6 +38,7 @@
 #include "policy/matchcond.h"
 #include "repeat.h"
 #include "report/report.h"
+#include "report/report_model.h"
 #include "webhook/review.h"
 #include "policy/template.h"
 #include "policy/workload.h"
@@ -1549,6 +1550,90 @@ out:
 	config_free(cfg);
 }
 
+/* The model: the snapshot's items as watch events (ADDED, a pod DELETED and ADDED again), then its report. */
+struct model_case {
+	const struct config *cfg;
+	const json_t *items;  /* the snapshot's, parsed disarmed */
+	char *want;           /* the reference run's JSON report */
+};
+
+static int run_model(const void *arg, char *msg, size_t cap)
+{
+	const struct model_case *c = arg;
+	struct error err = { 0 };
+	struct report_model *m = report_model_new(c->cfg, &err);
+	struct report r;
+	size_t i;
+	int rc = m == NULL ? -1 : 0, out = 0;
+
+	memset(&r, 0, sizeof r);
+	for (i = 0; rc == 0 && i < json_array_size(c->items); i++)
+		rc = report_model_apply(m, REPORT_EVENT_ADDED, json_array_get(c->items, i), &err);
+	if (rc == 0)
+		rc = report_model_apply(m, REPORT_EVENT_DELETED, json_array_get(c->items, 5), &err);
+	if (rc == 0)
+		rc = report_model_apply(m, REPORT_EVENT_ADDED, json_array_get(c->items, 5), &err);
+	if (rc == 0)
+		rc = report_model_report(m, &r, &err);
+	if (rc != 0) {
+		if (err.kind == ERROR_NOMEM) {
+			out = 1;
+		} else {
+			snprintf(msg, cap, "failed with kind %d: %s", (int)err.kind, err.msg);
+			out = -1;
+		}
+	} else {
+		int was = armed;
+		char *text;
+
+		armed = 0;
+		text = written(write_report, &r);
+		if (text == NULL || c->want == NULL || strcmp(text, c->want) != 0) {
+			snprintf(msg, cap, "a different report");
+			out = -1;
+		}
+		free(text);
+		armed = was;
+	}
+	report_free(&r);
+	report_model_free(m);
+	return out;
+}
+
+static void test_report_model_every_allocation(void)
+{
+	struct error err;
+	struct config *cfg = config_load_buffer(report_policy, sizeof report_policy - 1, "policy.yaml", &err);
+	json_error_t jerr;
+	json_t *list = json_loads(snapshot, 0, &jerr);
+	struct model_case c = { cfg, json_object_get(list, "items"), NULL };
+	struct path p = { "report model: a small snapshot's watch events, then its report", run_model, &c };
+	char msg[256];
+
+	CHECK(cfg != NULL && json_array_size(c.items) == 10);
+	if (cfg != NULL && json_array_size(c.items) == 10) {
+		/* The reference: the model's report, which test_report_model proves equal to report's. */
+		struct report_model *m = report_model_new(cfg, &err);
+		struct report r;
+		size_t i;
+
+		memset(&r, 0, sizeof r);
+		for (i = 0; m != NULL && i < json_array_size(c.items); i++)
+			CHECK(report_model_apply(m, REPORT_EVENT_ADDED, json_array_get(c.items, i), &err) == 0);
+		if (m != NULL && report_model_report(m, &r, &err) == 0)
+			c.want = written(write_report, &r);
+		CHECK(c.want != NULL && r.pending.n == 1 && r.cpu_pods.n == 1 && r.daemonsets.n == 1);
+		report_free(&r);
+		report_model_free(m);
+		CHECK(run_model(&c, msg, sizeof msg) == 0);
+		if (c.want != NULL)
+			every_point(&p);
+	}
+	free(c.want);
+	json_decref(list);
+	config_free(cfg);
+}
+
 static void test_report_every_allocation(void)
 {
 	report_every_allocation(NULL);
@@ -1649,6 +1734,7 @@ int main(void)
 	RUN(test_wrap_every_allocation);
 	RUN(test_apply_every_allocation);
 	RUN(test_report_every_allocation);
+	RUN(test_report_model_every_allocation);
 	RUN(test_matchcond_every_allocation);
 	fprintf(stderr, "  %lu allocation points met, %lu runs with one failing; %lu of them failed inside "
 		"jansson's parser or encoder (no crash, no leak: their result may be any)\n", points_total, runs_total, lenient_total);
