@@ -61,6 +61,9 @@ struct gpu_demand {
 	const char *name;          /* borrowed from the pod (or the claim, for DRA) */
 	enum demand_kind kind;
 	const struct policy_device_request *dra; /* DEMAND_REQUEST: borrowed from req->claims */
+	int shared;                /* DEMAND_RESOURCE asked for only by a share (gpuShareResources,
+	                              gpuAnnotations): the pod requests no such resource, so the
+	                              scheduler implies nothing of its nodes */
 	long long app_sum;         /* sum over app containers */
 	long long sidecar_sum;     /* sum over restartable init containers */
 	long long init_max;        /* peak during init */

@@ -114,8 +114,10 @@ static int shares_to_demand(struct pod_view *pv, struct error *err)
 				  LIMIT_GPU_KINDS_MAX);
 			return -1;
 		}
-		if (policy_demand_total(d) == 0)
+		if (policy_demand_total(d) == 0) {
 			d->app_sum = 1;
+			d->shared = 1;
+		}
 	}
 	return 0;
 }

@@ -923,7 +923,8 @@ static int implied_by_request(const struct pod_view *pv, const char *key, const 
 		if (!config_label_same(l->key, key) || strcmp(l->value, value) != 0)
 			continue;
 		for (j = 0; j < pv->n_gpu; j++)
-			if (pv->gpu[j].kind == DEMAND_RESOURCE && policy_glob_match(l->resource, pv->gpu[j].name))
+			if (pv->gpu[j].kind == DEMAND_RESOURCE && !pv->gpu[j].shared &&
+			    policy_glob_match(l->resource, pv->gpu[j].name))
 				return 1;
 	}
 	return 0;
