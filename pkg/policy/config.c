@@ -167,14 +167,6 @@ static const char default_yaml[] =
 "# rejected. CPU pods are judged as any other.\n"
 "deferLabels: [kueue.x-k8s.io/queue-name]\n"
 "\n"
-"# Namespaces (globs) of the GPU stack (device plugin, DRA driver, DCGM\n"
-"# exporter): a pod there that the DaemonSet controller creates, whose\n"
-"# required node selection reaches only GPU nodes, and that does not tolerate\n"
-"# the GPU taint, gets its toleration added (it would never start, and no\n"
-"# GPU node would offer a GPU). Elsewhere such a DaemonSet is only warned\n"
-"# about. Opt-in: e.g. [gpu-resources, nvidia-device-plugin].\n"
-"gpuStackNamespaces: []\n"
-"\n"
 "# Set by the cluster admin only: nothing a workload can put on itself.\n"
 "exempt:\n"
 "  # Always admitted unchanged.\n"
@@ -1163,8 +1155,7 @@ static int top_field(struct yml_reader *ld, void *target, const char *key, yaml_
 		read_gpu_annotations(ld, v, path, cfg);
 	else if (strcmp(key, "gpuShareResources") == 0)
 		read_gpu_shares(ld, v, path, cfg);
-	else if (strcmp(key, "gpuStackNamespaces") == 0)
-		read_strings_checked(ld, v, path, &cfg->gpu_stack_namespaces, k8s_name_namespace_glob, "");
+
 	else if (strcmp(key, "gpuTaint") == 0)
 		yml_read_fields(ld, v, path, cfg, taint_field, "key, value, effect");
 	else if (strcmp(key, "gpuNodeLabels") == 0)
@@ -1360,7 +1351,7 @@ static int apply_yaml(struct config *cfg, const char *buf, size_t len, const cha
 			yml_read_fields(&ld, root, "", cfg, top_field,
 				    "mode, namespaceModes, gpuResources, gpuDeviceClasses, gpuAnnotations, "
 				    "gpuShareResources, gpuTaint, gpuNodeLabels, gpuNodeNames, pools, placement, "
-				    "deferLabels, gpuStackNamespaces, exempt, workloads");
+				    "deferLabels, exempt, workloads");
 	}
 	if (root != NULL) {
 		if (!yaml_parser_load(&parser, &extra)) {
@@ -1539,7 +1530,6 @@ void config_free(struct config *cfg)
 	strings_free(&cfg->gpu_device_classes);
 	gpu_annotations_free(cfg);
 	gpu_shares_free(cfg);
-	strings_free(&cfg->gpu_stack_namespaces);
 	free(cfg->taint_key);
 	free(cfg->taint_value);
 	free(cfg->taint_effect);

@@ -150,8 +150,7 @@ struct config {
 	size_t n_gpu_annotations;
 	struct config_gpu_share *gpu_shares;
 	size_t n_gpu_shares;
-	struct config_strings gpu_stack_namespaces; /* globs: DaemonSet pods aimed only at GPU
-	                                          nodes get the GPU toleration added here */
+
 	char *taint_key, *taint_value, *taint_effect;
 	struct config_strings gpu_node_labels; /* label keys that select GPU nodes */
 	struct config_strings gpu_node_names;  /* globs over node names; empty: derived from

@@ -105,6 +105,18 @@ static int annotate(struct policy_result *res, struct error *err)
 	return 0;
 }
 
+/* A rejection the DaemonSet exemption admits: said in a note. */
+static int exempt_daemonset(struct policy_result *res, struct error *err)
+{
+	if (policy_note(res, err, "admitted only because DaemonSet pods are exempt: %s", res->message) != 0)
+		return -1;
+	res->exempt = 1;
+	res->verdict = POLICY_ALLOW;
+	res->reason = R_EXEMPT_DS;
+	res->message[0] = '\0';
+	return 0;
+}
+
 /* ==== DRA claims ==== */
 
 /* Were any of the pod's claims that are no GPU demand looked up at all? */
@@ -156,6 +168,33 @@ static int claims_warn(const struct pod_view *pv, struct policy_result *res, str
 	if (pv->n_gpu > 0)
 		return policy_note(res, err, "pod also uses DRA resource claims; gpu-admission places it "
 				   "for its GPU resources only and does not inspect the claims");
+	return 0;
+}
+
+/* ==== The GPU stack ==== */
+
+/*
+ * A CPU pod whose required node selection reaches only GPU nodes and that
+ * does not tolerate the GPU taint never starts there: a device plugin or
+ * exporter so placed leaves every GPU node without its GPUs. It is told
+ * which toleration to add, at apply (its DaemonSet's template) and in
+ * audit. Adding it to the pods instead cannot work: the DaemonSet
+ * controller creates no pod for a node whose NoSchedule taint its template
+ * does not tolerate (pkg/controller/daemon: NodeShouldRunDaemonPod), so
+ * there is no pod to mutate; only the DaemonSet's template could be, and
+ * gpu-admission changes pods only.
+ */
+static int judge_stack(const struct config *cfg, const struct pod_view *pv, struct policy_result *res,
+		       struct error *err)
+{
+	char taint[128];
+
+	policy_describe_taint(cfg, taint, sizeof taint);
+	if (policy_warn(res, err, "its required node selection reaches only GPU nodes, but it does not tolerate "
+			"the GPU taint %s, so it never starts there: add the toleration {key: %s, operator: "
+			"Equal, value: %s, effect: %s}", taint, cfg->taint_key, cfg->taint_value,
+			cfg->taint_effect) != 0)
+		return -1;
 	return 0;
 }
 
@@ -341,9 +380,13 @@ static int decide(const struct config *cfg, const struct policy_request *req,
 		policy_routes_find(cfg, &pv, &routes);
 		if (judge_routes(cfg, &pv, &routes, judged_routes(&pv), res, err) != 0)
 			return -1;
+		/* A CPU pod refused for its selection is told to drop it, not to tolerate the taint too. */
+		if (!(routes.taken & (ROUTE_TOLERATION | ROUTE_WILDCARD)) && (pv.daemonset || res->verdict != POLICY_REJECT) &&
+		    policy_stack_aimed(cfg, &pv) && judge_stack(cfg, &pv, res, err) != 0)
+			return -1;
 		if (pv.dra && claims_warn(&pv, res, err) != 0)
 			return -1;
-		if (pv.dra && res->verdict != POLICY_REJECT) {
+		if (pv.dra && res->verdict == POLICY_ALLOW) {
 			res->reason = R_DRA;
 			if (!claims_read(&pv) &&
 			    policy_note(res, err, "pod uses DRA resource claims, which gpu-admission does not "
@@ -354,14 +397,8 @@ static int decide(const struct config *cfg, const struct policy_request *req,
 		}
 	}
 exempt:
-	if (res->verdict == POLICY_REJECT && daemonset_exempt(cfg, &pv)) {
-		if (policy_note(res, err, "admitted only because DaemonSet pods are exempt: %s", res->message) != 0)
-			return -1;
-		res->exempt = 1;
-		res->verdict = POLICY_ALLOW;
-		res->reason = R_EXEMPT_DS;
-		res->message[0] = '\0';
-	}
+	if (res->verdict == POLICY_REJECT && daemonset_exempt(cfg, &pv))
+		return exempt_daemonset(res, err);
 	return 0;
 }
 

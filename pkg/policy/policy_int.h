@@ -47,6 +47,7 @@
 #define R_CPU_AFF     "cpu-pod-gpu-affinity"
 #define R_CPU_NAME    "cpu-pod-gpu-node-name"
 
+
 /* ==== What the pod asks for (policy_pod.c) ==== */
 
 /* What a demand counts: a resource the pod requests, or devices its DRA claims ask for. */
@@ -238,6 +239,17 @@ int policy_routes_fix(const struct config *cfg, const struct pod_view *pv, unsig
  * pods pinned by name (policy_target.c).
  */
 int policy_node_in_pool(const struct config *cfg, const struct config_pool *p, const char *node);
+
+/* ==== The GPU stack (policy_stack.c) ==== */
+
+/*
+ * Does the pod's required node selection (nodeSelector, or every term of its
+ * required node affinity) reach only GPU nodes: gpuNodeLabels, the GPU
+ * operator's nvidia.com/gpu.* labels, Node Feature Discovery's NVIDIA
+ * hardware labels, a pool's key=value? What the device plugin and DCGM
+ * exporter select by. Pure, cannot fail.
+ */
+int policy_stack_aimed(const struct config *cfg, const struct pod_view *pv);
 
 /* ==== Shared helpers (policy.c) ==== */
 
