@@ -387,6 +387,8 @@ int audit_input(struct audit *a, const char *name, const char *buf, size_t len,
 		}
 		if (template_find(d->root, &found, err) != 0)
 			goto out;
+		if (found.n == 0 && d->root != NULL && audit_note_intent(a, name, d->content_line, d->root, err) != 0)
+			goto out;
 		live = 0;
 		for (j = 0; j < found.n; j++) {
 			found.v[j].line = manifest_line(d, found.v[j].node);

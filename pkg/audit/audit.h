@@ -103,6 +103,15 @@ int audit_input(struct audit *a, const char *name, const char *buf, size_t len,
  */
 int audit_collect(struct audit *a, const char *buf, size_t len, struct error *err);
 
+/*
+ * A note for obj (a document's object with no pod template, borrowed) when
+ * it asks for GPUs all the same: a gpuResources name as a key or value, or
+ * an Azure GPU VM size, anywhere but its metadata and status (KServe InferenceService,
+ * KAITO Workspace, SparkApplication). 0, or -1 on ERROR_NOMEM.
+ */
+int audit_note_intent(struct audit *a, const char *name, unsigned long line, const json_t *obj,
+		      struct error *err);
+
 /* Records an input error for a whole input (unreadable file, ...). msg is copied. */
 int audit_add_error(struct audit *a, const char *name, unsigned long line, const char *msg,
 		    struct error *err);
