@@ -158,7 +158,8 @@ const struct cli_command cmd_audit = {
 		"reported as ok, mutate, reject, exempt or warn, as enforce mode would decide.\n"
 		"Findings go to stdout; input errors and notes (files skipped, documents --fix\n"
 		"re-emitted) to stderr. Pods whose controller is also in the input are shown\n"
-		"under it. Input without any pod template is an input error.",
+		"under it. DRA claims resolve against the ResourceClaimTemplates and\n"
+		"ResourceClaims of every input. Input without any pod template is an input error.",
 	.options = audit_options,
 	.operands = "PATH",
 	.exits = (const struct cli_exit[]){

@@ -17,7 +17,8 @@ static const struct cli_option review_options[] = {
 	{ "wrap", OPT_WRAP, NULL,
 	  "the input is a manifest, YAML or JSON: a Pod, or an object with a pod\n"
 	  "template (Deployment, Job, ...); review the AdmissionReview the API\n"
-	  "server would send to create that pod", 0 },
+	  "server would send to create that pod. ResourceClaimTemplates and\n"
+	  "ResourceClaims in the same file resolve its DRA claims", 0 },
 	{ "apply", OPT_APPLY, NULL,
 	  "the input is a manifest of one object; review the AdmissionReview the\n"
 	  "API server sends when it is applied (created): a workload (Deployment,\n"
