@@ -293,11 +293,48 @@ static int judge_update(const struct config *cfg, const struct policy_request *r
 	return 0;
 }
 
+/*
+ * A pod with no GPU demand (CREATE): its routes to GPU nodes, the GPU stack
+ * rule, and what its DRA claims, if any, did not count for.
+ */
+static int judge_cpu(const struct config *cfg, const struct pod_view *pv, struct policy_result *res,
+		     struct error *err)
+{
+	struct pod_routes routes;
+
+	/*
+	 * Claims that are no GPU demand (policy_dra.c: not resolved, unused,
+	 * another class) are no exemption either: were they one, any pod could
+	 * add one and reach GPU nodes. Such a pod is judged on its routes as a
+	 * CPU-only pod is (its message says why), and one that takes no route
+	 * is admitted unchanged, with a warning per claim.
+	 */
+	policy_routes_find(cfg, pv, &routes);
+	if (judge_routes(cfg, pv, &routes, judged_routes(pv), res, err) != 0)
+		return -1;
+	/* A CPU pod refused for its selection is told to drop it, not to tolerate the taint too. */
+	if (!(routes.taken & (ROUTE_TOLERATION | ROUTE_WILDCARD)) &&
+	    (pv->daemonset || res->verdict != POLICY_REJECT) && policy_stack_aimed(cfg, pv) &&
+	    judge_stack(cfg, pv, res, err) != 0)
+		return -1;
+	if (pv->dra && claims_warn(pv, res, err) != 0)
+		return -1;
+	if (pv->dra && res->verdict == POLICY_ALLOW) {
+		res->reason = R_DRA;
+		if (!claims_read(pv) &&
+		    policy_note(res, err, "pod uses DRA resource claims, which gpu-admission does not "
+				"recognise as GPU requests yet: admitted unchanged (no toleration, no "
+				"pool); to run on GPU nodes, request the GPU as a resource or have the "
+				"namespace exempted") != 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int decide(const struct config *cfg, const struct policy_request *req,
 		  struct policy_result *res, struct error *err)
 {
 	struct pod_view pv;
-	struct pod_routes routes;
 	struct pool_choice choice = { .n = 0 };
 
 	if (policy_pod_read(cfg, req, req->pod, &pv, err) != 0)
@@ -368,33 +405,8 @@ static int decide(const struct config *cfg, const struct policy_request *req,
 			res->patch = NULL;
 		}
 	} else {
-		/*
-		 * No GPU resource. DRA claims are no GPU request the engine can
-		 * show: which device class a claim asks for is in a ResourceClaim
-		 * or template the pod only names, and a claim may be unused or ask
-		 * for nothing. Were they an exemption, any pod could add one and
-		 * reach GPU nodes; so a pod with claims is judged on its routes as
-		 * a CPU-only pod is (its message says why), and one that takes no
-		 * route is admitted unchanged, with a note.
-		 */
-		policy_routes_find(cfg, &pv, &routes);
-		if (judge_routes(cfg, &pv, &routes, judged_routes(&pv), res, err) != 0)
+		if (judge_cpu(cfg, &pv, res, err) != 0)
 			return -1;
-		/* A CPU pod refused for its selection is told to drop it, not to tolerate the taint too. */
-		if (!(routes.taken & (ROUTE_TOLERATION | ROUTE_WILDCARD)) && (pv.daemonset || res->verdict != POLICY_REJECT) &&
-		    policy_stack_aimed(cfg, &pv) && judge_stack(cfg, &pv, res, err) != 0)
-			return -1;
-		if (pv.dra && claims_warn(&pv, res, err) != 0)
-			return -1;
-		if (pv.dra && res->verdict == POLICY_ALLOW) {
-			res->reason = R_DRA;
-			if (!claims_read(&pv) &&
-			    policy_note(res, err, "pod uses DRA resource claims, which gpu-admission does not "
-					"recognise as GPU requests yet: admitted unchanged (no toleration, no "
-					"pool); to run on GPU nodes, request the GPU as a resource or have the "
-					"namespace exempted") != 0)
-				return -1;
-		}
 	}
 exempt:
 	if (res->verdict == POLICY_REJECT && daemonset_exempt(cfg, &pv))
