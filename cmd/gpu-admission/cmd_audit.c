@@ -147,6 +147,17 @@ static int run_audit(const struct cli_command *cmd, int argc, char **argv)
 	w.out = stdout;
 	/* The report goes to stdout, or to stderr when stdout carries the --fix output. */
 	report = w.fix && !w.in_place ? stderr : stdout;
+	/*
+	 * DRA claims resolve against the ResourceClaimTemplates and ResourceClaims of every
+	 * input, read first; stdin can be read once, so audit_input() collects its own.
+	 */
+	a.claims_collected = 1;
+	for (i = 0; i < args.n_paths; i++) {
+		if (strcmp(args.paths[i], "-") == 0)
+			a.claims_collected = 0;
+		else if (audit_collect_path(&w, args.paths[i], &err) != 0)
+			goto fail;
+	}
 	for (i = 0; i < args.n_paths; i++)
 		if (audit_path(&w, args.paths[i], &err) != 0)
 			goto fail;
@@ -178,7 +189,8 @@ const struct cli_command cmd_audit = {
 		"reported as ok, mutate, reject, exempt or warn, as enforce mode would decide.\n"
 		"Findings go to stdout; input errors and notes (files skipped, documents --fix\n"
 		"re-emitted) to stderr. Pods whose controller is also in the input are shown\n"
-		"under it. Input without any pod template is an input error.",
+		"under it. DRA claims resolve against the ResourceClaimTemplates and\n"
+		"ResourceClaims of every input. Input without any pod template is an input error.",
 	.options = audit_options,
 	.operands = "PATH",
 	.exits = (const struct cli_exit[]){

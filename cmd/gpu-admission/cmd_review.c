@@ -17,7 +17,8 @@ static const struct cli_option review_options[] = {
 	{ "wrap", OPT_WRAP, NULL,
 	  "the input is a manifest, YAML or JSON: a Pod, or an object with a pod\n"
 	  "template (Deployment, Job, ...); review the AdmissionReview the API\n"
-	  "server would send to create that pod", 0 },
+	  "server would send to create that pod. ResourceClaimTemplates and\n"
+	  "ResourceClaims in the same file resolve its DRA claims", 0 },
 	{ "apply", OPT_APPLY, NULL,
 	  "the input is a manifest of one object; review the AdmissionReview the\n"
 	  "API server sends when it is applied (created): a workload (Deployment,\n"
@@ -35,8 +36,8 @@ static const struct cli_option review_options[] = {
  * its one object as kubectl apply sends it (--apply); else its one pod
  * template as the Pod its controller creates (--wrap).
  */
-static char *wrap_input(const char *name, const char *buf, size_t len, int apply, size_t *out_len,
-			struct error *err)
+static char *wrap_input(const char *name, const char *buf, size_t len, int apply, struct manifest *mp,
+			struct policy_claim_objects *claims, size_t *out_len, struct error *err)
 {
 	struct manifest m;
 	struct template_list l = { 0 };
@@ -53,6 +54,15 @@ static char *wrap_input(const char *name, const char *buf, size_t len, int apply
 			error_set(err, ERROR_INPUT, "%s:%lu: not valid YAML: %s", name, m.docs[i].error_line,
 				  m.docs[i].error);
 			goto out;
+		}
+		/* The input's ResourceClaimTemplates and ResourceClaims resolve the pod's claims. */
+		if (m.docs[i].root != NULL) {
+			int added = policy_claim_objects_add(claims, m.docs[i].root, err);
+
+			if (added < 0)
+				goto out;
+			if (added > 0)
+				continue;
 		}
 		if (apply && m.docs[i].root != NULL) {
 			obj = m.docs[i].root;
@@ -79,7 +89,7 @@ static char *wrap_input(const char *name, const char *buf, size_t len, int apply
 out:
 	json_decref(review);
 	template_list_free(&l);
-	manifest_free(&m);
+	*mp = m;  /* the claim objects borrow from it: the caller frees it */
 	return body;
 }
 
@@ -119,6 +129,9 @@ static int run_review(const struct cli_command *cmd, int argc, char **argv)
 	struct review_response res = { 0 };
 	struct config *cfg = NULL;
 	struct error err = { 0 };
+	struct manifest m;
+	struct policy_claim_objects claims = { 0 };
+	struct policy_claim_lookup lk = { policy_claim_objects_lookup, &claims };
 	const char *config_path = NULL, *input = NULL, *name = FILE_STDIN_NAME;
 	char *buf = NULL, *wrapped = NULL, kind[64];
 	const char *body;
@@ -126,6 +139,7 @@ static int run_review(const struct cli_command *cmd, int argc, char **argv)
 	int validate = 0, wrap = 0, apply = 0, c, rc = EXIT_USAGE;
 	enum output out = OUT_REVIEW;
 
+	memset(&m, 0, sizeof m);
 	cli_parse(&p, cmd, argc, argv);
 	while ((c = cli_next(&p)) != CLI_END) {
 		switch (c) {
@@ -165,11 +179,12 @@ static int run_review(const struct cli_command *cmd, int argc, char **argv)
 	body = buf;
 	body_len = len;
 	if (wrap || apply) {
-		if ((wrapped = wrap_input(name, buf, len, apply, &body_len, &err)) == NULL)
+		if ((wrapped = wrap_input(name, buf, len, apply, &m, &claims, &body_len, &err)) == NULL)
 			goto fail;
 		body = wrapped;
 	}
-	if (review_handle(cfg, body, body_len, validate, &res, &err) != 0) {
+	if (review_handle_claims(cfg, body, body_len, validate ? REVIEW_VALIDATE : 0, claims.n > 0 ? &lk : NULL,
+				 &res, &err) != 0) {
 		if (!wrap && !apply && err.kind == ERROR_INPUT && review_sniff(buf, len, kind, sizeof kind))
 			error_set(&err, ERROR_INPUT, "%s: this is a %s, not an AdmissionReview: use "
 				  "\"gpu-admission audit %s\", or \"gpu-admission review --wrap %s\" to wrap it",
@@ -195,6 +210,8 @@ out:
 	free(buf);
 	free(wrapped);
 	review_response_free(&res);
+	policy_claim_objects_free(&claims);
+	manifest_free(&m);
 	config_free(cfg);
 	return rc;
 }

@@ -81,6 +81,8 @@ void audit_free(struct audit *a)
 	json_decref(a->rewritten);
 	json_decref(a->owners);
 	json_decref(a->groups);
+	json_decref(a->claim_keep);
+	policy_claim_objects_free(&a->claims);
 	memset(a, 0, sizeof *a);
 }
 
@@ -222,6 +224,8 @@ static int audit_template(struct audit *a, const char *name, size_t doc_index,
 {
 	struct policy_result res;
 	struct error perr = { 0 };
+	/* Claims are looked up when the input holds claim objects; else none is (nothing to find). */
+	struct policy_claim_lookup lk = { policy_claim_objects_lookup, &a->claims };
 	enum audit_verdict v;
 	const char *tmpl;
 	json_t *f = NULL, *pools;
@@ -229,7 +233,8 @@ static int audit_template(struct audit *a, const char *name, size_t doc_index,
 	int rc = -1;
 
 	/* The webhook's own judgement of a workload's templates (and, offline, of a stored Pod). */
-	if (template_judge(a->cfg, t, NULL, POLICY_OP_CREATE, &res, &perr) != 0) {
+	if (template_judge_claims(a->cfg, t, NULL, POLICY_OP_CREATE, a->claims.n > 0 ? &lk : NULL, &res,
+				  &perr) != 0) {
 		char msg[ERROR_MSG_MAX + 256];
 
 		if (perr.kind == ERROR_NOMEM) {
@@ -383,6 +388,9 @@ static int judge_document(struct input *in, size_t i, const struct manifest_doc 
 	}
 	if (template_find(d->root, &in->found, err) != 0)
 		return -1;
+	if (in->found.n == 0 && d->root != NULL &&
+	    audit_note_intent(in->a, in->name, d->content_line, d->root, err) != 0)
+		return -1;
 	in->live = 0;
 	for (j = 0; j < in->found.n; j++) {
 		in->found.v[j].line = manifest_line(d, in->found.v[j].node);
@@ -469,6 +477,9 @@ int audit_input(struct audit *a, const char *name, const char *buf, size_t len,
 		error_set(err, ERROR_NOMEM, "out of memory");
 		goto out;
 	}
+	/* Its own claim objects first: a pod before its ResourceClaimTemplate in one file. */
+	if (!a->claims_collected && audit_collect(a, buf, len, err) != 0)
+		goto out;
 	/* One document's values at a time: memory does not grow with the number of documents. */
 	manifest_open(buf, len, &in.m);
 	a->files++;

@@ -105,6 +105,99 @@ static int annotate(struct policy_result *res, struct error *err)
 	return 0;
 }
 
+/* A rejection the DaemonSet exemption admits: said in a note. */
+static int exempt_daemonset(struct policy_result *res, struct error *err)
+{
+	if (policy_note(res, err, "admitted only because DaemonSet pods are exempt: %s", res->message) != 0)
+		return -1;
+	res->exempt = 1;
+	res->verdict = POLICY_ALLOW;
+	res->reason = R_EXEMPT_DS;
+	res->message[0] = '\0';
+	return 0;
+}
+
+/* ==== DRA claims ==== */
+
+/* Were any of the pod's claims that are no GPU demand looked up at all? */
+static int claims_read(const struct pod_view *pv)
+{
+	size_t i;
+
+	for (i = 0; i < pv->n_other; i++)
+		if (pv->other[i].state != POLICY_CLAIM_UNKNOWN_NO_LOOKUP)
+			return 1;
+	return 0;
+}
+
+/* How policy_routes_judge() names the claims of a pod with no GPU demand. */
+static int claims_kind(const struct pod_view *pv)
+{
+	if (!pv->dra || pv->n_gpu > 0)
+		return 0;
+	return claims_read(pv) ? ROUTE_CLAIMS_READ : ROUTE_CLAIMS_UNREAD;
+}
+
+/*
+ * Says what the claims that are no GPU demand are, one warning each: one
+ * not found, or a cold cache, is the usual GitOps order (the template comes
+ * in the same apply) or a restart, and the pod's author must know that it
+ * goes unplaced. Claims no one looked up are said once, as before lookups
+ * existed (unread: the pod's only claims, or beside GPU resources).
+ */
+static int claims_warn(const struct pod_view *pv, struct policy_result *res, struct error *err)
+{
+	size_t i;
+	int unread = 0;
+
+	for (i = 0; i < pv->n_other; i++) {
+		const struct claim_seen *o = &pv->other[i];
+
+		if (o->state == POLICY_CLAIM_UNKNOWN_NO_LOOKUP) {
+			unread = 1;
+			continue;
+		}
+		if (policy_warn(res, err, "DRA claim \"%s\" (%s %s): %s; not counted as a GPU request, so it "
+				"gets no GPU toleration nor pool from it", o->name, o->kind ? o->kind : "object",
+				o->object ? o->object : "?",
+				o->state == POLICY_CLAIM_UNKNOWN_NOT_FOUND ? "not found" : o->why) != 0)
+			return -1;
+	}
+	if (!unread)
+		return 0;
+	if (pv->n_gpu > 0)
+		return policy_note(res, err, "pod also uses DRA resource claims; gpu-admission places it "
+				   "for its GPU resources only and does not inspect the claims");
+	return 0;
+}
+
+/* ==== The GPU stack ==== */
+
+/*
+ * A CPU pod whose required node selection reaches only GPU nodes and that
+ * does not tolerate the GPU taint never starts there: a device plugin or
+ * exporter so placed leaves every GPU node without its GPUs. It is told
+ * which toleration to add, at apply (its DaemonSet's template) and in
+ * audit. Adding it to the pods instead cannot work: the DaemonSet
+ * controller creates no pod for a node whose NoSchedule taint its template
+ * does not tolerate (pkg/controller/daemon: NodeShouldRunDaemonPod), so
+ * there is no pod to mutate; only the DaemonSet's template could be, and
+ * gpu-admission changes pods only.
+ */
+static int judge_stack(const struct config *cfg, const struct pod_view *pv, struct policy_result *res,
+		       struct error *err)
+{
+	char taint[128];
+
+	policy_describe_taint(cfg, taint, sizeof taint);
+	if (policy_warn(res, err, "its required node selection reaches only GPU nodes, but it does not tolerate "
+			"the GPU taint %s, so it never starts there: add the toleration {key: %s, operator: "
+			"Equal, value: %s, effect: %s}", taint, cfg->taint_key, cfg->taint_value,
+			cfg->taint_effect) != 0)
+		return -1;
+	return 0;
+}
+
 /* ==== The engine ==== */
 
 /*
@@ -128,7 +221,7 @@ static int judge_routes(const struct config *cfg, const struct pod_view *pv, con
 {
 	int advise = !daemonset_exempt(cfg, pv);
 
-	if (policy_routes_judge(cfg, r, which, advise, pv->dra, res, err) != 0)
+	if (policy_routes_judge(cfg, r, which, advise, claims_kind(pv), res, err) != 0)
 		return -1;
 	/*
 	 * The GPU operator's validators select its labels: the usual fix is its namespace's
@@ -161,17 +254,28 @@ static int judge_update(const struct config *cfg, const struct policy_request *r
 {
 	struct pod_view old;
 	struct pod_routes now, before;
+	int old_gpu = 1;
 
-	if (res->gpu) {
-		res->reason = R_UPDATE_GPU;
-		return 0;
-	}
 	memset(&before, 0, sizeof before);
 	if (req->old_pod != NULL) {
 		if (policy_pod_read(cfg, req, req->old_pod, &old, err) != 0) {
 			error_prefix(err, "request.oldObject: ");
 			return -1;
 		}
+		old_gpu = old.n_gpu > 0 || old.bad_quantity[0] != '\0';
+	}
+	/*
+	 * A GPU pod stays one: its resources cannot change. A pod that became
+	 * one by UPDATE (a gpuAnnotations key added: metadata is mutable) is
+	 * judged as the CPU pod it was, or the annotation would open its routes.
+	 * A template's new pods are created with it: the template is what it says.
+	 */
+	if (res->gpu && (old_gpu || req->template)) {
+		res->reason = R_UPDATE_GPU;
+		return 0;
+	}
+	res->gpu = 0;
+	if (req->old_pod != NULL) {
 		/*
 		 * A GPU pod's routes are its own: the CPU-only pod it became takes
 		 * them anew. A pod cannot drop its GPU (extended resources are not
@@ -195,8 +299,7 @@ static int decide_gpu(const struct config *cfg, const struct policy_request *req
 {
 	struct pool_choice choice = { .n = 0 };
 
-	if (pv->dra && policy_note(res, err, "pod also uses DRA resource claims; gpu-admission places it "
-			   "for its GPU resources only and does not inspect the claims") != 0)
+	if (claims_warn(pv, res, err) != 0)
 		return -1;
 	/*
 	 * A DaemonSet pod is pinned to its node by the controller: tolerate,
@@ -239,27 +342,36 @@ static int decide_gpu(const struct config *cfg, const struct policy_request *req
 	return 0;
 }
 
-/* A pod with no GPU resource: judged on the routes by which it reaches GPU nodes. */
-static int decide_cpu(const struct config *cfg, const struct pod_view *pv, struct policy_result *res,
-		      struct error *err)
+/*
+ * A pod with no GPU demand (CREATE): its routes to GPU nodes, the GPU stack
+ * rule, and what its DRA claims, if any, did not count for.
+ */
+static int judge_cpu(const struct config *cfg, const struct pod_view *pv, struct policy_result *res,
+		     struct error *err)
 {
 	struct pod_routes routes;
 
 	/*
-	 * No GPU resource. DRA claims are no GPU request the engine can
-	 * show: which device class a claim asks for is in a ResourceClaim
-	 * or template the pod only names, and a claim may be unused or ask
-	 * for nothing. Were they an exemption, any pod could add one and
-	 * reach GPU nodes; so a pod with claims is judged on its routes as
-	 * a CPU-only pod is (its message says why), and one that takes no
-	 * route is admitted unchanged, with a note.
+	 * Claims that are no GPU demand (policy_dra.c: not resolved, unused,
+	 * another class) are no exemption either: were they one, any pod could
+	 * add one and reach GPU nodes. Such a pod is judged on its routes as a
+	 * CPU-only pod is (its message says why), and one that takes no route
+	 * is admitted unchanged, with a warning per claim.
 	 */
 	policy_routes_find(cfg, pv, &routes);
 	if (judge_routes(cfg, pv, &routes, judged_routes(pv), res, err) != 0)
 		return -1;
-	if (pv->dra && res->verdict != POLICY_REJECT) {
+	/* A CPU pod refused for its selection is told to drop it, not to tolerate the taint too. */
+	if (!(routes.taken & (ROUTE_TOLERATION | ROUTE_WILDCARD)) &&
+	    (pv->daemonset || res->verdict != POLICY_REJECT) && policy_stack_aimed(cfg, pv) &&
+	    judge_stack(cfg, pv, res, err) != 0)
+		return -1;
+	if (pv->dra && claims_warn(pv, res, err) != 0)
+		return -1;
+	if (pv->dra && res->verdict == POLICY_ALLOW) {
 		res->reason = R_DRA;
-		if (policy_note(res, err, "pod uses DRA resource claims, which gpu-admission does not "
+		if (!claims_read(pv) &&
+		    policy_note(res, err, "pod uses DRA resource claims, which gpu-admission does not "
 				"recognise as GPU requests yet: admitted unchanged (no toleration, no "
 				"pool); to run on GPU nodes, request the GPU as a resource or have the "
 				"namespace exempted") != 0)
@@ -287,6 +399,16 @@ static int decide(const struct config *cfg, const struct policy_request *req,
 		return 0;
 	}
 	res->gpu = pv.n_gpu > 0 || pv.bad_quantity[0] != '\0';
+	/*
+	 * Offline only (audit): the webhook is sent no pod for its resource names
+	 * alone (the match conditions name the policy's), so a warning there
+	 * would reach some pods and not others.
+	 */
+	if (req->full_warnings && req->operation == POLICY_OP_CREATE && pv.unlisted != NULL &&
+	    policy_warn(res, err, "resource %s looks like a GPU, but the policy lists it neither in gpuResources nor "
+			"in gpuShareResources: it counts as no GPU here (no toleration, no pool); ask the cluster "
+			"admin to list it", pv.unlisted) != 0)
+		return -1;
 	if (req->operation == POLICY_OP_UPDATE) {
 		if (judge_update(cfg, req, &pv, res, err) != 0)
 			return -1;
@@ -297,17 +419,11 @@ static int decide(const struct config *cfg, const struct policy_request *req,
 	} else if (pv.n_gpu > 0) {
 		if (decide_gpu(cfg, req, &pv, res, err) != 0)
 			return -1;
-	} else if (decide_cpu(cfg, &pv, res, err) != 0) {
+	} else if (judge_cpu(cfg, &pv, res, err) != 0) {
 		return -1;
 	}
-	if (res->verdict == POLICY_REJECT && daemonset_exempt(cfg, &pv)) {
-		if (policy_note(res, err, "admitted only because DaemonSet pods are exempt: %s", res->message) != 0)
-			return -1;
-		res->exempt = 1;
-		res->verdict = POLICY_ALLOW;
-		res->reason = R_EXEMPT_DS;
-		res->message[0] = '\0';
-	}
+	if (res->verdict == POLICY_REJECT && daemonset_exempt(cfg, &pv))
+		return exempt_daemonset(res, err);
 	return 0;
 }
 

@@ -373,7 +373,8 @@ int review_open(const struct config *cfg, const char *body, size_t len, const st
  * searches for them; the full parse already holds everything.
  */
 static int answer_workload(const struct config *cfg, const char *body, size_t len, unsigned flags,
-			   struct review_request *rq, struct review_response *res, struct error *err)
+			   const struct policy_claim_lookup *lk, struct review_request *rq,
+			   struct review_response *res, struct error *err)
 {
 	struct workload_request wreq = { 0 };
 	struct workload_result wr;
@@ -398,6 +399,7 @@ static int answer_workload(const struct config *cfg, const char *body, size_t le
 	wreq.kind = rq->kind;
 	wreq.ns = rq->ns;
 	wreq.operation = rq->operation;
+	wreq.claims = lk;
 	if (workload_evaluate(cfg, &wreq, &wr, &perr) != 0) {
 		if (perr.kind == ERROR_NOMEM) {
 			*err = perr;
@@ -428,8 +430,25 @@ int review_handle(const struct config *cfg, const char *body, size_t len, int va
 int review_handle_ex(const struct config *cfg, const char *body, size_t len, unsigned flags,
 		     struct review_response *res, struct error *err)
 {
+	return review_handle_claims(cfg, body, len, flags, NULL, res, err);
+}
+
+/* The namespace a pod's claims are looked up in: the request's, else the pod's own, else "default". */
+static const char *claims_ns(const struct review_request *rq)
+{
+	const char *ns = rq->ns;
+
+	if (ns == NULL || ns[0] == '\0')
+		ns = json_string_value(json_object_get(json_object_get(rq->object, "metadata"), "namespace"));
+	return ns != NULL && ns[0] != '\0' ? ns : "default";
+}
+
+int review_handle_claims(const struct config *cfg, const char *body, size_t len, unsigned flags,
+			 const struct policy_claim_lookup *lk, struct review_response *res, struct error *err)
+{
 	struct review_request rq;
 	struct policy_request preq = { 0 };
+	struct policy_claims claims = { 0 };
 	struct policy_result pr;
 	struct error perr;
 	json_t *root = NULL;
@@ -457,7 +476,7 @@ int review_handle_ex(const struct config *cfg, const char *body, size_t len, uns
 	res->kind = template_kind_label(rq.group, rq.kind);
 	review_copy_id(res->object_kind, sizeof res->object_kind, rq.kind);
 	if (rq.what != REVIEW_POD) {
-		rc = answer_workload(cfg, body, len, flags, &rq, res, err);
+		rc = answer_workload(cfg, body, len, flags, lk, &rq, res, err);
 		goto out;
 	}
 	preq.pod = rq.object;
@@ -467,6 +486,13 @@ int review_handle_ex(const struct config *cfg, const char *body, size_t len, uns
 	preq.operation = rq.operation;
 	preq.validate = (flags & REVIEW_VALIDATE) != 0;
 	preq.daemonset = 0;
+	/* A pod whose claims cannot be read is refused by the policy below, with the same error. */
+	if (lk != NULL && policy_claims_resolve_pod(rq.object, claims_ns(&rq), lk, &claims, &perr) == 0)
+		preq.claims = &claims;
+	else if (lk != NULL && perr.kind == ERROR_NOMEM) {
+		*err = perr;
+		goto out;
+	}
 	if (policy_evaluate(cfg, &preq, &pr, &perr) != 0) {
 		if (perr.kind == ERROR_NOMEM) {
 			*err = perr;
@@ -485,6 +511,7 @@ int review_handle_ex(const struct config *cfg, const char *body, size_t len, uns
 	res->n_pools = pr.n_pools;
 	rc = review_encode(rq.api_version, rq.uid, ERROR_NONE, pr.message, &pr, flags, res, err);
 out:
+	policy_claims_free(&claims);
 	policy_result_free(&pr);
 	json_decref(root);
 	return rc;

@@ -78,6 +78,16 @@ int review_handle(const struct config *cfg, const char *body, size_t len, int va
 int review_handle_ex(const struct config *cfg, const char *body, size_t len, unsigned flags,
 		     struct review_response *res, struct error *err);
 
+/*
+ * As review_handle_ex(), the DRA claims of the pod (or of the workload's
+ * templates) resolved through lk (borrowed; NULL: none looked up, as
+ * review_handle_ex()): the webhook's cache of ResourceClaimTemplates and
+ * ResourceClaims, or the objects `review` was given (policy_claims.h).
+ * What lk returns must stay valid until this returns.
+ */
+int review_handle_claims(const struct config *cfg, const char *body, size_t len, unsigned flags,
+			 const struct policy_claim_lookup *lk, struct review_response *res, struct error *err);
+
 /* Releases what res owns and zeroes it. Accepts NULL. */
 void review_response_free(struct review_response *res);
 
