@@ -34,6 +34,7 @@
 #include <jansson.h>
 
 #include "policy/config.h"
+#include "policy/policy_claims.h"
 #include "base/error.h"
 #include "text/scan.h"
 
@@ -77,6 +78,10 @@ struct policy_request {
 	                               of theirs (controllers set their own), and daemonset
 	                               alone says whether they are a DaemonSet's, whoever
 	                               sends the template (username is then not consulted) */
+	const struct policy_claims *claims; /* borrowed: what the caller resolved of the pod's
+	                               spec.resourceClaims (policy_claims.h); NULL: no lookups,
+	                               every claim unknown. The engine never looks anything up:
+	                               an unknown claim is never GPU demand */
 	int full_warnings;          /* offline (audit): keep warnings whole, up to
 	                               POLICY_WARNING_FULL_MAX, not cut to the API
 	                               server's POLICY_WARNING_MAX */
