@@ -2,6 +2,7 @@
  * watchcache: list + watch of one resource type into a store. See watchcache.h.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,7 @@
 #include "k8s/watchcache.h"
 
 struct watchcache {
-	char name[WATCHCACHE_NAME_MAX];
+	char name[WATCHCACHE_NAME_MAX], api_version[WATCHCACHE_NAME_MAX], kind[WATCHCACHE_NAME_MAX];
 	char path[KUBE_PATH_MAX];
 	size_t max_objects, max_object_bytes;
 	unsigned backoff_min_ms, backoff_max_ms, watch_timeout_s;
@@ -80,6 +81,8 @@ struct watchcache *watchcache_new(const struct kube_config *kc, const struct wat
 	}
 	snprintf(w->name, sizeof w->name, "%s", o->name ? o->name : "");
 	snprintf(w->path, sizeof w->path, "%s", o->path ? o->path : "");
+	snprintf(w->api_version, sizeof w->api_version, "%s", o->api_version ? o->api_version : "");
+	snprintf(w->kind, sizeof w->kind, "%s", o->kind ? o->kind : "");
 	w->max_objects = o->max_objects ? o->max_objects : WATCHCACHE_MAX_OBJECTS;
 	w->max_object_bytes = o->max_object_bytes ? o->max_object_bytes : WATCHCACHE_MAX_OBJECT_BYTES;
 	if (w->max_object_bytes > LIMIT_KUBE_WATCH_LINE_MAX)
@@ -189,6 +192,12 @@ static int put(struct watchcache *w, json_t *store, json_t *obj, size_t bytes, i
 		atomic_fetch_add(&w->refused, 1);
 		return 1;
 	}
+	/* Nobody reads who wrote which field, and it is often most of an object (client-go's informers strip it too). */
+	json_object_del(json_object_get(obj, "metadata"), "managedFields");
+	if ((w->api_version[0] && json_object_get(obj, "apiVersion") == NULL &&
+	     json_object_set_new(obj, "apiVersion", json_string(w->api_version)) != 0) ||
+	    (w->kind[0] && json_object_get(obj, "kind") == NULL && json_object_set_new(obj, "kind", json_string(w->kind)) != 0))
+		return -1;
 	if (locked)
 		pthread_rwlock_wrlock(&w->lock);
 	have = json_object_get(store, key) != NULL;
@@ -443,11 +452,22 @@ static void *run(void *arg)
 
 int watchcache_start(struct watchcache *w, struct error *err)
 {
+	sigset_t all, old;
+	int rc;
+
 	if (w->kc == NULL || w->started) {
 		error_set(err, ERROR_INTERNAL, "%s: no API configuration, or started already", w->name);
 		return -1;
 	}
-	if (pthread_create(&w->thread, NULL, run, w) != 0) {
+	/*
+	 * The thread takes no signals: a process-directed SIGTERM must reach the
+	 * thread that waits for it (serve's drain), never end the process here.
+	 */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = pthread_create(&w->thread, NULL, run, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
 		error_set(err, ERROR_SYSTEM, "%s: cannot start its thread", w->name);
 		return -1;
 	}

@@ -9,6 +9,10 @@
  * version is no longer in etcd's window) means listing again ("relist");
  * any other failure waits an exponential backoff with jitter, then resumes.
  *
+ * Objects are kept without metadata.managedFields (client-go's
+ * TransformStripManagedFields does the same for informers): nobody here
+ * reads it, and it is often most of an object.
+ *
  * Memory is bounded: at most max_objects objects of at most
  * max_object_bytes each (as their watch event line). Beyond either, an
  * object is refused and counted, never kept, and an object whose new
@@ -46,11 +50,13 @@
 #define WATCHCACHE_WATCH_TIMEOUT_S 300u
 /* "namespace/name": a DNS label, '/', a DNS subdomain. */
 #define WATCHCACHE_KEY_MAX (KUBE_NAMESPACE_MAX + 1 + 253 + 1)
-#define WATCHCACHE_NAME_MAX 64
+#define WATCHCACHE_NAME_MAX 64          /* a cache's name, an apiVersion, a kind */
 
 struct watchcache_options {
 	const char *name;           /* for logs: "resourceclaims" */
 	const char *path;           /* the collection: "/apis/resource.k8s.io/v1/resourceclaims" */
+	const char *api_version;    /* "resource.k8s.io/v1": set on every object kept (a LIST's */
+	const char *kind;           /* items carry neither), so a lookup gets a whole object */
 	size_t max_objects;         /* 0: WATCHCACHE_MAX_OBJECTS */
 	size_t max_object_bytes;    /* 0: WATCHCACHE_MAX_OBJECT_BYTES; at most LIMIT_KUBE_WATCH_LINE_MAX */
 	unsigned backoff_min_ms;    /* 0: WATCHCACHE_BACKOFF_MIN_MS */

@@ -27,6 +27,7 @@
 
 #include "policy/config.h"
 #include "base/log.h"
+#include "webhook/claims.h"
 #include "webhook/metrics.h"
 #include "webhook/review.h"
 #include "webhook/server_int.h"
@@ -425,6 +426,10 @@ static enum MHD_Result answer_get(struct server *s, struct MHD_Connection *c, st
 	}
 	default:
 		text = metrics_render(s->metrics, &len, &err);
+		if (text != NULL && s->o->claims != NULL && claims_metrics(s->o->claims, &text, &len, &err) != 0) {
+			free(text);
+			text = NULL;
+		}
 		if (text == NULL)
 			return answer_error(s, c, rq, err.kind, err.msg);
 		return answer(s, c, rq, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", text, len, 1,
@@ -463,6 +468,19 @@ static int review_policy(struct server *s, struct srv_req *rq, struct review_res
 	return review_policy_handle(&po, rq->body ? rq->body : "", rq->len, 0, res, err);
 }
 
+/* An admission review, with the claim lookups when they are on. */
+static int review_pod(struct server *s, struct srv_config *cfg, struct srv_req *rq, struct review_response *res,
+		      struct error *err)
+{
+	struct review_lookup lk;
+
+	if (s->o->claims != NULL)
+		claims_lookup(s->o->claims, &lk);
+	return review_handle_lookup(cfg->cfg, rq->body ? rq->body : "", rq->len,
+				    rq->ep == METRICS_EP_VALIDATE ? REVIEW_VALIDATE : 0, s->o->claims ? &lk : NULL, res,
+				    NULL, err);
+}
+
 static enum MHD_Result answer_review(struct server *s, struct MHD_Connection *c, struct srv_req *rq)
 {
 	struct review_response res;
@@ -484,8 +502,7 @@ static enum MHD_Result answer_review(struct server *s, struct MHD_Connection *c,
 	if (rq->ep == METRICS_EP_VALIDATE_POLICY)
 		rc = review_policy(s, rq, &res, &charged, &err);
 	else
-		rc = review_handle(cfg->cfg, rq->body ? rq->body : "", rq->len, rq->ep == METRICS_EP_VALIDATE,
-				   &res, &err);
+		rc = review_pod(s, cfg, rq, &res, &err);
 	server_config_release(cfg);
 	arena_budget_give(&s->budget, charged);
 	/* The answer outlives the arena: anything it owns must not live there (it never does, but check). */

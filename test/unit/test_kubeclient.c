@@ -249,11 +249,13 @@ static json_t *obj(const char *ns, const char *name, const char *rv, const char 
 
 static void test_store(void)
 {
-	struct watchcache_options o = { "claims", "/x", 2, 100, 0, 0, 0 };
+	struct watchcache_options o = { "claims", "/x", "resource.k8s.io/v1", "ResourceClaim", 2, 100, 0, 0, 0 };
 	struct error err = { 0 };
 	struct watchcache *w = watchcache_new(NULL, &o, &err);
 	struct watchcache_stats st;
-	json_t *a = obj("ns", "a", "1", "gpu"), *a2 = obj("ns", "a", "5", "cpu"), *b = obj("ns", "b", "2", "gpu"),
+	json_t *t = json_pack("{s:{s:s, s:s, s:[{s:s}]}}", "metadata", "name", "t", "namespace", "ns", "managedFields",
+			      "manager", "kubectl"),
+	       *a = obj("ns", "a", "1", "gpu"), *a2 = obj("ns", "a", "5", "cpu"), *b = obj("ns", "b", "2", "gpu"),
 	       *c = obj("ns", "c", "3", "gpu"), *got;
 
 	CHECK(w != NULL);
@@ -282,7 +284,17 @@ static void test_store(void)
 	watchcache_stats(w, &st);
 	CHECK_INT(st.objects, 1);
 	CHECK_INT(st.refused, 3);
+	CHECK_INT(st.events, 7);
 	CHECK_INT(st.synced, 1);
+	/* A LIST's items carry no apiVersion or kind: the cache's own are set. */
+	CHECK_INT(watchcache_apply(w, "ADDED", t, 50, &err), 0);
+	CHECK_INT(watchcache_get(w, "ns", "t", &got), WATCHCACHE_FOUND);
+	CHECK_STR(json_string_value(json_object_get(got, "apiVersion")), "resource.k8s.io/v1");
+	CHECK_STR(json_string_value(json_object_get(got, "kind")), "ResourceClaim");
+	CHECK(json_object_get(json_object_get(got, "metadata"), "managedFields") == NULL);
+	CHECK_STR(json_string_value(json_object_get(json_object_get(got, "metadata"), "name")), "t");
+	json_decref(got);
+	json_decref(t);
 	CHECK_INT(watchcache_apply(w, "ADDED", json_object(), 5, &err), -1);
 	CHECK_INT(err.kind, ERROR_INPUT);
 	watchcache_free(w);
