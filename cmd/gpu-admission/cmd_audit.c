@@ -99,6 +99,17 @@ static int run_audit(const struct cli_command *cmd, int argc, char **argv)
 	w.out = stdout;
 	/* The report goes to stdout, or to stderr when stdout carries the --fix output. */
 	report = w.fix && !w.in_place ? stderr : stdout;
+	/*
+	 * DRA claims resolve against the ResourceClaimTemplates and ResourceClaims of every
+	 * input, read first; stdin can be read once, so audit_input() collects its own.
+	 */
+	a.claims_collected = 1;
+	for (i = 0; i < n_paths; i++) {
+		if (strcmp(paths[i], "-") == 0)
+			a.claims_collected = 0;
+		else if (audit_collect_path(&w, paths[i], &err) != 0)
+			goto fail;
+	}
 	for (i = 0; i < n_paths; i++)
 		if (audit_path(&w, paths[i], &err) != 0)
 			goto fail;

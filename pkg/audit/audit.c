@@ -80,6 +80,8 @@ void audit_free(struct audit *a)
 	json_decref(a->rewritten);
 	json_decref(a->owners);
 	json_decref(a->groups);
+	json_decref(a->claim_keep);
+	policy_claim_objects_free(&a->claims);
 	memset(a, 0, sizeof *a);
 }
 
@@ -221,6 +223,8 @@ static int audit_template(struct audit *a, const char *name, size_t doc_index,
 {
 	struct policy_result res;
 	struct error perr = { 0 };
+	/* Claims are looked up when the input holds claim objects; else none is (nothing to find). */
+	struct policy_claim_lookup lk = { policy_claim_objects_lookup, &a->claims };
 	enum audit_verdict v;
 	const char *tmpl;
 	json_t *f = NULL, *pools;
@@ -228,7 +232,8 @@ static int audit_template(struct audit *a, const char *name, size_t doc_index,
 	int rc = -1;
 
 	/* The webhook's own judgement of a workload's templates (and, offline, of a stored Pod). */
-	if (template_judge(a->cfg, t, NULL, POLICY_OP_CREATE, &res, &perr) != 0) {
+	if (template_judge_claims(a->cfg, t, NULL, POLICY_OP_CREATE, a->claims.n > 0 ? &lk : NULL, &res,
+				  &perr) != 0) {
 		char msg[ERROR_MSG_MAX + 256];
 
 		if (perr.kind == ERROR_NOMEM) {
@@ -343,6 +348,9 @@ int audit_input(struct audit *a, const char *name, const char *buf, size_t len,
 		error_set(err, ERROR_NOMEM, "out of memory");
 		goto out;
 	}
+	/* Its own claim objects first: a pod before its ResourceClaimTemplate in one file. */
+	if (!a->claims_collected && audit_collect(a, buf, len, err) != 0)
+		goto out;
 	/* One document's values at a time: memory does not grow with the number of documents. */
 	manifest_open(buf, len, &m);
 	a->files++;

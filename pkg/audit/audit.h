@@ -28,6 +28,7 @@
 #include <jansson.h>
 
 #include "policy/config.h"
+#include "policy/policy_claims.h"
 #include "base/error.h"
 
 enum audit_verdict {
@@ -50,6 +51,12 @@ struct audit {
 	json_t *rewritten;          /* owned: array of the file names --fix --in-place replaced */
 	json_t *owners;             /* owned: per finding, a Pod's controller [kind, name, pod-template-hash] or null */
 	json_t *groups;             /* owned, set by audit_finish(): controller index -> [pod indexes] */
+	json_t *claim_keep;         /* owned: the ResourceClaimTemplates and ResourceClaims of the
+	                               input, kept past their documents for claims (audit_claims.c) */
+	struct policy_claim_objects claims; /* owned index over claim_keep: where pod templates'
+	                               DRA claims are looked up, when the input holds any */
+	int claims_collected;       /* audit_collect_path() read every input first: audit_input()
+	                               need not collect from its own */
 	unsigned long files, documents, templates;
 	unsigned long count[AUDIT_NVERDICTS];   /* findings reported on their own line */
 	unsigned long grouped[AUDIT_NVERDICTS]; /* pods reported under their controller */
@@ -87,6 +94,15 @@ void audit_free(struct audit *a);
 int audit_input(struct audit *a, const char *name, const char *buf, size_t len,
 		char **fixed, size_t *fixed_len, int *changed, struct error *err);
 
+/*
+ * Keeps the ResourceClaimTemplates and ResourceClaims of buf[0..len) (also
+ * inside a List) in a, to resolve the DRA claims of the templates audited
+ * after (audit_input() collects from its own input first, so one file or
+ * stdin holding both works). Documents that do not parse are left to
+ * audit_input() to report. 0, or -1 on ERROR_NOMEM.
+ */
+int audit_collect(struct audit *a, const char *buf, size_t len, struct error *err);
+
 /* Records an input error for a whole input (unreadable file, ...). msg is copied. */
 int audit_add_error(struct audit *a, const char *name, unsigned long line, const char *msg,
 		    struct error *err);
@@ -120,6 +136,7 @@ struct audit_walk {
 	int wrote_any;     /* state: something went to out already */
 	int last_newline;  /* ... and it ended with a line break */
 	unsigned long files_seen; /* state: files read or tried */
+	int collect;       /* audit_collect_path(): only keep claim objects, report nothing */
 };
 
 /*
@@ -131,6 +148,16 @@ struct audit_walk {
  * notes. Returns 0, or -1 when the run cannot go on (ERROR_NOMEM, ...).
  */
 int audit_path(struct audit_walk *w, const char *path, struct error *err);
+
+/*
+ * Reads path as audit_path() does, only collecting its claim objects
+ * (audit_collect()): a directory's templates then resolve against a
+ * ResourceClaimTemplate in any of its files. Reports nothing (audit_path()
+ * does, after); stdin ("-") is skipped, as it can be read only once (its
+ * own claims are collected by audit_input()). The caller sets
+ * a->claims_collected once every input but stdin went through it.
+ */
+int audit_collect_path(struct audit_walk *w, const char *path, struct error *err);
 
 /* How the text report is written. */
 #define AUDIT_TEXT_COLOR 1u  /* ANSI colours for the verdicts */

@@ -45,6 +45,8 @@ static int audit_file(struct audit_walk *w, const char *path, struct error *err)
 	int changed = 0, rc = -1;
 
 	w->files_seen++;
+	if (in == NULL && w->collect)
+		return 0;
 	if (in == NULL) {
 		char msg[256];
 
@@ -53,12 +55,20 @@ static int audit_file(struct audit_walk *w, const char *path, struct error *err)
 		goto out;
 	}
 	buf = file_read_stream(in, LIMIT_INPUT_FILE_MAX, &len, &rerr);
+	if (buf == NULL && w->collect && rerr.kind != ERROR_NOMEM) {
+		rc = 0;
+		goto out;
+	}
 	if (buf == NULL) {
 		if (rerr.kind == ERROR_NOMEM) {
 			*err = rerr;
 			goto out;
 		}
 		rc = audit_add_error(w->a, name, 0, rerr.msg, err);
+		goto out;
+	}
+	if (w->collect) {
+		rc = audit_collect(w->a, buf, len, err);
 		goto out;
 	}
 	if (audit_input(w->a, name, buf, len, w->fix ? &fixed : NULL, &fixed_len, &changed, err) != 0)
@@ -250,6 +260,36 @@ static int walk_path(struct audit_walk *w, const char *path, int depth, struct e
 	if (strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
 		return audit_dir(w, path, depth, err);
 	return audit_file(w, path, err);
+}
+
+int audit_collect_path(struct audit_walk *w, const char *path, struct error *err)
+{
+	struct audit_walk quiet = *w;
+	struct audit shadow;
+	int rc;
+
+	if (strcmp(path, "-") == 0)
+		return 0;
+	/*
+	 * The same walk, into a shadow audit that takes its notes and errors
+	 * (audit_path() reports them) and hands the claims back.
+	 */
+	if (audit_init(&shadow, w->a->cfg, err) != 0) {
+		audit_free(&shadow);
+		return -1;
+	}
+	shadow.claim_keep = w->a->claim_keep;
+	shadow.claims = w->a->claims;
+	quiet.a = &shadow;
+	quiet.collect = 1;
+	quiet.fix = 0;
+	rc = walk_path(&quiet, path, 0, err);
+	w->a->claim_keep = shadow.claim_keep;
+	w->a->claims = shadow.claims;
+	shadow.claim_keep = NULL;
+	memset(&shadow.claims, 0, sizeof shadow.claims);
+	audit_free(&shadow);
+	return rc;
 }
 
 int audit_path(struct audit_walk *w, const char *path, struct error *err)

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,39 +10,22 @@
 #include <yaml.h>
 
 #include "base/file.h"
-#include "text/manifest.h"
-#include "base/utf8.h"
+#include "k8s/names.h"
+#include "text/yaml.h"
 
-#define CONFIG_LIST_MAX 1024   /* entries in any one list or map */
-_Static_assert(LIMIT_POOL_SELECTOR_MAX <= CONFIG_LIST_MAX, "a pool's nodeSelector is refused at its own limit");
+_Static_assert(LIMIT_POOL_SELECTOR_MAX <= YML_LIST_MAX, "a pool's nodeSelector is refused at its own limit");
 #define CONFIG_PRICE_MAX 1000000.0  /* pricePerNodeHour: far above any VM's hourly price */
 #define CONFIG_GPUS_PER_NODE_MAX 1024
 #define CONFIG_GPUS_PER_POD_MAX 1000000  /* maxGPUsPerPod: far above any node, so any pod */
 #define CONFIG_POOL_TOLERATIONS_MAX 32  /* per pool: each is checked against every toleration
                                            a pod has and every one added before it */
 /*
- * The shape of the YAML text, checked on libyaml's event stream before the
- * document is built (check_bounds()): the policy also arrives from the
- * network (the webhook judges edits of its ConfigMap), and libyaml's own
- * costs are not linear in the text. A 1 MiB flow list of one-letter scalars
- * builds a 90 MB document; flow nesting costs the scanner time in the square
- * of the depth (minutes at 500,000 levels); each anchor and each %TAG
- * directive is compared with every earlier one (18 s for 88,000 anchors, 5 s
- * for 40,000 directives); an alias is walked by the loader as a copy of what
- * it names. A policy needs a few hundred nodes, nesting 7 deep, no anchors.
- */
-#define CONFIG_NODES_MAX 20000    /* scalars, lists and maps, an alias counting as what it
-                                     repeats: ~170 bytes each in libyaml's document */
-#define CONFIG_DEPTH_MAX 32       /* lists and maps inside each other */
-#define CONFIG_ANCHORS_MAX 64     /* &anchors in a file */
-#define CONFIG_DIRECTIVES_MAX 16  /* lines starting with %, where directives go */
-/*
  * What a load allocates at most (config_load_memory()): measured by
  * test_oom on the costliest texts within the limits above, with room.
  */
 #define CONFIG_LOAD_BASE (256u * 1024)        /* the default policy, parser buffers */
 #define CONFIG_LOAD_PER_BYTE 160u             /* dense nodes: "[a,a,..." ~170 B of document per 2 bytes */
-#define CONFIG_LOAD_MAX (8u * 1024 * 1024)    /* at CONFIG_NODES_MAX, with errors */
+#define CONFIG_LOAD_MAX (8u * 1024 * 1024)    /* at YML_NODES_MAX, with errors */
 
 /*
  * The embedded default. It is parsed by the same code as a user file, so the
@@ -206,14 +188,7 @@ const char *config_default_yaml(void)
 	return default_yaml;
 }
 
-/* ==== Loader state and error collection ==== */
-
-struct loader {
-	yaml_document_t *doc;
-	const char *name;
-	struct config_errors *errs; /* every error, kept with where it is */
-	int nomem;                  /* an allocation failed: the load ends ERROR_NOMEM, not a policy error */
-};
+/* ==== Error collection ==== */
 
 void config_errors_free(struct config_errors *errs)
 {
@@ -232,9 +207,10 @@ void config_errors_free(struct config_errors *errs)
  * ran out (the load then ends ERROR_NOMEM: a list with an error missing would
  * be a wrong answer).
  */
-static int errors_add(struct config_errors *errs, unsigned long line, unsigned long column,
+static int errors_add(void *sink, unsigned long line, unsigned long column,
 		      const char *name, const char *path, const char *msg)
 {
+	struct config_errors *errs = sink;
 	int n;
 	char *text;
 
@@ -257,204 +233,6 @@ static int errors_add(struct config_errors *errs, unsigned long line, unsigned l
 	errs->v[errs->n].text = text;
 	errs->n++;
 	return 0;
-}
-
-/*
- * The node path names in the document ("pools[1].name", "namespaceModes.a"),
- * or the nearest one on the way there that exists: cross-field rules know a
- * field's path but not its node. Keys may hold dots (label keys), so the
- * longest key that matches wins. NULL for an empty document.
- */
-static const yaml_node_t *locate(struct loader *ld, const char *path)
-{
-	yaml_node_t *n = yaml_document_get_root_node(ld->doc);
-	const char *p = path;
-
-	while (n != NULL && *p != '\0' && *p != '(') {
-		yaml_node_t *next = NULL;
-		size_t adv = 0;
-
-		if (*p == '[') {
-			char *end;
-			unsigned long i = strtoul(p + 1, &end, 10);
-
-			if (n->type != YAML_SEQUENCE_NODE || *end != ']' ||
-			    i >= (size_t)(n->data.sequence.items.top - n->data.sequence.items.start))
-				break;
-			next = yaml_document_get_node(ld->doc, n->data.sequence.items.start[i]);
-			adv = (size_t)(end + 1 - p);
-		} else if (n->type == YAML_MAPPING_NODE) {
-			yaml_node_pair_t *pair;
-
-			for (pair = n->data.mapping.pairs.start; pair < n->data.mapping.pairs.top; pair++) {
-				yaml_node_t *k = yaml_document_get_node(ld->doc, pair->key);
-				size_t kl;
-
-				if (k == NULL || k->type != YAML_SCALAR_NODE)
-					continue;
-				kl = k->data.scalar.length;
-				if (kl > adv && strncmp(p, (const char *)k->data.scalar.value, kl) == 0 &&
-				    (p[kl] == '\0' || p[kl] == '.' || p[kl] == '[')) {
-					next = yaml_document_get_node(ld->doc, pair->value);
-					adv = kl;
-				}
-			}
-		}
-		if (next == NULL)
-			break;
-		n = next;
-		p += adv;
-		if (*p == '.')
-			p++;
-	}
-	return n;
-}
-
-/*
- * Records one error and keeps going, so check-config can list every problem
- * in a file at once. node is where it is; NULL for a rule over several fields:
- * then path says where (see locate()).
- */
-static void fail(struct loader *ld, const yaml_node_t *node, const char *path, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static void fail(struct loader *ld, const yaml_node_t *node, const char *path, const char *fmt, ...)
-{
-	char msg[ERROR_MSG_MAX];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	error_trim_utf8(msg);
-	if (node == NULL)
-		node = locate(ld, path);
-	/* An empty document has no node at all: its first line is as near as it gets. */
-	if (errors_add(ld->errs, node ? node->start_mark.line + 1 : 1, node ? node->start_mark.column + 1 : 1,
-		       ld->name, path[0] ? path : "(top level)", msg) != 0)
-		ld->nomem = 1;
-}
-
-/*
- * An allocation failed: the load ends ERROR_NOMEM, with no list of errors
- * (a field that could not be stored would show up as a wrong one).
- */
-static void fail_nomem(struct loader *ld)
-{
-	ld->nomem = 1;
-}
-
-static yaml_node_t *node_at(struct loader *ld, int id)
-{
-	return yaml_document_get_node(ld->doc, id);
-}
-
-static int scalar_is(const yaml_node_t *n, const char *s)
-{
-	return n->type == YAML_SCALAR_NODE && n->data.scalar.length == strlen(s) &&
-	       memcmp(n->data.scalar.value, s, n->data.scalar.length) == 0;
-}
-
-static int is_null(const yaml_node_t *n)
-{
-	return n->type == YAML_SCALAR_NODE && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
-	       (n->data.scalar.length == 0 || scalar_is(n, "~") || scalar_is(n, "null"));
-}
-
-static const char *scalar(const yaml_node_t *n)
-{
-	return (const char *)n->data.scalar.value;
-}
-
-/* ==== Typed readers: each validates and reports with the field path ==== */
-
-/*
- * New: the typed value of plain scalar n (manifest_scalar()), or NULL when n
- * is not a plain scalar, or memory ran out (then the load ends ERROR_NOMEM:
- * libyaml hands over valid UTF-8 only, which manifest_scalar() never refuses).
- */
-static json_t *plain_value(struct loader *ld, const yaml_node_t *n)
-{
-	json_t *v;
-
-	if (n->type != YAML_SCALAR_NODE || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
-		return NULL;
-	v = manifest_scalar(scalar(n), n->data.scalar.length, 1, NULL);
-	if (v == NULL && utf8_valid(n->data.scalar.value, n->data.scalar.length))
-		fail_nomem(ld);
-	return v;
-}
-
-/*
- * The JSON type Kubernetes' YAML decoder gives scalar n (manifest_scalar()'s
- * rules: plain 1 is a number, "1" a string, plain true a boolean), so a
- * policy is typed exactly as a manifest is. "a string", "a number", ...
- */
-static const char *scalar_type(struct loader *ld, const yaml_node_t *n)
-{
-	json_t *v;
-	const char *type;
-
-	if (n->type != YAML_SCALAR_NODE)
-		return n->type == YAML_MAPPING_NODE ? "a map" : "a list";
-	if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
-		return "a string";
-	v = plain_value(ld, n);
-	type = json_is_integer(v) || json_is_real(v) ? "a number" : json_is_boolean(v) ? "a boolean"
-	     : json_is_null(v) ? "null" : "a string";
-	json_decref(v);
-	return type;
-}
-
-/* A map key, or a string's text: any scalar (YAML to JSON turns every key into a string). */
-static char *read_key(struct loader *ld, yaml_node_t *n, const char *path, int allow_empty)
-{
-	char *s;
-
-	if (n->type != YAML_SCALAR_NODE) {
-		fail(ld, n, path, "must be a string");
-		return NULL;
-	}
-	if (n->data.scalar.length > LIMIT_POLICY_STRING_MAX) {
-		fail(ld, n, path, "longer than %d characters", LIMIT_POLICY_STRING_MAX);
-		return NULL;
-	}
-	if (strlen(scalar(n)) != n->data.scalar.length) {
-		fail(ld, n, path, "contains a NUL character");
-		return NULL;
-	}
-	if (!allow_empty && (n->data.scalar.length == 0 || is_null(n))) {
-		fail(ld, n, path, "must not be empty");
-		return NULL;
-	}
-	s = strdup(is_null(n) ? "" : scalar(n));
-	if (s == NULL)
-		fail_nomem(ld);
-	return s;
-}
-
-/* A string value: a plain scalar YAML reads as a number or a boolean is not one. */
-static char *read_string(struct loader *ld, yaml_node_t *n, const char *path, int allow_empty)
-{
-	const char *type = scalar_type(ld, n);
-
-	if (strcmp(type, "a string") != 0 && strcmp(type, "null") != 0) {
-		fail(ld, n, path, "must be a string, not %s%s", type,
-		     n->type == YAML_SCALAR_NODE ? " (quote it)" : "");
-		return NULL;
-	}
-	return read_key(ld, n, path, allow_empty);
-}
-
-/* read_string() into *slot, replacing what it held; on an error (already reported) *slot stays. */
-static void read_string_into(struct loader *ld, yaml_node_t *n, const char *path, char **slot, int allow_empty)
-{
-	char *s = read_string(ld, n, path, allow_empty);
-
-	if (s != NULL) {
-		free(*slot);
-		*slot = s;
-	}
 }
 
 static void strings_free(struct config_strings *l)
@@ -481,52 +259,12 @@ static void labels_free(struct config_labels *l)
 	l->n = 0;
 }
 
-static size_t seq_len(const yaml_node_t *n)
-{
-	return (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
-}
-
-static size_t map_len(const yaml_node_t *n)
-{
-	return (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
-}
-
-/*
- * The items of sequence n as a zeroed array of size-byte elements (new:
- * free()) in *out, *len of them; null means none (*out still allocated).
- * -1 after failing path when n is no list (what it must be: what), is too
- * long, or memory ran out.
- */
-static int seq_alloc(struct loader *ld, yaml_node_t *n, const char *path, const char *what, size_t size,
-		     void **out, size_t *len)
-{
-	*out = NULL;
-	*len = 0;
-	if (!is_null(n)) {
-		if (n->type != YAML_SEQUENCE_NODE) {
-			fail(ld, n, path, "must be %s", what);
-			return -1;
-		}
-		*len = seq_len(n);
-		if (*len > CONFIG_LIST_MAX) {
-			fail(ld, n, path, "more than %d entries", CONFIG_LIST_MAX);
-			return -1;
-		}
-	}
-	*out = calloc(*len ? *len : 1, size);
-	if (*out == NULL) {
-		fail_nomem(ld);
-		return -1;
-	}
-	return 0;
-}
-
 /*
  * Replaces *out with the list of strings in n (null means empty). bad, when
  * not NULL, says why an entry is refused ("must be at most 63 characters"),
  * or NULL; each refusal is an error at its entry: "\"ENTRY\" <what><why>".
  */
-static void read_strings_checked(struct loader *ld, yaml_node_t *n, const char *path,
+static void read_strings_checked(struct yml_reader *ld, yaml_node_t *n, const char *path,
 				 struct config_strings *out, const char *(*bad)(const char *), const char *what)
 {
 	struct config_strings l = { NULL, 0 };
@@ -535,16 +273,16 @@ static void read_strings_checked(struct loader *ld, yaml_node_t *n, const char *
 	const char *why;
 	void *items;
 
-	if (seq_alloc(ld, n, path, "a list of strings", sizeof *l.v, &items, &len) != 0)
+	if (yml_seq_alloc(ld, n, path, "a list of strings", sizeof *l.v, &items, &len) != 0)
 		return;
 	l.v = items;
 	for (i = 0; i < len; i++) {
-		yaml_node_t *item = node_at(ld, n->data.sequence.items.start[i]);
+		yaml_node_t *item = yml_node_at(ld, n->data.sequence.items.start[i]);
 
 		snprintf(sub, sizeof sub, "%s[%zu]", path, i);
-		l.v[l.n] = read_string(ld, item, sub, 0);
+		l.v[l.n] = yml_read_string(ld, item, sub, 0);
 		if (l.v[l.n] != NULL && bad != NULL && (why = bad(l.v[l.n])) != NULL) {
-			fail(ld, item, sub, "\"%s\" %s%s", l.v[l.n], what, why);
+			yml_fail(ld, item, sub, "\"%s\" %s%s", l.v[l.n], what, why);
 			free(l.v[l.n]);
 			l.v[l.n] = NULL;
 		}
@@ -555,102 +293,48 @@ static void read_strings_checked(struct loader *ld, yaml_node_t *n, const char *
 	*out = l;
 }
 
-static void read_strings(struct loader *ld, yaml_node_t *n, const char *path,
+static void read_strings(struct yml_reader *ld, yaml_node_t *n, const char *path,
 			 struct config_strings *out)
 {
 	read_strings_checked(ld, n, path, out, NULL, NULL);
 }
 
-/* The value of key in mapping n, or NULL. */
-static yaml_node_t *map_get(struct loader *ld, const yaml_node_t *n, const char *key)
-{
-	yaml_node_pair_t *pair;
-
-	for (pair = n->data.mapping.pairs.start; pair < n->data.mapping.pairs.top; pair++)
-		if (scalar_is(node_at(ld, pair->key), key))
-			return node_at(ld, pair->value);
-	return NULL;
-}
-
-/*
- * Where to say that required field key of mapping item is missing or empty:
- * item when the key is absent, the value when it is null or an empty
- * collection of the kind wanted (YAML_MAPPING_NODE or YAML_SEQUENCE_NODE);
- * NULL when the value has another type, which its own error already says.
- */
-static yaml_node_t *required_at(struct loader *ld, yaml_node_t *item, const char *key, yaml_node_type_t kind)
-{
-	yaml_node_t *v = map_get(ld, item, key);
-
-	if (v == NULL)
-		return item;
-	if (is_null(v) || (v->type == kind && (kind == YAML_MAPPING_NODE ? map_len(v) : seq_len(v)) == 0))
-		return v;
-	return NULL;
-}
-
-/* Where field key of mapping item is, or item itself when it is not there. */
-static yaml_node_t *field_at(struct loader *ld, yaml_node_t *item, const char *key)
-{
-	yaml_node_t *v = map_get(ld, item, key);
-
-	return v != NULL ? v : item;
-}
-
-/* Duplicate keys are errors, as in Kubernetes' own strict decoding. */
-static int check_duplicate_key(struct loader *ld, yaml_node_t *map, size_t upto,
-			       yaml_node_t *key, const char *path)
-{
-	size_t j;
-
-	for (j = 0; j < upto; j++) {
-		yaml_node_t *other = node_at(ld, map->data.mapping.pairs.start[j].key);
-		if (other->type == YAML_SCALAR_NODE && key->type == YAML_SCALAR_NODE &&
-		    other->data.scalar.length == key->data.scalar.length &&
-		    memcmp(other->data.scalar.value, key->data.scalar.value, key->data.scalar.length) == 0) {
-			fail(ld, key, path, "duplicate key \"%s\"", scalar(key));
-			return -1;
-		}
-	}
-	return 0;
-}
-
 /* Replaces *out with the string->string map in n. */
-static void read_labels(struct loader *ld, yaml_node_t *n, const char *path,
+static void read_labels(struct yml_reader *ld, yaml_node_t *n, const char *path,
 			struct config_labels *out, int allow_empty_values)
 {
 	struct config_labels l = { NULL, 0 };
 	char sub[400];
 	size_t i, len;
 
-	if (is_null(n))
+	if (yml_is_null(n))
 		goto replace;
 	if (n->type != YAML_MAPPING_NODE) {
-		fail(ld, n, path, "must be a map of strings");
+		yml_fail(ld, n, path, "must be a map of strings");
 		return;
 	}
-	len = map_len(n);
-	if (len > CONFIG_LIST_MAX) {
-		fail(ld, n, path, "more than %d entries", CONFIG_LIST_MAX);
+	len = yml_map_len(n);
+	if (len > YML_LIST_MAX) {
+		yml_fail(ld, n, path, "more than %d entries", YML_LIST_MAX);
 		return;
 	}
 	l.v = calloc(len ? len : 1, sizeof *l.v);
 	if (l.v == NULL) {
-		fail_nomem(ld);
+		yml_fail_nomem(ld);
 		return;
 	}
 	for (i = 0; i < len; i++) {
-		yaml_node_t *k = node_at(ld, n->data.mapping.pairs.start[i].key);
-		yaml_node_t *v = node_at(ld, n->data.mapping.pairs.start[i].value);
+		yaml_node_t *k = yml_node_at(ld, n->data.mapping.pairs.start[i].key);
+		yaml_node_t *v = yml_node_at(ld, n->data.mapping.pairs.start[i].value);
 		char *ks, *vs;
 
-		if (check_duplicate_key(ld, n, i, k, path) != 0)
+		if (yml_check_duplicate_key(ld, n, i, k, path) != 0)
 			continue;
-		ks = read_key(ld, k, path, 0);
+		ks = yml_read_key(ld, k, path, 0);
 		if (ks == NULL)
 			continue;
 		snprintf(sub, sizeof sub, "%s.%s", path, ks);
-		vs = read_string(ld, v, sub, allow_empty_values);
+		vs = yml_read_string(ld, v, sub, allow_empty_values);
 		if (vs == NULL) {
 			free(ks);
 			continue;
@@ -677,53 +361,26 @@ static int parse_mode(const char *s, enum config_mode *mode)
 	return 0;
 }
 
-static void read_mode(struct loader *ld, yaml_node_t *n, const char *path, enum config_mode *out)
+static void read_mode(struct yml_reader *ld, yaml_node_t *n, const char *path, enum config_mode *out)
 {
-	if (n->type != YAML_SCALAR_NODE || parse_mode(scalar(n), out) != 0)
-		fail(ld, n, path, "must be one of enforce, warn, dryrun");
+	if (n->type != YAML_SCALAR_NODE || parse_mode(yml_scalar(n), out) != 0)
+		yml_fail(ld, n, path, "must be one of enforce, warn, dryrun");
 }
 
-static void read_placement(struct loader *ld, yaml_node_t *n, const char *path, enum config_placement *out)
+static void read_placement(struct yml_reader *ld, yaml_node_t *n, const char *path, enum config_placement *out)
 {
-	if (scalar_is(n, "pinned"))
+	if (yml_scalar_is(n, "pinned"))
 		*out = CONFIG_PLACEMENT_PINNED;
-	else if (scalar_is(n, "fallback"))
+	else if (yml_scalar_is(n, "fallback"))
 		*out = CONFIG_PLACEMENT_FALLBACK;
 	else
-		fail(ld, n, path, "must be pinned or fallback");
-}
-
-static void read_bool(struct loader *ld, yaml_node_t *n, const char *path, int *out)
-{
-	json_t *v = plain_value(ld, n);
-
-	if (json_is_boolean(v))
-		*out = json_is_true(v);
-	else
-		fail(ld, n, path, "must be true or false, not %s%s", scalar_type(ld, n),
-		     n->type == YAML_SCALAR_NODE && n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE
-		     ? " (remove the quotes)" : "");
-	json_decref(v);
-}
-
-static void read_count(struct loader *ld, yaml_node_t *n, const char *path, long long max,
-		       long long *out)
-{
-	json_t *v = plain_value(ld, n);
-
-	if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > max)
-		fail(ld, n, path, "must be a whole number from 0 to %lld%s", max,
-		     n->type == YAML_SCALAR_NODE && n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE
-		     ? ", not a string (remove the quotes)" : "");
-	else
-		*out = (long long)json_integer_value(v);
-	json_decref(v);
+		yml_fail(ld, n, path, "must be pinned or fallback");
 }
 
 /* A price: a plain decimal number (digits, at most one '.'), 0 to CONFIG_PRICE_MAX. */
-static int read_price(struct loader *ld, yaml_node_t *n, const char *path, double *out)
+static int read_price(struct yml_reader *ld, yaml_node_t *n, const char *path, double *out)
 {
-	const char *s = n->type == YAML_SCALAR_NODE ? scalar(n) : "";
+	const char *s = n->type == YAML_SCALAR_NODE ? yml_scalar(n) : "";
 	/* Scalar types are strict: a quoted "98.32" is a string, as for every number. */
 	int quoted = n->type == YAML_SCALAR_NODE && n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE;
 	size_t i, dots = 0, digits = 0;
@@ -740,7 +397,7 @@ static int read_price(struct loader *ld, yaml_node_t *n, const char *path, doubl
 	if (n->type != YAML_SCALAR_NODE || quoted || n->data.scalar.length == 0 ||
 	    i != n->data.scalar.length || dots > 1 || digits == 0 || (v = strtod(s, NULL), !isfinite(v)) ||
 	    v > CONFIG_PRICE_MAX) {
-		fail(ld, n, path, "must be a price per hour: a number from 0 to %.0f, e.g. 98.32%s",
+		yml_fail(ld, n, path, "must be a price per hour: a number from 0 to %.0f, e.g. 98.32%s",
 		     CONFIG_PRICE_MAX, quoted ? ", not a string (remove the quotes)" : "");
 		return -1;
 	}
@@ -748,50 +405,9 @@ static int read_price(struct loader *ld, yaml_node_t *n, const char *path, doubl
 	return 0;
 }
 
-/*
- * Iterates the pairs of mapping n, calling field() for each key; a key that
- * field() does not know is an error. Keeps the loader's one rule for maps:
- * keys are strings and appear once.
- */
-typedef int (*field_fn)(struct loader *ld, void *target, const char *key, yaml_node_t *value,
-			const char *path);
-
-static void read_fields(struct loader *ld, yaml_node_t *n, const char *path, void *target,
-			field_fn field, const char *known)
-{
-	char sub[256];
-	size_t i, len;
-
-	if (is_null(n))
-		return;
-	if (n->type != YAML_MAPPING_NODE) {
-		fail(ld, n, path, "must be a map");
-		return;
-	}
-	len = map_len(n);
-	if (len > CONFIG_LIST_MAX) {  /* also keeps the duplicate-key check's work bounded */
-		fail(ld, n, path, "more than %d fields", CONFIG_LIST_MAX);
-		return;
-	}
-	for (i = 0; i < len; i++) {
-		yaml_node_t *k = node_at(ld, n->data.mapping.pairs.start[i].key);
-		yaml_node_t *v = node_at(ld, n->data.mapping.pairs.start[i].value);
-
-		if (k->type != YAML_SCALAR_NODE) {
-			fail(ld, k, path, "keys must be strings");
-			continue;
-		}
-		if (check_duplicate_key(ld, n, i, k, path) != 0)
-			continue;
-		snprintf(sub, sizeof sub, "%s%s%s", path, path[0] ? "." : "", scalar(k));
-		if (field(ld, target, scalar(k), v, sub) != 0)
-			fail(ld, k, sub, "unknown field (known: %s)", known);
-	}
-}
-
 /* ==== The schema ==== */
 
-static int taint_field(struct loader *ld, void *target, const char *key, yaml_node_t *v,
+static int taint_field(struct yml_reader *ld, void *target, const char *key, yaml_node_t *v,
 		       const char *path)
 {
 	struct config *cfg = target;
@@ -802,83 +418,12 @@ static int taint_field(struct loader *ld, void *target, const char *key, yaml_no
 
 	if (slot == NULL)
 		return -1;
-	s = read_string(ld, v, path, slot == &cfg->taint_value);
+	s = yml_read_string(ld, v, path, slot == &cfg->taint_value);
 	if (s != NULL) {
 		free(*slot);
 		*slot = s;
 	}
 	return 0;
-}
-
-/* ==== Names Kubernetes validates: label keys and values, namespace globs ==== */
-
-static int is_alnum(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
-/*
- * Why s (len bytes) is not a label value or the name part of a label key
- * (validation.IsValidLabelValue, IsQualifiedName: at most 63 characters of
- * [A-Za-z0-9-_.], beginning and ending alphanumeric), or NULL.
- */
-static const char *bad_label_name(const char *s, size_t len, int allow_empty)
-{
-	size_t i;
-
-	if (len == 0)
-		return allow_empty ? NULL : "must not be empty";
-	if (len > 63)
-		return "must be at most 63 characters";
-	for (i = 0; i < len; i++)
-		if (!is_alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
-			return "may hold only letters, digits, '-', '_' and '.'";
-	if (!is_alnum(s[0]) || !is_alnum(s[len - 1]))
-		return "must begin and end with a letter or digit";
-	return NULL;
-}
-
-/* Why key is not a label key ([prefix/]name, prefix a DNS subdomain), or NULL. */
-static const char *bad_label_key(const char *key)
-{
-	const char *slash = strchr(key, '/');
-	size_t i;
-
-	if (slash == NULL)
-		return bad_label_name(key, strlen(key), 0);
-	if (slash == key || slash - key > 253)
-		return "must have a prefix of 1 to 253 characters before '/'";
-	for (i = 0; key + i < slash; i++)
-		if (!((key[i] >= 'a' && key[i] <= 'z') || (key[i] >= '0' && key[i] <= '9') || key[i] == '-' ||
-		      key[i] == '.'))
-			return "must have a prefix of lower-case letters, digits, '-' and '.'";
-	if (!is_alnum(key[0]) || !is_alnum(slash[-1]))
-		return "must have a prefix that begins and ends with a letter or digit";
-	return bad_label_name(slash + 1, strlen(slash + 1), 0);
-}
-
-/* Why s is not a label value (empty is one), or NULL. */
-static const char *bad_label_value(const char *s)
-{
-	return bad_label_name(s, strlen(s), 1);
-}
-
-/*
- * Why a namespace glob can never match: a namespace name is a DNS label
- * (lower-case letters, digits and '-', at most 63), so a glob with any other
- * character, or longer, is a typo the policy would silently ignore.
- */
-static const char *not_namespace_glob(const char *glob)
-{
-	size_t j;
-
-	for (j = 0; glob[j] != '\0'; j++)
-		if (!((glob[j] >= 'a' && glob[j] <= 'z') || (glob[j] >= '0' && glob[j] <= '9') || glob[j] == '-' ||
-		      glob[j] == '*' || glob[j] == '?'))
-			break;
-	if (glob[j] != '\0' || j > 63)
-		return "can never match a namespace (lower-case letters, digits and '-', with * and ?)";
-	return NULL;
 }
 
 /* ==== Label selectors (metav1.LabelSelector): one reader for pools and exemptions ==== */
@@ -907,19 +452,19 @@ static void label_selector_free(struct config_label_selector *sel)
 	requirements_free(sel);
 }
 
-static int requirement_field(struct loader *ld, void *target, const char *key, yaml_node_t *v,
+static int requirement_field(struct yml_reader *ld, void *target, const char *key, yaml_node_t *v,
 			     const char *path)
 {
 	struct config_requirement *r = target;
 	char **slot = strcmp(key, "key") == 0 ? &r->key : strcmp(key, "operator") == 0 ? &r->op : NULL;
 
 	if (strcmp(key, "values") == 0) {
-		read_strings_checked(ld, v, path, &r->values, bad_label_value, "is not a label value: it ");
+		read_strings_checked(ld, v, path, &r->values, k8s_name_label_value, "is not a label value: it ");
 		return 0;
 	}
 	if (slot == NULL)
 		return -1;
-	read_string_into(ld, v, path, slot, 0);
+	yml_read_string_into(ld, v, path, slot, 0);
 	return 0;
 }
 
@@ -929,7 +474,7 @@ static int requirement_field(struct loader *ld, void *target, const char *key, y
  * labels.NewRequirement): In and NotIn need values, Exists and DoesNotExist
  * take none, no other operator, keys and values valid label text.
  */
-static void read_requirements(struct loader *ld, yaml_node_t *n, const char *path,
+static void read_requirements(struct yml_reader *ld, yaml_node_t *n, const char *path,
 			      struct config_label_selector *sel)
 {
 	struct config_requirement *reqs;
@@ -939,36 +484,36 @@ static void read_requirements(struct loader *ld, yaml_node_t *n, const char *pat
 	const char *why;
 	void *items;
 
-	if (seq_alloc(ld, n, path, "a list of {key, operator, values}", sizeof *reqs, &items, &len) != 0)
+	if (yml_seq_alloc(ld, n, path, "a list of {key, operator, values}", sizeof *reqs, &items, &len) != 0)
 		return;
 	reqs = items;
 	for (i = 0; i < len; i++) {
-		yaml_node_t *item = node_at(ld, n->data.sequence.items.start[i]);
+		yaml_node_t *item = yml_node_at(ld, n->data.sequence.items.start[i]);
 		struct config_requirement *r = &reqs[i];
 		int set;
 
 		snprintf(sub, sizeof sub, "%s[%zu]", path, i);
 		if (item->type != YAML_MAPPING_NODE) {
-			fail(ld, item, sub, "must be a map with key, operator and values");
+			yml_fail(ld, item, sub, "must be a map with key, operator and values");
 			continue;
 		}
-		read_fields(ld, item, sub, r, requirement_field, "key, operator, values");
-		if (r->key == NULL && map_get(ld, item, "key") == NULL)
-			fail(ld, item, sub, "key is required");
-		if (r->op == NULL && map_get(ld, item, "operator") == NULL)
-			fail(ld, item, sub, "operator is required");
+		yml_read_fields(ld, item, sub, r, requirement_field, "key, operator, values");
+		if (r->key == NULL && yml_map_get(ld, item, "key") == NULL)
+			yml_fail(ld, item, sub, "key is required");
+		if (r->op == NULL && yml_map_get(ld, item, "operator") == NULL)
+			yml_fail(ld, item, sub, "operator is required");
 		if (r->key == NULL || r->op == NULL)
 			continue;  /* an invalid one has its own error */
-		if ((why = bad_label_key(r->key)) != NULL)
-			fail(ld, field_at(ld, item, "key"), sub, "key \"%s\" is not a label key: it %s", r->key, why);
+		if ((why = k8s_name_label_key(r->key)) != NULL)
+			yml_fail(ld, yml_field_at(ld, item, "key"), sub, "key \"%s\" is not a label key: it %s", r->key, why);
 		set = strcmp(r->op, "In") == 0 || strcmp(r->op, "NotIn") == 0;
 		if (!set && strcmp(r->op, "Exists") != 0 && strcmp(r->op, "DoesNotExist") != 0)
-			fail(ld, field_at(ld, item, "operator"), sub,
+			yml_fail(ld, yml_field_at(ld, item, "operator"), sub,
 			     "operator \"%s\" is not one of In, NotIn, Exists, DoesNotExist", r->op);
-		else if (set && r->values.n == 0 && (at = required_at(ld, item, "values", YAML_SEQUENCE_NODE)) != NULL)
-			fail(ld, at, sub, "operator %s needs at least one value", r->op);
+		else if (set && r->values.n == 0 && (at = yml_required_at(ld, item, "values", YAML_SEQUENCE_NODE)) != NULL)
+			yml_fail(ld, at, sub, "operator %s needs at least one value", r->op);
 		else if (!set && r->values.n > 0)
-			fail(ld, field_at(ld, item, "values"), sub, "operator %s takes no values", r->op);
+			yml_fail(ld, yml_field_at(ld, item, "values"), sub, "operator %s takes no values", r->op);
 	}
 	requirements_free(sel);
 	sel->match_expressions = reqs;
@@ -976,7 +521,7 @@ static void read_requirements(struct loader *ld, yaml_node_t *n, const char *pat
 }
 
 /* matchLabels and matchExpressions: the field reader of every label selector. */
-static int label_selector_field(struct loader *ld, void *target, const char *key, yaml_node_t *v,
+static int label_selector_field(struct yml_reader *ld, void *target, const char *key, yaml_node_t *v,
 				const char *path)
 {
 	struct config_label_selector *sel = target;
@@ -991,10 +536,10 @@ static int label_selector_field(struct loader *ld, void *target, const char *key
 
 			/* At the entry: locate() finds it by its key. */
 			snprintf(sub, sizeof sub, "%s.%s", path, kv->key);
-			if ((why = bad_label_key(kv->key)) != NULL)
-				fail(ld, NULL, sub, "\"%s\" is not a label key: it %s", kv->key, why);
-			else if ((why = bad_label_name(kv->value, strlen(kv->value), 1)) != NULL)
-				fail(ld, NULL, sub, "\"%s\" is not a label value: it %s", kv->value, why);
+			if ((why = k8s_name_label_key(kv->key)) != NULL)
+				yml_fail(ld, NULL, sub, "\"%s\" is not a label key: it %s", kv->key, why);
+			else if ((why = k8s_name_label(kv->value, strlen(kv->value), 1)) != NULL)
+				yml_fail(ld, NULL, sub, "\"%s\" is not a label value: it %s", kv->value, why);
 		}
 	} else if (strcmp(key, "matchExpressions") == 0) {
 		read_requirements(ld, v, path, sel);
@@ -1015,14 +560,14 @@ static int label_selector_empty(const struct config_label_selector *sel)
  * empty matchLabels or matchExpressions, or at item when neither is there;
  * NULL when one has entries or a wrong type (their own errors say so).
  */
-static yaml_node_t *selector_required_at(struct loader *ld, yaml_node_t *item)
+static yaml_node_t *selector_required_at(struct yml_reader *ld, yaml_node_t *item)
 {
-	yaml_node_t *labels = required_at(ld, item, "matchLabels", YAML_MAPPING_NODE);
-	yaml_node_t *exprs = required_at(ld, item, "matchExpressions", YAML_SEQUENCE_NODE);
+	yaml_node_t *labels = yml_required_at(ld, item, "matchLabels", YAML_MAPPING_NODE);
+	yaml_node_t *exprs = yml_required_at(ld, item, "matchExpressions", YAML_SEQUENCE_NODE);
 
 	if (labels == NULL || exprs == NULL)
 		return NULL;
-	return map_get(ld, item, "matchLabels") != NULL ? labels : exprs;
+	return yml_map_get(ld, item, "matchLabels") != NULL ? labels : exprs;
 }
 
 /* ==== Pools ==== */
@@ -1042,7 +587,7 @@ static void tolerations_free(struct config_tolerations *l)
 	l->n = 0;
 }
 
-static int toleration_field(struct loader *ld, void *target, const char *key, yaml_node_t *v,
+static int toleration_field(struct yml_reader *ld, void *target, const char *key, yaml_node_t *v,
 			    const char *path)
 {
 	struct config_toleration *t = target;
@@ -1052,7 +597,7 @@ static int toleration_field(struct loader *ld, void *target, const char *key, ya
 
 	if (slot == NULL)
 		return -1;
-	str = read_string(ld, v, path, slot != &t->key);
+	str = yml_read_string(ld, v, path, slot != &t->key);
 	if (str != NULL) {
 		free(*slot);
 		*slot = str;
@@ -1066,7 +611,7 @@ static int toleration_field(struct loader *ld, void *target, const char *key, ya
  * pool's toleration names its taint, and an empty key would tolerate every
  * taint), operator Equal or Exists, no value with Exists, a known effect.
  */
-static void read_tolerations(struct loader *ld, yaml_node_t *n, const char *path, struct config_tolerations *out)
+static void read_tolerations(struct yml_reader *ld, yaml_node_t *n, const char *path, struct config_tolerations *out)
 {
 	struct config_tolerations l = { NULL, 0 };
 	size_t i, len;
@@ -1074,24 +619,24 @@ static void read_tolerations(struct loader *ld, yaml_node_t *n, const char *path
 	const char *why;
 	void *items;
 
-	if (seq_alloc(ld, n, path, "a list of {key, operator, value, effect}", sizeof *l.v, &items, &len) != 0)
+	if (yml_seq_alloc(ld, n, path, "a list of {key, operator, value, effect}", sizeof *l.v, &items, &len) != 0)
 		return;
 	l.v = items;
 	if (len > CONFIG_POOL_TOLERATIONS_MAX) {
-		fail(ld, n, path, "more than %d tolerations", CONFIG_POOL_TOLERATIONS_MAX);
+		yml_fail(ld, n, path, "more than %d tolerations", CONFIG_POOL_TOLERATIONS_MAX);
 		free(items);
 		return;
 	}
 	for (i = 0; i < len; i++) {
-		yaml_node_t *item = node_at(ld, n->data.sequence.items.start[i]);
+		yaml_node_t *item = yml_node_at(ld, n->data.sequence.items.start[i]);
 		struct config_toleration *t = &l.v[l.n++];
 
 		snprintf(sub, sizeof sub, "%s[%zu]", path, i);
 		if (item->type != YAML_MAPPING_NODE) {
-			fail(ld, item, sub, "must be a map with key, operator, value and effect");
+			yml_fail(ld, item, sub, "must be a map with key, operator, value and effect");
 			continue;
 		}
-		read_fields(ld, item, sub, t, toleration_field, "key, operator, value, effect");
+		yml_read_fields(ld, item, sub, t, toleration_field, "key, operator, value, effect");
 		if (t->op == NULL)
 			t->op = strdup("Equal");
 		if (t->value == NULL)
@@ -1099,24 +644,24 @@ static void read_tolerations(struct loader *ld, yaml_node_t *n, const char *path
 		if (t->effect == NULL)
 			t->effect = strdup("");
 		if (t->op == NULL || t->value == NULL || t->effect == NULL) {
-			fail_nomem(ld);
+			yml_fail_nomem(ld);
 			continue;
 		}
 		/* Each problem at its field (a field of the wrong type has its own error). */
-		if (t->key == NULL && map_get(ld, item, "key") == NULL)
-			fail(ld, item, sub, "key is required (a toleration without one tolerates every taint)");
-		else if (t->key != NULL && (why = bad_label_key(t->key)) != NULL)
-			fail(ld, field_at(ld, item, "key"), sub, "key \"%s\" is not a taint key: it %s", t->key, why);
+		if (t->key == NULL && yml_map_get(ld, item, "key") == NULL)
+			yml_fail(ld, item, sub, "key is required (a toleration without one tolerates every taint)");
+		else if (t->key != NULL && (why = k8s_name_label_key(t->key)) != NULL)
+			yml_fail(ld, yml_field_at(ld, item, "key"), sub, "key \"%s\" is not a taint key: it %s", t->key, why);
 		if (strcmp(t->op, "Equal") != 0 && strcmp(t->op, "Exists") != 0)
-			fail(ld, field_at(ld, item, "operator"), sub, "operator must be Equal or Exists");
+			yml_fail(ld, yml_field_at(ld, item, "operator"), sub, "operator must be Equal or Exists");
 		else if (strcmp(t->op, "Exists") == 0 && t->value[0] != '\0')
-			fail(ld, field_at(ld, item, "value"), sub, "value must be empty with operator Exists");
-		else if ((why = bad_label_name(t->value, strlen(t->value), 1)) != NULL)
-			fail(ld, field_at(ld, item, "value"), sub, "value \"%s\" is not a taint value: it %s",
+			yml_fail(ld, yml_field_at(ld, item, "value"), sub, "value must be empty with operator Exists");
+		else if ((why = k8s_name_label(t->value, strlen(t->value), 1)) != NULL)
+			yml_fail(ld, yml_field_at(ld, item, "value"), sub, "value \"%s\" is not a taint value: it %s",
 			     t->value, why);
 		if (t->effect[0] != '\0' && strcmp(t->effect, "NoSchedule") != 0 &&
 		    strcmp(t->effect, "PreferNoSchedule") != 0 && strcmp(t->effect, "NoExecute") != 0)
-			fail(ld, field_at(ld, item, "effect"), sub,
+			yml_fail(ld, yml_field_at(ld, item, "effect"), sub,
 			     "effect must be NoSchedule, PreferNoSchedule or NoExecute (or absent: all)");
 	}
 	tolerations_free(out);
@@ -1133,13 +678,13 @@ static void pool_free(struct config_pool *p)
 	label_selector_free(&p->pod_selector);
 }
 
-static int pool_field(struct loader *ld, void *target, const char *key, yaml_node_t *v,
+static int pool_field(struct yml_reader *ld, void *target, const char *key, yaml_node_t *v,
 		      const char *path)
 {
 	struct config_pool *p = target;
 
 	if (strcmp(key, "name") == 0) {
-		char *s = read_string(ld, v, path, 0);
+		char *s = yml_read_string(ld, v, path, 0);
 		if (s != NULL) {
 			free(p->name);
 			p->name = s;
@@ -1148,36 +693,36 @@ static int pool_field(struct loader *ld, void *target, const char *key, yaml_nod
 		read_labels(ld, v, path, &p->node_selector, 1);
 		/* The pinned patch adds at most this many: refused here, not cut short there. */
 		if (p->node_selector.n > LIMIT_POOL_SELECTOR_MAX)
-			fail(ld, v, path, "more than %d entries: a pod's patch carries no more",
+			yml_fail(ld, v, path, "more than %d entries: a pod's patch carries no more",
 			     LIMIT_POOL_SELECTOR_MAX);
 	} else if (strcmp(key, "resources") == 0) {
 		read_strings(ld, v, path, &p->resources);
 	} else if (strcmp(key, "maxGPUsPerPod") == 0) {
-		read_count(ld, v, path, CONFIG_GPUS_PER_POD_MAX, &p->max_gpus_per_pod);
+		yml_read_count(ld, v, path, CONFIG_GPUS_PER_POD_MAX, &p->max_gpus_per_pod);
 	} else if (strcmp(key, "pricePerNodeHour") == 0) {
 		if (read_price(ld, v, path, &p->price_per_node_hour) == 0)
 			p->priced = 1;
 	} else if (strcmp(key, "gpusPerNode") == 0) {
 		long long gpus = -1;
 
-		read_count(ld, v, path, CONFIG_GPUS_PER_NODE_MAX, &gpus);
+		yml_read_count(ld, v, path, CONFIG_GPUS_PER_NODE_MAX, &gpus);
 		if (gpus == 0)
-			fail(ld, v, path, "must be a whole number from 1 to %d", CONFIG_GPUS_PER_NODE_MAX);
+			yml_fail(ld, v, path, "must be a whole number from 1 to %d", CONFIG_GPUS_PER_NODE_MAX);
 		else if (gpus > 0)
 			p->gpus_per_node = gpus;
 	} else if (strcmp(key, "tolerations") == 0) {
 		read_tolerations(ld, v, path, &p->tolerations);
 	} else if (strcmp(key, "namespaces") == 0) {
-		read_strings_checked(ld, v, path, &p->namespaces, not_namespace_glob, "");
+		read_strings_checked(ld, v, path, &p->namespaces, k8s_name_namespace_glob, "");
 	} else if (strcmp(key, "podSelector") == 0) {
-		read_fields(ld, v, path, &p->pod_selector, label_selector_field, "matchLabels, matchExpressions");
+		yml_read_fields(ld, v, path, &p->pod_selector, label_selector_field, "matchLabels, matchExpressions");
 	} else {
 		return -1;
 	}
 	return 0;
 }
 
-static void read_pools(struct loader *ld, yaml_node_t *n, const char *path, struct config *cfg)
+static void read_pools(struct yml_reader *ld, yaml_node_t *n, const char *path, struct config *cfg)
 {
 	struct config_pool *pools;
 	yaml_node_t *at;
@@ -1185,36 +730,36 @@ static void read_pools(struct loader *ld, yaml_node_t *n, const char *path, stru
 	char sub[64];
 
 	if (n->type != YAML_SEQUENCE_NODE) {
-		fail(ld, n, path, "must be a list of pools");
+		yml_fail(ld, n, path, "must be a list of pools");
 		return;
 	}
-	len = seq_len(n);
+	len = yml_seq_len(n);
 	if (len == 0 || len > CONFIG_POOLS_MAX) {
-		fail(ld, n, path, "must list from 1 to %d pools", CONFIG_POOLS_MAX);
+		yml_fail(ld, n, path, "must list from 1 to %d pools", CONFIG_POOLS_MAX);
 		return;
 	}
 	pools = calloc(len, sizeof *pools);
 	if (pools == NULL) {
-		fail_nomem(ld);
+		yml_fail_nomem(ld);
 		return;
 	}
 	for (i = 0; i < len; i++) {
-		yaml_node_t *item = node_at(ld, n->data.sequence.items.start[i]);
+		yaml_node_t *item = yml_node_at(ld, n->data.sequence.items.start[i]);
 
 		snprintf(sub, sizeof sub, "%s[%zu]", path, i);
 		if (item->type != YAML_MAPPING_NODE) {
-			fail(ld, item, sub, "must be a map with name and nodeSelector");
+			yml_fail(ld, item, sub, "must be a map with name and nodeSelector");
 			continue;
 		}
-		read_fields(ld, item, sub, &pools[i], pool_field,
+		yml_read_fields(ld, item, sub, &pools[i], pool_field,
 			    "name, nodeSelector, resources, maxGPUsPerPod, pricePerNodeHour, gpusPerNode, "
 			    "tolerations, namespaces, podSelector");
 		/* A field given but invalid has its own error already. */
-		if (pools[i].name == NULL && map_get(ld, item, "name") == NULL)
-			fail(ld, item, sub, "name is required");
+		if (pools[i].name == NULL && yml_map_get(ld, item, "name") == NULL)
+			yml_fail(ld, item, sub, "name is required");
 		if (pools[i].node_selector.n == 0 &&
-		    (at = required_at(ld, item, "nodeSelector", YAML_MAPPING_NODE)) != NULL)
-			fail(ld, at, sub, "nodeSelector is required and must not be empty");
+		    (at = yml_required_at(ld, item, "nodeSelector", YAML_MAPPING_NODE)) != NULL)
+			yml_fail(ld, at, sub, "nodeSelector is required and must not be empty");
 	}
 	for (i = 0; i < cfg->n_pools; i++)
 		pool_free(&cfg->pools[i]);
@@ -1229,7 +774,7 @@ static void pod_selector_free(struct config_pod_selector *sel)
 	label_selector_free(&sel->selector);
 }
 
-static int pod_selector_field(struct loader *ld, void *target, const char *key, yaml_node_t *v,
+static int pod_selector_field(struct yml_reader *ld, void *target, const char *key, yaml_node_t *v,
 			      const char *path)
 {
 	struct config_pod_selector *sel = target;
@@ -1241,7 +786,7 @@ static int pod_selector_field(struct loader *ld, void *target, const char *key, 
 	return 0;
 }
 
-static void read_pod_selectors(struct loader *ld, yaml_node_t *n, const char *path, struct config *cfg)
+static void read_pod_selectors(struct yml_reader *ld, yaml_node_t *n, const char *path, struct config *cfg)
 {
 	struct config_pod_selector *sels;
 	yaml_node_t *at;
@@ -1249,24 +794,24 @@ static void read_pod_selectors(struct loader *ld, yaml_node_t *n, const char *pa
 	char sub[96];
 	void *items;
 
-	if (seq_alloc(ld, n, path, "a list of {namespaces: [...], matchLabels: {...}, matchExpressions: [...]}",
+	if (yml_seq_alloc(ld, n, path, "a list of {namespaces: [...], matchLabels: {...}, matchExpressions: [...]}",
 		      sizeof *sels, &items, &len) != 0)
 		return;
 	sels = items;
 	for (i = 0; i < len; i++) {
-		yaml_node_t *item = node_at(ld, n->data.sequence.items.start[i]);
+		yaml_node_t *item = yml_node_at(ld, n->data.sequence.items.start[i]);
 
 		snprintf(sub, sizeof sub, "%s[%zu]", path, i);
 		if (item->type != YAML_MAPPING_NODE) {
-			fail(ld, item, sub, "must be a map with namespaces, matchLabels and matchExpressions");
+			yml_fail(ld, item, sub, "must be a map with namespaces, matchLabels and matchExpressions");
 			continue;
 		}
-		read_fields(ld, item, sub, &sels[i], pod_selector_field, "namespaces, matchLabels, matchExpressions");
-		if (sels[i].namespaces.n == 0 && (at = required_at(ld, item, "namespaces", YAML_SEQUENCE_NODE)) != NULL)
-			fail(ld, at, sub, "namespaces is required and must not be empty: a workload sets "
+		yml_read_fields(ld, item, sub, &sels[i], pod_selector_field, "namespaces, matchLabels, matchExpressions");
+		if (sels[i].namespaces.n == 0 && (at = yml_required_at(ld, item, "namespaces", YAML_SEQUENCE_NODE)) != NULL)
+			yml_fail(ld, at, sub, "namespaces is required and must not be empty: a workload sets "
 			     "its own labels, so labels alone would let any pod in any namespace exempt itself");
 		if (label_selector_empty(&sels[i].selector) && (at = selector_required_at(ld, item)) != NULL)
-			fail(ld, at, sub, "matchLabels or matchExpressions is required and must not be empty (an "
+			yml_fail(ld, at, sub, "matchLabels or matchExpressions is required and must not be empty (an "
 			     "empty selector would exempt every pod in those namespaces: list them in "
 			     "exempt.namespaces instead)");
 	}
@@ -1277,7 +822,7 @@ static void read_pod_selectors(struct loader *ld, yaml_node_t *n, const char *pa
 	cfg->n_exempt_pod_selectors = len;
 }
 
-static int exempt_field(struct loader *ld, void *target, const char *key, yaml_node_t *v,
+static int exempt_field(struct yml_reader *ld, void *target, const char *key, yaml_node_t *v,
 			const char *path)
 {
 	struct config *cfg = target;
@@ -1285,7 +830,7 @@ static int exempt_field(struct loader *ld, void *target, const char *key, yaml_n
 	if (strcmp(key, "namespaces") == 0)
 		read_strings(ld, v, path, &cfg->exempt_namespaces);
 	else if (strcmp(key, "daemonSets") == 0)
-		read_bool(ld, v, path, &cfg->exempt_daemonsets);
+		yml_read_bool(ld, v, path, &cfg->exempt_daemonsets);
 	else if (strcmp(key, "daemonSetNamespaces") == 0)
 		read_strings(ld, v, path, &cfg->exempt_daemonset_namespaces);
 	else if (strcmp(key, "daemonSetControllers") == 0)
@@ -1297,7 +842,7 @@ static int exempt_field(struct loader *ld, void *target, const char *key, yaml_n
 	return 0;
 }
 
-static void read_namespace_modes(struct loader *ld, yaml_node_t *n, const char *path,
+static void read_namespace_modes(struct yml_reader *ld, yaml_node_t *n, const char *path,
 				 struct config *cfg)
 {
 	struct config_labels l = { NULL, 0 };
@@ -1308,14 +853,14 @@ static void read_namespace_modes(struct loader *ld, yaml_node_t *n, const char *
 	read_labels(ld, n, path, &l, 0);
 	modes = calloc(l.n ? l.n : 1, sizeof *modes);
 	if (modes == NULL) {
-		fail_nomem(ld);
+		yml_fail_nomem(ld);
 		labels_free(&l);
 		return;
 	}
 	for (i = 0; i < l.n; i++) {
 		snprintf(sub, sizeof sub, "%s.%s", path, l.v[i].key);
 		if (parse_mode(l.v[i].value, &modes[i].mode) != 0)
-			fail(ld, NULL, sub, "must be one of enforce, warn, dryrun");  /* at the value */
+			yml_fail(ld, NULL, sub, "must be one of enforce, warn, dryrun");  /* at the value */
 		modes[i].ns = l.v[i].key;  /* ownership moves to modes */
 		l.v[i].key = NULL;
 	}
@@ -1337,60 +882,7 @@ static void workload_free(struct config_workload *w)
 	strings_free(&w->versions);
 }
 
-/*
- * Why s is not a DNS-1035 label (validation.IsDNS1035Label: at most 63
- * lower-case letters, digits and '-', starting with a letter, ending with a
- * letter or digit), or NULL. upper: upper-case letters count as lower (a
- * CRD's kind must be one once lowered).
- */
-static const char *bad_dns1035(const char *s, int upper)
-{
-	size_t i, n = strlen(s);
-
-	if (n == 0 || n > 63)
-		return "must be 1 to 63 characters";
-	for (i = 0; i < n; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') || (upper && s[i] >= 'A' && s[i] <= 'Z') ||
-		      (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
-			return upper ? "may hold only letters, digits and '-'" : "may hold only lower-case letters, digits and '-'";
-	if (!((s[0] >= 'a' && s[0] <= 'z') || (upper && s[0] >= 'A' && s[0] <= 'Z')))
-		return "must start with a letter";
-	if (s[n - 1] == '-')
-		return "must end with a letter or digit";
-	return NULL;
-}
-
-/* Why s is not an API version (v1, v1beta1), or NULL. */
-static const char *bad_version(const char *s)
-{
-	return bad_dns1035(s, 0);
-}
-
-/*
- * Why s is not a custom resource's API group, or NULL: a DNS subdomain with
- * a dot, as the API server requires of a CRD's spec.group
- * (apiextensions validation: "should be a domain with at least one dot").
- * The built-in groups (apps, batch, the core group) have none.
- */
-static const char *bad_group(const char *s)
-{
-	size_t i, n = strlen(s);
-
-	if (n > 253)
-		return "must be at most 253 characters";
-	for (i = 0; i < n; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-' || s[i] == '.'))
-			return "may hold only lower-case letters, digits, '-' and '.'";
-	if (strchr(s, '.') == NULL)
-		return "has no dot: list custom resources only (the built-in workload kinds of apps, batch and "
-		       "the core group are always judged)";
-	for (i = 0; i < n; i++)
-		if ((s[i] == '.' || s[i] == '-') && (i == 0 || i + 1 == n || s[i - 1] == '.' || s[i + 1] == '.'))
-			return "must be dot-separated labels, each beginning and ending with a letter or digit";
-	return NULL;
-}
-
-static int workload_field(struct loader *ld, void *target, const char *key, yaml_node_t *v,
+static int workload_field(struct yml_reader *ld, void *target, const char *key, yaml_node_t *v,
 			  const char *path)
 {
 	struct config_workload *w = target;
@@ -1398,17 +890,17 @@ static int workload_field(struct loader *ld, void *target, const char *key, yaml
 		      : strcmp(key, "resource") == 0 ? &w->resource : NULL;
 
 	if (strcmp(key, "versions") == 0) {
-		read_strings_checked(ld, v, path, &w->versions, bad_version, "is not an API version: it ");
+		read_strings_checked(ld, v, path, &w->versions, k8s_name_api_version, "is not an API version: it ");
 		return 0;
 	}
 	if (slot == NULL)
 		return -1;
-	read_string_into(ld, v, path, slot, 0);
+	yml_read_string_into(ld, v, path, slot, 0);
 	return 0;
 }
 
 /* workloads: each entry a custom resource, named once. */
-static void read_workloads(struct loader *ld, yaml_node_t *n, const char *path, struct config *cfg)
+static void read_workloads(struct yml_reader *ld, yaml_node_t *n, const char *path, struct config *cfg)
 {
 	struct config_workload *l;
 	size_t i, j, len;
@@ -1416,35 +908,35 @@ static void read_workloads(struct loader *ld, yaml_node_t *n, const char *path, 
 	const char *why;
 	void *items;
 
-	if (seq_alloc(ld, n, path, "a list of {group, kind, versions, resource}", sizeof *l, &items, &len) != 0)
+	if (yml_seq_alloc(ld, n, path, "a list of {group, kind, versions, resource}", sizeof *l, &items, &len) != 0)
 		return;
 	l = items;
 	for (i = 0; i < len; i++) {
-		yaml_node_t *item = node_at(ld, n->data.sequence.items.start[i]);
+		yaml_node_t *item = yml_node_at(ld, n->data.sequence.items.start[i]);
 		struct config_workload *w = &l[i];
 
 		snprintf(sub, sizeof sub, "%s[%zu]", path, i);
 		if (item->type != YAML_MAPPING_NODE) {
-			fail(ld, item, sub, "must be a map with group, kind, versions and resource");
+			yml_fail(ld, item, sub, "must be a map with group, kind, versions and resource");
 			continue;
 		}
-		read_fields(ld, item, sub, w, workload_field, "group, kind, versions, resource");
-		if (w->group == NULL && map_get(ld, item, "group") == NULL)
-			fail(ld, item, sub, "group is required (the custom resource's API group, e.g. kubeflow.org)");
-		else if (w->group != NULL && (why = bad_group(w->group)) != NULL)
-			fail(ld, field_at(ld, item, "group"), sub, "group \"%s\" %s", w->group, why);
-		if (w->kind == NULL && map_get(ld, item, "kind") == NULL)
-			fail(ld, item, sub, "kind is required (e.g. PyTorchJob)");
-		else if (w->kind != NULL && (why = bad_dns1035(w->kind, 1)) != NULL)
-			fail(ld, field_at(ld, item, "kind"), sub, "kind \"%s\" is not a kind: it %s", w->kind, why);
+		yml_read_fields(ld, item, sub, w, workload_field, "group, kind, versions, resource");
+		if (w->group == NULL && yml_map_get(ld, item, "group") == NULL)
+			yml_fail(ld, item, sub, "group is required (the custom resource's API group, e.g. kubeflow.org)");
+		else if (w->group != NULL && (why = k8s_name_crd_group(w->group)) != NULL)
+			yml_fail(ld, yml_field_at(ld, item, "group"), sub, "group \"%s\" %s", w->group, why);
+		if (w->kind == NULL && yml_map_get(ld, item, "kind") == NULL)
+			yml_fail(ld, item, sub, "kind is required (e.g. PyTorchJob)");
+		else if (w->kind != NULL && (why = k8s_name_dns1035(w->kind, 1)) != NULL)
+			yml_fail(ld, yml_field_at(ld, item, "kind"), sub, "kind \"%s\" is not a kind: it %s", w->kind, why);
 		/* A CRD's plural is a DNS-1035 label (apiextensions validation: IsDNS1035Label). */
-		if (w->resource != NULL && (why = bad_dns1035(w->resource, 0)) != NULL)
-			fail(ld, field_at(ld, item, "resource"), sub, "resource \"%s\" is not a CRD's plural: it %s",
+		if (w->resource != NULL && (why = k8s_name_dns1035(w->resource, 0)) != NULL)
+			yml_fail(ld, yml_field_at(ld, item, "resource"), sub, "resource \"%s\" is not a CRD's plural: it %s",
 			     w->resource, why);
 		for (j = 0; w->group != NULL && w->kind != NULL && j < i; j++)
 			if (l[j].group != NULL && l[j].kind != NULL && strcmp(l[j].group, w->group) == 0 &&
 			    strcmp(l[j].kind, w->kind) == 0) {
-				fail(ld, item, sub, "lists %s %s again (%s[%zu]): one entry, with every version in it",
+				yml_fail(ld, item, sub, "lists %s %s again (%s[%zu]): one entry, with every version in it",
 				     w->group, w->kind, path, j);
 				break;
 			}
@@ -1475,7 +967,7 @@ const struct config_workload *config_workload_find(const struct config *cfg, con
 	return NULL;
 }
 
-static int top_field(struct loader *ld, void *target, const char *key, yaml_node_t *v,
+static int top_field(struct yml_reader *ld, void *target, const char *key, yaml_node_t *v,
 		     const char *path)
 {
 	struct config *cfg = target;
@@ -1487,7 +979,7 @@ static int top_field(struct loader *ld, void *target, const char *key, yaml_node
 	else if (strcmp(key, "gpuResources") == 0)
 		read_strings(ld, v, path, &cfg->gpu_resources);
 	else if (strcmp(key, "gpuTaint") == 0)
-		read_fields(ld, v, path, cfg, taint_field, "key, value, effect");
+		yml_read_fields(ld, v, path, cfg, taint_field, "key, value, effect");
 	else if (strcmp(key, "gpuNodeLabels") == 0)
 		read_strings(ld, v, path, &cfg->gpu_node_labels);
 	else if (strcmp(key, "gpuNodeNames") == 0)
@@ -1497,10 +989,10 @@ static int top_field(struct loader *ld, void *target, const char *key, yaml_node
 	else if (strcmp(key, "placement") == 0)
 		read_placement(ld, v, path, &cfg->placement);
 	else if (strcmp(key, "deferLabels") == 0) {
-		read_strings_checked(ld, v, path, &cfg->defer_labels, bad_label_key, "is not a label key: it ");
+		read_strings_checked(ld, v, path, &cfg->defer_labels, k8s_name_label_key, "is not a label key: it ");
 	}
 	else if (strcmp(key, "exempt") == 0)
-		read_fields(ld, v, path, cfg, exempt_field,
+		yml_read_fields(ld, v, path, cfg, exempt_field,
 			    "namespaces, daemonSets, daemonSetNamespaces, daemonSetControllers, podSelectors");
 	else if (strcmp(key, "workloads") == 0)
 		read_workloads(ld, v, path, cfg);
@@ -1562,7 +1054,7 @@ const char *config_pool_key(const struct config *cfg)
  * pool is exactly one value of one key. Each pool that is not is an error at
  * its nodeSelector (a pool without one has its own error already).
  */
-static void check_fallback(struct loader *ld, const struct config *cfg)
+static void check_fallback(struct yml_reader *ld, const struct config *cfg)
 {
 	const char *key = NULL;
 	size_t i, ref = 0;
@@ -1581,27 +1073,27 @@ static void check_fallback(struct loader *ld, const struct config *cfg)
 
 		snprintf(path, sizeof path, "pools[%zu].nodeSelector", i);
 		if (p->node_selector.n > 1)
-			fail(ld, NULL, path, "placement fallback needs every pool to select by exactly one label "
+			yml_fail(ld, NULL, path, "placement fallback needs every pool to select by exactly one label "
 			     "(pool \"%s\" has %zu), one and the same key for all (e.g. "
 			     "kubernetes.azure.com/agentpool, or karpenter.sh/nodepool)", name, p->node_selector.n);
 		else if (p->node_selector.n == 1 && strcmp(p->node_selector.v[0].key, key) != 0)
-			fail(ld, NULL, path, "placement fallback needs every pool to select by the same label key: "
+			yml_fail(ld, NULL, path, "placement fallback needs every pool to select by the same label key: "
 			     "pool \"%s\" selects by %s, pools[%zu] by %s", name, p->node_selector.v[0].key, ref, key);
 	}
 }
 
 /* Rules that span fields, checked once the whole file is overlaid. */
-static void check_whole(struct loader *ld, const struct config *cfg)
+static void check_whole(struct yml_reader *ld, const struct config *cfg)
 {
 	size_t i, j;
 
 	check_fallback(ld, cfg);
 	if (cfg->gpu_resources.n == 0)
-		fail(ld, NULL, "gpuResources", "must list at least one resource");
+		yml_fail(ld, NULL, "gpuResources", "must list at least one resource");
 	if (cfg->taint_effect != NULL && strcmp(cfg->taint_effect, "NoSchedule") != 0 &&
 	    strcmp(cfg->taint_effect, "PreferNoSchedule") != 0 &&
 	    strcmp(cfg->taint_effect, "NoExecute") != 0)
-		fail(ld, NULL, "gpuTaint.effect", "must be NoSchedule, PreferNoSchedule or NoExecute");
+		yml_fail(ld, NULL, "gpuTaint.effect", "must be NoSchedule, PreferNoSchedule or NoExecute");
 	for (i = 0; i < cfg->n_pools; i++)
 		for (j = 0; j < i; j++)
 			if (cfg->pools[i].name && cfg->pools[j].name &&
@@ -1609,7 +1101,7 @@ static void check_whole(struct loader *ld, const struct config *cfg)
 				char at[64];
 
 				snprintf(at, sizeof at, "pools[%zu].name", i);
-				fail(ld, NULL, at, "two pools are named \"%s\" (pools[%zu] too)",
+				yml_fail(ld, NULL, at, "two pools are named \"%s\" (pools[%zu] too)",
 				     cfg->pools[i].name, j);
 				break;
 			}
@@ -1652,198 +1144,17 @@ size_t config_warnings(const struct config *cfg, char *buf, size_t cap)
 
 /* ==== Loading ==== */
 
-/*
- * libyaml stopped: one error at the place it names. It names every syntax
- * problem; a failure with none is an allocation it could not make.
- */
-static void yaml_problem(struct loader *ld, const yaml_parser_t *parser, const char *buf, size_t len)
-{
-	char msg[ERROR_MSG_MAX], what[ERROR_MSG_MAX];
-
-	if (parser->error == YAML_MEMORY_ERROR || parser->error == YAML_NO_ERROR) {
-		fail_nomem(ld);
-		return;
-	}
-	error_yaml_problem(what, sizeof what, parser->problem ? parser->problem : "parse error", parser->context,
-			   buf, len, parser->problem_mark.index);
-	snprintf(msg, sizeof msg, "not valid YAML: %s", what);
-	error_trim_utf8(msg);
-	if (errors_add(ld->errs, parser->problem_mark.line + 1, parser->problem_mark.column + 1, ld->name,
-		       "(document)", msg) != 0)
-		fail_nomem(ld);
-}
-
-/* ==== Bounds of the YAML text (see CONFIG_NODES_MAX) ==== */
-
-/* An anchor seen so far, and how many nodes an alias to it stands for (0 while its node is open). */
-struct bound_anchor {
-	char *name;
-	size_t nodes;
-};
-
-struct bounds {
-	struct loader *ld;
-	struct bound_anchor anchors[CONFIG_ANCHORS_MAX];
-	size_t n_anchors;
-	struct {
-		size_t start;  /* nodes counted before this list or map */
-		int anchor;    /* its entry in anchors, or -1 */
-	} open[CONFIG_DEPTH_MAX];
-	size_t depth;
-	size_t nodes;      /* so far, aliases expanded */
-};
-
-/* Records one problem at mark and says the check is over (-1). */
-static int bounds_fail(struct bounds *b, yaml_mark_t mark, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int bounds_fail(struct bounds *b, yaml_mark_t mark, const char *fmt, ...)
-{
-	char msg[ERROR_MSG_MAX];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	if (errors_add(b->ld->errs, mark.line + 1, mark.column + 1, b->ld->name, "(document)", msg) != 0)
-		fail_nomem(b->ld);
-	return -1;
-}
-
-static int bounds_count(struct bounds *b, size_t n, yaml_mark_t mark)
-{
-	b->nodes += n;
-	if (b->nodes > CONFIG_NODES_MAX)
-		return bounds_fail(b, mark, "more than %d YAML nodes (scalars, lists and maps; an alias counts "
-				   "as what it repeats): a policy needs a few hundred", CONFIG_NODES_MAX);
-	return 0;
-}
-
-/* A node's anchor: kept with its size when known (scalars), else completed when the node ends. -1 when over. */
-static int bounds_anchor(struct bounds *b, const yaml_char_t *name, size_t nodes, yaml_mark_t mark, int *slot)
-{
-	*slot = -1;
-	if (name == NULL)
-		return 0;
-	if (b->n_anchors == CONFIG_ANCHORS_MAX)
-		return bounds_fail(b, mark, "more than %d anchors (&name)", CONFIG_ANCHORS_MAX);
-	if ((b->anchors[b->n_anchors].name = strdup((const char *)name)) == NULL) {
-		fail_nomem(b->ld);
-		return -1;
-	}
-	b->anchors[b->n_anchors].nodes = nodes;
-	*slot = (int)b->n_anchors++;
-	return 0;
-}
-
-/* What an alias to name stands for: the latest complete anchor of that name (libyaml refuses the rest). */
-static size_t bounds_alias(const struct bounds *b, const yaml_char_t *name)
-{
-	size_t i;
-
-	for (i = b->n_anchors; name != NULL && i-- > 0;)
-		if (strcmp(b->anchors[i].name, (const char *)name) == 0)
-			return b->anchors[i].nodes ? b->anchors[i].nodes : 1;
-	return 1;
-}
-
-static int bounds_event(struct bounds *b, const yaml_event_t *ev)
-{
-	int slot;
-
-	switch (ev->type) {
-	case YAML_SCALAR_EVENT:
-		if (bounds_count(b, 1, ev->start_mark) != 0)
-			return -1;
-		return bounds_anchor(b, ev->data.scalar.anchor, 1, ev->start_mark, &slot);
-	case YAML_ALIAS_EVENT:
-		return bounds_count(b, bounds_alias(b, ev->data.alias.anchor), ev->start_mark);
-	case YAML_SEQUENCE_START_EVENT:
-	case YAML_MAPPING_START_EVENT:
-		if (b->depth == CONFIG_DEPTH_MAX)
-			return bounds_fail(b, ev->start_mark, "lists and maps nest deeper than %d levels",
-					   CONFIG_DEPTH_MAX);
-		if (bounds_count(b, 1, ev->start_mark) != 0 ||
-		    bounds_anchor(b, ev->type == YAML_SEQUENCE_START_EVENT ? ev->data.sequence_start.anchor
-					   : ev->data.mapping_start.anchor, 0, ev->start_mark, &slot) != 0)
-			return -1;
-		b->open[b->depth].start = b->nodes - 1;
-		b->open[b->depth].anchor = slot;
-		b->depth++;
-		return 0;
-	case YAML_SEQUENCE_END_EVENT:
-	case YAML_MAPPING_END_EVENT:
-		if (b->depth > 0 && (slot = b->open[--b->depth].anchor) >= 0)
-			b->anchors[slot].nodes = b->nodes - b->open[b->depth].start;
-		return 0;
-	default:
-		return 0;
-	}
-}
-
-/*
- * Checks buf against CONFIG_NODES_MAX and its kin before libyaml builds a
- * document of it: 0 when within them (or not valid YAML, which the load then
- * reports as it always did, having built no more than the part checked), -1
- * with the one problem recorded (or ld->nomem set). Linear in len.
- */
-static int check_bounds(struct loader *ld, const char *buf, size_t len)
-{
-	struct bounds b;
-	yaml_parser_t parser;
-	yaml_event_t ev;
-	size_t i, directives = 0, line = 0;
-	int rc = 0, done = 0;
-
-	/* Directives are all read, and compared, before the first event: counted in the text. */
-	for (i = 0; i < len; i++) {
-		if (buf[i] == '%' && (i == 0 || buf[i - 1] == '\n') && ++directives > CONFIG_DIRECTIVES_MAX) {
-			yaml_mark_t mark = { i, line, 0 };
-
-			memset(&b, 0, sizeof b);
-			b.ld = ld;
-			return bounds_fail(&b, mark, "more than %d lines start with %% (YAML directives)",
-					   CONFIG_DIRECTIVES_MAX);
-		}
-		if (buf[i] == '\n')
-			line++;
-	}
-	memset(&b, 0, sizeof b);
-	b.ld = ld;
-	if (!yaml_parser_initialize(&parser)) {
-		fail_nomem(ld);
-		return -1;
-	}
-	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
-	while (rc == 0 && !done) {
-		if (!yaml_parser_parse(&parser, &ev)) {
-			if (parser.error == YAML_MEMORY_ERROR) {
-				fail_nomem(ld);
-				rc = -1;
-			}
-			break;  /* not YAML: the load says so */
-		}
-		done = ev.type == YAML_STREAM_END_EVENT;
-		rc = bounds_event(&b, &ev);
-		yaml_event_delete(&ev);
-	}
-	yaml_parser_delete(&parser);
-	for (i = 0; i < b.n_anchors; i++)
-		free(b.anchors[i].name);
-	return rc;
-}
-
 /* Overlays the YAML in buf on cfg. Every problem goes to errs; 0 when there were none. */
 static int apply_yaml(struct config *cfg, const char *buf, size_t len, const char *name,
 		      struct config_errors *errs, struct error *err)
 {
 	yaml_parser_t parser;
 	yaml_document_t doc, extra;
-	struct loader ld = { .doc = &doc, .name = name, .errs = errs, .nomem = 0 };
+	struct yml_reader ld = { .doc = &doc, .name = name, .add_error = errors_add, .sink = errs, .nomem = 0 };
 	yaml_node_t *root;
 	size_t before = errs->total;
 
-	if (check_bounds(&ld, buf, len) != 0)
+	if (yml_check_bounds(&ld, buf, len) != 0)
 		goto out;
 	if (!yaml_parser_initialize(&parser)) {
 		error_set(err, ERROR_NOMEM, "%s: out of memory", name);
@@ -1851,24 +1162,24 @@ static int apply_yaml(struct config *cfg, const char *buf, size_t len, const cha
 	}
 	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
 	if (!yaml_parser_load(&parser, &doc)) {
-		yaml_problem(&ld, &parser, buf, len);
+		yml_problem(&ld, &parser, buf, len);
 		goto out_parser;
 	}
 	root = yaml_document_get_root_node(&doc);
-	if (root != NULL && !is_null(root)) {
+	if (root != NULL && !yml_is_null(root)) {
 		if (root->type != YAML_MAPPING_NODE)
-			fail(&ld, root, "(top level)", "must be a map of fields");
+			yml_fail(&ld, root, "(top level)", "must be a map of fields");
 		else
-			read_fields(&ld, root, "", cfg, top_field,
+			yml_read_fields(&ld, root, "", cfg, top_field,
 				    "mode, namespaceModes, gpuResources, gpuTaint, gpuNodeLabels, "
 				    "gpuNodeNames, pools, placement, deferLabels, exempt, workloads");
 	}
 	if (root != NULL) {
 		if (!yaml_parser_load(&parser, &extra)) {
-			yaml_problem(&ld, &parser, buf, len);
+			yml_problem(&ld, &parser, buf, len);
 		} else {
 			if (yaml_document_get_root_node(&extra) != NULL)
-				fail(&ld, yaml_document_get_root_node(&extra), "(document)",
+				yml_fail(&ld, yaml_document_get_root_node(&extra), "(document)",
 				     "a policy file holds one YAML document");
 			yaml_document_delete(&extra);
 		}

@@ -79,6 +79,8 @@ struct config_pool {
 	char *name;
 	struct config_labels node_selector; /* never empty */
 	struct config_strings resources;    /* globs served; empty = every GPU resource */
+	struct config_strings device_classes; /* DRA DeviceClass globs served; empty = every
+	                                         gpuDeviceClasses class */
 	long long max_gpus_per_pod;         /* 0 = no limit */
 	/* Cost (optional; only the cost report reads them): */
 	int priced;                         /* pricePerNodeHour was given */
@@ -119,6 +121,8 @@ struct config {
 	size_t n_namespace_modes;
 
 	struct config_strings gpu_resources;   /* globs, e.g. nvidia.com/mig-* */
+	struct config_strings gpu_device_classes; /* DRA DeviceClass globs that are GPUs, e.g.
+	                                          gpu.nvidia.com */
 	char *taint_key, *taint_value, *taint_effect;
 	struct config_strings gpu_node_labels; /* label keys that select GPU nodes */
 	struct config_strings gpu_node_names;  /* globs over node names; empty: derived from

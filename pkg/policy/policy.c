@@ -105,6 +105,60 @@ static int annotate(struct policy_result *res, struct error *err)
 	return 0;
 }
 
+/* ==== DRA claims ==== */
+
+/* Were any of the pod's claims that are no GPU demand looked up at all? */
+static int claims_read(const struct pod_view *pv)
+{
+	size_t i;
+
+	for (i = 0; i < pv->n_other; i++)
+		if (pv->other[i].state != POLICY_CLAIM_UNKNOWN_NO_LOOKUP)
+			return 1;
+	return 0;
+}
+
+/* How policy_routes_judge() names the claims of a pod with no GPU demand. */
+static int claims_kind(const struct pod_view *pv)
+{
+	if (!pv->dra || pv->n_gpu > 0)
+		return 0;
+	return claims_read(pv) ? ROUTE_CLAIMS_READ : ROUTE_CLAIMS_UNREAD;
+}
+
+/*
+ * Says what the claims that are no GPU demand are, one warning each: one
+ * not found, or a cold cache, is the usual GitOps order (the template comes
+ * in the same apply) or a restart, and the pod's author must know that it
+ * goes unplaced. Claims no one looked up are said once, as before lookups
+ * existed (unread: the pod's only claims, or beside GPU resources).
+ */
+static int claims_warn(const struct pod_view *pv, struct policy_result *res, struct error *err)
+{
+	size_t i;
+	int unread = 0;
+
+	for (i = 0; i < pv->n_other; i++) {
+		const struct claim_seen *o = &pv->other[i];
+
+		if (o->state == POLICY_CLAIM_UNKNOWN_NO_LOOKUP) {
+			unread = 1;
+			continue;
+		}
+		if (policy_warn(res, err, "DRA claim \"%s\"%s%s%s: %s; not counted as a GPU request, so it "
+				"gets no GPU toleration nor pool from it", o->name, o->object ? " (" : "",
+				o->object ? o->object : "", o->object ? ")" : "",
+				o->state == POLICY_CLAIM_UNKNOWN_NOT_FOUND ? "not found" : o->why) != 0)
+			return -1;
+	}
+	if (!unread)
+		return 0;
+	if (pv->n_gpu > 0)
+		return policy_note(res, err, "pod also uses DRA resource claims; gpu-admission places it "
+				   "for its GPU resources only and does not inspect the claims");
+	return 0;
+}
+
 /* ==== The engine ==== */
 
 /*
@@ -128,7 +182,7 @@ static int judge_routes(const struct config *cfg, const struct pod_view *pv, con
 {
 	int advise = !daemonset_exempt(cfg, pv);
 
-	if (policy_routes_judge(cfg, r, which, advise, pv->dra, res, err) != 0)
+	if (policy_routes_judge(cfg, r, which, advise, claims_kind(pv), res, err) != 0)
 		return -1;
 	/*
 	 * The GPU operator's validators select its labels: the usual fix is its namespace's
@@ -218,8 +272,7 @@ static int decide(const struct config *cfg, const struct policy_request *req,
 		res->reason = R_QUANTITY;
 		snprintf(res->message, sizeof res->message, "%s", pv.bad_quantity);
 	} else if (pv.n_gpu > 0) {
-		if (pv.dra && policy_note(res, err, "pod also uses DRA resource claims; gpu-admission places it "
-				   "for its GPU resources only and does not inspect the claims") != 0)
+		if (claims_warn(&pv, res, err) != 0)
 			return -1;
 		/*
 		 * A DaemonSet pod is pinned to its node by the controller: tolerate,
@@ -272,9 +325,12 @@ static int decide(const struct config *cfg, const struct policy_request *req,
 		policy_routes_find(cfg, &pv, &routes);
 		if (judge_routes(cfg, &pv, &routes, judged_routes(&pv), res, err) != 0)
 			return -1;
+		if (pv.dra && claims_warn(&pv, res, err) != 0)
+			return -1;
 		if (pv.dra && res->verdict != POLICY_REJECT) {
 			res->reason = R_DRA;
-			if (policy_note(res, err, "pod uses DRA resource claims, which gpu-admission does not "
+			if (!claims_read(&pv) &&
+			    policy_note(res, err, "pod uses DRA resource claims, which gpu-admission does not "
 					"recognise as GPU requests yet: admitted unchanged (no toleration, no "
 					"pool); to run on GPU nodes, request the GPU as a resource or have the "
 					"namespace exempted") != 0)

@@ -2,6 +2,7 @@
 #include "policy/policy_claims.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "policy/policy_int.h"
@@ -249,4 +250,137 @@ invalid:
 	snprintf(c->message, sizeof c->message, "%s", err ? err->msg : "invalid");
 	error_trim_utf8(c->message);
 	return -1;
+}
+
+/* ==== Resolving a pod's claims ==== */
+
+void policy_claims_free(struct policy_claims *cs)
+{
+	if (cs == NULL)
+		return;
+	free(cs->v);
+	memset(cs, 0, sizeof *cs);
+}
+
+int policy_claims_resolve_pod(const json_t *pod, const char *ns, const struct policy_claim_lookup *lk,
+			      struct policy_claims *out, struct error *err)
+{
+	const json_t *spec = json_object_get(pod, "spec");
+	size_t i, n = json_array_size(json_object_get(spec, "resourceClaims"));
+
+	memset(out, 0, sizeof *out);
+	if (n == 0)
+		return 0;
+	if (n > POLICY_POD_CLAIMS_MAX) {
+		error_set(err, ERROR_INPUT, "more than %d spec.resourceClaims", POLICY_POD_CLAIMS_MAX);
+		return -1;
+	}
+	out->v = calloc(n, sizeof *out->v);
+	if (out->v == NULL) {
+		error_set(err, ERROR_NOMEM, "out of memory");
+		return -1;
+	}
+	if (policy_claims_from_pod(pod, out->v, n, &out->n, err) != 0) {
+		policy_claims_free(out);
+		return -1;
+	}
+	for (i = 0; lk != NULL && lk->fn != NULL && i < out->n; i++) {
+		struct policy_claim *c = &out->v[i];
+		const json_t *obj = NULL;
+		struct error cerr = { 0 };
+
+		if (c->state != POLICY_CLAIM_UNKNOWN_NO_LOOKUP)
+			continue;
+		c->state = lk->fn(lk->ctx, ns, c->source, c->object, &obj);
+		if (c->state == POLICY_CLAIM_RESOLVED)
+			(void)policy_claim_resolve(c, obj, &cerr); /* invalid: said in c->message */
+	}
+	return 0;
+}
+
+/* ==== A set of claim objects ==== */
+
+static int object_cmp(const char *ns, enum policy_claim_source src, const char *name,
+		      const struct policy_claim_object *o)
+{
+	int c = strcmp(ns, o->ns);
+
+	if (c == 0)
+		c = (int)src - (int)o->source;
+	return c != 0 ? c : strcmp(name, o->name);
+}
+
+static int by_key(const void *a, const void *b)
+{
+	const struct policy_claim_object *x = a, *y = b;
+
+	return object_cmp(x->ns, x->source, x->name, y);
+}
+
+int policy_claim_objects_add(struct policy_claim_objects *set, const json_t *obj, struct error *err)
+{
+	const char *kind = policy_str(obj, "kind", ""), *api = policy_str(obj, "apiVersion", "");
+	const json_t *md = json_object_get(obj, "metadata");
+	struct policy_claim_object *o;
+
+	if (!json_is_object(obj) || strncmp(api, RESOURCE_GROUP, strlen(RESOURCE_GROUP)) != 0 ||
+	    (strcmp(kind, "ResourceClaimTemplate") != 0 && strcmp(kind, "ResourceClaim") != 0) ||
+	    policy_str(md, "name", "")[0] == '\0')
+		return 0;
+	if (set->n == set->cap) {
+		size_t cap = set->cap ? set->cap * 2 : 16;
+		struct policy_claim_object *grown = realloc(set->v, cap * sizeof *grown);
+
+		if (grown == NULL) {
+			error_set(err, ERROR_NOMEM, "out of memory");
+			return -1;
+		}
+		set->v = grown;
+		set->cap = cap;
+	}
+	o = &set->v[set->n++];
+	o->ns = policy_str(md, "namespace", "");
+	if (o->ns[0] == '\0')
+		o->ns = "default";
+	o->name = policy_str(md, "name", "");
+	o->source = strcmp(kind, "ResourceClaim") == 0 ? POLICY_CLAIM_FROM_CLAIM : POLICY_CLAIM_FROM_TEMPLATE;
+	o->obj = obj;
+	set->sorted = 0;
+	return 1;
+}
+
+enum policy_claim_state policy_claim_objects_lookup(void *ctx, const char *ns, enum policy_claim_source source,
+						    const char *name, const json_t **obj)
+{
+	struct policy_claim_objects *set = ctx;
+	size_t lo = 0, hi;
+
+	if (!set->sorted && set->n > 1)
+		qsort(set->v, set->n, sizeof *set->v, by_key);
+	set->sorted = 1;
+	if (ns == NULL || ns[0] == '\0')
+		ns = "default";
+	hi = set->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = object_cmp(ns, source, name, &set->v[mid]);
+
+		if (c == 0) {
+			*obj = set->v[mid].obj;
+			return POLICY_CLAIM_RESOLVED;
+		}
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return POLICY_CLAIM_UNKNOWN_NOT_FOUND;
+}
+
+void policy_claim_objects_free(struct policy_claim_objects *set)
+{
+	if (set == NULL)
+		return;
+	free(set->v);
+	memset(set, 0, sizeof *set);
 }

@@ -122,6 +122,71 @@ int policy_claim_resolve(struct policy_claim *c, const json_t *obj, struct error
  */
 const struct policy_claim *policy_claims_find(const struct policy_claims *cs, const char *name);
 
+/*
+ * How a caller finds the object a claim names: fn returns
+ * POLICY_CLAIM_RESOLVED with *obj set (borrowed: it must outlive the
+ * evaluation), or POLICY_CLAIM_UNKNOWN_NOT_FOUND, or
+ * POLICY_CLAIM_UNKNOWN_COLD (the cache cannot tell yet). ns is the pod's
+ * namespace. The webhook's cache (branch i28k), `audit` and `review` (the
+ * objects of their input: policy_claim_objects) each provide one.
+ */
+typedef enum policy_claim_state (*policy_claim_lookup_fn)(void *ctx, const char *ns,
+							   enum policy_claim_source source,
+							   const char *name, const json_t **obj);
+
+struct policy_claim_lookup {
+	policy_claim_lookup_fn fn;
+	void *ctx;
+};
+
+/*
+ * Resolves every claim of pod (borrowed; ns its namespace) through lk
+ * (NULL: none looked up) into out, whose v it allocates (release with
+ * policy_claims_free()). A claim whose object is found but unreadable is
+ * UNKNOWN_INVALID with its message, not an error: it is the pod's author's
+ * to fix, and the engine warns. Returns 0, or -1 with ERROR_INPUT (the
+ * pod's resourceClaims unreadable: the engine refuses the pod the same way)
+ * or ERROR_NOMEM.
+ */
+int policy_claims_resolve_pod(const json_t *pod, const char *ns, const struct policy_claim_lookup *lk,
+			      struct policy_claims *out, struct error *err);
+
+/* Releases what cs owns and zeroes it. Accepts NULL. */
+void policy_claims_free(struct policy_claims *cs);
+
+/*
+ * The ResourceClaimTemplates and ResourceClaims of an input (audit's files,
+ * review's manifest), to look claims up in: objects borrowed (they must
+ * outlive the set), indexed by (namespace, kind, name) so that a lookup
+ * costs O(log n) whatever the input. A namespace left out is "default", as
+ * for a pod.
+ */
+struct policy_claim_objects {
+	struct policy_claim_object {
+		const char *ns, *name;
+		enum policy_claim_source source;
+		const json_t *obj;
+	} *v;
+	size_t n, cap;
+	int sorted;
+};
+
+/*
+ * Adds obj (borrowed) when it is a resource.k8s.io ResourceClaimTemplate or
+ * ResourceClaim with a name: 1; 0 for anything else. -1 on ERROR_NOMEM.
+ */
+int policy_claim_objects_add(struct policy_claim_objects *set, const json_t *obj, struct error *err);
+
+/*
+ * A policy_claim_lookup_fn over set (ctx: the struct policy_claim_objects).
+ * The first lookup sorts the set; adding after it is allowed (sorted again).
+ */
+enum policy_claim_state policy_claim_objects_lookup(void *ctx, const char *ns, enum policy_claim_source source,
+						    const char *name, const json_t **obj);
+
+/* Releases what set owns (not the objects) and zeroes it. Accepts NULL. */
+void policy_claim_objects_free(struct policy_claim_objects *set);
+
 /* "no lookups", "not found", "cache not synced", "invalid", "resolved". Static storage. */
 const char *policy_claim_state_name(enum policy_claim_state state);
 

@@ -49,8 +49,18 @@
 
 /* ==== What the pod asks for (policy_pod.c) ==== */
 
+/* What a demand counts: a resource the pod requests, or devices its DRA claims ask for. */
+enum demand_kind {
+	DEMAND_RESOURCE = 0,       /* name is a gpuResources resource */
+	DEMAND_CLASS,              /* name is a gpuDeviceClasses class: exact counts, summed */
+	DEMAND_REQUEST             /* one claim request with alternatives or allocationMode All:
+	                              dra says which; name is its first alternative's class */
+};
+
 struct gpu_demand {
-	const char *name;          /* borrowed from the pod */
+	const char *name;          /* borrowed from the pod (or the claim, for DRA) */
+	enum demand_kind kind;
+	const struct policy_device_request *dra; /* DEMAND_REQUEST: borrowed from req->claims */
 	long long app_sum;         /* sum over app containers */
 	long long sidecar_sum;     /* sum over restartable init containers */
 	long long init_max;        /* peak during init */
@@ -62,8 +72,16 @@ struct pod_view {
 	const char *ns;
 	struct gpu_demand gpu[LIMIT_GPU_KINDS_MAX];
 	size_t n_gpu;
-	int dra;                   /* resource claims present (in the spec or a container): never a
-	                              GPU request the engine can show, so never an exemption */
+	int dra;                   /* resource claims present (in the spec or a container): a GPU
+	                              request only as far as gpu[] has DRA demands (resolved, used,
+	                              every alternative a GPU class); never an exemption */
+	size_t n_dra_gpu;          /* demands of gpu[] from claims */
+	struct claim_seen {        /* the pod's claims that are no GPU demand, and why */
+		const char *name, *object;
+		enum policy_claim_state state;
+		const char *why;   /* borrowed: static text or the claim's message */
+	} other[POLICY_POD_CLAIMS_MAX];
+	size_t n_other;
 	int daemonset;             /* a DaemonSet pod its controller created (or, offline,
 	                              stored or templated as one): see policy_request */
 	/* First invalid GPU quantity, reported as the rejection. */
@@ -80,6 +98,26 @@ int policy_pod_read(const struct config *cfg, const struct policy_request *req, 
 
 /* The pod's effective request for one resource, as the scheduler computes it. */
 long long policy_demand_total(const struct gpu_demand *d);
+
+/*
+ * Adds the GPU demand of the pod's claims (req->claims: resolved, used by a
+ * container, every alternative of a request a gpuDeviceClasses class) to
+ * pv->gpu, and records the others in pv->other. -1 with ERROR_INPUT (a field
+ * of the wrong type, too many claims or GPU kinds). policy_claims_use.c.
+ */
+int policy_pod_claims(const struct config *cfg, const struct policy_request *req, const json_t *pod,
+		      struct pod_view *pv, struct error *err);
+
+/*
+ * Does pool p serve demand d (its class or resource; a request: any
+ * alternative)? 2 when it serves it in that number too (maxGPUsPerPod; an
+ * All request: gpusPerNode, when both are known), 1 when only not that
+ * many, 0 not at all. policy_claims_use.c.
+ */
+int policy_demand_fit(const struct config *cfg, const struct config_pool *p, const struct gpu_demand *d);
+
+/* How demand d is named for people: "nvidia.com/gpu", "DeviceClass gpu.nvidia.com". */
+void policy_demand_describe(const struct gpu_demand *d, char *buf, size_t cap);
 
 /* ==== GPU pods (policy_pool.c) ==== */
 
@@ -141,6 +179,8 @@ int policy_pool_patch_soft(const json_t *patch);
 #define ROUTE_PREFERRED  0x20u  /* preferred node affinity leans to GPU nodes: a warning */
 #define ROUTE_PINNED     0x40u  /* pinned by name to a node GPU nodes cannot be told from
                                    (no gpuNodeNames, none derivable): a warning */
+#define ROUTE_CLAIMS_UNREAD 1  /* policy_routes_judge(): claims, none looked up */
+#define ROUTE_CLAIMS_READ   2  /* claims, some looked up, none a GPU claim */
 #define ROUTE_HARD_N     4      /* hard routes, one what[] each */
 #define ROUTE_WHAT_MAX   POLICY_MESSAGE_MAX  /* a route's description, cut only where the
                                                message quoting it would be */
@@ -163,7 +203,9 @@ void policy_routes_find(const struct config *cfg, const struct pod_view *pv, str
  * it (not for a pod the DaemonSet exemption admits: its toleration is how it
  * reaches GPU nodes); else reason R_NO_GPU with a warning per soft route.
  * claims: the pod has DRA resource claims (pod_view.dra) and no GPU
- * resource, and the message says that a claim is no GPU request yet.
+ * demand, and the message says that a claim is no GPU request:
+ * ROUTE_CLAIMS_UNREAD none was looked up, ROUTE_CLAIMS_READ some were, and
+ * none is a GPU claim (0: no claims).
  * -1 only on ERROR_NOMEM.
  */
 int policy_routes_judge(const struct config *cfg, const struct pod_routes *r, unsigned which,

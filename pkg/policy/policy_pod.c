@@ -261,7 +261,9 @@ int policy_pod_read(const struct config *cfg, const struct policy_request *req, 
 			return -1;
 	}
 	/* spec.ephemeralContainers never count: they cannot request resources. */
-	return tolerations_valid(pv->tolerations, err);
+	if (tolerations_valid(pv->tolerations, err) != 0)
+		return -1;
+	return policy_pod_claims(cfg, req, pod, pv, err);
 }
 
 int policy_gpu_requests(const struct config *cfg, const json_t *pod, struct policy_gpu_request *out,

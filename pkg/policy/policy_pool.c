@@ -41,20 +41,28 @@ enum pool_verdict {
 	POOL_NODE_NAME      /* the pod is pinned by name to nodes none of which is the pool's */
 };
 
-static int pool_serves(const struct config *cfg, const struct config_pool *p, const char *res)
-{
-	return policy_match_any(p->resources.n ? &p->resources : &cfg->gpu_resources, res);
-}
-
-/* Serves every GPU resource the pod asks for, in any number. */
+/* Serves every GPU resource and claim request the pod asks for, in any number. */
 static int pool_serves_all(const struct config *cfg, const struct config_pool *p, const struct pod_view *pv)
 {
 	size_t i;
 
 	for (i = 0; i < pv->n_gpu; i++)
-		if (!pool_serves(cfg, p, pv->gpu[i].name))
+		if (policy_demand_fit(cfg, p, &pv->gpu[i]) == 0)
 			return 0;
 	return 1;
+}
+
+/* What the pod asks for of d, for people: "2 nvidia.com/gpu", "all devices of a node of ...". */
+static void describe_count(const struct config_pool *p, const struct gpu_demand *d, char *buf, size_t cap)
+{
+	char what[LIMIT_POLICY_STRING_MAX + 64];
+
+	policy_demand_describe(d, what, sizeof what);
+	if (d->kind == DEMAND_REQUEST && d->dra->alts[0].mode == POLICY_ALLOC_ALL)
+		snprintf(buf, cap, "every device of a node (%lld on GPU pool \"%s\") of %s", p->gpus_per_node,
+			 p->name, what);
+	else
+		snprintf(buf, cap, "%lld %s", policy_demand_total(d), what);
 }
 
 /*
@@ -63,18 +71,21 @@ static int pool_serves_all(const struct config *cfg, const struct config_pool *p
 static int pool_unfit(const struct config *cfg, const struct config_pool *p,
 		      const struct pod_view *pv, char *why, size_t cap)
 {
+	char what[LIMIT_POLICY_STRING_MAX + 128];
 	size_t i;
 
 	for (i = 0; i < pv->n_gpu; i++) {
-		long long n = policy_demand_total(&pv->gpu[i]);
+		int fit = policy_demand_fit(cfg, p, &pv->gpu[i]);
 
-		if (!pool_serves(cfg, p, pv->gpu[i].name)) {
-			snprintf(why, cap, "GPU pool \"%s\" does not serve %s", p->name, pv->gpu[i].name);
+		if (fit == 0) {
+			policy_demand_describe(&pv->gpu[i], what, sizeof what);
+			snprintf(why, cap, "GPU pool \"%s\" does not serve %s", p->name, what);
 			return 1;
 		}
-		if (p->max_gpus_per_pod > 0 && n > p->max_gpus_per_pod) {
-			snprintf(why, cap, "the pod requests %lld %s but GPU pool \"%s\" allows at most %lld per pod",
-				 n, pv->gpu[i].name, p->name, p->max_gpus_per_pod);
+		if (fit == 1) {
+			describe_count(p, &pv->gpu[i], what, sizeof what);
+			snprintf(why, cap, "the pod requests %s but GPU pool \"%s\" allows at most %lld per pod",
+				 what, p->name, p->max_gpus_per_pod);
 			return 1;
 		}
 	}
@@ -367,8 +378,12 @@ static void describe_pools_for(const struct config *cfg, const struct pod_view *
 	size_t i, n = 0, allowed = 0;
 
 	policy_appendf(buf, cap, "GPU pools for ");
-	for (i = 0; i < pv->n_gpu; i++)
-		policy_appendf(buf, cap, "%s%s", i ? "+" : "", pv->gpu[i].name);
+	for (i = 0; i < pv->n_gpu; i++) {
+		char what[LIMIT_POLICY_STRING_MAX + 64];
+
+		policy_demand_describe(&pv->gpu[i], what, sizeof what);
+		policy_appendf(buf, cap, "%s%s", i ? "+" : "", what);
+	}
 	policy_appendf(buf, cap, ":");
 	for (i = 0; i < cfg->n_pools; i++)
 		if (pool_serves_all(cfg, &cfg->pools[i], pv))
@@ -442,14 +457,14 @@ static int pool_admits(const struct config_pool *p, const struct pod_view *pv)
  * for messages.
  */
 static const struct config_pool *largest_pool(const struct config *cfg, const struct pod_view *pv,
-					      const char *resource, int admitted_only)
+					      const struct gpu_demand *d, int admitted_only)
 {
 	const struct config_pool *best = NULL;
 	size_t i;
 
 	for (i = 0; i < cfg->n_pools; i++) {
 		const struct config_pool *p = &cfg->pools[i];
-		if (!pool_serves(cfg, p, resource) || (admitted_only && !pool_admits(p, pv)))
+		if (policy_demand_fit(cfg, p, d) == 0 || (admitted_only && !pool_admits(p, pv)))
 			continue;
 		if (best == NULL || p->max_gpus_per_pod == 0 ||
 		    (best->max_gpus_per_pod != 0 && p->max_gpus_per_pod > best->max_gpus_per_pod))
@@ -463,31 +478,35 @@ static const struct config_pool *largest_pool(const struct config *cfg, const st
 /* No pool serves what the pod asks for: say which resource or count is the problem. */
 static void reject_unserved(const struct config *cfg, const struct pod_view *pv, struct policy_result *res)
 {
+	char what[LIMIT_POLICY_STRING_MAX + 128];
 	size_t i;
 
 	res->reason = R_NO_POOL;
 	for (i = 0; i < pv->n_gpu; i++) {
-		const struct config_pool *big = largest_pool(cfg, pv, pv->gpu[i].name, 1);
+		const struct gpu_demand *d = &pv->gpu[i];
+		const struct config_pool *big = largest_pool(cfg, pv, d, 1);
 
-		if (big == NULL && largest_pool(cfg, pv, pv->gpu[i].name, 0) == NULL) {
+		policy_demand_describe(d, what, sizeof what);
+		if (big == NULL && largest_pool(cfg, pv, d, 0) == NULL) {
 			snprintf(res->message, sizeof res->message,
 				 "no GPU pool serves %s; ask the cluster admin for a pool with that "
-				 "resource or request another GPU type", pv->gpu[i].name);
+				 "%s or request another GPU type", what,
+				 d->kind == DEMAND_RESOURCE ? "resource" : "DeviceClass (pools[].deviceClasses)");
 			return;
 		}
 		if (big == NULL) {
 			snprintf(res->message, sizeof res->message,
 				 "the pod requests %lld %s but no GPU pool this pod may use serves %s. ",
-				 policy_demand_total(&pv->gpu[i]), pv->gpu[i].name, pv->gpu[i].name);
+				 policy_demand_total(d), what, what);
 			describe_pools_for(cfg, pv, res->message, sizeof res->message);
 			return;
 		}
-		if (big->max_gpus_per_pod > 0 && policy_demand_total(&pv->gpu[i]) > big->max_gpus_per_pod) {
+		if (policy_demand_fit(cfg, big, d) == 1) {
+			describe_count(big, d, what, sizeof what);
 			snprintf(res->message, sizeof res->message,
-				 "the pod requests %lld %s but the largest GPU pool this pod may use, \"%s\", "
+				 "the pod requests %s but the largest GPU pool this pod may use, \"%s\", "
 				 "allows at most %lld per pod; split the work across pods",
-				 policy_demand_total(&pv->gpu[i]), pv->gpu[i].name, big->name,
-				 big->max_gpus_per_pod);
+				 what, big->name, big->max_gpus_per_pod);
 			return;
 		}
 	}
@@ -904,7 +923,7 @@ static int implied_by_request(const struct pod_view *pv, const char *key, const 
 		if (!config_label_same(l->key, key) || strcmp(l->value, value) != 0)
 			continue;
 		for (j = 0; j < pv->n_gpu; j++)
-			if (policy_glob_match(l->resource, pv->gpu[j].name))
+			if (pv->gpu[j].kind == DEMAND_RESOURCE && policy_glob_match(l->resource, pv->gpu[j].name))
 				return 1;
 	}
 	return 0;

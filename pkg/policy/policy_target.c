@@ -407,6 +407,13 @@ int policy_routes_judge(const struct config *cfg, const struct pod_routes *r, un
 		if (!advise)
 			snprintf(res->message, sizeof res->message, "%s aimed at GPU nodes: %s",
 				 claims ? CLAIMS_POD : "CPU-only pod", what);
+		else if (claims == ROUTE_CLAIMS_READ)
+			snprintf(res->message, sizeof res->message,
+				 CLAIMS_POD " aimed at GPU nodes: %s. None of its claims is shown to ask for a GPU "
+				 "DeviceClass (gpuDeviceClasses) for a container, and a claim opens no route to GPU "
+				 "nodes: ask for a GPU DeviceClass in a claim a container uses, request the GPU as "
+				 "a resource (e.g. limits nvidia.com/gpu: 1), or remove %s",
+				 what, fixes);
 		else if (claims)
 			/*
 			 * Its author most likely meant a GPU: say why the claim does not

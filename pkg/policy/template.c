@@ -456,7 +456,16 @@ void template_list_free(struct template_list *l)
 int template_judge(const struct config *cfg, const struct template_item *t, const struct template_item *old,
 		   enum policy_operation op, struct policy_result *res, struct error *err)
 {
+	return template_judge_claims(cfg, t, old, op, NULL, res, err);
+}
+
+int template_judge_claims(const struct config *cfg, const struct template_item *t, const struct template_item *old,
+			  enum policy_operation op, const struct policy_claim_lookup *lk,
+			  struct policy_result *res, struct error *err)
+{
 	struct policy_request req = { 0 };
+	struct policy_claims claims = { 0 };
+	int rc;
 
 	req.pod = t->pod;
 	req.old_pod = old != NULL ? old->pod : NULL;
@@ -468,7 +477,14 @@ int template_judge(const struct config *cfg, const struct template_item *t, cons
 	req.username = NULL;
 	req.validate = 0;
 	req.full_warnings = 1;
-	return policy_evaluate(cfg, &req, res, err);
+	if (lk != NULL && policy_claims_resolve_pod(t->pod, t->ns, lk, &claims, err) != 0) {
+		memset(res, 0, sizeof *res);
+		return -1;
+	}
+	req.claims = lk != NULL ? &claims : NULL;
+	rc = policy_evaluate(cfg, &req, res, err);
+	policy_claims_free(&claims);
+	return rc;
 }
 
 int template_same(const struct template_item *a, const struct template_item *b)

@@ -142,6 +142,15 @@ int template_judge(const struct config *cfg, const struct template_item *t, cons
 		   enum policy_operation op, struct policy_result *res, struct error *err);
 
 /*
+ * As template_judge(), its DRA claims resolved through lk (borrowed; NULL:
+ * none looked up, as template_judge()): ResourceClaimTemplates and
+ * ResourceClaims in t's namespace (policy_claims.h).
+ */
+int template_judge_claims(const struct config *cfg, const struct template_item *t, const struct template_item *old,
+			  enum policy_operation op, const struct policy_claim_lookup *lk,
+			  struct policy_result *res, struct error *err);
+
+/*
  * Appends the operations of patch (borrowed: a result's patch or fix, paths
  * from the judged pod's root) to doc_patch with paths from the root t was
  * found in: under t's pointer, and for a PodSpec held directly, /spec/x as

@@ -164,7 +164,7 @@ static int judge_all(const struct config *cfg, const struct workload_request *re
 				continue;  /* nothing the policy reads changed: not judged */
 		}
 		j[i].judged = 1;
-		if (template_judge(cfg, t, old, req->operation, &j[i].res, err) != 0) {
+		if (template_judge_claims(cfg, t, old, req->operation, req->claims, &j[i].res, err) != 0) {
 			if (err->kind != ERROR_NOMEM)
 				error_prefix(err, "%s %s: ", req->kind, t->path);
 			return -1;

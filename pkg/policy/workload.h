@@ -54,6 +54,8 @@ struct workload_request {
 	const char *group, *kind;  /* borrowed: request.kind */
 	const char *ns;            /* borrowed: request.namespace; NULL or "": the object's */
 	enum policy_operation operation; /* CREATE or UPDATE (anything else is not judged) */
+	const struct policy_claim_lookup *claims; /* borrowed: where the templates' DRA claims are
+	                              looked up (their namespace); NULL: none is */
 };
 
 struct workload_result {

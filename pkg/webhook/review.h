@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 
+#include "k8s/names.h"
 #include "policy/config.h"
 #include "base/error.h"
 #include "policy/policy.h"
@@ -115,7 +116,7 @@ void review_response_free(struct review_response *res);
 /* ==== The policy ConfigMap (POST /validate-policy) ==== */
 
 #define REVIEW_POLICY_KEY "policy.yaml"  /* the data key the chart keeps the policy in, and mounts */
-#define REVIEW_POLICY_KEY_MAX 253        /* a ConfigMap key: a DNS subdomain's length */
+#define REVIEW_POLICY_KEY_MAX K8S_NAME_CONFIGMAP_KEY_MAX  /* a ConfigMap key */
 #define REVIEW_POLICY_ERRORS_MAX 20      /* errors a denial lists (check-config lists them all) */
 #define REVIEW_POLICY_MESSAGE_MAX 4096   /* bytes of a denial's message: an error that does not fit
                                             whole is counted, not listed */

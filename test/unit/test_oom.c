@@ -761,7 +761,7 @@ static void test_config_every_allocation(void)
  */
 static void test_config_load_memory(void)
 {
-	/* Copies of unit: from a few to just under CONFIG_NODES_MAX (20,000) nodes, or 1 MiB. */
+	/* Copies of unit: from a few to just under YML_NODES_MAX (20,000) nodes, or 1 MiB. */
 	static const struct {
 		const char *name, *head, *unit, *tail;
 		size_t counts[3];
