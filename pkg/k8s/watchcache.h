@@ -13,6 +13,10 @@
  * TransformStripManagedFields does the same for informers): nobody here
  * reads it, and it is often most of an object.
  *
+ * Each object is kept as its compact JSON text (about its size on the
+ * wire; as jansson values it would take ten times that) and parsed again
+ * for each lookup.
+ *
  * Memory is bounded: at most max_objects objects of at most
  * max_object_bytes each (as their watch event line). Beyond either, an
  * object is refused and counted, never kept, and an object whose new
@@ -104,10 +108,10 @@ enum watchcache_found {
 };
 
 /*
- * Looks ns/name up (ns "" for a cluster-scoped object): *obj gets a deep
- * copy (new reference, made with jansson's allocator of the calling thread)
+ * Looks ns/name up (ns "" for a cluster-scoped object): *obj gets the
+ * object (new reference, parsed with jansson's allocator of the calling thread)
  * when found, else NULL. Returns what it found; WATCHCACHE_FOUND with *obj
- * NULL means the copy ran out of memory.
+ * NULL means the parse ran out of memory.
  */
 enum watchcache_found watchcache_get(struct watchcache *w, const char *ns, const char *name, json_t **obj);
 
