@@ -238,8 +238,10 @@ static void write_man(FILE *out)
 	fputs(".SH \"EXIT STATUS\"\n", out);
 	roff_exits(out, cli_exit_table);
 	fputs(".SH ENVIRONMENT\n.TP\n.B NO_COLOR\nWhen set, audit never colours its report.\n"
-	      ".SH \"SEE ALSO\"\nThe README of the gpu-admission sources: the policy, its configuration, "
-	      "the Helm chart and the threat model.\n", out);
+	      ".SH \"SEE ALSO\"\nIn the gpu-admission sources: README.md, and the pages it links: "
+	      "pkg/policy/README.md (the policy and its configuration), cmd/gpu-admission/README.md "
+	      "(the commands), charts/gpu-admission/README.md (the Helm chart) and "
+	      "pkg/webhook/README.md (the threat model and limits).\n", out);
 }
 
 /* ==== gpu-admission help ==== */

@@ -22,7 +22,7 @@
 #include "policy/config.h"
 #include "base/error.h"
 
-/* The exit codes of every command (README "Exit codes"; cli_exit_table[] words them). */
+/* The exit codes of every command (README.md "Exit codes" and cmd/gpu-admission/README.md; cli_exit_table[] words them). */
 #define EXIT_OK 0       /* done; the answer is yes */
 #define EXIT_FINDING 1  /* the answer is no: a rejection, or an invalid policy for check-config */
 #define EXIT_USAGE 2    /* usage or input error: the command could not do its job */
@@ -63,7 +63,7 @@ struct cli_command {
 extern const struct cli_command *const cli_commands[];
 extern const size_t cli_n_commands;
 
-/* What every exit code means for every command (help, man page, README). */
+/* What every exit code means for every command (help, man page, README.md, cmd/gpu-admission/README.md). */
 extern const struct cli_exit cli_exit_table[];
 
 /* The command named name, or NULL. */

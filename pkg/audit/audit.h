@@ -7,7 +7,7 @@
  * errors accumulate in a struct audit across any number of inputs; the
  * report is written once at the end, as text or as one JSON document.
  *
- * Stable JSON (see README "Auditing manifests"):
+ * Stable JSON (see cmd/gpu-admission/README.md "Auditing manifests"):
  *   {"findings": [{file, line, document, kind, namespace, name, path, pointer,
  *                  verdict, reason, message, changes, pool, mode, decision,
  *                  warnings, patch, groupedUnder}],

@@ -24,7 +24,7 @@
 
 /*
  * What the report reads of an item, and nothing else: the scanner hands only
- * these members to jansson (README "Cost report" lists them). Pods:
+ * these members to jansson (cmd/gpu-admission/README.md "Cost report" lists them). Pods:
  * placement, requests, owner (what the policy reads, declared with its
  * reads: policy_pod_fields), scheduling gates, phase. Nodes: labels, taints,
  * allocatable.
@@ -1096,7 +1096,7 @@ static int pod_item(struct report *r, const char *input, const json_t *pod, unsi
 		snprintf(line, sizeof line, "byte %llu: Pod %s/%s: %s", off, ns_of(meta), name_of(meta), msg);
 		return add_error(r, input, line, err);
 	}
-	/* Terminated pods hold nothing: the scheduler's and kubelet's accounting skips them (README). */
+	/* Terminated pods hold nothing: the scheduler's and kubelet's accounting skips them (cmd/gpu-admission/README.md). */
 	if (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0) {
 		r->terminated_pods++;
 		return 0;

@@ -9,7 +9,7 @@
  * Memory grows with nodes and findings, never with the input's size. YAML
  * input goes through pkg/text/manifest.h whole, up to LIMIT_INPUT_FILE_MAX.
  *
- * What it finds (README "Cost report"):
+ * What it finds (cmd/gpu-admission/README.md "Cost report"):
  *  - per pool (pools from the policy; a node belongs to the first pool whose
  *    nodeSelector its labels match; GPU nodes no pool selects are "unpooled"):
  *    nodes, GPUs allocatable and requested by non-terminated pods (counted as
@@ -131,7 +131,7 @@ struct report_misconfig {
 struct report_node {
 	char *name;                      /* owned */
 	int seen;                        /* its Node item was read */
-	int gpu;                         /* a GPU node (README: in a pool, GPU label, taint or allocatable) */
+	int gpu;                         /* a GPU node (cmd/gpu-admission/README.md: in a pool, GPU label, taint or allocatable) */
 	int pool;                        /* index into pools (unpooled: n_pools - 1), or -1 */
 	int tainted;                     /* carries the policy's GPU taint */
 	json_t *labels, *taints;         /* owned, GPU nodes only */

@@ -1,4 +1,4 @@
-/* report_json: the cost report as one stable JSON document (fields: README "Cost report"). */
+/* report_json: the cost report as one stable JSON document (fields: cmd/gpu-admission/README.md "Cost report"). */
 #include "report/report.h"
 
 #include <stdlib.h>

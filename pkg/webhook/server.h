@@ -41,7 +41,7 @@
  * Bytes for everything a client can make the server hold, together: every
  * open TLS connection (SERVER_CONN_MEMORY each), every request body as far as
  * it has arrived, every parse result being built. Under the chart's 64 Mi
- * limit with the ~10 MB the process needs besides and room to spare (README,
+ * limit with the ~10 MB the process needs besides and room to spare (pkg/webhook/README.md,
  * Security). Over it: 503 for a body, the listen queue for a connection.
  */
 #define SERVER_DEFAULT_MEMORY_BUDGET (32u * 1024 * 1024)

@@ -236,15 +236,18 @@ for run in "review /nonexistent" "audit /nonexistent" "certs --service a --names
 done
 
 # ==== Exit codes, as README's table says ====
-# The table in README.md and `gpu-admission help` word the same three codes.
-readme_codes=$(sed -n '/^| Exit | Meaning |/,/^$/p' README.md | sed -n 's/^| \([0-9]\) | .*/\1/p' | tr '\n' ' ')
-equals "$readme_codes" "0 1 2 " "README's exit-code table lists 0, 1, 2"
-for code in 0 1 2; do
-	readme=$(sed -n "s/^| $code | \(.*\) |$/\1/p" README.md)
-	helptext=$(sed -n '/^Exit status (every command):/,$p' "$tmp/help" | awk -v c="$code" '
-		$1 == c { on = 1; sub(/^ *[0-9] +/, ""); printf "%s", $0; next }
-		/^  [0-9] / { on = 0 } on { sub(/^ +/, " "); printf "%s", $0 }')
-	equals "$readme" "$helptext" "exit code $code: README and help agree"
+# The tables in README.md and cmd/gpu-admission/README.md and `gpu-admission help` word the
+# same three codes.
+for page in README.md cmd/gpu-admission/README.md; do
+	readme_codes=$(sed -n '/^| Exit | Meaning |/,/^$/p' "$page" | sed -n 's/^| \([0-9]\) | .*/\1/p' | tr '\n' ' ')
+	equals "$readme_codes" "0 1 2 " "$page's exit-code table lists 0, 1, 2"
+	for code in 0 1 2; do
+		readme=$(sed -n "s/^| $code | \(.*\) |$/\1/p" "$page")
+		helptext=$(sed -n '/^Exit status (every command):/,$p' "$tmp/help" | awk -v c="$code" '
+			$1 == c { on = 1; sub(/^ *[0-9] +/, ""); printf "%s", $0; next }
+			/^  [0-9] / { on = 0 } on { sub(/^ +/, " "); printf "%s", $0 }')
+		equals "$readme" "$helptext" "exit code $code: $page and help agree"
+	done
 done
 # Each row, for each command that has it.
 expect_rc 0 "0: review allowed" -- "$B" review "$G/gpu-limit-minimal/request.json"
@@ -536,15 +539,15 @@ equals "$(cat "$tmp/err")" "gpu-admission review: <stdin>: larger than 3 MiB" "r
 printf 'mode: enforce\npools:\n\t- name: x\n' >"$tmp/tab-policy.yaml"
 expect_rc 1 "check-config of a policy with a tab" -- "$B" check-config "$tmp/tab-policy.yaml"
 has "$tmp/err" "$tmp/tab-policy.yaml:3:1: (document): not valid YAML: a tab character: YAML indents with spaces only" "check-config: a tab said"
-# README's node auto-provisioning example: check-config's note names both pools it cannot tell by name.
-awk '/policy-example: .*gpu-spot,gpu-ondemand/ { f = 1; next } f && /^```yaml/ { next } f && /^```/ { exit } f' README.md >"$tmp/nap.yaml"
+# The policy guide's node auto-provisioning example: check-config's note names both pools it cannot tell by name.
+awk '/policy-example: .*gpu-spot,gpu-ondemand/ { f = 1; next } f && /^```yaml/ { next } f && /^```/ { exit } f' pkg/policy/README.md >"$tmp/nap.yaml"
 expect_rc 0 "check-config of README's NAP example" -- "$B" check-config "$tmp/nap.yaml"
 has "$tmp/out" 'pools "gpu-spot" and "gpu-ondemand" do not select by kubernetes.azure.com/agentpool' "NAP example: both pools named"
-# print-default-config words exempt.podSelectors as README does: "admitted unchanged".
+# print-default-config words exempt.podSelectors as the policy guide does: "admitted unchanged".
 "$B" print-default-config >"$tmp/default.yaml"
 if sed -n '/Pods in one of an entry/,/podSelectors:/p' "$tmp/default.yaml" | tr '\n' ' ' | grep -q 'are admitted unchanged'; then ok
 else bad "print-default-config: podSelectors not worded 'admitted unchanged'"; sed -n '/Pods in one of an entry/,/podSelectors:/p' "$tmp/default.yaml"; fi
-grep -q 'matching pods in those namespaces admitted unchanged' README.md && ok || bad "README: podSelectors wording"
+grep -q 'matching pods in those namespaces admitted unchanged' pkg/policy/README.md && ok || bad "pkg/policy/README.md: podSelectors wording"
 # A bare serve: its usage error as every command's, on stderr, not as a log line.
 expect_rc 2 "bare serve" -- "$B" serve
 equals "$(cat "$tmp/err")" "gpu-admission serve: give --tls-cert and --tls-key, or --self-signed (see gpu-admission serve --help)" "bare serve: a usage error"

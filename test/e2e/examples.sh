@@ -1,6 +1,7 @@
 #!/bin/sh
 # Every policy example the project shows is executed: the ```yaml blocks of
-# README.md, the chart's values.yaml policy (and the examples commented in it),
+# README.md and the pages it links ($DOCS, test/e2e/docs.lib), the chart's
+# values.yaml policy (and the examples commented in it),
 # print-default-config (and the examples commented in it). test/examples/
 # extract.js finds them (and says how); each must pass check-config, and
 #   - the representative pods of test/examples/pods.yaml are audited against it:
@@ -14,20 +15,21 @@
 #     "1 nvidia.com/mig-1g.10gb -> a100") holds: a pod with those GPUs, labels and
 #     namespace, reviewed against the example, goes to those pools, in that
 #     order, or is rejected. An example with pools and no marker fails.
-# README ```yaml blocks that are manifests are audited: no input errors.
+# The pages' ```yaml blocks that are manifests are audited: no input errors.
 . test/e2e/check.lib
+. test/e2e/docs.lib
 
 TOOLBIN=$(sh .ci/helm 2>"$tmp/tools.log") || { cat "$tmp/tools.log"; bad "install the YAML parser (.ci/helm)"; echo "examples: $pass passed, $fail failed"; exit 1; }
 export TOOLS="${TOOLBIN%/bin}"
 "$B" print-default-config >"$tmp/default.yaml"
 mkdir "$tmp/ex"
-if node test/examples/extract.js "$tmp/ex" README.md charts/gpu-admission/values.yaml "$tmp/default.yaml" >"$tmp/extract.log" 2>&1; then ok
+if node test/examples/extract.js "$tmp/ex" charts/gpu-admission/values.yaml "$tmp/default.yaml" $DOCS >"$tmp/extract.log" 2>&1; then ok
 else bad "extracting the examples"; cat "$tmp/extract.log"; fi
-# README's policies, values.yaml's own and its example, the default: at least these.
+# The pages' policies, values.yaml's own and its example, the default: at least these.
 count=$(ls "$tmp/ex" | grep -c '\.yaml$')
 if [ "$count" -ge 8 ]; then ok; else bad "only $count policy examples found"; cat "$tmp/extract.log"; fi
 # Marked examples in each of the three places.
-for where in README.md values.yaml print-default-config; do
+for where in "^README.md" values.yaml print-default-config; do
 	if grep -l "$where" "$tmp"/ex/*.src 2>/dev/null | sed 's/\.src$/.expect/' | xargs ls 2>/dev/null | grep -q .; then ok
 	else bad "no marked policy example found in $where"; fi
 done
@@ -102,7 +104,7 @@ for f in "$tmp"/ex/*.yaml; do
 	[ -f "$n.expect" ] && check_expect "$f" "$n.expect" "$src"
 done
 
-# README manifests: audited without input errors; objects audit does not read (a
+# The pages' manifests: audited without input errors; objects audit does not read (a
 # Karpenter NodePool) are well-formed YAML objects, which the extractor checked.
 for f in "$tmp"/ex/*.manifest; do
 	[ -f "$f" ] || continue
@@ -111,13 +113,13 @@ for f in "$tmp"/ex/*.manifest; do
 done
 
 # ==== The checks must be able to fail (a test that cannot fail is no test) ====
-# Unknown README YAML blocks, unmarked pool examples, stray markers: the extractor refuses them.
+# Unknown YAML blocks in a page, unmarked pool examples, stray markers: the extractor refuses them.
 for bad_readme in '```yaml\nnot: a policy\n```\n' \
 	'```yaml\npools: [{name: a, nodeSelector: {k: v}}]\n```\n' \
 	'<!-- policy-example: 1 nvidia.com/gpu -> a -->\n\n```yaml\npools: [{name: a, nodeSelector: {k: v}}]\n```\n'; do
 	printf "$bad_readme" >"$tmp/bad-readme.md"
 	mkdir -p "$tmp/bad-ex"
-	if node test/examples/extract.js "$tmp/bad-ex" "$tmp/bad-readme.md" charts/gpu-admission/values.yaml "$tmp/default.yaml" >/dev/null 2>&1; then
+	if node test/examples/extract.js "$tmp/bad-ex" charts/gpu-admission/values.yaml "$tmp/default.yaml" "$tmp/bad-readme.md" >/dev/null 2>&1; then
 		bad "the extractor passed: $(cat "$tmp/bad-readme.md")"
 	else
 		ok
@@ -125,7 +127,7 @@ for bad_readme in '```yaml\nnot: a policy\n```\n' \
 done
 for stray in '# example: 1 nvidia.com/gpu -> a\n# prose\n' '# prose\n#   pools: [{name: a, nodeSelector: {k: v}}]\n'; do
 	{ cat "$tmp/default.yaml"; printf "$stray"; } >"$tmp/stray.yaml"
-	if node test/examples/extract.js "$tmp/bad-ex" README.md charts/gpu-admission/values.yaml "$tmp/stray.yaml" >/dev/null 2>&1; then
+	if node test/examples/extract.js "$tmp/bad-ex" charts/gpu-admission/values.yaml "$tmp/stray.yaml" $DOCS >/dev/null 2>&1; then
 		bad "the extractor passed a commented example: $stray"
 	else
 		ok

@@ -7,8 +7,8 @@
 # every object (schema, strict fields, the chart's contract), check-config on the
 # rendered policy, and in helm cert mode verify the generated certificates. Then:
 # values.schema.json refuses bad values, the chart's default policy is the
-# binary's, the three-pool policy steers pods, manifests/ matches the chart, the
-# README's manifests sequence yields valid objects, and `serve`, started with the
+# binary's, the three-pool policy steers pods, manifests/ matches the chart, the chart's
+# README is what `helm show readme` prints, its manifests sequence yields valid objects, and `serve`, started with the
 # chart's own arguments and certificate, answers over TLS on loopback.
 #
 # Run from the repository root; BIN is the binary under test. Last line:
@@ -245,7 +245,7 @@ t node -e '
 	if (norm(a) !== norm(b)) { console.log("chart:  " + norm(a)); console.log("binary: " + norm(b)); process.exit(1); }
 ' "$T/defaults/policy.yaml" "$T/default-policy.yaml"
 
-# ---- the three-pool policy steers pods the way the README says ---------------
+# ---- the three-pool policy steers pods the way the policy guide says ---------
 review() { # COUNT -> prints the response
 	printf '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u-%s","kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"},"namespace":"ml","operation":"CREATE","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"ml"},"spec":{"containers":[{"name":"c","image":"x","resources":{"limits":{"nvidia.com/gpu":"%s"}}}]}}}}' "$1" "$1" |
 		"$BIN" review --config "$T/three-pools/policy.yaml"
@@ -292,7 +292,17 @@ t sh -c "'$HELM' template gpu-admission '$CHART' -n '$NS' $IMG --set replicaCoun
 desc="manifests/gpu-admission.yaml matches the chart (regenerate: make manifests)"
 t sh -c "HELM='$HELM' sh test/helm/manifests.sh >'$T/manifests.yaml' && diff -u manifests/gpu-admission.yaml '$T/manifests.yaml'"
 
-# ---- the README's plain-manifests sequence ------------------------------------
+# ---- the chart's README is what `helm show readme` prints, packaged too -------
+desc="helm show readme prints charts/gpu-admission/README.md"
+# (helm prints a newline after the file's own last one)
+t sh -c "'$HELM' show readme '$CHART' >'$T/readme.txt' && [ -s '$T/readme.txt' ] &&
+	sed '\${/^\$/d}' '$T/readme.txt' | diff -u '$CHART/README.md' -"
+desc="the packaged chart carries its README (helm package, then helm show readme on the .tgz)"
+t sh -c "mkdir -p '$T/pkg' && '$HELM' package '$CHART' -d '$T/pkg' >/dev/null &&
+	'$HELM' show readme '$T'/pkg/gpu-admission-*.tgz | sed '\${/^\$/d}' | diff -u '$CHART/README.md' - &&
+	tar -tzf '$T'/pkg/gpu-admission-*.tgz | grep -qx 'gpu-admission/README.md'"
+
+# ---- the chart README's plain-manifests sequence ------------------------------
 if "$BIN" certs --help >/dev/null 2>&1 || "$BIN" help 2>&1 | grep -q '^  certs'; then
 	m=$T/manifests
 	mkdir -p "$m"

@@ -16,7 +16,7 @@
 #    for the default policy, every test/helm/cases/ configuration, the policies of
 #    test/matchcond/policies/ (pools with their own labels and taints, extra GPU
 #    resource globs, node names, custom resources) and every policy example of
-#    the README, the chart's values.yaml and print-default-config
+#    README.md and the pages it links, the chart's values.yaml and print-default-config
 #    (test/matchcond/chart.js);
 #  - print-match-conditions on the command line: YAML and JSON agree for each
 #    entry, costs, errors.
@@ -82,7 +82,8 @@ fi
 # ---- the chart renders the binary's expressions -----------------------------
 "$BIN" print-default-config >"$T/default.yaml"
 mkdir "$T/ex" "$T/values" "$T/work"
-node test/examples/extract.js "$T/ex" README.md charts/gpu-admission/values.yaml "$T/default.yaml" >"$T/extract.log" 2>&1 ||
+. test/e2e/docs.lib
+node test/examples/extract.js "$T/ex" charts/gpu-admission/values.yaml "$T/default.yaml" $DOCS >"$T/extract.log" 2>&1 ||
 	{ notok "extracting the policy examples"; cat "$T/extract.log"; }
 set --
 for v in test/helm/cases/*.yaml; do set -- "$@" "helm-case-$(basename "$v" .yaml)=$v"; done

@@ -12,7 +12,7 @@
 #   expect.rc     the exit code (of all three runs)
 #   expect.err    optional: stderr of the text run (usage errors)
 #
-# Then: the README's "Cost report" example is the aks-snapshot case's output, byte
+# Then: the "Cost report" example of cmd/gpu-admission/README.md is the aks-snapshot case's output, byte
 # for byte; colour only on a terminal; JSON from a pipe is read as a stream.
 #
 # Run from the repository root (test/run does). BIN = binary, relative to it.
@@ -66,18 +66,18 @@ for dir in "$CASES"/*/; do
 	if promtool check metrics <"$tmp/prom" >"$tmp/lint" 2>&1; then ok; else bad "$name: promtool check metrics"; cat "$tmp/lint"; fi
 done
 
-# ---- the README's example is the aks-snapshot case's text report ----------------
+# ---- the command guide's example is the aks-snapshot case's text report ---------
 # The block after the marker line, between its ``` fences, minus the command line.
 awk '/^<!-- report-example: test\/report\/cases\/aks-snapshot -->$/ { m = 1; next }
 	m == 1 && /^```/ { m = 2; next }
 	m == 2 && /^```$/ { exit }
-	m == 2 && !/^\$ / { print }' README.md >"$tmp/readme"
+	m == 2 && !/^\$ / { print }' cmd/gpu-admission/README.md >"$tmp/readme"
 if [ ! -s "$tmp/readme" ]; then
-	bad "README: no report example after <!-- report-example: test/report/cases/aks-snapshot -->"
+	bad "cmd/gpu-admission/README.md: no report example after <!-- report-example: test/report/cases/aks-snapshot -->"
 elif cmp -s "$tmp/readme" "$CASES/aks-snapshot/expect.txt"; then
 	ok
 else
-	bad "README: the Cost report example differs from $CASES/aks-snapshot/expect.txt (paste it in)"
+	bad "cmd/gpu-admission/README.md: the Cost report example differs from $CASES/aks-snapshot/expect.txt (paste it in)"
 	diff -u "$CASES/aks-snapshot/expect.txt" "$tmp/readme" | head -20
 fi
 

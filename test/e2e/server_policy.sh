@@ -11,7 +11,7 @@
 #  5. hostile ConfigMaps of ~1 MiB, alone and eight at once: answered, the process stays
 #     under the chart's memory limit and comes back near its baseline; a pod review
 #     sent meanwhile is answered; the load's bound is charged to the memory budget (503);
-#  6. README's `kubectl edit` transcript is what the webhook answers to README's edit.
+#  6. The chart README's `kubectl edit` transcript is what the webhook answers to its edit.
 # Timings are reported, never asserted.
 . test/e2e/server.lib
 
@@ -207,7 +207,7 @@ stop_server "the not-ready server"
 equals "$?" 2 "--policy-key that is no ConfigMap key: exit 2"
 has "$TMP/out" "--policy-key" "... naming the option"
 
-# ---- 6. README's transcript ----
+# ---- 6. The chart README's transcript (charts/gpu-admission/README.md) ----
 # The ```yaml block before the marker naming this script is the edit; the ```sh block after
 # it shows what kubectl prints: the webhook's message follows "denied the request: ", up to
 # kubectl's own "You can run ..." line.
@@ -219,8 +219,8 @@ awk '
 	found == 1 && /^```sh$/ { found = 2; next }
 	found == 2 && /^```$/ { exit }
 	found == 2 { print > sh }
-' yaml="$TMP/readme-edit.yaml" sh="$TMP/readme-kubectl.txt" README.md
-if [ -s "$TMP/readme-edit.yaml" ] && [ -s "$TMP/readme-kubectl.txt" ]; then ok; else bad "README: no edit and transcript marked for this test"; fi
+' yaml="$TMP/readme-edit.yaml" sh="$TMP/readme-kubectl.txt" charts/gpu-admission/README.md
+if [ -s "$TMP/readme-edit.yaml" ] && [ -s "$TMP/readme-kubectl.txt" ]; then ok; else bad "charts/gpu-admission/README.md: no edit and transcript marked for this test"; fi
 # The policy text: the block scalar under "policy.yaml: |", its 4-space indent removed.
 awk '/^  policy.yaml: \|$/ { on = 1; next } on && /^    / { print substr($0, 5); next } on { exit }' \
 	"$TMP/readme-edit.yaml" >"$TMP/readme-policy.yaml"
@@ -231,7 +231,7 @@ cm_review "$TMP/readme-policy.yaml" >"$TMP/review.json"
 post /validate-policy "$TMP/review.json" >/dev/null
 message >"$TMP/msg"
 if [ -s "$TMP/readme-msg" ] && cmp -s "$TMP/readme-msg" "$TMP/msg"; then ok
-else bad "README's kubectl transcript is not what the webhook answers"; diff "$TMP/readme-msg" "$TMP/msg"; fi
+else bad "the chart README's kubectl transcript is not what the webhook answers"; diff "$TMP/readme-msg" "$TMP/msg"; fi
 has "$TMP/readme-kubectl.txt" 'error: configmaps "gpu-admission-policy" could not be patched: configmaps "gpu-admission-policy" is forbidden: admission webhook "policy.gpu-admission.azure.io" denied the request: ' \
 	"README: kubectl's words (editoptions.go addError, apiserver ToStatusErr)"
 stop_server "the README server"

@@ -81,7 +81,7 @@ check "a mismatched new pair is refused" wait_for "$LOG" '"msg":"certificate rel
 has "$LOG" "does not match" "the refusal says why"
 equals "$(fingerprint)" "$(want_fp "$TMP/b/tls.crt")" "the old certificate stays in service"
 equals "$(hcurl "$CA" /readyz -o /dev/null -w '%{http_code}')" 200 "/readyz stays 200 after the refused rotation"
-# The README's promise, and what made an exact count flaky: a refused load is tried again.
+# The promise of cmd/gpu-admission/README.md (Hot reload), and what made an exact count flaky: a refused load is tried again.
 retried() { [ "$(grep -cF -- '"msg":"certificate reload failed' "$LOG")" -ge 2 ]; }
 i=0
 until retried || [ $i -ge $((150 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done

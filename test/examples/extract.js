@@ -1,6 +1,6 @@
 // Every policy example the project shows, as a file each, for test/e2e/examples.sh:
-//   node extract.js OUTDIR README.md VALUES.yaml DEFAULT.yaml
-// - README.md: every ```yaml block. One holding only policy fields is a policy
+//   node extract.js OUTDIR VALUES.yaml DEFAULT.yaml PAGE.md...
+// - each PAGE.md (README.md and the pages it links: test/e2e/docs.lib): every ```yaml block. One holding only policy fields is a policy
 //   file; one holding only `policy:` is Helm values (its policy: is the policy);
 //   one whose documents all have a top-level `kind:` is a manifest
 //   (OUTDIR/N.manifest, or OUTDIR/N.object when none of its kinds holds a pod
@@ -28,7 +28,7 @@
 // placement a line).
 const Y = require(process.env.TOOLS + "/node_modules/yaml");
 const fs = require("fs");
-const [out, readmePath, valuesPath, defaultPath] = process.argv.slice(2);
+const [out, valuesPath, defaultPath, ...pages] = process.argv.slice(2);
 const policyKeys = new Set(Object.keys(Y.parse(fs.readFileSync(defaultPath, "utf8"))));
 // The kinds whose pod templates audit reads at their one place (pkg/policy/template.c), and lists of them.
 const workloadKinds = new Set(["Pod", "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job",
@@ -83,37 +83,39 @@ function dedent(lines) {
 	return lines.map(l => l.slice(ind)).join("\n") + "\n";
 }
 
-// README: fenced yaml blocks, each maybe marked on the line before its fence.
-const readme = fs.readFileSync(readmePath, "utf8").split("\n");
-for (let i = 0; i < readme.length; i++) {
-	const marker = readme[i].match(MARKDOWN_MARKER);
-	if (marker && !/^\s*```ya?ml\s*$/.test(readme[i + 1] || ""))
-		fail(`${readmePath}:${i + 1}: a policy-example marker not on the line before a \`\`\`yaml block`);
-	const open = readme[i].match(/^(\s*)```ya?ml\s*$/);
-	if (!open)
-		continue;
-	const mark = i > 0 ? readme[i - 1].match(MARKDOWN_MARKER) : null;
-	const expect = mark ? mark[1] : undefined;
-	const body = [], start = i + 1;
-	for (i++; i < readme.length && !/^\s*```\s*$/.test(readme[i]); i++)
-		body.push(readme[i]);
-	const src = `${readmePath}:${start}`, text = dedent(body);
-	const docs = Y.parseAllDocuments(text);
-	const broken = docs.find(d => d.errors.length > 0);
-	if (broken) {
-		fail(`${src}: not YAML: ${broken.errors[0].message}`);
-		continue;
-	}
-	const values = docs.map(d => d.toJS());
-	if (values.length > 0 && values.every(v => v && typeof v === "object" && "kind" in v && "apiVersion" in v)) {
-		if (expect !== undefined)
-			fail(`${src}: a policy-example marker on a manifest`);
-		n++;
-		const audited = values.some(v => workloadKinds.has(v.kind) || /List$/.test(v.kind));
-		fs.writeFileSync(`${out}/${n}.${audited ? "manifest" : "object"}`, text);
-		fs.writeFileSync(`${out}/${n}.src`, src + "\n");
-	} else if (values.length !== 1 || !policyOf(src, values[0], expect, true)) {
-		fail(`${src}: a YAML block that is neither a policy nor a manifest`);
+// Markdown: fenced yaml blocks, each maybe marked on the line before its fence.
+for (const readmePath of pages) {
+	const readme = fs.readFileSync(readmePath, "utf8").split("\n");
+	for (let i = 0; i < readme.length; i++) {
+		const marker = readme[i].match(MARKDOWN_MARKER);
+		if (marker && !/^\s*```ya?ml\s*$/.test(readme[i + 1] || ""))
+			fail(`${readmePath}:${i + 1}: a policy-example marker not on the line before a \`\`\`yaml block`);
+		const open = readme[i].match(/^(\s*)```ya?ml\s*$/);
+		if (!open)
+			continue;
+		const mark = i > 0 ? readme[i - 1].match(MARKDOWN_MARKER) : null;
+		const expect = mark ? mark[1] : undefined;
+		const body = [], start = i + 1;
+		for (i++; i < readme.length && !/^\s*```\s*$/.test(readme[i]); i++)
+			body.push(readme[i]);
+		const src = `${readmePath}:${start}`, text = dedent(body);
+		const docs = Y.parseAllDocuments(text);
+		const broken = docs.find(d => d.errors.length > 0);
+		if (broken) {
+			fail(`${src}: not YAML: ${broken.errors[0].message}`);
+			continue;
+		}
+		const values = docs.map(d => d.toJS());
+		if (values.length > 0 && values.every(v => v && typeof v === "object" && "kind" in v && "apiVersion" in v)) {
+			if (expect !== undefined)
+				fail(`${src}: a policy-example marker on a manifest`);
+			n++;
+			const audited = values.some(v => workloadKinds.has(v.kind) || /List$/.test(v.kind));
+			fs.writeFileSync(`${out}/${n}.${audited ? "manifest" : "object"}`, text);
+			fs.writeFileSync(`${out}/${n}.src`, src + "\n");
+		} else if (values.length !== 1 || !policyOf(src, values[0], expect, true)) {
+			fail(`${src}: a YAML block that is neither a policy nor a manifest`);
+		}
 	}
 }
 

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Renders the plain manifests, manifests/gpu-admission.yaml, from the chart:
 # certs.mode=secret, a Namespace object, and two placeholders the documented
-# install sequence fills in with sed (README, "Installing on AKS"):
+# install sequence fills in with sed (charts/gpu-admission/README.md, "Installing on AKS"):
 #   ${CA_BUNDLE}  the caBundle file `gpu-admission certs` writes
 #   ${REGISTRY}   the registry holding the image (e.g. myacr.azurecr.io)
 # A placeholder left unfilled makes `kubectl apply` fail (caBundle is not base64),

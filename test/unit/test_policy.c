@@ -229,7 +229,7 @@ static void test_node_names_described(void)
 	describes("pools:\n  - {name: t4, nodeSelector: {kubernetes.azure.com/agentpool: gput4}}\n"
 		  "  - {name: x, nodeSelector: {accelerator: nvidia}}\n",
 		  "derived from the pools: aks-gput4-*; pool \"x\" does not select");
-	/* Every pool that cannot be told by name is named (README's NAP example has two). */
+	/* Every pool that cannot be told by name is named (pkg/policy/README.md's NAP example has two). */
 	describes("placement: fallback\npools:\n"
 		  "  - {name: gpu-spot, resources: [nvidia.com/gpu], nodeSelector: {karpenter.sh/nodepool: gpu-spot}}\n"
 		  "  - {name: gpu-ondemand, resources: [nvidia.com/gpu], nodeSelector: {karpenter.sh/nodepool: gpu-ondemand}}\n",

@@ -26,7 +26,7 @@ create team-s warned
 equals "$RC" 0 "after the edit, team-s is in warn mode: a CPU pod tolerating the GPU taint is admitted"
 has "$T/warned.err" "Warning:" "after the edit, kubectl shows the warning"
 # kubectl is now a field manager of data["policy.yaml"]: Helm 4 upgrades by server-side
-# apply, which refuses to take a field another manager set (the README says so, and
+# apply, which refuses to take a field another manager set (charts/gpu-admission/README.md says so, and
 # that --force-conflicts takes it back; the values should carry the change).
 helm upgrade "$REL" "$CHART" -n "$RNS" --reuse-values >"$T/conflict.out" 2>&1
 equals "$?" 1 "helm upgrade after a kubectl edit of the policy stops"
