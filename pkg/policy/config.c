@@ -53,6 +53,36 @@ static const char default_yaml[] =
 "  - amd.com/gpu\n"
 "  - alpha.kubernetes.io/nvidia-gpu\n"
 "\n"
+"# DRA DeviceClasses (globs) whose devices are GPUs. A pod's claim (a\n"
+"# ResourceClaimTemplate or ResourceClaim that a container uses) asking for\n"
+"# one of them in every alternative is placed as a GPU request is, by\n"
+"# pools[].deviceClasses and maxGPUsPerPod. A claim gpu-admission cannot look\n"
+"# up, or that asks for another class, is never a GPU request, and opens no\n"
+"# way to GPU nodes. gpu.nvidia.com and mig.nvidia.com: NVIDIA's DRA driver\n"
+"# (NVIDIA/k8s-dra-driver-gpu); gpu.amd.com: AMD's (ROCm/k8s-gpu-dra-driver).\n"
+"gpuDeviceClasses: [gpu.nvidia.com, mig.nvidia.com, gpu.amd.com]\n"
+"\n"
+"# Annotations that mean \"this pod uses a share of a GPU\" to the scheduler\n"
+"# that reads them: a pod with one (and spec.schedulerName one of\n"
+"# schedulerNames, as for any other scheduler it reserves nothing) is placed\n"
+"# as a pod requesting one GPU of resource. KAI-Scheduler and Run:ai read the\n"
+"# same keys (gpu-fraction: \"0.5\", gpu-memory: MiB).\n"
+"gpuAnnotations:\n"
+"  - {key: gpu-fraction, schedulerNames: [kai-scheduler], resource: nvidia.com/gpu}\n"
+"  - {key: gpu-memory, schedulerNames: [kai-scheduler], resource: nvidia.com/gpu}\n"
+"  - {key: gpu-fraction, schedulerNames: [runai-scheduler], resource: nvidia.com/gpu}\n"
+"  - {key: gpu-memory, schedulerNames: [runai-scheduler], resource: nvidia.com/gpu}\n"
+"\n"
+"# Resources (globs) GPU-sharing schedulers use whose quantity is no GPU count\n"
+"# (MiB, percent, vGPU slices): a pod requesting one, non-zero, asks for at\n"
+"# least one GPU of resource. HAMi: nvidia.com/gpumem, gpumem-percentage,\n"
+"# gpucores; Volcano: volcano.sh/vgpu-number, vgpu-memory, vgpu-cores.\n"
+"gpuShareResources:\n"
+"  - {name: nvidia.com/gpumem, resource: nvidia.com/gpu}\n"
+"  - {name: nvidia.com/gpumem-percentage, resource: nvidia.com/gpu}\n"
+"  - {name: nvidia.com/gpucores, resource: nvidia.com/gpu}\n"
+"  - {name: volcano.sh/vgpu-*, resource: nvidia.com/gpu}\n"
+"\n"
 "# The taint on the GPU node pools. AKS GPU pools are created with\n"
 "# sku=gpu:NoSchedule (not nvidia.com/gpu).\n"
 "gpuTaint:\n"
@@ -81,7 +111,10 @@ static const char default_yaml[] =
 "\n"
 "# GPU pools in order of preference, cheapest first. A pool is eligible for a\n"
 "# GPU pod when it serves every GPU resource the pod asks for (resources:\n"
-"# globs, default every GPU resource) with a large enough maxGPUsPerPod (0 or\n"
+"# globs, default every GPU resource) and every GPU DeviceClass its claims ask\n"
+"# for (deviceClasses: globs, default every gpuDeviceClasses class; an\n"
+"# allocationMode All claim counts gpusPerNode) with a large enough\n"
+"# maxGPUsPerPod (0 or\n"
 "# absent: no limit), the pod's namespace is one of its namespaces (globs;\n"
 "# absent: every namespace), its podSelector matches the pod's labels\n"
 "# (matchLabels, matchExpressions with In, NotIn, Exists, DoesNotExist; absent:\n"
@@ -109,6 +142,7 @@ static const char default_yaml[] =
 "pools:\n"
 "  - name: gpu\n"
 "    resources: [\"nvidia.com/*\", \"alpha.kubernetes.io/nvidia-gpu\"]\n"
+"    deviceClasses: [\"*.nvidia.com\"]\n"
 "    nodeSelector:\n"
 "      kubernetes.azure.com/accelerator: nvidia\n"
 "\n"
@@ -132,6 +166,14 @@ static const char default_yaml[] =
 "# apply first (a pod sets its own labels): one no pool it may use can take is\n"
 "# rejected. CPU pods are judged as any other.\n"
 "deferLabels: [kueue.x-k8s.io/queue-name]\n"
+"\n"
+"# Namespaces (globs) of the GPU stack (device plugin, DRA driver, DCGM\n"
+"# exporter): a pod there that the DaemonSet controller creates, whose\n"
+"# required node selection reaches only GPU nodes, and that does not tolerate\n"
+"# the GPU taint, gets its toleration added (it would never start, and no\n"
+"# GPU node would offer a GPU). Elsewhere such a DaemonSet is only warned\n"
+"# about. Opt-in: e.g. [gpu-resources, nvidia-device-plugin].\n"
+"gpuStackNamespaces: []\n"
 "\n"
 "# Set by the cluster admin only: nothing a workload can put on itself.\n"
 "exempt:\n"
@@ -673,6 +715,7 @@ static void pool_free(struct config_pool *p)
 	free(p->name);
 	labels_free(&p->node_selector);
 	strings_free(&p->resources);
+	strings_free(&p->device_classes);
 	tolerations_free(&p->tolerations);
 	strings_free(&p->namespaces);
 	label_selector_free(&p->pod_selector);
@@ -697,6 +740,8 @@ static int pool_field(struct yml_reader *ld, void *target, const char *key, yaml
 			     LIMIT_POOL_SELECTOR_MAX);
 	} else if (strcmp(key, "resources") == 0) {
 		read_strings(ld, v, path, &p->resources);
+	} else if (strcmp(key, "deviceClasses") == 0) {
+		read_strings(ld, v, path, &p->device_classes);
 	} else if (strcmp(key, "maxGPUsPerPod") == 0) {
 		yml_read_count(ld, v, path, CONFIG_GPUS_PER_POD_MAX, &p->max_gpus_per_pod);
 	} else if (strcmp(key, "pricePerNodeHour") == 0) {
@@ -752,8 +797,8 @@ static void read_pools(struct yml_reader *ld, yaml_node_t *n, const char *path, 
 			continue;
 		}
 		yml_read_fields(ld, item, sub, &pools[i], pool_field,
-			    "name, nodeSelector, resources, maxGPUsPerPod, pricePerNodeHour, gpusPerNode, "
-			    "tolerations, namespaces, podSelector");
+			    "name, nodeSelector, resources, deviceClasses, maxGPUsPerPod, pricePerNodeHour, "
+			    "gpusPerNode, tolerations, namespaces, podSelector");
 		/* A field given but invalid has its own error already. */
 		if (pools[i].name == NULL && yml_map_get(ld, item, "name") == NULL)
 			yml_fail(ld, item, sub, "name is required");
@@ -967,6 +1012,140 @@ const struct config_workload *config_workload_find(const struct config *cfg, con
 	return NULL;
 }
 
+/* ==== GPU intent beyond resources: annotations and share resources ==== */
+
+static void gpu_annotation_free(struct config_gpu_annotation *a)
+{
+	free(a->key);
+	strings_free(&a->scheduler_names);
+	free(a->resource);
+}
+
+static void gpu_annotations_free(struct config *cfg)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->n_gpu_annotations; i++)
+		gpu_annotation_free(&cfg->gpu_annotations[i]);
+	free(cfg->gpu_annotations);
+	cfg->gpu_annotations = NULL;
+	cfg->n_gpu_annotations = 0;
+}
+
+static void gpu_shares_free(struct config *cfg)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->n_gpu_shares; i++) {
+		free(cfg->gpu_shares[i].name);
+		free(cfg->gpu_shares[i].resource);
+	}
+	free(cfg->gpu_shares);
+	cfg->gpu_shares = NULL;
+	cfg->n_gpu_shares = 0;
+}
+
+static int gpu_annotation_field(struct yml_reader *ld, void *target, const char *key, yaml_node_t *v,
+				const char *path)
+{
+	struct config_gpu_annotation *a = target;
+
+	if (strcmp(key, "schedulerNames") == 0)
+		read_strings(ld, v, path, &a->scheduler_names);
+	else if (strcmp(key, "key") == 0)
+		yml_read_string_into(ld, v, path, &a->key, 0);
+	else if (strcmp(key, "resource") == 0)
+		yml_read_string_into(ld, v, path, &a->resource, 0);
+	else
+		return -1;
+	return 0;
+}
+
+/* gpuAnnotations: each {key, schedulerNames, resource}, all required. */
+static void read_gpu_annotations(struct yml_reader *ld, yaml_node_t *n, const char *path, struct config *cfg)
+{
+	struct config_gpu_annotation *l;
+	size_t i, len;
+	char sub[96];
+	const char *why;
+	void *items;
+
+	if (yml_seq_alloc(ld, n, path, "a list of {key, schedulerNames, resource}", sizeof *l, &items, &len) != 0)
+		return;
+	l = items;
+	for (i = 0; i < len; i++) {
+		yaml_node_t *item = yml_node_at(ld, n->data.sequence.items.start[i]);
+		struct config_gpu_annotation *a = &l[i];
+
+		snprintf(sub, sizeof sub, "%s[%zu]", path, i);
+		if (item->type != YAML_MAPPING_NODE) {
+			yml_fail(ld, item, sub, "must be a map with key, schedulerNames and resource");
+			continue;
+		}
+		yml_read_fields(ld, item, sub, a, gpu_annotation_field, "key, schedulerNames, resource");
+		if (a->key == NULL && yml_map_get(ld, item, "key") == NULL)
+			yml_fail(ld, item, sub, "key is required (the annotation, e.g. gpu-fraction)");
+		else if (a->key != NULL && (why = k8s_name_label_key(a->key)) != NULL)
+			yml_fail(ld, yml_field_at(ld, item, "key"), sub, "key \"%s\" is not an annotation key: it %s",
+				 a->key, why);
+		/* Without a scheduler, any pod could name itself a GPU pod and reach GPU nodes. */
+		if (a->scheduler_names.n == 0 && yml_map_get(ld, item, "schedulerNames") == NULL)
+			yml_fail(ld, item, sub, "schedulerNames is required: the annotation means a GPU only to "
+				 "the scheduler that reads it (e.g. [kai-scheduler])");
+		else if (a->scheduler_names.n == 0)
+			yml_fail(ld, yml_field_at(ld, item, "schedulerNames"), sub, "schedulerNames must not be empty");
+		if (a->resource == NULL && yml_map_get(ld, item, "resource") == NULL)
+			yml_fail(ld, item, sub, "resource is required (the GPU resource it is a share of, e.g. "
+				 "nvidia.com/gpu)");
+	}
+	gpu_annotations_free(cfg);
+	cfg->gpu_annotations = l;
+	cfg->n_gpu_annotations = len;
+}
+
+static int gpu_share_field(struct yml_reader *ld, void *target, const char *key, yaml_node_t *v,
+			   const char *path)
+{
+	struct config_gpu_share *g = target;
+	char **slot = strcmp(key, "name") == 0 ? &g->name : strcmp(key, "resource") == 0 ? &g->resource : NULL;
+
+	if (slot == NULL)
+		return -1;
+	yml_read_string_into(ld, v, path, slot, 0);
+	return 0;
+}
+
+/* gpuShareResources: each {name, resource}, both required. */
+static void read_gpu_shares(struct yml_reader *ld, yaml_node_t *n, const char *path, struct config *cfg)
+{
+	struct config_gpu_share *l;
+	size_t i, len;
+	char sub[96];
+	void *items;
+
+	if (yml_seq_alloc(ld, n, path, "a list of {name, resource}", sizeof *l, &items, &len) != 0)
+		return;
+	l = items;
+	for (i = 0; i < len; i++) {
+		yaml_node_t *item = yml_node_at(ld, n->data.sequence.items.start[i]);
+
+		snprintf(sub, sizeof sub, "%s[%zu]", path, i);
+		if (item->type != YAML_MAPPING_NODE) {
+			yml_fail(ld, item, sub, "must be a map with name and resource");
+			continue;
+		}
+		yml_read_fields(ld, item, sub, &l[i], gpu_share_field, "name, resource");
+		if (l[i].name == NULL && yml_map_get(ld, item, "name") == NULL)
+			yml_fail(ld, item, sub, "name is required (a resource name or glob, e.g. nvidia.com/gpumem)");
+		if (l[i].resource == NULL && yml_map_get(ld, item, "resource") == NULL)
+			yml_fail(ld, item, sub, "resource is required (the GPU resource it stands for, e.g. "
+				 "nvidia.com/gpu)");
+	}
+	gpu_shares_free(cfg);
+	cfg->gpu_shares = l;
+	cfg->n_gpu_shares = len;
+}
+
 static int top_field(struct yml_reader *ld, void *target, const char *key, yaml_node_t *v,
 		     const char *path)
 {
@@ -978,6 +1157,14 @@ static int top_field(struct yml_reader *ld, void *target, const char *key, yaml_
 		read_namespace_modes(ld, v, path, cfg);
 	else if (strcmp(key, "gpuResources") == 0)
 		read_strings(ld, v, path, &cfg->gpu_resources);
+	else if (strcmp(key, "gpuDeviceClasses") == 0)
+		read_strings(ld, v, path, &cfg->gpu_device_classes);
+	else if (strcmp(key, "gpuAnnotations") == 0)
+		read_gpu_annotations(ld, v, path, cfg);
+	else if (strcmp(key, "gpuShareResources") == 0)
+		read_gpu_shares(ld, v, path, cfg);
+	else if (strcmp(key, "gpuStackNamespaces") == 0)
+		read_strings_checked(ld, v, path, &cfg->gpu_stack_namespaces, k8s_name_namespace_glob, "");
 	else if (strcmp(key, "gpuTaint") == 0)
 		yml_read_fields(ld, v, path, cfg, taint_field, "key, value, effect");
 	else if (strcmp(key, "gpuNodeLabels") == 0)
@@ -1171,8 +1358,9 @@ static int apply_yaml(struct config *cfg, const char *buf, size_t len, const cha
 			yml_fail(&ld, root, "(top level)", "must be a map of fields");
 		else
 			yml_read_fields(&ld, root, "", cfg, top_field,
-				    "mode, namespaceModes, gpuResources, gpuTaint, gpuNodeLabels, "
-				    "gpuNodeNames, pools, placement, deferLabels, exempt, workloads");
+				    "mode, namespaceModes, gpuResources, gpuDeviceClasses, gpuAnnotations, "
+				    "gpuShareResources, gpuTaint, gpuNodeLabels, gpuNodeNames, pools, placement, "
+				    "deferLabels, gpuStackNamespaces, exempt, workloads");
 	}
 	if (root != NULL) {
 		if (!yaml_parser_load(&parser, &extra)) {
@@ -1348,6 +1536,10 @@ void config_free(struct config *cfg)
 		free(cfg->namespace_modes[i].ns);
 	free(cfg->namespace_modes);
 	strings_free(&cfg->gpu_resources);
+	strings_free(&cfg->gpu_device_classes);
+	gpu_annotations_free(cfg);
+	gpu_shares_free(cfg);
+	strings_free(&cfg->gpu_stack_namespaces);
 	free(cfg->taint_key);
 	free(cfg->taint_value);
 	free(cfg->taint_effect);

@@ -110,6 +110,29 @@ struct config_workload {
 	                                  rule; NULL: the kind in lower case plus "s" */
 };
 
+/*
+ * An annotation that means "this pod uses (a share of) a GPU" to the
+ * scheduler that places it (gpuAnnotations): KAI-Scheduler's and Run:ai's
+ * gpu-fraction and gpu-memory. Only for pods of one of scheduler_names: an
+ * annotation is the pod's own text, and for any other scheduler it
+ * reserves nothing.
+ */
+struct config_gpu_annotation {
+	char *key;                         /* the annotation key, exact */
+	struct config_strings scheduler_names; /* spec.schedulerName values; never empty */
+	char *resource;                    /* the GPU resource it is a share of (pools serve it) */
+};
+
+/*
+ * A resource a GPU-sharing scheduler or device plugin uses whose quantity
+ * is not a GPU count (HAMi's nvidia.com/gpumem, Volcano's vgpu-*): a pod
+ * requesting it asks for at least one GPU of resource (gpuShareResources).
+ */
+struct config_gpu_share {
+	char *name;                        /* glob over resource names */
+	char *resource;                    /* the GPU resource it stands for */
+};
+
 struct config_namespace_mode {
 	char *ns;
 	enum config_mode mode;
@@ -123,6 +146,12 @@ struct config {
 	struct config_strings gpu_resources;   /* globs, e.g. nvidia.com/mig-* */
 	struct config_strings gpu_device_classes; /* DRA DeviceClass globs that are GPUs, e.g.
 	                                          gpu.nvidia.com */
+	struct config_gpu_annotation *gpu_annotations;
+	size_t n_gpu_annotations;
+	struct config_gpu_share *gpu_shares;
+	size_t n_gpu_shares;
+	struct config_strings gpu_stack_namespaces; /* globs: DaemonSet pods aimed only at GPU
+	                                          nodes get the GPU toleration added here */
 	char *taint_key, *taint_value, *taint_effect;
 	struct config_strings gpu_node_labels; /* label keys that select GPU nodes */
 	struct config_strings gpu_node_names;  /* globs over node names; empty: derived from

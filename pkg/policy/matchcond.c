@@ -354,7 +354,8 @@ struct pool_key {
 };
 
 struct view {
-	struct names res_exact, res_wild;   /* gpuResources */
+	struct names res_exact, res_wild;   /* gpuResources and gpuShareResources */
+	struct names ann_keys;              /* gpuAnnotations' keys */
 	struct names taint_keys;            /* "", the GPU taint's key, nvidia.com/gpu */
 	struct names labels;                /* gpuNodeLabels (and hostname when GPU nodes cannot
 	                                       be told by name): any value aims at GPU nodes */
@@ -372,6 +373,7 @@ static void view_free(struct view *w)
 
 	free(w->res_exact.v);
 	free(w->res_wild.v);
+	free(w->ann_keys.v);
 	free(w->taint_keys.v);
 	free(w->labels.v);
 	for (i = 0; i < w->n_pool_keys; i++)
@@ -462,11 +464,12 @@ static int pool_keys_fill(const struct config *cfg, struct view *w)
 
 static int view_fill(const struct config *cfg, struct view *w, struct error *err)
 {
-	const struct names *all[7];
+	const struct names *all[8];
 	size_t i, j, n_labels = 2 * cfg->gpu_node_labels.n + 1, n_names = cfg->gpu_node_names.n + cfg->n_pools;
 
-	if (names_init(&w->res_exact, cfg->gpu_resources.n) != 0 ||
-	    names_init(&w->res_wild, cfg->gpu_resources.n) != 0 || names_init(&w->taint_keys, 3) != 0 ||
+	if (names_init(&w->res_exact, cfg->gpu_resources.n + cfg->n_gpu_shares) != 0 ||
+	    names_init(&w->res_wild, cfg->gpu_resources.n + cfg->n_gpu_shares) != 0 ||
+	    names_init(&w->ann_keys, cfg->n_gpu_annotations) != 0 || names_init(&w->taint_keys, 3) != 0 ||
 	    names_init(&w->labels, n_labels) != 0 || names_init(&w->node_exact, n_names) != 0 ||
 	    names_init(&w->node_wild, n_names) != 0 ||
 	    (w->derived = calloc(cfg->n_pools + 1, sizeof *w->derived)) == NULL) {
@@ -474,6 +477,13 @@ static int view_fill(const struct config *cfg, struct view *w, struct error *err
 		return -1;
 	}
 	split_globs((const char *const *)cfg->gpu_resources.v, cfg->gpu_resources.n, &w->res_exact, &w->res_wild);
+	/* A share resource makes a GPU pod as a GPU resource does (policy_pod.c). */
+	for (i = 0; i < cfg->n_gpu_shares; i++)
+		if (cfg->gpu_shares[i].name != NULL)
+			split_globs((const char *const *)&cfg->gpu_shares[i].name, 1, &w->res_exact, &w->res_wild);
+	for (i = 0; i < cfg->n_gpu_annotations; i++)
+		if (cfg->gpu_annotations[i].key != NULL)
+			names_add(&w->ann_keys, cfg->gpu_annotations[i].key);
 	names_add(&w->taint_keys, "");
 	names_add(&w->taint_keys, cfg->taint_key);
 	names_add(&w->taint_keys, WRONG_TAINT_KEY);
@@ -521,7 +531,7 @@ static int view_fill(const struct config *cfg, struct view *w, struct error *err
 		return -1;
 	}
 	all[0] = &w->res_exact, all[1] = &w->res_wild, all[2] = &w->taint_keys, all[3] = &w->labels;
-	all[4] = &w->node_exact, all[5] = &w->node_wild, all[6] = NULL;
+	all[4] = &w->node_exact, all[5] = &w->node_wild, all[6] = &w->ann_keys, all[7] = NULL;
 	for (i = 0; all[i] != NULL; i++) {
 		names_sort((struct names *)(uintptr_t)all[i]);
 		if (!all_printable(all[i], err))
@@ -651,6 +661,32 @@ static cost_t put_affinity(struct sb *b, const struct view *w, const char *spec)
 }
 
 /*
+ * A gpuAnnotations key on the pod (its metadata beside spec, which ends in
+ * ".spec"): `k in map`, one lookup per key whatever the annotations hold.
+ * Which scheduler reads it is the policy's to judge.
+ */
+static cost_t put_annotations(struct sb *b, const struct view *w, const char *spec)
+{
+	char md[PATH_MAX_LEN + 16];
+	size_t len = strlen(spec), i;
+	cost_t cost;
+
+	if (w->ann_keys.n == 0 || len < 5 || strcmp(spec + len - 5, ".spec") != 0)
+		return 0;
+	snprintf(md, sizeof md, "%.*s.metadata", (int)(len - 5), spec);
+	put(b, "\n  || has(%s) && has(%s.annotations) && (", md, md);
+	cost = 2 * path_cost(md) + 2 + 2 * COST_CALL;
+	for (i = 0; i < w->ann_keys.n; i++) {
+		put(b, "%s", i ? " || " : "");
+		put_lit(b, w->ann_keys.v[i], strlen(w->ann_keys.v[i]));
+		put(b, " in %s.annotations", md);
+		cost = cadd(cost, path_cost(md) + 1 + 2 * COST_CALL + string_cost(strlen(w->ann_keys.v[i])));
+	}
+	put(b, ")");
+	return cost;
+}
+
+/*
  * gpu-relevant for the pod spec at spec (e.g. "object.spec"): the disjuncts,
  * each on a line of its own. Returns the cost.
  */
@@ -666,6 +702,7 @@ static cost_t put_spec_relevant(struct sb *b, const struct view *w, const char *
 	cost = cadd(cost, put_containers(b, w, spec, "initContainers"));
 	put(b, "\n  || has(%s.resourceClaims) && size(%s.resourceClaims) > 0", spec, spec);
 	cost = cadd(cost, 2 * path_cost(spec) + 2 + 3 * COST_CALL);
+	cost = cadd(cost, put_annotations(b, w, spec));
 
 	put(b, "\n  || has(%s.tolerations) && (size(%s.tolerations) > %d || %s.tolerations.exists(t, "
 	    "!has(t.key) || t.key in ", spec, spec, MATCHCOND_LIST_MAX, spec);
@@ -894,6 +931,20 @@ static cost_t put_update(struct sb *b, const struct target *t)
  * left out: the rest of the metadata (annotations, finalizers,
  * resourceVersion, managedFields), which no template holds.
  */
+/*
+ * Of a custom resource's metadata, what the policy reads of a pod's but its
+ * annotations: `kubectl annotate` on a custom resource stays unsent (a
+ * gpuAnnotations key on one that holds its PodSpec directly is judged when
+ * its pods are created).
+ */
+static const struct scan_shape custom_metadata_fields[] = {
+	{ "namespace", SCAN_WHOLE, NULL },
+	{ "labels", SCAN_WHOLE, NULL },
+	{ "ownerReferences", SCAN_WHOLE, NULL },
+	{ NULL, SCAN_WHOLE, NULL },
+};
+static const struct scan_shape custom_metadata = { "metadata", SCAN_OBJECT, custom_metadata_fields };
+
 static cost_t put_custom_update(struct sb *b)
 {
 	/* Per member: k != 'metadata', !(k in old), object[k] != oldObject[k], and the operators. */
@@ -908,7 +959,7 @@ static cost_t put_custom_update(struct sb *b)
 	put(b, "\n|| oldObject.exists(k, k != 'metadata' && !(k in object))");
 	cost = cadd(cost, 2 * cadd(COST_SELECT + COST_FOLD, cmul(MATCHCOND_LIST_MAX, cadd(COST_ITERATION, member))));
 	put(b, "\n|| ");
-	cost = cadd(cost, cadd(COST_CALL, put_changed_at(b, "metadata", 0, declared("metadata"), 0)));
+	cost = cadd(cost, cadd(COST_CALL, put_changed_at(b, "metadata", 0, &custom_metadata, 0)));
 	return cadd(cost, LIMIT_KUBE_REQUEST_MAX / 10);
 }
 

@@ -145,9 +145,9 @@ static int claims_warn(const struct pod_view *pv, struct policy_result *res, str
 			unread = 1;
 			continue;
 		}
-		if (policy_warn(res, err, "DRA claim \"%s\"%s%s%s: %s; not counted as a GPU request, so it "
-				"gets no GPU toleration nor pool from it", o->name, o->object ? " (" : "",
-				o->object ? o->object : "", o->object ? ")" : "",
+		if (policy_warn(res, err, "DRA claim \"%s\" (%s %s): %s; not counted as a GPU request, so it "
+				"gets no GPU toleration nor pool from it", o->name, o->kind ? o->kind : "object",
+				o->object ? o->object : "?",
 				o->state == POLICY_CLAIM_UNKNOWN_NOT_FOUND ? "not found" : o->why) != 0)
 			return -1;
 	}
@@ -215,17 +215,28 @@ static int judge_update(const struct config *cfg, const struct policy_request *r
 {
 	struct pod_view old;
 	struct pod_routes now, before;
+	int old_gpu = 1;
 
-	if (res->gpu) {
-		res->reason = R_UPDATE_GPU;
-		return 0;
-	}
 	memset(&before, 0, sizeof before);
 	if (req->old_pod != NULL) {
 		if (policy_pod_read(cfg, req, req->old_pod, &old, err) != 0) {
 			error_prefix(err, "request.oldObject: ");
 			return -1;
 		}
+		old_gpu = old.n_gpu > 0 || old.bad_quantity[0] != '\0';
+	}
+	/*
+	 * A GPU pod stays one: its resources cannot change. A pod that became
+	 * one by UPDATE (a gpuAnnotations key added: metadata is mutable) is
+	 * judged as the CPU pod it was, or the annotation would open its routes.
+	 * A template's new pods are created with it: the template is what it says.
+	 */
+	if (res->gpu && (old_gpu || req->template)) {
+		res->reason = R_UPDATE_GPU;
+		return 0;
+	}
+	res->gpu = 0;
+	if (req->old_pod != NULL) {
 		/*
 		 * A GPU pod's routes are its own: the CPU-only pod it became takes
 		 * them anew. A pod cannot drop its GPU (extended resources are not
@@ -264,6 +275,11 @@ static int decide(const struct config *cfg, const struct policy_request *req,
 		return 0;
 	}
 	res->gpu = pv.n_gpu > 0 || pv.bad_quantity[0] != '\0';
+	if (req->operation == POLICY_OP_CREATE && pv.unlisted != NULL &&
+	    policy_warn(res, err, "resource %s looks like a GPU, but the policy lists it neither in gpuResources nor "
+			"in gpuShareResources: it counts as no GPU here (no toleration, no pool); ask the cluster "
+			"admin to list it", pv.unlisted) != 0)
+		return -1;
 	if (req->operation == POLICY_OP_UPDATE) {
 		if (judge_update(cfg, req, &pv, res, err) != 0)
 			return -1;

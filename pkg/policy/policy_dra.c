@@ -55,6 +55,7 @@ static int note_other(struct pod_view *pv, const char *name, const struct policy
 	o = &pv->other[pv->n_other++];
 	o->name = name;
 	o->object = c != NULL ? c->object : NULL;
+	o->kind = c == NULL ? NULL : c->source == POLICY_CLAIM_FROM_CLAIM ? "ResourceClaim" : "ResourceClaimTemplate";
 	o->state = state;
 	o->why = why;
 	return 0;
@@ -149,7 +150,7 @@ int policy_pod_claims(const struct config *cfg, const struct policy_request *req
 			return -1;
 		else if (n == 0)
 			note_other(pv, name, c, c->state, c->n_requests == 0 ? "it asks for no device" :
-				   "it asks for no GPU DeviceClass (gpuDeviceClasses) in every alternative");
+				   "none of its requests asks only for GPU DeviceClasses (gpuDeviceClasses)");
 	}
 	return 0;
 }

@@ -76,8 +76,15 @@ struct pod_view {
 	                              request only as far as gpu[] has DRA demands (resolved, used,
 	                              every alternative a GPU class); never an exemption */
 	size_t n_dra_gpu;          /* demands of gpu[] from claims */
+	const char *share[LIMIT_GPU_KINDS_MAX];     /* GPU resources asked for by a share
+	                              (gpuShareResources, gpuAnnotations): one GPU at least */
+	const char *share_why[LIMIT_GPU_KINDS_MAX]; /* the share resource or annotation key */
+	size_t n_share;
+	const char *unlisted;      /* a resource that looks like a GPU (x/..gpu..) but that the
+	                              policy lists neither as a GPU nor as a share, or NULL */
 	struct claim_seen {        /* the pod's claims that are no GPU demand, and why */
 		const char *name, *object;
+		const char *kind;  /* "ResourceClaimTemplate" or "ResourceClaim"; NULL unknown */
 		enum policy_claim_state state;
 		const char *why;   /* borrowed: static text or the claim's message */
 	} other[POLICY_POD_CLAIMS_MAX];

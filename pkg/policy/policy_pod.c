@@ -27,12 +27,14 @@ const struct scan_shape policy_pod_spec_fields[] = {
 	{ "affinity", SCAN_WHOLE, NULL },
 	{ "nodeName", SCAN_WHOLE, NULL },
 	{ "resourceClaims", SCAN_WHOLE, NULL },
+	{ "schedulerName", SCAN_WHOLE, NULL },
 	{ NULL, SCAN_WHOLE, NULL },
 };
 
 const struct scan_shape policy_pod_metadata_fields[] = {
 	{ "namespace", SCAN_WHOLE, NULL },
 	{ "labels", SCAN_WHOLE, NULL },
+	{ "annotations", SCAN_WHOLE, NULL },
 	{ "ownerReferences", SCAN_WHOLE, NULL },
 	{ NULL, SCAN_WHOLE, NULL },
 };
@@ -46,6 +48,76 @@ const struct scan_shape policy_pod_fields[] = {
 long long policy_demand_total(const struct gpu_demand *d)
 {
 	return policy_max_ll(policy_sat_add(d->app_sum, d->sidecar_sum), d->init_max);
+}
+
+static struct gpu_demand *demand_slot(struct pod_view *pv, const char *name);
+
+/* A quantity that is zero (a share asked for as 0 asks for nothing); an invalid one is not. */
+static int quantity_zero(const json_t *v)
+{
+	struct quantity q;
+	struct error qerr;
+
+	return quantity_from_json(v, &q, &qerr) == 0 && !q.negative && q.value == 0 && q.whole;
+}
+
+/* Records that the pod asks for a share of resource, because of what (borrowed). */
+static void add_share(struct pod_view *pv, const char *resource, const char *what)
+{
+	size_t i;
+
+	if (resource == NULL)
+		return;
+	for (i = 0; i < pv->n_share; i++)
+		if (strcmp(pv->share[i], resource) == 0)
+			return;
+	if (pv->n_share == LIMIT_GPU_KINDS_MAX)
+		return;
+	pv->share[pv->n_share] = resource;
+	pv->share_why[pv->n_share++] = what;
+}
+
+/*
+ * gpuAnnotations: an annotation present, non-empty and not "0", on a pod of
+ * one of the entry's schedulers, is a share of its resource.
+ */
+static void scan_annotations(const struct config *cfg, struct pod_view *pv)
+{
+	const json_t *ann = json_object_get(pv->metadata, "annotations");
+	const char *sched = policy_str(pv->spec, "schedulerName", "default-scheduler");
+	size_t i;
+
+	for (i = 0; json_is_object(ann) && i < cfg->n_gpu_annotations; i++) {
+		const struct config_gpu_annotation *a = &cfg->gpu_annotations[i];
+		const char *v = a->key ? json_string_value(json_object_get(ann, a->key)) : NULL;
+
+		if (v == NULL || v[0] == '\0' || strcmp(v, "0") == 0 ||
+		    !policy_list_has(&a->scheduler_names, sched))
+			continue;
+		add_share(pv, a->resource, a->key);
+	}
+}
+
+/*
+ * The shares become demand: at least one GPU of their resource (a pod that
+ * also requests it whole keeps its count).
+ */
+static int shares_to_demand(struct pod_view *pv, struct error *err)
+{
+	size_t i;
+
+	for (i = 0; i < pv->n_share; i++) {
+		struct gpu_demand *d = demand_slot(pv, pv->share[i]);
+
+		if (d == NULL) {
+			error_set(err, ERROR_INPUT, "more than %d distinct GPU resources in one pod",
+				  LIMIT_GPU_KINDS_MAX);
+			return -1;
+		}
+		if (policy_demand_total(d) == 0)
+			d->app_sum = 1;
+	}
+	return 0;
 }
 
 static struct gpu_demand *demand_slot(struct pod_view *pv, const char *name)
@@ -89,6 +161,48 @@ static long long gpu_quantity(struct pod_view *pv, const json_t *v, const char *
 	return 0;
 }
 
+/*
+ * Does resource name look like a GPU: a domain-prefixed name whose own part
+ * says gpu (nvidia.com/sharedgpu, example.com/gpu-small)? The policy should
+ * list it, one way or the other: the warning says so.
+ */
+static int looks_like_gpu(const char *name)
+{
+	const char *slash = strchr(name, '/'), *p;
+
+	if (slash == NULL || slash == name)
+		return 0;
+	for (p = slash + 1; *p != '\0'; p++)
+		if ((p[0] == 'g' || p[0] == 'G') && (p[1] == 'p' || p[1] == 'P') && (p[2] == 'u' || p[2] == 'U'))
+			return 1;
+	return 0;
+}
+
+/* Records what list (limits or requests) says of GPU shares and GPU-looking names. */
+static void note_intent(const struct config *cfg, struct pod_view *pv, const json_t *list)
+{
+	const char *key;
+	const json_t *v;
+	size_t i;
+
+	json_object_foreach(policy_iterable(list), key, v) {
+		int shared = 0;
+
+		if (policy_match_any(&cfg->gpu_resources, key))
+			continue;
+		for (i = 0; i < cfg->n_gpu_shares; i++) {
+			if (cfg->gpu_shares[i].name == NULL || !policy_glob_match(cfg->gpu_shares[i].name, key))
+				continue;
+			shared = 1;
+			if (!quantity_zero(v))
+				add_share(pv, cfg->gpu_shares[i].resource, key);
+			break;
+		}
+		if (!shared && pv->unlisted == NULL && looks_like_gpu(key))
+			pv->unlisted = key;
+	}
+}
+
 static int scan_container(const struct config *cfg, struct pod_view *pv, const json_t *c,
 			  const char *path, int init, struct error *err)
 {
@@ -111,6 +225,8 @@ static int scan_container(const struct config *cfg, struct pod_view *pv, const j
 		return -1;
 	if (claims != NULL && json_array_size(claims) > 0)
 		pv->dra = 1;
+	note_intent(cfg, pv, limits);
+	note_intent(cfg, pv, requests);
 
 	/* Per resource, the larger of limit and request (they are equal when valid). */
 	for (int pass = 0; pass < 2; pass++) {
@@ -206,7 +322,7 @@ static int tolerations_valid(const json_t *tolerations, struct error *err)
 int policy_pod_read(const struct config *cfg, const struct policy_request *req, const json_t *pod,
 		    struct pod_view *pv, struct error *err)
 {
-	const json_t *containers, *inits, *claims, *c;
+	const json_t *containers, *inits, *claims, *c, *ann, *sched;
 	size_t i;
 	char path[64];
 	int ds;
@@ -262,6 +378,13 @@ int policy_pod_read(const struct config *cfg, const struct policy_request *req, 
 	}
 	/* spec.ephemeralContainers never count: they cannot request resources. */
 	if (tolerations_valid(pv->tolerations, err) != 0)
+		return -1;
+	if (policy_get_typed(pv->metadata, "annotations", JSON_OBJECT, "metadata", &ann, err) != 0 ||
+	    policy_get_typed(pv->spec, "schedulerName", JSON_STRING, "spec", &sched, err) != 0 ||
+	    (ann != NULL && check_string_map(ann, "metadata.annotations", err) != 0))
+		return -1;
+	scan_annotations(cfg, pv);
+	if (pv->bad_quantity[0] == '\0' && shares_to_demand(pv, err) != 0)
 		return -1;
 	return policy_pod_claims(cfg, req, pod, pv, err);
 }

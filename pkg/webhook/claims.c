@@ -75,20 +75,41 @@ struct claims *claims_start(const struct claims_options *o, struct error *err)
 	return c;
 }
 
-static int find(void *ctx, enum policy_claim_source src, const char *ns, const char *name, json_t **obj)
+static enum policy_claim_state find(void *ctx, const char *ns, enum policy_claim_source src, const char *name,
+				    const json_t **obj)
 {
-	struct claims *c = ctx;
-	enum watchcache_found f = watchcache_get(c->w[src == POLICY_CLAIM_FROM_CLAIM ? C_CLAIMS : C_TEMPLATES], ns,
-						 name, obj);
+	struct claims_review *cr = ctx;
+	json_t *o = NULL;
+	enum watchcache_found f = watchcache_get(cr->c->w[src == POLICY_CLAIM_FROM_CLAIM ? C_CLAIMS : C_TEMPLATES],
+						 ns, name, &o);
 
-	atomic_fetch_add(&c->lookups[f + 1], 1);
-	return (int)f;
+	atomic_fetch_add(&cr->c->lookups[f + 1], 1);
+	*obj = NULL;
+	if (f == WATCHCACHE_MISSING)
+		return POLICY_CLAIM_UNKNOWN_NOT_FOUND;
+	/* Cold; or found but out of memory to parse or hold it: cannot tell either way. */
+	if (f == WATCHCACHE_COLD || o == NULL || (cr->held == NULL && (cr->held = json_array()) == NULL) ||
+	    json_array_append_new(cr->held, o) != 0) {
+		if (cr->held == NULL)
+			json_decref(o);
+		return POLICY_CLAIM_UNKNOWN_COLD;
+	}
+	*obj = o;
+	return POLICY_CLAIM_RESOLVED;
 }
 
-void claims_lookup(struct claims *c, struct review_lookup *lk)
+void claims_review_begin(struct claims *c, struct claims_review *cr, struct policy_claim_lookup *lk)
 {
-	lk->find = find;
-	lk->ctx = c;
+	cr->c = c;
+	cr->held = NULL;
+	lk->fn = find;
+	lk->ctx = cr;
+}
+
+void claims_review_end(struct claims_review *cr)
+{
+	json_decref(cr->held);
+	cr->held = NULL;
 }
 
 int claims_synced(const struct claims *c)

@@ -6,9 +6,10 @@
  * pod's claims through, and their Prometheus metrics.
  *
  * Failure semantics: a lookup never waits for the API server. Until a cache
- * has synced (the first list done) a claim it holds is "cold": the pod is
- * judged as if the claim were unknown, with REVIEW_CLAIMS_COLD_WARNING and
- * gpu_admission_claim_lookups_total{result="cold"}. Readiness does not
+ * has synced (the first list done) a claim it holds is "cold"
+ * (POLICY_CLAIM_UNKNOWN_COLD): the pod is judged as if the claim were
+ * unknown, with the engine's warning naming the claim and "cache not
+ * synced", and gpu_admission_claim_lookups_total{result="cold"}. Readiness does not
  * depend on the caches: a replica whose API server is unreachable still
  * answers (a cold cache must never block pods). After the first sync the
  * caches answer from what they last saw while they reconnect
@@ -21,7 +22,7 @@
 
 #include "base/error.h"
 #include "k8s/watchcache.h"
-#include "webhook/review.h"
+#include "policy/policy_claims.h"
 
 /*
  * The API group and version the caches read: resource.k8s.io/v1, served by
@@ -49,8 +50,21 @@ struct claims *claims_start(const struct claims_options *o, struct error *err);
 /* Stops the caches and frees c. Accepts NULL. */
 void claims_free(struct claims *c);
 
-/* The lookup review_handle_lookup() takes (c borrowed: must outlive its use). */
-void claims_lookup(struct claims *c, struct review_lookup *lk);
+/*
+ * One review's lookups: the objects parsed out of the caches (on the
+ * calling thread's allocator: serve's request arena), alive until
+ * claims_review_end(), as policy_claim_lookup wants them.
+ */
+struct claims_review {
+	struct claims *c;
+	json_t *held;
+};
+
+/* Fills lk (for review_handle_claims()) to look up through c for the review cr (caller-owned). */
+void claims_review_begin(struct claims *c, struct claims_review *cr, struct policy_claim_lookup *lk);
+
+/* Releases what the review's lookups hold. */
+void claims_review_end(struct claims_review *cr);
 
 /* Whether every cache has synced once. */
 int claims_synced(const struct claims *c);

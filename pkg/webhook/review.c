@@ -373,7 +373,8 @@ int review_open(const struct config *cfg, const char *body, size_t len, const st
  * searches for them; the full parse already holds everything.
  */
 static int answer_workload(const struct config *cfg, const char *body, size_t len, unsigned flags,
-			   struct review_request *rq, struct review_response *res, struct error *err)
+			   const struct policy_claim_lookup *lk, struct review_request *rq,
+			   struct review_response *res, struct error *err)
 {
 	struct workload_request wreq = { 0 };
 	struct workload_result wr;
@@ -398,6 +399,7 @@ static int answer_workload(const struct config *cfg, const char *body, size_t le
 	wreq.kind = rq->kind;
 	wreq.ns = rq->ns;
 	wreq.operation = rq->operation;
+	wreq.claims = lk;
 	if (workload_evaluate(cfg, &wreq, &wr, &perr) != 0) {
 		if (perr.kind == ERROR_NOMEM) {
 			*err = perr;
@@ -428,80 +430,25 @@ int review_handle(const struct config *cfg, const char *body, size_t len, int va
 int review_handle_ex(const struct config *cfg, const char *body, size_t len, unsigned flags,
 		     struct review_response *res, struct error *err)
 {
-	return review_handle_lookup(cfg, body, len, flags, NULL, res, NULL, err);
+	return review_handle_claims(cfg, body, len, flags, NULL, res, err);
 }
 
-/*
- * The pod's claims (pod and ns borrowed) looked up through lk into cs
- * (cs->v owned by the caller: free() it); the objects found are kept alive
- * in *held (new reference, or NULL), which the claims borrow from. *cold
- * gets how many could not be looked up. A pod whose claims do not read
- * (policy_claims_from_pod() refuses them) is left with cs->n 0: the engine
- * reports that input error itself. -1 only when memory runs out.
- */
-static int resolve_claims(const struct review_lookup *lk, const json_t *pod, const char *ns,
-			  struct policy_claims *cs, json_t **held, size_t *cold, struct error *err)
+/* The namespace a pod's claims are looked up in: the request's, else the pod's own, else "default". */
+static const char *claims_ns(const struct review_request *rq)
 {
-	size_t i, n = 0, want = json_array_size(json_object_get(json_object_get(pod, "spec"), "resourceClaims"));
-	struct error ignored;
+	const char *ns = rq->ns;
 
-	memset(cs, 0, sizeof *cs);
-	*held = NULL;
-	if (want == 0 || want > POLICY_POD_CLAIMS_MAX)
-		return 0;  /* none; or more than the engine reads, which it refuses itself */
-	if ((cs->v = calloc(want, sizeof *cs->v)) == NULL || (*held = json_array()) == NULL)
-		goto nomem;
-	if (policy_claims_from_pod(pod, cs->v, want, &n, &ignored) != 0)
-		return 0;
-	for (i = 0; i < n; i++) {
-		struct policy_claim *c = &cs->v[i];
-		json_t *obj = NULL;
-		int found;
-
-		if (c->state == POLICY_CLAIM_UNKNOWN_INVALID)
-			continue;
-		found = lk->find(lk->ctx, c->source, ns ? ns : "", c->object, &obj);
-		if (found < 0) {
-			c->state = POLICY_CLAIM_UNKNOWN_COLD;
-			(*cold)++;
-		} else if (found == 0 || obj == NULL) {
-			c->state = POLICY_CLAIM_UNKNOWN_NOT_FOUND;
-			if (found > 0)
-				goto nomem;
-		} else {
-			if (json_array_append_new(*held, obj) != 0)
-				goto nomem;
-			(void)policy_claim_resolve(c, obj, &ignored);  /* invalid: the state and message say so */
-		}
-	}
-	cs->n = n;
-	return 0;
-nomem:
-	error_set(err, ERROR_NOMEM, "out of memory looking claims up");
-	return -1;
+	if (ns == NULL || ns[0] == '\0')
+		ns = json_string_value(json_object_get(json_object_get(rq->object, "metadata"), "namespace"));
+	return ns != NULL && ns[0] != '\0' ? ns : "default";
 }
 
-/* The cold-cache warning, appended to the policy's own (an answer's warnings stay within the API server's total). */
-static int warn_cold(struct policy_result *pr, struct error *err)
-{
-	if (pr->warnings == NULL || json_array_size(pr->warnings) >= REVIEW_POLICY_WARNINGS_MAX)
-		return 0;
-	if (json_array_append_new(pr->warnings, json_string(REVIEW_CLAIMS_COLD_WARNING)) != 0) {
-		error_set(err, ERROR_NOMEM, "out of memory");
-		return -1;
-	}
-	return 0;
-}
-
-int review_handle_lookup(const struct config *cfg, const char *body, size_t len, unsigned flags,
-			 const struct review_lookup *lk, struct review_response *res, size_t *cold_out,
-			 struct error *err)
+int review_handle_claims(const struct config *cfg, const char *body, size_t len, unsigned flags,
+			 const struct policy_claim_lookup *lk, struct review_response *res, struct error *err)
 {
 	struct review_request rq;
 	struct policy_request preq = { 0 };
-	struct policy_claims claims = { NULL, 0 };
-	json_t *held = NULL;
-	size_t cold = 0;
+	struct policy_claims claims = { 0 };
 	struct policy_result pr;
 	struct error perr;
 	json_t *root = NULL;
@@ -529,7 +476,7 @@ int review_handle_lookup(const struct config *cfg, const char *body, size_t len,
 	res->kind = template_kind_label(rq.group, rq.kind);
 	review_copy_id(res->object_kind, sizeof res->object_kind, rq.kind);
 	if (rq.what != REVIEW_POD) {
-		rc = answer_workload(cfg, body, len, flags, &rq, res, err);
+		rc = answer_workload(cfg, body, len, flags, lk, &rq, res, err);
 		goto out;
 	}
 	preq.pod = rq.object;
@@ -539,10 +486,12 @@ int review_handle_lookup(const struct config *cfg, const char *body, size_t len,
 	preq.operation = rq.operation;
 	preq.validate = (flags & REVIEW_VALIDATE) != 0;
 	preq.daemonset = 0;
-	if (lk != NULL) {
-		if (resolve_claims(lk, rq.object, res->ns, &claims, &held, &cold, err) != 0)
-			goto out;
+	/* A pod whose claims cannot be read is refused by the policy below, with the same error. */
+	if (lk != NULL && policy_claims_resolve_pod(rq.object, claims_ns(&rq), lk, &claims, &perr) == 0)
 		preq.claims = &claims;
+	else if (lk != NULL && perr.kind == ERROR_NOMEM) {
+		*err = perr;
+		goto out;
 	}
 	if (policy_evaluate(cfg, &preq, &pr, &perr) != 0) {
 		if (perr.kind == ERROR_NOMEM) {
@@ -553,8 +502,6 @@ int review_handle_lookup(const struct config *cfg, const char *body, size_t len,
 		rc = review_encode(rq.api_version, rq.uid, perr.kind, perr.msg, NULL, flags, res, err);
 		goto out;
 	}
-	if (cold > 0 && warn_cold(&pr, err) != 0)
-		goto out;
 	res->decision = pr.decision;
 	res->reason = pr.reason;
 	res->mode = pr.mode;
@@ -564,11 +511,8 @@ int review_handle_lookup(const struct config *cfg, const char *body, size_t len,
 	res->n_pools = pr.n_pools;
 	rc = review_encode(rq.api_version, rq.uid, ERROR_NONE, pr.message, &pr, flags, res, err);
 out:
-	if (cold_out != NULL)
-		*cold_out = cold;
+	policy_claims_free(&claims);
 	policy_result_free(&pr);
-	free(claims.v);
-	json_decref(held);
 	json_decref(root);
 	return rc;
 }

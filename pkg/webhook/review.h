@@ -79,36 +79,14 @@ int review_handle_ex(const struct config *cfg, const char *body, size_t len, uns
 		     struct review_response *res, struct error *err);
 
 /*
- * Where a review finds the objects a pod's DRA claims name (the webhook's
- * API caches, pkg/webhook/claims.c; a fake in tests). find looks up the
- * ResourceClaimTemplate or ResourceClaim (src) ns/name: 1 with *obj a new
- * reference, 0 when there is none, -1 when it cannot tell (its cache has
- * not synced: cold, or the API server unreachable since the start).
+ * As review_handle_ex(), the DRA claims of the pod (or of the workload's
+ * templates) resolved through lk (borrowed; NULL: none looked up, as
+ * review_handle_ex()): the webhook's cache of ResourceClaimTemplates and
+ * ResourceClaims, or the objects `review` was given (policy_claims.h).
+ * What lk returns must stay valid until this returns.
  */
-struct review_lookup {
-	int (*find)(void *ctx, enum policy_claim_source src, const char *ns, const char *name, json_t **obj);
-	void *ctx;
-};
-
-/*
- * What the webhook warns when a pod's claims could not be looked up because
- * the cache is cold: the pod is judged as if they were unknown (never GPU
- * demand; never a refusal for that alone).
- */
-#define REVIEW_CLAIMS_COLD_WARNING \
-	"gpu-admission: DRA claim lookups are not ready (the API cache has not synced: starting, or " \
-	"the API server unreachable): this pod's resourceClaims were judged as unknown"
-
-/*
- * As review_handle_ex(), a Pod's spec.resourceClaims resolved through lk
- * (borrowed; NULL: no lookups, every claim unknown) into
- * policy_request.claims. A pod whose claims could not be looked up (cold)
- * gets REVIEW_CLAIMS_COLD_WARNING. *cold (may be NULL) gets how many claims
- * were cold.
- */
-int review_handle_lookup(const struct config *cfg, const char *body, size_t len, unsigned flags,
-			 const struct review_lookup *lk, struct review_response *res, size_t *cold,
-			 struct error *err);
+int review_handle_claims(const struct config *cfg, const char *body, size_t len, unsigned flags,
+			 const struct policy_claim_lookup *lk, struct review_response *res, struct error *err);
 
 /* Releases what res owns and zeroes it. Accepts NULL. */
 void review_response_free(struct review_response *res);

@@ -472,13 +472,17 @@ static int review_policy(struct server *s, struct srv_req *rq, struct review_res
 static int review_pod(struct server *s, struct srv_config *cfg, struct srv_req *rq, struct review_response *res,
 		      struct error *err)
 {
-	struct review_lookup lk;
+	struct policy_claim_lookup lk;
+	struct claims_review cr;
+	int rc;
 
 	if (s->o->claims != NULL)
-		claims_lookup(s->o->claims, &lk);
-	return review_handle_lookup(cfg->cfg, rq->body ? rq->body : "", rq->len,
-				    rq->ep == METRICS_EP_VALIDATE ? REVIEW_VALIDATE : 0, s->o->claims ? &lk : NULL, res,
-				    NULL, err);
+		claims_review_begin(s->o->claims, &cr, &lk);
+	rc = review_handle_claims(cfg->cfg, rq->body ? rq->body : "", rq->len,
+				  rq->ep == METRICS_EP_VALIDATE ? REVIEW_VALIDATE : 0, s->o->claims ? &lk : NULL, res, err);
+	if (s->o->claims != NULL)
+		claims_review_end(&cr);
+	return rc;
 }
 
 static enum MHD_Result answer_review(struct server *s, struct MHD_Connection *c, struct srv_req *rq)

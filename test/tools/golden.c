@@ -18,6 +18,10 @@
  *                  {"error": "..."} when no AdmissionReview can be answered;
  *                  with modes, expect.json is enforce's answer and
  *                  expect.warn.json and expect.dryrun.json the others'
+ *   claims.yaml    optional: ResourceClaimTemplates and ResourceClaims (YAML
+ *                  documents) the pod's DRA claims are looked up in, as the
+ *                  webhook's cache would hold them; without it nothing is
+ *                  looked up
  *   NOTES          optional: where the case comes from, what it shows
  *
  * Beyond the comparison, every case is checked for the invariants that hold
@@ -55,6 +59,13 @@ static int passed, failed;
 
 /* The case is a policy ConfigMap's review (a `policy` file): how /validate-policy is set up. NULL: not one. */
 static const struct review_policy_options *policy_case;
+
+/* The case's claims.yaml: its text, the objects kept, and the lookup over them. NULL lookup: none. */
+static char *claims_text;
+static size_t claims_len;
+static struct audit claims_held;
+static struct policy_claim_lookup claims_lookup_store;
+static const struct policy_claim_lookup *claims_lookup;
 
 /* A fixture file, whole and NUL-terminated (pkg/base/file.c reads it); NULL when it cannot be read. */
 static char *slurp(const char *path, size_t *len)
@@ -125,7 +136,7 @@ static void answer(const struct config *cfg, const char *body, size_t len, int v
 
 	a->patch = NULL;
 	a->rc = policy_case ? review_policy_handle(policy_case, body, len, 0, &res, &err)
-		: review_handle(cfg, body, len, validate, &res, &err);
+		: review_handle_claims(cfg, body, len, validate ? REVIEW_VALIDATE : 0, claims_lookup, &res, &err);
 	if (a->rc != 0) {
 		a->doc = json_pack("{s:s}", "error", err.msg);
 		review_response_free(&res);
@@ -151,9 +162,9 @@ static int check_paths_agree(const struct config *cfg, const char *body, size_t 
 	struct error efast = { 0 }, efull = { 0 };
 	unsigned flags = validate ? REVIEW_VALIDATE : 0;
 	int rf = policy_case ? review_policy_handle(policy_case, body, len, 0, &fast, &efast)
-		 : review_handle_ex(cfg, body, len, flags, &fast, &efast);
+		 : review_handle_claims(cfg, body, len, flags, claims_lookup, &fast, &efast);
 	int rs = policy_case ? review_policy_handle(policy_case, body, len, REVIEW_FULL_PARSE, &full, &efull)
-		 : review_handle_ex(cfg, body, len, flags | REVIEW_FULL_PARSE, &full, &efull);
+		 : review_handle_claims(cfg, body, len, flags | REVIEW_FULL_PARSE, claims_lookup, &full, &efull);
 	int same = rf == rs && (rf != 0 ? strcmp(efast.msg, efull.msg) == 0
 			      : fast.len == full.len && memcmp(fast.body, full.body, fast.len) == 0);
 
@@ -315,7 +326,7 @@ static json_t *fixed_object(const struct config *cfg, const json_t *obj, const s
 	for (i = 0; i < l->n && ok; i++) {
 		struct policy_result r;
 
-		if (template_judge(cfg, &l->v[i], NULL, POLICY_OP_CREATE, &r, &err) != 0)
+		if (template_judge_claims(cfg, &l->v[i], NULL, POLICY_OP_CREATE, claims_lookup, &r, &err) != 0)
 			ok = 0;
 		else if (r.verdict == POLICY_REJECT && (r.fix == NULL || template_rebase(&l->v[i], r.fix, patch, &err) != 0))
 			ok = 0;
@@ -366,6 +377,7 @@ static int check_workload(const char *name, const struct config *cfg, const json
 		goto out;
 	}
 	if (text == NULL || audit_init(&a, cfg, &err) != 0 ||
+	    (claims_text != NULL && audit_collect(&a, claims_text, claims_len, &err) != 0) ||
 	    audit_input(&a, "request.object", text, strlen(text), NULL, NULL, NULL, &err) != 0 ||
 	    template_find_object(obj, wc_str(kind, "group"), wc_str(kind, "kind"), &l, &err) != 0) {
 		fail(name, "cannot audit request.object");
@@ -551,6 +563,19 @@ static void run_case(const char *dir, const char *name)
 		failed++;
 		goto out;
 	}
+	snprintf(path, sizeof path, "%s/%s/claims.yaml", dir, name);
+	if (exists(path)) {
+		claims_text = slurp(path, &claims_len);
+		if (claims_text == NULL || audit_init(&claims_held, cfg, &err) != 0 ||
+		    audit_collect(&claims_held, claims_text, claims_len, &err) != 0) {
+			fail(name, "cannot read claims.yaml");
+			failed++;
+			goto out;
+		}
+		claims_lookup_store.fn = policy_claim_objects_lookup;
+		claims_lookup_store.ctx = &claims_held.claims;
+		claims_lookup = &claims_lookup_store;
+	}
 	snprintf(path, sizeof path, "%s/%s/request.json", dir, name);
 	body = slurp(path, &len);
 	if (body == NULL) {
@@ -570,6 +595,10 @@ static void run_case(const char *dir, const char *name)
 	}
 out:
 	policy_case = NULL;
+	claims_lookup = NULL;
+	audit_free(&claims_held);
+	free(claims_text);
+	claims_text = NULL;
 	json_decref(request);
 	free(body);
 	config_free(cfg);

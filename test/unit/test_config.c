@@ -296,8 +296,8 @@ static void test_pool_access(void)
 	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, podSelector: {matchExpressions: [{key: a, "
 		     "operator: Exists, value: [b]}]}}\n", "matchExpressions[0].value: unknown field");
 	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, namespace: [x]}\n",
-		     "pools[0].namespace: unknown field (known: name, nodeSelector, resources, maxGPUsPerPod, "
-		     "pricePerNodeHour, gpusPerNode, tolerations, namespaces, podSelector)");
+		     "pools[0].namespace: unknown field (known: name, nodeSelector, resources, deviceClasses, "
+		     "maxGPUsPerPod, pricePerNodeHour, gpusPerNode, tolerations, namespaces, podSelector)");
 	expect_error("deferLabel: [a]\n", "deferLabel: unknown field");
 	/* Bad globs and label text. */
 	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, namespaces: [Team-A]}\n",

@@ -295,8 +295,10 @@ static void test_store(void)
 	CHECK_STR(json_string_value(json_object_get(json_object_get(got, "metadata"), "name")), "t");
 	json_decref(got);
 	json_decref(t);
-	CHECK_INT(watchcache_apply(w, "ADDED", json_object(), 5, &err), -1);
+	t = json_object();
+	CHECK_INT(watchcache_apply(w, "ADDED", t, 5, &err), -1);
 	CHECK_INT(err.kind, ERROR_INPUT);
+	json_decref(t);
 	watchcache_free(w);
 	json_decref(a);
 	json_decref(a2);

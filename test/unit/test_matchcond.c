@@ -42,9 +42,16 @@ static void test_default(void)
 	CHECK_STR(s.v[0].name, "gpu-relevant");
 	CHECK_STR(s.v[1].name, "update-changes-what-policy-reads");
 	CHECK(strncmp(s.v[0].expression, "object != null && has(object.spec) && (\n  ", 42) == 0);
-	/* gpuResources: exact ones in a list, sorted; nvidia.com/mig-* by its prefix. */
+	/*
+	 * gpuResources and gpuShareResources: exact ones in a list, sorted; nvidia.com/mig-*
+	 * and volcano.sh/vgpu-* by their prefix.
+	 */
 	CHECK(has(&s, 0, "(k in ['alpha.kubernetes.io/nvidia-gpu', 'amd.com/gpu', 'nvidia.com/gpu', "
-		  "'nvidia.com/gpu.shared'] || size(k) > 63 || k.startsWith('nvidia.com/mig-'))"));
+		  "'nvidia.com/gpu.shared', 'nvidia.com/gpucores', 'nvidia.com/gpumem', 'nvidia.com/gpumem-percentage'] "
+		  "|| size(k) > 63 || k.startsWith('nvidia.com/mig-') || k.startsWith('volcano.sh/vgpu-'))"));
+	/* gpuAnnotations: each key looked up in the pod's annotations, whatever they hold. */
+	CHECK(has(&s, 0, "\n  || has(object.metadata) && has(object.metadata.annotations) && ('gpu-fraction' in "
+		  "object.metadata.annotations || 'gpu-memory' in object.metadata.annotations)"));
 	/* The GPU taint's key, an empty key, the key the policy warns about. */
 	CHECK(has(&s, 0, "!has(t.key) || t.key in ['', 'nvidia.com/gpu', 'sku']"));
 	/* The default pool selects by a label: node names cannot be told, so any is sent. */
@@ -90,7 +97,7 @@ static void test_globs_and_escaping(void)
 	struct matchcond_set s;
 	struct error err = { 0 };
 
-	CHECK(build("gpuResources: [\"*.habana.ai/gaudi\", \"example.com/*-gpu\", \"vendor?.io/x\", "
+	CHECK(build("gpuShareResources: []\ngpuResources: [\"*.habana.ai/gaudi\", \"example.com/*-gpu\", \"vendor?.io/x\", "
 		    "\"o'k\\\\gpu\", \"nvidia.com/gpu\", \"nvidia.com/gpu\"]\n", MATCHCOND_PODS, &s, &err) == 0);
 	CHECK(has(&s, 0, "k.endsWith('.habana.ai/gaudi')"));
 	CHECK(has(&s, 0, "k.startsWith('example.com/') && k.endsWith('-gpu')"));
@@ -99,7 +106,7 @@ static void test_globs_and_escaping(void)
 	CHECK(has(&s, 0, "(k in ['nvidia.com/gpu', 'o\\'k\\\\gpu'] || size(k) > 63 || "));
 	matchcond_set_free(&s);
 
-	CHECK(build("gpuResources: [\"*\"]\n", MATCHCOND_PODS, &s, &err) == 0);
+	CHECK(build("gpuShareResources: []\ngpuResources: [\"*\"]\n", MATCHCOND_PODS, &s, &err) == 0);
 	CHECK(has(&s, 0, "c.resources.limits.exists(k, (size(k) > 63 || true))"));
 	matchcond_set_free(&s);
 
@@ -206,7 +213,8 @@ static void test_workloads(void)
 		 "has(object.template.metadata.labels) && object.template.metadata.labels != oldObject.template.metadata.labels");
 	CHECK(has(&s, 1, want));
 	CHECK(has(&s, 1, "object.spec.template.spec.resourceClaims != oldObject.spec.template.spec.resourceClaims"));
-	CHECK(!has(&s, 1, "annotations"));
+	/* gpuAnnotations keys make a template's pods GPU pods: its annotations are read. */
+	CHECK(has(&s, 1, "object.spec.template.metadata.annotations != oldObject.spec.template.metadata.annotations"));
 	/* One root per request: not three times the pod's cost. */
 	CHECK(s.v[0].cost > pods.v[0].cost && s.v[0].cost < pods.v[0].cost + pods.v[0].cost / 10);
 	CHECK(s.cost <= MATCHCOND_COST_BUDGET && s.v[1].cost <= MATCHCOND_COST_PER_CALL);
