@@ -3,13 +3,20 @@
  * kubeconfig and in-cluster configuration, the watch stream's line framing,
  * the backoff, and the store's semantics (limits, deletes, lookups).
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "check.h"
+#include "base/log.h"
 #include "k8s/kubeclient.h"
 #include "k8s/watchcache.h"
 
@@ -306,12 +313,200 @@ static void test_store(void)
 	json_decref(c);
 }
 
+
+/* ==== Against a fake API server (plain HTTP on loopback) ==== */
+
+struct fake_api {
+	int fd, port;
+	pthread_t thread;
+	atomic_int stop;
+	char log[4096];   /* each request's path, one a line */
+	int n;            /* requests answered */
+};
+
+/* One response: status line, headers, body; the connection closes after it. */
+static void reply(int c, const char *status, const char *body)
+{
+	char head[256];
+	int n = snprintf(head, sizeof head, "HTTP/1.1 %s\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n",
+			 status);
+
+	if (write(c, head, (size_t)n) < 0 || write(c, body, strlen(body)) < 0)
+		return;
+}
+
+static const char *const fake_page1 =
+	"{\"kind\":\"ThingList\",\"metadata\":{\"resourceVersion\":\"10\",\"continue\":\"c 1\"},"
+	"\"items\":[{\"metadata\":{\"namespace\":\"ns\",\"name\":\"a\",\"resourceVersion\":\"5\"}}]}";
+static const char *const fake_page2 =
+	"{\"kind\":\"ThingList\",\"metadata\":{\"resourceVersion\":\"10\"},"
+	"\"items\":[{\"metadata\":{\"namespace\":\"ns\",\"name\":\"b\",\"resourceVersion\":\"6\"}}]}";
+static const char *const fake_relist =
+	"{\"kind\":\"ThingList\",\"metadata\":{\"resourceVersion\":\"20\"},"
+	"\"items\":[{\"metadata\":{\"namespace\":\"ns\",\"name\":\"z\",\"resourceVersion\":\"19\"}}]}";
+
+/* The first watch: an add, a delete, an event over the line limit, a bookmark; then the server ends it. */
+static void fake_watch1(int c)
+{
+	static char big[6000];
+	char *body = malloc(sizeof big + 1024);
+
+	memset(big, 'x', sizeof big - 1);
+	snprintf(body, sizeof big + 1024,
+		 "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"namespace\":\"ns\",\"name\":\"c\",\"resourceVersion\":\"12\"}}}\n"
+		 "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"namespace\":\"ns\",\"name\":\"a\",\"resourceVersion\":\"13\"}}}\n"
+		 "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"namespace\":\"ns\",\"name\":\"big\"},\"x\":\"%s\"}}\n"
+		 "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"14\"}}}\n", big);
+	reply(c, "200 OK", body);
+	free(body);
+}
+
+static void fake_answer(struct fake_api *f, int c, const char *path)
+{
+	if (strstr(path, "/missing") != NULL)
+		reply(c, "404 Not Found", "{\"kind\":\"Status\",\"code\":404,\"message\":\"things \\\"missing\\\" not found\"}");
+	else if (strstr(path, "continue=c%201") != NULL)
+		reply(c, "200 OK", fake_page2);
+	else if (strstr(path, "?limit=") != NULL)
+		reply(c, "200 OK", strstr(f->log, "resourceVersion=14") ? fake_relist : fake_page1);
+	else if (strstr(path, "resourceVersion=10&") != NULL)
+		fake_watch1(c);
+	else if (strstr(path, "resourceVersion=14&") != NULL)  /* the bookmark's version: gone */
+		reply(c, "200 OK", "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,"
+		      "\"reason\":\"Expired\",\"message\":\"too old resource version\"}}\n");
+	else  /* the watch after the relist: held open until the test ends */
+		while (!atomic_load(&f->stop))
+			usleep(20000);
+}
+
+static void *fake_run(void *arg)
+{
+	struct fake_api *f = arg;
+	struct timeval patient = { 30, 0 };
+
+	while (!atomic_load(&f->stop)) {
+		char req[2048], path[1024];
+		ssize_t got;
+		size_t have = 0, n;
+		int c = accept(f->fd, NULL, NULL);
+
+		if (c < 0)
+			continue;
+		/* The listening socket's short timeout is for accept() only. */
+		setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &patient, sizeof patient);
+		while (have < sizeof req - 1 && (got = read(c, req + have, sizeof req - 1 - have)) > 0) {
+			have += (size_t)got;
+			req[have] = '\0';
+			if (strstr(req, "\r\n\r\n") != NULL)
+				break;
+		}
+		req[have] = '\0';
+		if (sscanf(req, "GET %1023s", path) == 1) {
+			n = strlen(f->log);
+			snprintf(f->log + n, sizeof f->log - n, "%s\n", path);
+			fake_answer(f, c, path);
+		}
+		close(c);
+		f->n++;
+	}
+	return NULL;
+}
+
+static int fake_start(struct fake_api *f)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof a;
+	struct timeval tv = { 0, 100000 };
+
+	memset(f, 0, sizeof *f);
+	memset(&a, 0, sizeof a);
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if ((f->fd = socket(AF_INET, SOCK_STREAM, 0)) < 0 || bind(f->fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+	    listen(f->fd, 8) != 0 || getsockname(f->fd, (struct sockaddr *)&a, &len) != 0)
+		return -1;
+	/* accept() wakes up to see the stop flag. */
+	setsockopt(f->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	f->port = ntohs(a.sin_port);
+	return pthread_create(&f->thread, NULL, fake_run, f) == 0 ? 0 : -1;
+}
+
+static void fake_stop(struct fake_api *f)
+{
+	atomic_store(&f->stop, 1);
+	pthread_join(f->thread, NULL);
+	close(f->fd);
+}
+
+/* Polls cond over a generous deadline (the machine may be loaded): never a timing assertion. */
+#define EVENTUALLY(cond) do { \
+	int tries_ = 0; \
+	while (!(cond) && tries_++ < 1500) \
+		usleep(20000); \
+	CHECK(cond); \
+} while (0)
+
+static void test_against_fake_api(void)
+{
+	struct fake_api f;
+	struct kube_config kc;
+	struct error err = { 0 };
+	char text[512];
+	struct watchcache_options o = { "things", "/apis/x/v1/things", "x/v1", "Thing", 0, 2048, 10, 20, 300 };
+	struct watchcache *w;
+	struct watchcache_stats st;
+	struct kube_client *k;
+	json_t *got = NULL;
+	long status = 0;
+
+	if (fake_start(&f) != 0) {
+		CHECK(!"fake API server");
+		return;
+	}
+	snprintf(text, sizeof text, "clusters:\n- name: c\n  cluster: {server: \"http://127.0.0.1:%d\"}\n"
+		 "users:\n- name: u\n  user: {token: t0k}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
+		 "current-context: x\n", f.port);
+	CHECK_INT(kube_config_parse(&kc, "kc", text, strlen(text), NULL, &err), 0);
+	/* GET: a refusal's Status message and kind. */
+	k = kube_client_new(&kc, NULL, &err);
+	CHECK_INT(kube_get(k, "/apis/x/v1/namespaces/ns/things/missing", &got, &status, &err), -1);
+	CHECK_INT(status, 404);
+	CHECK_INT(err.kind, ERROR_NOT_FOUND);
+	CHECK(strstr(err.msg, "things \"missing\" not found") != NULL);
+	kube_client_free(k);
+	/* The cache: two pages, a watch (add, delete, an over-long event, a bookmark), 410 at the bookmark's version, a relist. */
+	w = watchcache_new(&kc, &o, &err);
+	CHECK_INT(watchcache_start(w, &err), 0);
+	EVENTUALLY((watchcache_stats(w, &st), st.relists == 1 && st.lists == 2 && strstr(f.log, "resourceVersion=20")));
+	watchcache_stats(w, &st);
+	CHECK_INT(st.synced, 1);
+	CHECK_INT(st.objects, 1);
+	CHECK_INT(st.refused, 1);
+	CHECK_INT(watchcache_get(w, "ns", "z", &got), WATCHCACHE_FOUND);
+	CHECK_STR(json_string_value(json_object_get(got, "kind")), "Thing");
+	json_decref(got);
+	CHECK_INT(watchcache_get(w, "ns", "b", &got), WATCHCACHE_MISSING);  /* the relist replaced the store */
+	watchcache_free(w);
+	fake_stop(&f);
+	/* In order: both pages (the token sent, the continue token escaped), the watch from the list's version, the
+	 * next from the bookmark's, the relist, the watch from its version. */
+	CHECK(strstr(f.log, "/apis/x/v1/things?limit=25\n/apis/x/v1/things?limit=25&continue=c%201\n"
+			    "/apis/x/v1/things?watch=1&allowWatchBookmarks=true&resourceVersion=10&timeoutSeconds=300\n"
+			    "/apis/x/v1/things?watch=1&allowWatchBookmarks=true&resourceVersion=14&timeoutSeconds=300\n"
+			    "/apis/x/v1/things?limit=25\n"
+			    "/apis/x/v1/things?watch=1&allowWatchBookmarks=true&resourceVersion=20&timeoutSeconds=300\n") != NULL);
+	if (check_current_failed)
+		fprintf(stderr, "  requests:\n%s", f.log);
+	kube_config_free(&kc);
+}
+
 int main(void)
 {
 	char cmd[128];
 
 	if (mkdtemp(dir) == NULL)
 		return 1;
+	log_set_level(LOG_LEVEL_ERROR);  /* the caches' info and warn lines are expected here */
 	RUN(test_kubeconfig_files);
 	RUN(test_kubeconfig_data);
 	RUN(test_kubeconfig_refused);
@@ -321,6 +516,7 @@ int main(void)
 	RUN(test_lines_stop);
 	RUN(test_backoff);
 	RUN(test_store);
+	RUN(test_against_fake_api);
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		return 1;
