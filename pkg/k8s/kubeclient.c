@@ -416,8 +416,8 @@ struct kube_client {
 struct xfer {
 	CURL *h;
 	long status;
-	char *body;                 /* owned: the whole body (body mode) */
-	size_t len, max;
+	char *body;                 /* owned: the whole body (body mode), cap bytes */
+	size_t len, cap, max;
 	int too_large;
 	struct kube_lines *lines;   /* stream mode when set */
 	kube_event_fn fn;
@@ -501,9 +501,21 @@ static size_t on_data(char *data, size_t size, size_t nmemb, void *ud)
 		x->too_large = 1;
 		return 0;
 	}
-	if (x->body == NULL && (x->body = malloc(x->max + 1)) == NULL) {
-		x->too_large = -1;
-		return 0;
+	if (x->len + n + 1 > x->cap) {
+		/* Doubling from 16 KiB up to the limit: a small answer never costs the limit. */
+		size_t cap = x->cap ? x->cap : 16 * 1024;
+		char *b;
+
+		while (cap < x->len + n + 1)
+			cap *= 2;
+		if (cap > x->max + 1)
+			cap = x->max + 1;
+		if ((b = realloc(x->body, cap)) == NULL) {
+			x->too_large = -1;
+			return 0;
+		}
+		x->body = b;
+		x->cap = cap;
 	}
 	memcpy(x->body + x->len, data, n);
 	x->len += n;
@@ -522,7 +534,7 @@ static int on_progress(void *ud, curl_off_t a, curl_off_t b, curl_off_t c, curl_
 static struct curl_slist *headers(const struct kube_client *k, struct error *err)
 {
 	struct curl_slist *h = curl_slist_append(NULL, "Accept: application/json"), *h2;
-	char *file = NULL, *tok = k->c->token, line[KUBE_CRED_MAX + 32];
+	char *file = NULL, *tok = k->c->token, *line;
 	size_t len;
 
 	if (h == NULL)
@@ -539,9 +551,15 @@ static struct curl_slist *headers(const struct kube_client *k, struct error *err
 			goto nomem;
 	}
 	if (tok != NULL) {
-		snprintf(line, sizeof line, "Authorization: Bearer %s", tok);
-		h2 = curl_slist_append(h, line);
-		wipe(line, sizeof line);
+		len = strlen(tok) + sizeof "Authorization: Bearer ";
+		if ((line = malloc(len)) != NULL) {
+			snprintf(line, len, "Authorization: Bearer %s", tok);
+			h2 = curl_slist_append(h, line);
+			wipe(line, len);
+			free(line);
+		} else {
+			h2 = NULL;
+		}
 		if (tok != k->c->token) {
 			wipe(tok, strlen(tok));
 			free(tok);
