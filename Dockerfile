@@ -14,7 +14,7 @@ FROM ${BASE} AS build
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       gcc libc6-dev make pkg-config binutils \
-      libmicrohttpd-dev libssl-dev libjansson-dev libyaml-dev \
+      libmicrohttpd-dev libssl-dev libjansson-dev libyaml-dev libcurl4-openssl-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Makefile ./

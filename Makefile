@@ -18,7 +18,7 @@
 
 CC       ?= cc
 O        ?= -O2
-PKGS     := libmicrohttpd jansson yaml-0.1 openssl gnutls
+PKGS     := libmicrohttpd jansson yaml-0.1 openssl gnutls libcurl
 # The release version is the file VERSION (the chart's appVersion follows it, and
 # test/e2e/cli.sh checks they agree); the revision is the git commit built.
 VERSION  := $(shell cat VERSION 2>/dev/null || echo 0.0.0)

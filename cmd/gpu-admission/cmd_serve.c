@@ -4,13 +4,17 @@
 
 #include "commands.h"
 #include "base/log.h"
+#include "base/limit.h"
+#include "k8s/watchcache.h"
+#include "webhook/claims.h"
 #include "webhook/review.h"
 #include "webhook/server.h"
 
 enum {
 	OPT_ADDR = CLI_LONG_ONLY, OPT_CERT, OPT_KEY, OPT_SELF, OPT_METRICS, OPT_BODY, OPT_THREADS,
 	OPT_MAXCONN, OPT_PERIP, OPT_TIMEOUT, OPT_GRACE, OPT_SERVICE, OPT_LOG, OPT_LOG_FORMAT,
-	OPT_HEADER_TIMEOUT, OPT_BODY_TIMEOUT, OPT_BUDGET, OPT_POLICY_KEY
+	OPT_HEADER_TIMEOUT, OPT_BODY_TIMEOUT, OPT_BUDGET, OPT_POLICY_KEY, OPT_LOOKUPS, OPT_KUBECONFIG,
+	OPT_CACHE_OBJECTS, OPT_CACHE_OBJECT_BYTES
 };
 
 /* The defaults the help states, held to the server's own (pkg/webhook/server.h). */
@@ -23,6 +27,9 @@ _Static_assert(SERVER_DEFAULT_HEADER_TIMEOUT == 5, "serve --help: --header-timeo
 _Static_assert(SERVER_DEFAULT_BODY_TIMEOUT == 10, "serve --help: --body-timeout default 10");
 _Static_assert(SERVER_CONN_MEMORY == 48u * 1024, "serve --help: --memory-budget, 48 KiB a connection");
 _Static_assert(SERVER_DEFAULT_MEMORY_BUDGET == 32u * 1024 * 1024, "serve --help: --memory-budget default 32 MiB");
+_Static_assert(WATCHCACHE_MAX_OBJECTS == 100000, "serve --help: --claim-cache-max-objects default 100000");
+_Static_assert(WATCHCACHE_MAX_OBJECT_BYTES == 65536, "serve --help: --claim-cache-max-object-bytes default 65536");
+_Static_assert(LIMIT_KUBE_WATCH_LINE_MAX == 262144, "serve --help: --claim-cache-max-object-bytes at most 262144");
 
 static const struct cli_option serve_options[] = {
 	{ "addr", OPT_ADDR, "HOST:PORT", "listen address (default " SERVER_DEFAULT_ADDR "; [::]:PORT listens\n"
@@ -53,6 +60,17 @@ static const struct cli_option serve_options[] = {
 						"and parse results, together, at most (default 33554432,\n"
 						"32 MiB); beyond it: 503 with Retry-After for a body, the\n"
 						"listen queue for a connection", 0 },
+	{ "claim-lookups", OPT_LOOKUPS, NULL, "resolve pods' DRA claims (ResourceClaimTemplates, ResourceClaims;\n"
+					     "DeviceClasses too) from a read-only watch of the API server\n"
+					     "(resource.k8s.io/v1), as the pod's service account unless\n"
+					     "--kubeconfig. Until the caches sync a pod's claims are judged\n"
+					     "unknown, with a warning; readiness never waits for them", 0 },
+	{ "kubeconfig", OPT_KUBECONFIG, "FILE", "the API server and identity for --claim-lookups (implies it):\n"
+						"the current context; client certificate or token", 0 },
+	{ "claim-cache-max-objects", OPT_CACHE_OBJECTS, "N", "objects each claim cache keeps at most; more are\n"
+							    "refused and counted (default 100000)", 0 },
+	{ "claim-cache-max-object-bytes", OPT_CACHE_OBJECT_BYTES, "BYTES", "largest object a claim cache keeps (default\n"
+									  "65536, at most 262144); larger: refused, counted", 0 },
 	{ "shutdown-grace", OPT_GRACE, "SECONDS", "SIGTERM to exit at most (default 10)", 0 },
 	{ "service-name", OPT_SERVICE, "NAME", "warn when the certificate's SANs do not cover NAME", 0 },
 	{ "log-level", OPT_LOG, "debug|info|warn|error", "the least important lines logged (default info)", 0 },
@@ -65,6 +83,9 @@ static int run_serve(const struct cli_command *cmd, int argc, char **argv)
 {
 	struct cli_parser p;
 	struct server_options o;
+	struct claims_options co = { 0 };
+	struct claims *claims = NULL;
+	int lookups = 0, rc;
 	struct error err = { 0 };
 	enum log_level level = LOG_LEVEL_INFO;
 	enum log_format format = isatty(STDERR_FILENO) ? LOG_FORMAT_TEXT : LOG_FORMAT_JSON;
@@ -84,6 +105,18 @@ static int run_serve(const struct cli_command *cmd, int argc, char **argv)
 		case OPT_POLICY_KEY: o.policy_key = p.value; break;
 		case OPT_METRICS: o.metrics_addr = p.value; break;
 		case OPT_SERVICE: o.service_name = p.value; break;
+		case OPT_LOOKUPS: lookups = 1; break;
+		case OPT_KUBECONFIG: co.kubeconfig = p.value; lookups = 1; break;
+		case OPT_CACHE_OBJECTS:
+			if (cli_number(&p, 1, 10000000, &n) != 0)
+				return cli_stop(&p);
+			co.max_objects = (size_t)n;
+			break;
+		case OPT_CACHE_OBJECT_BYTES:
+			if (cli_number(&p, 1024, LIMIT_KUBE_WATCH_LINE_MAX, &n) != 0)
+				return cli_stop(&p);
+			co.max_object_bytes = (size_t)n;
+			break;
 		case OPT_BODY:
 			if (cli_number(&p, 1, 64ull << 20, &n) != 0)
 				return cli_stop(&p);
@@ -147,7 +180,15 @@ static int run_serve(const struct cli_command *cmd, int argc, char **argv)
 				 : "give --tls-cert and --tls-key, or --self-signed");
 	log_set_format(format);
 	log_set_level(level);
-	if (server_run(&o, &err) != 0) {
+	/* A lookup configuration that cannot work is a start-up error; an unreachable API server is not. */
+	if (lookups && (claims = claims_start(&co, &err)) == NULL) {
+		log_msg(LOG_LEVEL_ERROR, "cannot start claim lookups", "error", err.msg, LOG_END);
+		return cli_exit_code(&err);
+	}
+	o.claims = claims;
+	rc = server_run(&o, &err);
+	claims_free(claims);
+	if (rc != 0) {
 		log_msg(LOG_LEVEL_ERROR, "cannot serve", "error", err.msg, LOG_END);
 		return cli_exit_code(&err);
 	}
@@ -175,6 +216,7 @@ const struct cli_command cmd_serve = {
 	.examples =
 		"gpu-admission serve --self-signed --addr 127.0.0.1:8443\n"
 		"gpu-admission serve --tls-cert certs/tls.crt --tls-key certs/tls.key \\\n"
-		"    --config policy.yaml",
+		"    --config policy.yaml\n"
+		"gpu-admission serve --self-signed --claim-lookups --kubeconfig ~/.kube/config",
 	.run = run_serve,
 };

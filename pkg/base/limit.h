@@ -67,4 +67,14 @@
  */
 #define LIMIT_TEMPLATE_POINTER_MAX 4096
 
+/*
+ * One watch event line (an object and its envelope) the Kubernetes API
+ * client reads (pkg/k8s/kubeclient.c), and so the largest object a watch
+ * cache (pkg/k8s/watchcache.c) can keep: the caches' own object limit and
+ * serve's --lookup-max-object-bytes are bounded by it, and a LIST page
+ * holds KUBE_LIST_PAGE of them. A ResourceClaim with its allocation is a
+ * few KiB; etcd's own limit (1.5 MiB) is far above what claims need.
+ */
+#define LIMIT_KUBE_WATCH_LINE_MAX (256u * 1024)
+
 #endif

@@ -53,6 +53,8 @@
 #define SERVER_CONN_MEMORY (48u * 1024)
 #define SERVER_DEFAULT_GRACE 10u
 
+struct claims;
+
 struct server_options {
 	const char *addr;           /* "HOST:PORT"; port 0 picks a free one (logged) */
 	const char *metrics_addr;   /* plain-HTTP /metrics, /healthz, /readyz; NULL: none */
@@ -74,6 +76,8 @@ struct server_options {
 	size_t memory_budget;       /* bytes: TLS connections, bodies and parse results; over it, 503 */
 	unsigned grace;             /* seconds from SIGTERM to exit */
 	unsigned watch_ms;          /* file poll period (0: 1000) */
+	struct claims *claims;      /* DRA claim lookups (pkg/webhook/claims.h), borrowed; NULL: none.
+	                               Never part of readiness: a cold cache must not block pods */
 };
 
 #define SERVER_THREADS_MAX 64u

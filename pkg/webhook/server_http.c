@@ -10,6 +10,7 @@
 #include <microhttpd.h>
 
 #include "base/log.h"
+#include "webhook/claims.h"
 #include "webhook/metrics.h"
 #include "webhook/review.h"
 
@@ -164,6 +165,10 @@ static enum MHD_Result answer_get(struct server *s, struct MHD_Connection *c, st
 	}
 	default:
 		text = metrics_render(s->metrics, &len, &err);
+		if (text != NULL && s->o->claims != NULL && claims_metrics(s->o->claims, &text, &len, &err) != 0) {
+			free(text);
+			text = NULL;
+		}
 		if (text == NULL)
 			return answer_error(s, c, rq, err.kind, err.msg);
 		return answer(s, c, rq, &(struct reply){ .status = MHD_HTTP_OK,
@@ -203,6 +208,23 @@ static int review_policy(struct server *s, struct srv_req *rq, struct review_res
 	return review_policy_handle(&po, rq->body ? rq->body : "", rq->len, 0, res, err);
 }
 
+/* An admission review, with the claim lookups when they are on. */
+static int review_pod(struct server *s, struct srv_config *cfg, struct srv_req *rq, struct review_response *res,
+		      struct error *err)
+{
+	struct policy_claim_lookup lk;
+	struct claims_review cr;
+	int rc;
+
+	if (s->o->claims != NULL)
+		claims_review_begin(s->o->claims, &cr, &lk);
+	rc = review_handle_claims(cfg->cfg, rq->body ? rq->body : "", rq->len,
+				  rq->ep == METRICS_EP_VALIDATE ? REVIEW_VALIDATE : 0, s->o->claims ? &lk : NULL, res, err);
+	if (s->o->claims != NULL)
+		claims_review_end(&cr);
+	return rc;
+}
+
 static enum MHD_Result answer_review(struct server *s, struct MHD_Connection *c, struct srv_req *rq)
 {
 	struct review_response res;
@@ -224,8 +246,7 @@ static enum MHD_Result answer_review(struct server *s, struct MHD_Connection *c,
 	if (rq->ep == METRICS_EP_VALIDATE_POLICY)
 		rc = review_policy(s, rq, &res, &charged, &err);
 	else
-		rc = review_handle(cfg->cfg, rq->body ? rq->body : "", rq->len, rq->ep == METRICS_EP_VALIDATE,
-				   &res, &err);
+		rc = review_pod(s, cfg, rq, &res, &err);
 	server_config_release(cfg);
 	arena_budget_give(&s->budget, charged);
 	/* The answer outlives the arena: anything it owns must not live there (it never does, but check). */

@@ -142,7 +142,8 @@ function main() {
 		check(`${caseName}: ${id} unique`, !names.has(id));
 		names.add(id);
 	}
-	const clusterScoped = ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "Namespace"];
+	const clusterScoped = ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "Namespace", "ClusterRole",
+		"ClusterRoleBinding"];
 	const misplaced = objs.filter((o) => !clusterScoped.includes(o.kind) && o.metadata.namespace !== NS);
 	check(`${caseName}: namespaced objects in the release namespace`, !misplaced.length,
 		misplaced.map((o) => o.kind).join(","));
@@ -190,10 +191,33 @@ function main() {
 		csc.readOnlyRootFilesystem === true && csc.allowPrivilegeEscalation === false &&
 		eq(csc.capabilities.drop, ["ALL"]) && !csc.capabilities.add && csc.runAsNonRoot === true &&
 		csc.runAsUser === 65532 && csc.privileged !== true && csc.seccompProfile.type === "RuntimeDefault");
-	check(`${caseName}: no service account token (pod and ServiceAccount)`,
-		pod.automountServiceAccountToken === false && sa.automountServiceAccountToken === false &&
-		pod.serviceAccountName === sa.metadata.name);
-	check(`${caseName}: no RBAC objects`, !objs.some((o) => /Role/.test(o.kind)));
+	const lookups = (c.args || []).includes("--claim-lookups");
+	if (!lookups) {
+		check(`${caseName}: no service account token (pod and ServiceAccount)`,
+			pod.automountServiceAccountToken === false && sa.automountServiceAccountToken === false &&
+			pod.serviceAccountName === sa.metadata.name);
+		check(`${caseName}: no RBAC objects`, !objs.some((o) => /Role/.test(o.kind)));
+	} else {
+		/* Claim lookups: the pod's token, and read access to exactly the DRA objects, bound to its ServiceAccount. */
+		const roles = objs.filter((o) => /Role$/.test(o.kind));
+		const bindings = objs.filter((o) => /RoleBinding$/.test(o.kind));
+		const role = roles[0];
+		const rules = role ? role.rules : [];
+		check(`${caseName}: claim lookups mount the token (pod only; ServiceAccount keeps it off)`,
+			pod.automountServiceAccountToken === true && sa.automountServiceAccountToken === false &&
+			pod.serviceAccountName === sa.metadata.name);
+		check(`${caseName}: one ClusterRole, get/list/watch on exactly the DRA claim objects`,
+			roles.length === 1 && role.kind === "ClusterRole" && rules.length === 1 &&
+			eq(rules[0].apiGroups, ["resource.k8s.io"]) &&
+			eq([...rules[0].resources].sort(), ["deviceclasses", "resourceclaims", "resourceclaimtemplates"]) &&
+			eq([...rules[0].verbs].sort(), ["get", "list", "watch"]) && !rules[0].resourceNames,
+			JSON.stringify(rules));
+		check(`${caseName}: one ClusterRoleBinding of that role to the webhook's ServiceAccount`,
+			bindings.length === 1 && bindings[0].kind === "ClusterRoleBinding" && role &&
+			bindings[0].roleRef.name === role.metadata.name && bindings[0].roleRef.kind === "ClusterRole" &&
+			eq(bindings[0].subjects, [{ kind: "ServiceAccount", name: sa.metadata.name,
+				namespace: sa.metadata.namespace }]));
+	}
 	check(`${caseName}: no hostNetwork/hostPath`, !pod.hostNetwork &&
 		!(pod.volumes || []).some((v) => v.hostPath));
 
@@ -205,7 +229,8 @@ function main() {
 	};
 	const known = ["addr", "tls-cert", "tls-key", "self-signed", "config", "metrics-addr", "max-body", "threads",
 		"max-connections", "max-connections-per-ip", "timeout", "shutdown-grace", "service-name", "log-level",
-		"header-timeout", "memory-budget", "policy-key"];
+		"header-timeout", "memory-budget", "policy-key", "claim-lookups", "claim-cache-max-objects",
+		"claim-cache-max-object-bytes"];
 	const bad = args.filter((a) => a.startsWith("--") && !known.includes(a.slice(2).split("=")[0]));
 	check(`${caseName}: every flag is one serve knows`, !bad.length, bad.join(" "));
 	check(`${caseName}: no --self-signed in a cluster`, !args.includes("--self-signed"));
@@ -249,6 +274,7 @@ function main() {
 	const expectedFailure = {
 		defaults: "Fail", "cert-manager": "Fail", "cert-manager-issuer": "Fail", secret: "Fail", "three-pools": "Fail",
 		"spot-fallback": "Fail", full: "Fail", dryrun: "Ignore", "failure-ignore": "Ignore", "policy-check-off": "Fail",
+		"claim-lookups": "Fail",
 	}[caseName];
 	// One entry per class of object (pkg/policy/matchcond.h), with stable names: the mutating webhook for pods; the
 	// validating ones for pods, for the built-in workload kinds at v1, and (with policy.workloads) for a rule per
@@ -388,7 +414,8 @@ function main() {
 	/* ---- certificates ---- */
 	const secrets = all("Secret");
 	if (caseName === "defaults" || caseName === "three-pools" || caseName === "spot-fallback" || caseName === "dryrun" ||
-		caseName === "failure-ignore" || caseName === "full" || caseName === "policy-check-off") {
+		caseName === "failure-ignore" || caseName === "full" || caseName === "policy-check-off" ||
+		caseName === "claim-lookups") {
 		const s = secrets.find((x) => x.metadata.name === tlsSecretName);
 		check(`${caseName}: helm mode renders the TLS Secret the pods mount`, s && s.type === "kubernetes.io/tls" &&
 			s.data["tls.crt"] && s.data["tls.key"] && s.data["ca.crt"]);
@@ -452,6 +479,13 @@ function main() {
 	/* ---- optional objects ---- */
 	const np = one("NetworkPolicy");
 	const sm = one("ServiceMonitor");
+	if (caseName === "claim-lookups") {
+		check(`${caseName}: serve's cache flags follow the values`,
+			flag("claim-cache-max-objects") === "20000" && flag("claim-cache-max-object-bytes") === "65536");
+		check(`${caseName}: NetworkPolicy egress: the API server's ports only, to reach it for the lookups`,
+			np && np.spec.policyTypes.includes("Egress") && np.spec.egress.length === 1 &&
+			!np.spec.egress[0].to && eq(np.spec.egress[0].ports.map((p) => p.port).sort(), [443, 6443]));
+	}
 	if (caseName === "full") {
 		const mp = c.ports.find((p) => p.name === "metrics");
 		check(`${caseName}: --metrics-addr port is the metrics containerPort`,
@@ -503,7 +537,7 @@ function main() {
 				.concat(rule ? rule.spec.groups.flatMap((g) => g.rules.map((r) => r.expr)) : []);
 			fs.writeFileSync(path.join(outDir, "promql.txt"), exprs.map((e) => e.replace(/\s+/g, " ")).join("\n") + "\n");
 		}
-	} else {
+	} else if (caseName !== "claim-lookups") {
 		check(`${caseName}: optional objects off by default`, !np && !sm && !one("Namespace") &&
 			!one("PrometheusRule") && all("ConfigMap").length === 1 &&
 			!c.ports.some((p) => p.name === "metrics"));

@@ -1,0 +1,199 @@
+# Sourced by suite.sh (full mode): issue 28 item 1, DRA claim lookups. The replica
+# resolves pods' claims from watch caches of resource.k8s.io/v1 (GA and served by
+# default from 1.34: k8s.io/kubernetes pkg/features/kube_features.go
+# DynamicResourceAllocation GA 1.34; pkg/controlplane/instance.go lists
+# resourcev1.SchemeGroupVersion in stableAPIGroupVersionsEnabledByDefault), read as
+# the chart's ServiceAccount with the chart's ClusterRole and nothing else.
+# DRA as upstream runs it, with no driver: the resourceclaim controller makes each
+# pod's claim from its template and records it in the pod's
+# status.resourceClaimStatuses (k8s.io/kubernetes pkg/controller/resourceclaim/
+# controller.go syncPod, handleClaim); the scheduler's DynamicResources plugin
+# allocates devices from the ResourceSlices published for a node (Filter, Reserve)
+# and writes the allocation into the claim's status before binding (PreBind ->
+# bindClaim: pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go).
+# Taints are another plugin's (pkg/scheduler/framework/plugins/tainttoleration
+# Filter): a claim does not make a pod tolerate the GPU nodes' sku=gpu taint.
+clean
+ns team-dra
+
+# wh_metric SAMPLE: the value of one sample (name and labels as printed) of the replica's /metrics.
+wh_metric() {
+	curl -sf --cacert "$WH_DIR/caBundle.pem" --resolve "$WH_HOST:$WH_PORT:$CP_WEBHOOK_IP" "https://$WH_HOST:$WH_PORT/metrics" |
+		awk -v m="$1" '$1 == m { print $2 }'
+}
+# metric_is SAMPLE VALUE: for cp_wait.
+metric_is() { [ "$(wh_metric "$1")" = "$2" ]; }
+# sa_kubeconfig SERVER FILE: a kubeconfig for the chart's ServiceAccount (a token the
+# API server issues for it, as the kubelet mounts one), reaching SERVER.
+sa_kubeconfig() {
+	local tok
+	tok=$(kubectl create token "$REL" -n "$RNS" --duration 2h) || return 1
+	cat >"$2" <<EOK
+apiVersion: v1
+kind: Config
+clusters:
+- name: test
+  cluster: {server: "$1", certificate-authority: "$T/cp/pki/ca.crt"}
+users:
+- name: sa
+  user: {token: "$tok"}
+contexts:
+- name: test
+  context: {cluster: test, user: sa}
+current-context: test
+EOK
+}
+# lookup_counted TEMPLATE RESULT N: a dry-run pod of TEMPLATE reviewed, and the lookups
+# counted with RESULT above N (for cp_wait).
+lookup_counted() {
+	dra_pod probe "$1"
+	kubectl create --dry-run=server -n team-dra -f "$T/probe.in" >/dev/null 2>&1
+	[ "$(wh_metric "gpu_admission_claim_lookups_total{result=\"$2\"}")" -gt "$3" ]
+}
+TMPL='{apiVersion: "resource.k8s.io/v1", kind: "ResourceClaimTemplate", metadata: {name: $n},
+	spec: {spec: {devices: {requests: [{name: "gpu", exactly: {deviceClassName: "gpu.nvidia.com", count: 1}}]}}}}'
+# dra_pod NAME TEMPLATE: a pod whose only GPU is a claim from TEMPLATE, used by its container.
+dra_pod() {
+	pod "$1" ".spec.resourceClaims = [{name: \"gpu\", resourceClaimTemplateName: \"$2\"}]
+		| .spec.containers[0].resources.claims = [{name: \"gpu\"}]" >"$T/$1.in"
+}
+
+HELM_VALUES_DRA="-f $ROOT/test/cluster/values/three-pools.yaml -f $ROOT/test/cluster/values/claim-lookups.yaml"
+# shellcheck disable=SC2086
+if helm upgrade "$REL" "$CHART" -n "$RNS" $HELM_FORCE --reset-values -f "$ROOT/test/cluster/values/image.yaml" \
+	$HELM_VALUES_DRA >"$T/upgrade.out" 2>&1; then ok; else bad "helm upgrade with claim lookups"; cat "$T/upgrade.out"; fi
+
+# The chart's identity reads exactly the DRA claim objects, and writes nothing.
+SA=system:serviceaccount:$RNS:$REL
+for v in get list watch; do
+	for r in resourceclaimtemplates resourceclaims deviceclasses; do
+		equals "$(kubectl auth can-i "$v" "$r.resource.k8s.io" --all-namespaces --as "$SA")" yes "the ServiceAccount may $v $r"
+	done
+done
+equals "$(kubectl auth can-i create resourceclaims.resource.k8s.io -n team-dra --as "$SA")" no "the ServiceAccount may not create claims"
+equals "$(kubectl auth can-i list pods --all-namespaces --as "$SA")" no "the ServiceAccount may not list pods"
+equals "$(kubectl auth can-i list secrets -n "$RNS" --as "$SA")" no "the ServiceAccount may not list secrets"
+
+# Cold: the replica cannot reach its API server (nothing listens on that port). It is
+# ready all the same, and a DRA pod is admitted as if its claim were unknown, with a
+# warning saying why, and counted.
+sa_kubeconfig "https://$CP_API_IP:1" "$T/sa-cold.kubeconfig" || bad "a token for the ServiceAccount"
+WH_EXTRA_ARGS="--kubeconfig=$T/sa-cold.kubeconfig"
+wh_restart && ok || bad "the replica is ready with its API server unreachable (lookups never gate readiness)"
+kubectl create -n team-dra -f - >/dev/null <<EOF2 || bad "the ResourceClaimTemplate gpu-1"
+$(jq -n --arg n gpu-1 "$TMPL")
+EOF2
+dra_pod dra-cold gpu-1
+create team-dra dra-cold
+equals "$RC" 0 "cold cache: the DRA pod is admitted, never refused for want of the API"
+has "$T/dra-cold.err" "cache not synced" "cold cache: kubectl shows the warning"
+jq -e '.spec.tolerations // [] | map(select(.key == "sku")) | length == 0' "$T/dra-cold.out" >/dev/null && ok ||
+	bad "cold cache: the claim is unknown, so no GPU toleration"
+# Counted per review: the mutating and the validating webhook each look the claim up.
+[ "$(wh_metric 'gpu_admission_claim_lookups_total{result="cold"}')" -ge 1 ] && ok || bad "cold cache: the lookup is counted as cold"
+equals "$(wh_metric 'gpu_admission_claim_cache_synced{resource="resourceclaimtemplates"}')" 0 "cold cache: not synced"
+[ "$(wh_metric 'gpu_admission_claim_cache_errors_total{resource="resourceclaims"}')" -ge 1 ] && ok || bad "cold cache: the failed lists are counted"
+
+# Warm: the real API server. The caches list and watch; a template is found.
+sa_kubeconfig "https://$CP_API_ADDR" "$T/sa.kubeconfig" || bad "a token for the ServiceAccount"
+WH_EXTRA_ARGS="--kubeconfig=$T/sa.kubeconfig"
+wh_restart || bad "the replica with claim lookups"
+for r in resourceclaimtemplates resourceclaims deviceclasses; do
+	cp_wait 30 metric_is "gpu_admission_claim_cache_synced{resource=\"$r\"}" 1 && ok || bad "the $r cache synced"
+done
+equals "$(wh_metric 'gpu_admission_claim_cache_objects{resource="resourceclaimtemplates"}')" 1 "the template cache holds gpu-1"
+found0=$(wh_metric 'gpu_admission_claim_lookups_total{result="found"}')
+dra_pod dra-warm gpu-1
+create team-dra dra-warm
+equals "$RC" 0 "warm cache: the DRA pod is created"
+lacks "$T/dra-warm.err" "cache not synced" "warm cache: no cold warning"
+[ "$(wh_metric 'gpu_admission_claim_lookups_total{result="found"}')" -gt "$found0" ] && ok || bad "warm cache: the template was found"
+
+# kube-apiserver restarts. The caches lose their watch, back off, and come back on
+# their own: a template deleted and one created right after the restart (while the
+# caches are still reconnecting) are seen, with no restart of the replica.
+# Gone, not only not ready: it fails /readyz as soon as its graceful shutdown starts
+# (a zombie until this shell reaps it counts as gone).
+kill "$CP_APISERVER_PID"
+cp_wait 90 sh -c "! kill -0 $CP_APISERVER_PID 2>/dev/null || grep -q '^State:.*Z' /proc/$CP_APISERVER_PID/status" && ok ||
+	bad "kube-apiserver stopped"
+cp_wait 30 metric_is 'gpu_admission_claim_cache_watching{resource="resourceclaimtemplates"}' 0 && ok ||
+	bad "the template cache saw its watch end"
+equals "$(wh_metric 'gpu_admission_claim_cache_synced{resource="resourceclaimtemplates"}')" 1 \
+	"API server down: the caches stay synced, answering from what they last saw"
+cp_apiserver "$T/cp" && ok || bad "kube-apiserver restarted"
+kubectl delete resourceclaimtemplate gpu-1 -n team-dra >/dev/null || bad "deleting gpu-1"
+kubectl create -n team-dra -f - >/dev/null <<EOF2 || bad "the ResourceClaimTemplate gpu-late"
+$(jq -n --arg n gpu-late "$TMPL")
+EOF2
+cp_wait 60 metric_is 'gpu_admission_claim_cache_watching{resource="resourceclaimtemplates"}' 1 && ok ||
+	bad "the template cache watches again"
+# Seen: gpu-late found, gpu-1 gone. A dry-run pod of each is reviewed until the
+# lookup counters say so (the caches catch up on their own, after their backoff).
+found0=$(wh_metric 'gpu_admission_claim_lookups_total{result="found"}')
+missing0=$(wh_metric 'gpu_admission_claim_lookups_total{result="not_found"}')
+cp_wait 60 lookup_counted gpu-late found "$found0" && ok || bad "after the restart: the template created after it is found"
+cp_wait 60 lookup_counted gpu-1 not_found "$missing0" && ok || bad "after the restart: the template deleted after it is gone"
+dra_pod dra-late gpu-late
+create team-dra dra-late
+equals "$RC" 0 "after the restart: a pod of the new template is created"
+lacks "$T/dra-late.err" "cache not synced" "after the restart: no cold warning"
+
+# The scheduler's side, on the fake GPU nodes: a DeviceClass and a ResourceSlice per
+# GPU node (one device per GPU, driver gpu.nvidia.com, the node's own pool). The
+# pods above go first, so that they take no device.
+clean
+kubectl apply -f - >/dev/null <<EOF2 || bad "the DeviceClass gpu.nvidia.com"
+{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu.nvidia.com"},
+ "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com'"}}]}}
+EOF2
+echo "$CP_NODES" | while read -r name pool size gpus rest; do
+	case $gpus in nvidia.com/gpu=*) ;; *) continue ;; esac
+	n=$(echo "$gpus" | sed 's/^nvidia.com\/gpu=\([0-9]*\).*/\1/')
+	jq -n --arg node "$name" --argjson n "$n" '{apiVersion: "resource.k8s.io/v1", kind: "ResourceSlice",
+		metadata: {name: ("gpu-" + $node)}, spec: {driver: "gpu.nvidia.com", nodeName: $node,
+		pool: {name: $node, generation: 1, resourceSliceCount: 1},
+		devices: [range(0; $n) | {name: ("gpu-\(.)"), attributes: {type: {string: "gpu"}}}]}}' |
+		kubectl apply -f - >/dev/null || echo "$name" >>"$T/slices.failed"
+done
+equals "$(cat "$T/slices.failed" 2>/dev/null | wc -l)" 0 "a ResourceSlice for every fake GPU node"
+cp_wait 30 metric_is 'gpu_admission_claim_cache_objects{resource="deviceclasses"}' 1 && ok ||
+	bad "the DeviceClass cache holds gpu.nvidia.com"
+
+# Without the webhook (kube-system, which it never judges), a DRA pod stays
+# unscheduled: the GPU nodes' taint repels it (the devices are there) and the CPU
+# node publishes none. This is the issue's first finding, as upstream behaves.
+kubectl create -n kube-system -f - >/dev/null <<EOF2 || bad "the ResourceClaimTemplate gpu-1 in kube-system"
+$(jq -n --arg n gpu-1 "$TMPL")
+EOF2
+dra_pod dra-plain gpu-1
+create kube-system dra-plain
+equals "$RC" 0 "unjudged: a DRA pod without the GPU toleration is created"
+cp_wait 60 sh -c "kubectl get pod -n kube-system dra-plain -o json | jq -e '.status.conditions[]? | select(.type == \"PodScheduled\" and .reason == \"Unschedulable\")'" &&
+	ok || bad "unjudged: the DRA pod is unschedulable"
+kubectl get pod -n kube-system dra-plain -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}' >"$T/dra-plain.why"
+has "$T/dra-plain.why" "untolerated taint" "unjudged: ... for the GPU nodes' taint"
+kubectl delete pod -n kube-system dra-plain --force --grace-period=0 >/dev/null 2>&1
+kubectl delete resourceclaimtemplate gpu-1 -n kube-system >/dev/null 2>&1
+
+# With the webhook: the same pod, no hand-written toleration. Its claim, looked up in
+# the cache, asks for one gpu.nvidia.com device (a default gpuDeviceClasses class):
+# the pod gets the GPU toleration and the cheapest pool that serves it (t4), the
+# scheduler allocates it a device of a t4 node's ResourceSlice and binds it there.
+dra_pod dra-gpu gpu-late
+create team-dra dra-gpu
+equals "$RC" 0 "a DRA GPU pod is created"
+gpu_tolerated "$T/dra-gpu.out" && ok || bad "the DRA GPU pod is mutated: it tolerates sku=gpu:NoSchedule"
+equals "$(jq -r '.spec.nodeSelector["kubernetes.azure.com/agentpool"] // "none"' "$T/dra-gpu.out")" gput4 \
+	"the DRA GPU pod is pinned to the cheapest pool serving its class (t4)"
+equals "$(pool_of team-dra dra-gpu)" gput4 "the scheduler binds the DRA GPU pod to a t4 node"
+node=$(node_of team-dra dra-gpu)
+claim=$(kubectl get pod -n team-dra dra-gpu -o jsonpath='{.status.resourceClaimStatuses[0].resourceClaimName}')
+equals "$(kubectl get resourceclaim -n team-dra "$claim" -o jsonpath='{.status.allocation.devices.results[0].pool}')" \
+	"$node" "its claim is allocated a device of that node's ResourceSlice"
+equals "$(wh_count '"level":"error"')" 0 "the replica logged no error"
+clean
+kubectl delete resourceclaimtemplate --all -n team-dra >/dev/null 2>&1
+kubectl delete resourceslice --all >/dev/null 2>&1
+kubectl delete deviceclass gpu.nvidia.com >/dev/null 2>&1
+WH_EXTRA_ARGS=""

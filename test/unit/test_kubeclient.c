@@ -1,0 +1,524 @@
+/*
+ * test_kubeclient: the pure parts of the API client and the watch cache:
+ * kubeconfig and in-cluster configuration, the watch stream's line framing,
+ * the backoff, and the store's semantics (limits, deletes, lookups).
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "base/log.h"
+#include "k8s/kubeclient.h"
+#include "k8s/watchcache.h"
+
+static char dir[] = "/tmp/test_kubeclient.XXXXXX";
+
+static void put_file(const char *name, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (f == NULL)
+		abort();
+	fputs(text, f);
+	fclose(f);
+}
+
+/* kubectl's shape, as test/cluster/cluster.lib writes it: files, relative ones resolved against the kubeconfig's folder. */
+static void test_kubeconfig_files(void)
+{
+	struct kube_config c;
+	struct error err = { 0 };
+	char path[512];
+	static const char kc[] =
+		"apiVersion: v1\nkind: Config\n"
+		"clusters:\n- name: other\n  cluster: {server: \"https://10.0.0.1\"}\n"
+		"- name: test\n  cluster: {server: \"https://192.0.2.1:6443/\", certificate-authority: ca.crt}\n"
+		"users:\n- name: u\n  user: {client-certificate: u.crt, client-key: u.key}\n"
+		"contexts:\n- name: test\n  context: {cluster: test, user: u, namespace: team-a}\n"
+		"current-context: test\n";
+
+	put_file("ca.crt", "CA PEM\n");
+	put_file("u.crt", "CERT PEM\n");
+	put_file("u.key", "KEY PEM\n");
+	put_file("config", kc);
+	snprintf(path, sizeof path, "%s/config", dir);
+	CHECK_INT(kube_config_load(&c, path, &err), 0);
+	CHECK_STR(c.server, "https://192.0.2.1:6443");
+	CHECK_STR(c.ca, "CA PEM\n");
+	CHECK_INT(c.ca_len, 7);
+	CHECK_STR(c.cert, "CERT PEM\n");
+	CHECK_STR(c.key, "KEY PEM\n");
+	CHECK_STR(c.ns, "team-a");
+	CHECK(c.token == NULL);
+	CHECK_INT(c.insecure, 0);
+	kube_config_free(&c);
+}
+
+/* Embedded credentials (kind's and AKS's kubeconfigs), a token, insecure-skip-tls-verify. */
+static void test_kubeconfig_data(void)
+{
+	struct kube_config c;
+	struct error err = { 0 };
+	static const char kc[] =
+		"clusters:\n- name: c\n  cluster:\n    server: https://k\n    insecure-skip-tls-verify: true\n"
+		"    certificate-authority-data: Q0EgUEVNCg==\n"
+		"users:\n- name: u\n  user:\n    client-certificate-data: Q0VSVA==\n    client-key-data: S0VZ\n"
+		"    token: \" abc \"\n"
+		"contexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n";
+
+	CHECK_INT(kube_config_parse(&c, "kc", kc, strlen(kc), NULL, &err), 0);
+	CHECK_STR(c.server, "https://k");
+	CHECK_STR(c.ca, "CA PEM\n");
+	CHECK_STR(c.cert, "CERT");
+	CHECK_STR(c.key, "KEY");
+	CHECK_STR(c.token, "abc");
+	CHECK_INT(c.insecure, 1);
+	CHECK_STR(c.ns, "");
+	kube_config_free(&c);
+}
+
+static void refused(const char *kc, const char *want)
+{
+	struct kube_config c;
+	struct error err = { 0 };
+
+	CHECK_INT(kube_config_parse(&c, "kc", kc, strlen(kc), dir, &err), -1);
+	CHECK_INT(err.kind, ERROR_CONFIG);
+	if (strstr(err.msg, want) == NULL)
+		fprintf(stderr, "  message: %s\n", err.msg);
+	CHECK(strstr(err.msg, want) != NULL);
+	kube_config_free(&c);
+}
+
+static void test_kubeconfig_refused(void)
+{
+	refused("current-context: x\n", "no context named \"x\"");
+	refused("contexts:\n- name: x\n  context: {cluster: c}\ncurrent-context: x\n", "no cluster named \"c\"");
+	refused("clusters:\n- name: c\n  cluster: {server: \"ftp://k\"}\n"
+		"contexts:\n- name: x\n  context: {cluster: c}\ncurrent-context: x\n", "not an http(s) URL");
+	refused("clusters:\n- name: c\n  cluster: {server: \"https://k\"}\n"
+		"users:\n- name: u\n  user: {exec: {command: az}}\n"
+		"contexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n", "a plugin");
+	refused("clusters:\n- name: c\n  cluster: {server: \"https://k\", certificate-authority-data: \"!!\"}\n"
+		"contexts:\n- name: x\n  context: {cluster: c}\ncurrent-context: x\n", "not base64");
+	refused("clusters:\n- name: c\n  cluster: {server: \"https://k\"}\n"
+		"users:\n- name: u\n  user: {client-certificate-data: Q0VSVA==}\n"
+		"contexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n", "not both");
+	refused("- just a list\n", "not a kubeconfig");
+}
+
+static void test_in_cluster(void)
+{
+	struct kube_config c;
+	struct error err = { 0 };
+
+	unsetenv("KUBERNETES_SERVICE_HOST");
+	CHECK_INT(kube_config_in_cluster(&c, dir, &err), -1);
+	CHECK_INT(err.kind, ERROR_CONFIG);
+	setenv("KUBERNETES_SERVICE_HOST", "fd00::1", 1);
+	setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+	put_file("namespace", "gpu-admission\n");
+	CHECK_INT(kube_config_in_cluster(&c, dir, &err), 0);
+	CHECK_STR(c.server, "https://[fd00::1]:443");
+	CHECK_STR(c.ca, "CA PEM\n");
+	CHECK_STR(c.ns, "gpu-admission");
+	CHECK(strstr(c.token_file, "/token") != NULL);
+	CHECK(c.token == NULL);  /* read before each request, never kept */
+	kube_config_free(&c);
+}
+
+/* ==== Line framing ==== */
+
+struct got {
+	char text[1024];
+	int n, over;
+};
+
+static int collect(void *ctx, const char *line, size_t len)
+{
+	struct got *g = ctx;
+	size_t have = strlen(g->text);
+
+	if (line == NULL) {
+		g->over++;
+		strcat(g->text, "<over>|");
+		return 0;
+	}
+	g->n++;
+	snprintf(g->text + have, sizeof g->text - have, "%.*s|", (int)len, line);
+	return 0;
+}
+
+static void test_lines_split_anywhere(void)
+{
+	static const char s[] = "{\"a\":1}\n\n{\"b\":2}\n{\"c\"";
+	struct kube_lines l;
+	struct error err = { 0 };
+	size_t cut;
+
+	/* However the stream is cut into reads, the same lines come out. */
+	for (cut = 0; cut <= sizeof s - 1; cut++) {
+		struct got g = { { 0 }, 0, 0 };
+
+		kube_lines_init(&l, 16);
+		CHECK_INT(kube_lines_feed(&l, s, cut, collect, &g, &err), 0);
+		CHECK_INT(kube_lines_feed(&l, s + cut, sizeof s - 1 - cut, collect, &g, &err), 0);
+		CHECK_STR(g.text, "{\"a\":1}||{\"b\":2}|");
+		CHECK_INT(kube_lines_pending(&l), 4);
+		kube_lines_free(&l);
+	}
+}
+
+static void test_lines_bounded(void)
+{
+	struct kube_lines l;
+	struct error err = { 0 };
+	struct got g = { { 0 }, 0, 0 };
+	int i;
+
+	kube_lines_init(&l, 8);
+	CHECK_INT(kube_lines_feed(&l, "12345678\n", 9, collect, &g, &err), 0);  /* exactly the limit: kept */
+	/* An over-long line, fed in pieces, is reported once and never held. */
+	for (i = 0; i < 100; i++)
+		CHECK_INT(kube_lines_feed(&l, "abcdefgh", 8, collect, &g, &err), 0);
+	CHECK(l.cap <= 8);
+	CHECK_INT(kube_lines_feed(&l, "x\nok\n", 5, collect, &g, &err), 0);
+	CHECK_STR(g.text, "12345678|<over>|ok|");
+	CHECK_INT(g.over, 1);
+	kube_lines_free(&l);
+}
+
+static int stop_at_b(void *ctx, const char *line, size_t len)
+{
+	return len > 0 && line != NULL && line[0] == 'b' ? 7 : 0;
+}
+
+static void test_lines_stop(void)
+{
+	struct kube_lines l;
+	struct error err = { 0 };
+
+	kube_lines_init(&l, 64);
+	CHECK_INT(kube_lines_feed(&l, "a\nb\nc\n", 6, stop_at_b, NULL, &err), 7);
+	kube_lines_free(&l);
+}
+
+/* ==== Backoff ==== */
+
+static void test_backoff(void)
+{
+	unsigned a, r;
+
+	for (a = 0; a < 40; a++) {
+		unsigned long long base = a < 10 ? 500ull << a : 30000;
+		unsigned lo = ~0u, hi = 0;
+
+		if (base > 30000)
+			base = 30000;
+		for (r = 0; r < 2000; r += 7) {
+			unsigned ms = watchcache_backoff_ms(a, 500, 30000, r * 2654435761u);
+
+			lo = ms < lo ? ms : lo;
+			hi = ms > hi ? ms : hi;
+		}
+		/* Doubling from the minimum, capped; each wait in [half, whole] of it, and spread. */
+		CHECK(lo >= base / 2);
+		CHECK(hi <= base);
+		CHECK(lo < hi);
+	}
+	CHECK_INT(watchcache_backoff_ms(0, 500, 30000, 0), 250);
+	CHECK_INT(watchcache_backoff_ms(0, 500, 30000, 250), 500);
+	CHECK_INT(watchcache_backoff_ms(3, 500, 30000, 0), 2000);
+	CHECK_INT(watchcache_backoff_ms(100, 500, 30000, 0), 15000);
+	CHECK_INT(watchcache_backoff_ms(100, 500, 30000, 15000), 30000);
+	CHECK_INT(watchcache_backoff_ms(~0u, 500, 30000, ~0u) <= 30000, 1);
+}
+
+/* ==== The store ==== */
+
+static json_t *obj(const char *ns, const char *name, const char *rv, const char *cls)
+{
+	return json_pack("{s:s, s:{s:s, s:s, s:s}, s:{s:s}}", "kind", "ResourceClaim", "metadata", "namespace", ns,
+			 "name", name, "resourceVersion", rv, "spec", "class", cls);
+}
+
+static void test_store(void)
+{
+	struct watchcache_options o = { "claims", "/x", "resource.k8s.io/v1", "ResourceClaim", 2, 100, 0, 0, 0 };
+	struct error err = { 0 };
+	struct watchcache *w = watchcache_new(NULL, &o, &err);
+	struct watchcache_stats st;
+	json_t *t = json_pack("{s:{s:s, s:s, s:[{s:s}]}}", "metadata", "name", "t", "namespace", "ns", "managedFields",
+			      "manager", "kubectl"),
+	       *a = obj("ns", "a", "1", "gpu"), *a2 = obj("ns", "a", "5", "cpu"), *b = obj("ns", "b", "2", "gpu"),
+	       *c = obj("ns", "c", "3", "gpu"), *got;
+
+	CHECK(w != NULL);
+	CHECK_INT(watchcache_get(w, "ns", "a", &got), WATCHCACHE_COLD);
+	CHECK_INT(watchcache_apply(w, "ADDED", a, 50, &err), 0);
+	CHECK_INT(watchcache_apply(w, "ADDED", b, 50, &err), 0);
+	CHECK_INT(watchcache_apply(w, "ADDED", c, 50, &err), 0);   /* over max_objects: refused */
+	CHECK_INT(watchcache_get(w, "ns", "c", &got), WATCHCACHE_MISSING);
+	CHECK_INT(watchcache_get(w, "ns", "a", &got), WATCHCACHE_FOUND);
+	CHECK_STR(json_string_value(json_object_get(json_object_get(got, "spec"), "class")), "gpu");
+	CHECK(got != a);  /* a copy: the store's own object never leaves the lock */
+	json_decref(got);
+	CHECK_INT(watchcache_get(w, "other", "a", &got), WATCHCACHE_MISSING);
+	/* A new version over the size limit: refused, and the old one forgotten rather than kept stale. */
+	CHECK_INT(watchcache_apply(w, "MODIFIED", a2, 101, &err), 0);
+	CHECK_INT(watchcache_get(w, "ns", "a", &got), WATCHCACHE_MISSING);
+	CHECK_INT(watchcache_apply(w, "MODIFIED", a2, 100, &err), 0);
+	CHECK_INT(watchcache_get(w, "ns", "a", &got), WATCHCACHE_FOUND);
+	CHECK_STR(json_string_value(json_object_get(json_object_get(got, "spec"), "class")), "cpu");
+	json_decref(got);
+	CHECK_INT(watchcache_apply(w, "DELETED", b, 50, &err), 0);
+	CHECK_INT(watchcache_get(w, "ns", "b", &got), WATCHCACHE_MISSING);
+	CHECK_INT(watchcache_apply(w, "BOOKMARK", c, 50, &err), 0);  /* moves the version only */
+	CHECK_INT(watchcache_get(w, "ns", "c", &got), WATCHCACHE_MISSING);
+	CHECK_INT(watchcache_apply(w, NULL, NULL, 1000000, &err), 0); /* an over-long line: counted */
+	watchcache_stats(w, &st);
+	CHECK_INT(st.objects, 1);
+	CHECK_INT(st.refused, 3);
+	CHECK_INT(st.events, 7);
+	CHECK_INT(st.synced, 1);
+	/* A LIST's items carry no apiVersion or kind: the cache's own are set. */
+	CHECK_INT(watchcache_apply(w, "ADDED", t, 50, &err), 0);
+	CHECK_INT(watchcache_get(w, "ns", "t", &got), WATCHCACHE_FOUND);
+	CHECK_STR(json_string_value(json_object_get(got, "apiVersion")), "resource.k8s.io/v1");
+	CHECK_STR(json_string_value(json_object_get(got, "kind")), "ResourceClaim");
+	CHECK(json_object_get(json_object_get(got, "metadata"), "managedFields") == NULL);
+	CHECK_STR(json_string_value(json_object_get(json_object_get(got, "metadata"), "name")), "t");
+	json_decref(got);
+	json_decref(t);
+	t = json_object();
+	CHECK_INT(watchcache_apply(w, "ADDED", t, 5, &err), -1);
+	CHECK_INT(err.kind, ERROR_INPUT);
+	json_decref(t);
+	watchcache_free(w);
+	json_decref(a);
+	json_decref(a2);
+	json_decref(b);
+	json_decref(c);
+}
+
+
+/* ==== Against a fake API server (plain HTTP on loopback) ==== */
+
+struct fake_api {
+	int fd, port;
+	pthread_t thread;
+	atomic_int stop;
+	char log[4096];   /* each request's path, one a line */
+	int n;            /* requests answered */
+};
+
+/* One response: status line, headers, body; the connection closes after it. */
+static void reply(int c, const char *status, const char *body)
+{
+	char head[256];
+	int n = snprintf(head, sizeof head, "HTTP/1.1 %s\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n",
+			 status);
+
+	if (write(c, head, (size_t)n) < 0 || write(c, body, strlen(body)) < 0)
+		return;
+}
+
+static const char *const fake_page1 =
+	"{\"kind\":\"ThingList\",\"metadata\":{\"resourceVersion\":\"10\",\"continue\":\"c 1\"},"
+	"\"items\":[{\"metadata\":{\"namespace\":\"ns\",\"name\":\"a\",\"resourceVersion\":\"5\"}}]}";
+static const char *const fake_page2 =
+	"{\"kind\":\"ThingList\",\"metadata\":{\"resourceVersion\":\"10\"},"
+	"\"items\":[{\"metadata\":{\"namespace\":\"ns\",\"name\":\"b\",\"resourceVersion\":\"6\"}}]}";
+static const char *const fake_relist =
+	"{\"kind\":\"ThingList\",\"metadata\":{\"resourceVersion\":\"20\"},"
+	"\"items\":[{\"metadata\":{\"namespace\":\"ns\",\"name\":\"z\",\"resourceVersion\":\"19\"}}]}";
+
+/* The first watch: an add, a delete, an event over the line limit, a bookmark; then the server ends it. */
+static void fake_watch1(int c)
+{
+	static char big[6000];
+	char *body = malloc(sizeof big + 1024);
+
+	memset(big, 'x', sizeof big - 1);
+	snprintf(body, sizeof big + 1024,
+		 "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"namespace\":\"ns\",\"name\":\"c\",\"resourceVersion\":\"12\"}}}\n"
+		 "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"namespace\":\"ns\",\"name\":\"a\",\"resourceVersion\":\"13\"}}}\n"
+		 "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"namespace\":\"ns\",\"name\":\"big\"},\"x\":\"%s\"}}\n"
+		 "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"14\"}}}\n", big);
+	reply(c, "200 OK", body);
+	free(body);
+}
+
+static void fake_answer(struct fake_api *f, int c, const char *path)
+{
+	if (strstr(path, "/missing") != NULL)
+		reply(c, "404 Not Found", "{\"kind\":\"Status\",\"code\":404,\"message\":\"things \\\"missing\\\" not found\"}");
+	else if (strstr(path, "continue=c%201") != NULL)
+		reply(c, "200 OK", fake_page2);
+	else if (strstr(path, "?limit=") != NULL)
+		reply(c, "200 OK", strstr(f->log, "resourceVersion=14") ? fake_relist : fake_page1);
+	else if (strstr(path, "resourceVersion=10&") != NULL)
+		fake_watch1(c);
+	else if (strstr(path, "resourceVersion=14&") != NULL)  /* the bookmark's version: gone */
+		reply(c, "200 OK", "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,"
+		      "\"reason\":\"Expired\",\"message\":\"too old resource version\"}}\n");
+	else  /* the watch after the relist: held open until the test ends */
+		while (!atomic_load(&f->stop))
+			usleep(20000);
+}
+
+static void *fake_run(void *arg)
+{
+	struct fake_api *f = arg;
+	struct timeval patient = { 30, 0 };
+
+	while (!atomic_load(&f->stop)) {
+		char req[2048], path[1024];
+		ssize_t got;
+		size_t have = 0, n;
+		int c = accept(f->fd, NULL, NULL);
+
+		if (c < 0)
+			continue;
+		/* The listening socket's short timeout is for accept() only. */
+		setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &patient, sizeof patient);
+		while (have < sizeof req - 1 && (got = read(c, req + have, sizeof req - 1 - have)) > 0) {
+			have += (size_t)got;
+			req[have] = '\0';
+			if (strstr(req, "\r\n\r\n") != NULL)
+				break;
+		}
+		req[have] = '\0';
+		if (sscanf(req, "GET %1023s", path) == 1) {
+			n = strlen(f->log);
+			snprintf(f->log + n, sizeof f->log - n, "%s\n", path);
+			fake_answer(f, c, path);
+		}
+		close(c);
+		f->n++;
+	}
+	return NULL;
+}
+
+static int fake_start(struct fake_api *f)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof a;
+	struct timeval tv = { 0, 100000 };
+
+	memset(f, 0, sizeof *f);
+	memset(&a, 0, sizeof a);
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if ((f->fd = socket(AF_INET, SOCK_STREAM, 0)) < 0 || bind(f->fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+	    listen(f->fd, 8) != 0 || getsockname(f->fd, (struct sockaddr *)&a, &len) != 0)
+		return -1;
+	/* accept() wakes up to see the stop flag. */
+	setsockopt(f->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	f->port = ntohs(a.sin_port);
+	return pthread_create(&f->thread, NULL, fake_run, f) == 0 ? 0 : -1;
+}
+
+static void fake_stop(struct fake_api *f)
+{
+	atomic_store(&f->stop, 1);
+	pthread_join(f->thread, NULL);
+	close(f->fd);
+}
+
+/* Polls cond over a generous deadline (the machine may be loaded): never a timing assertion. */
+#define EVENTUALLY(cond) do { \
+	int tries_ = 0; \
+	while (!(cond) && tries_++ < 1500) \
+		usleep(20000); \
+	CHECK(cond); \
+} while (0)
+
+static void test_against_fake_api(void)
+{
+	struct fake_api f;
+	struct kube_config kc;
+	struct error err = { 0 };
+	char text[512];
+	struct watchcache_options o = { "things", "/apis/x/v1/things", "x/v1", "Thing", 0, 2048, 10, 20, 300 };
+	struct watchcache *w;
+	struct watchcache_stats st;
+	struct kube_client *k;
+	json_t *got = NULL;
+	long status = 0;
+
+	if (fake_start(&f) != 0) {
+		CHECK(!"fake API server");
+		return;
+	}
+	snprintf(text, sizeof text, "clusters:\n- name: c\n  cluster: {server: \"http://127.0.0.1:%d\"}\n"
+		 "users:\n- name: u\n  user: {token: t0k}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
+		 "current-context: x\n", f.port);
+	CHECK_INT(kube_config_parse(&kc, "kc", text, strlen(text), NULL, &err), 0);
+	/* GET: a refusal's Status message and kind. */
+	k = kube_client_new(&kc, NULL, &err);
+	CHECK_INT(kube_get(k, "/apis/x/v1/namespaces/ns/things/missing", &got, &status, &err), -1);
+	CHECK_INT(status, 404);
+	CHECK_INT(err.kind, ERROR_NOT_FOUND);
+	CHECK(strstr(err.msg, "things \"missing\" not found") != NULL);
+	kube_client_free(k);
+	/* The cache: two pages, a watch (add, delete, an over-long event, a bookmark), 410 at the bookmark's version, a relist. */
+	w = watchcache_new(&kc, &o, &err);
+	CHECK_INT(watchcache_start(w, &err), 0);
+	EVENTUALLY((watchcache_stats(w, &st), st.relists == 1 && st.lists == 2 && strstr(f.log, "resourceVersion=20")));
+	watchcache_stats(w, &st);
+	CHECK_INT(st.synced, 1);
+	CHECK_INT(st.objects, 1);
+	CHECK_INT(st.refused, 1);
+	CHECK_INT(watchcache_get(w, "ns", "z", &got), WATCHCACHE_FOUND);
+	CHECK_STR(json_string_value(json_object_get(got, "kind")), "Thing");
+	json_decref(got);
+	CHECK_INT(watchcache_get(w, "ns", "b", &got), WATCHCACHE_MISSING);  /* the relist replaced the store */
+	watchcache_free(w);
+	fake_stop(&f);
+	/* In order: both pages (the token sent, the continue token escaped), the watch from the list's version, the
+	 * next from the bookmark's, the relist, the watch from its version. */
+	CHECK(strstr(f.log, "/apis/x/v1/things?limit=25\n/apis/x/v1/things?limit=25&continue=c%201\n"
+			    "/apis/x/v1/things?watch=1&allowWatchBookmarks=true&resourceVersion=10&timeoutSeconds=300\n"
+			    "/apis/x/v1/things?watch=1&allowWatchBookmarks=true&resourceVersion=14&timeoutSeconds=300\n"
+			    "/apis/x/v1/things?limit=25\n"
+			    "/apis/x/v1/things?watch=1&allowWatchBookmarks=true&resourceVersion=20&timeoutSeconds=300\n") != NULL);
+	if (check_current_failed)
+		fprintf(stderr, "  requests:\n%s", f.log);
+	kube_config_free(&kc);
+}
+
+int main(void)
+{
+	char cmd[128];
+
+	if (mkdtemp(dir) == NULL)
+		return 1;
+	log_set_level(LOG_LEVEL_ERROR);  /* the caches' info and warn lines are expected here */
+	RUN(test_kubeconfig_files);
+	RUN(test_kubeconfig_data);
+	RUN(test_kubeconfig_refused);
+	RUN(test_in_cluster);
+	RUN(test_lines_split_anywhere);
+	RUN(test_lines_bounded);
+	RUN(test_lines_stop);
+	RUN(test_backoff);
+	RUN(test_store);
+	RUN(test_against_fake_api);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		return 1;
+	return check_done("kubeclient");
+}
