@@ -173,6 +173,47 @@ static int judge_all(const struct config *cfg, const struct workload_request *re
 	return 0;
 }
 
+/*
+ * The answer's warnings: what enforce would deny (warn, dryrun), then what
+ * the authors must change, at most POLICY_WARNING_MAX with a last one
+ * counting the rest. j[0..n) are the templates' judgements.
+ */
+static int warn_all(struct workload_result *res, const struct judged *j, size_t n, struct error *err)
+{
+	struct policy_result *a = &res->answer;
+	size_t i, more = 0;
+
+	for (i = 0; a->decision != a->verdict && i < n; i++) {
+		char prefix[64];
+
+		if (!j[i].judged || j[i].res.verdict != POLICY_REJECT)
+			continue;
+		snprintf(prefix, sizeof prefix, "would be rejected (%s mode): ", config_mode_name(a->mode));
+		if (add_warning(res, prefix, j[i].t->path, j[i].res.message, &more, err) != 0)
+			return -1;
+	}
+	for (i = 0; i < n; i++) {
+		size_t w;
+
+		for (w = 0; j[i].judged && w < json_array_size(j[i].res.warnings); w++)
+			if (actionable(&j[i].res, w) &&
+			    add_warning(res, "", j[i].t->path, json_string_value(json_array_get(j[i].res.warnings, w)),
+					&more, err) != 0)
+				return -1;
+	}
+	if (more > 0) {
+		char buf[POLICY_WARNING_MAX + 1];
+
+		snprintf(buf, sizeof buf, "%zu more warning%s: `gpu-admission audit FILE` shows them all", more,
+			 more == 1 ? "" : "s");
+		if (json_array_append_new(a->warnings, json_string(buf)) != 0) {
+			error_set(err, ERROR_NOMEM, "out of memory");
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int workload_evaluate(const struct config *cfg, const struct workload_request *req,
 		      struct workload_result *res, struct error *err)
 {
@@ -182,7 +223,7 @@ int workload_evaluate(const struct config *cfg, const struct workload_request *r
 	struct policy_result *a = &res->answer;
 	const char *ns = req->ns != NULL && req->ns[0] ? req->ns : NULL;
 	char who[512];
-	size_t i, more = 0, exempt = 0;
+	size_t i, exempt = 0;
 	int rc = -1;
 
 	memset(res, 0, sizeof *res);
@@ -238,33 +279,8 @@ int workload_evaluate(const struct config *cfg, const struct workload_request *r
 	describe(req, j, now.n, ns, who, sizeof who);
 	if (a->verdict == POLICY_REJECT)
 		deny_message(res, who, j, now.n);
-	/* Warnings: what enforce would deny (warn, dryrun), then what the authors must change. */
-	for (i = 0; a->decision != a->verdict && i < now.n; i++) {
-		char prefix[64];
-
-		if (!j[i].judged || j[i].res.verdict != POLICY_REJECT)
-			continue;
-		snprintf(prefix, sizeof prefix, "would be rejected (%s mode): ", config_mode_name(a->mode));
-		if (add_warning(res, prefix, j[i].t->path, j[i].res.message, &more, err) != 0)
-			goto out;
-	}
-	for (i = 0; i < now.n; i++) {
-		size_t w;
-
-		for (w = 0; j[i].judged && w < json_array_size(j[i].res.warnings); w++)
-			if (actionable(&j[i].res, w) &&
-			    add_warning(res, "", j[i].t->path, json_string_value(json_array_get(j[i].res.warnings, w)),
-					&more, err) != 0)
-				goto out;
-	}
-	if (more > 0) {
-		char buf[POLICY_WARNING_MAX + 1];
-
-		snprintf(buf, sizeof buf, "%zu more warning%s: `gpu-admission audit FILE` shows them all", more,
-			 more == 1 ? "" : "s");
-		if (json_array_append_new(a->warnings, json_string(buf)) != 0)
-			goto nomem;
-	}
+	if (warn_all(res, j, now.n, err) != 0)
+		goto out;
 	if (annotate(res, decider, err) != 0)
 		goto out;
 	rc = 0;
