@@ -240,7 +240,7 @@ bench-report: $(BIN) $(BUILD)/test/gen_snapshot test-deps
 
 # The report model fed the watch events of 3,000 nodes / 150,000 pods (streams kept in build/bench).
 bench-model: $(BUILD)/bench/bench_model $(BUILD)/test/gen_snapshot $(BUILD)/test/gen_events test-deps
-	@BUILD=$(BUILD) sh test/report/bench_model.sh
+	@BUILD=$(BUILD) sh test/bench/model.sh
 
 .PHONY: bench bench-report bench-model
 

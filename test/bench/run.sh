@@ -208,7 +208,7 @@ report_json=$(echo "$report_out" | tail -n 1)
 
 # 10. The report's model fed the watch events of 3,000 nodes / 150,000 pods.
 echo
-model_out=$(BUILD=${BUILD:-build} sh test/report/bench_model.sh)
+model_out=$(BUILD=${BUILD:-build} sh test/bench/model.sh)
 echo "$model_out" | sed -n '2,3p'
 model_json=$(echo "$model_out" | tail -n 1)
 

@@ -5,7 +5,7 @@
 # on one core, RSS, memory per node and per pod; never asserts (goal: <= 256 MB, >= 10,000
 # events/s).
 #
-#   sh test/report/bench_model.sh [NODES PODS]     (or: make bench-model; make bench runs it)
+#   sh test/bench/model.sh [NODES PODS]     (or: make bench-model; make bench runs it)
 # Environment: BUILD (for build/test/gen_snapshot, gen_events, build/bench/bench_model).
 # The streams are kept in $BUILD/bench/ and made again only when a generator changes.
 # Last line: one JSON object with the figures, for test/bench/run.sh.
