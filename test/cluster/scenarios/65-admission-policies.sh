@@ -93,11 +93,15 @@ ap_case() {
 		set -- "$@" --as "$user" --as-group system:masters
 		for g in $(jq -r '.request.userInfo.groups // [] | .[]' "$req"); do set -- "$@" --as-group "$g"; done
 	fi
-	# The first case after a policy change waits for the API server to load the new policies.
+	[ "$kind" = Pod ] && [ "$want" -eq 0 ] && ap_want_placement
+	# The first case after a policy change waits for the API server to load the new
+	# policies: until it answers as predicted, placement included (a v1.37 run compared a
+	# case allowed by the old and the new policy alike, placed by the old one), at most
+	# 20 s; what still differs then is a difference.
 	rc=0
 	if [ -n "${AP_FRESH:-}" ]; then
 		AP_FRESH=""
-		cp_wait 20 sh -c "kubectl create $* >'$AP/real.json' 2>'$AP/real.err'; r=\$?; [ \$r -ne 0 ] && r=1; [ \$r -eq $want ]"
+		cp_wait 20 ap_try "$want" "$kind" "$@"
 	fi
 	kubectl create "$@" >"$AP/real.json" 2>"$AP/real.err" || rc=1
 	got=$rc
@@ -120,16 +124,7 @@ ap_case() {
 		return
 	fi
 	[ "$kind" = Pod ] && [ "$got" -eq 0 ] || { AP_SAME=$((AP_SAME + 1)); return; }
-	jq -S --argjson dts "$DTS" '.spec | {tolerations: (.tolerations // [] |
-		. as $t | $t + [$dts[] | select(.key as $k | [$t[] | select((.key == $k or (.key // "") == "")
-			and ((.effect // "") == "NoExecute" or (.effect // "") == ""))] | length == 0)]),
-		nodeSelector: (.nodeSelector // {}), affinity: (.affinity.nodeAffinity // {})}' "$AP/patched.json" >"$AP/want.json"
-	jq -S '.spec | {tolerations: (.tolerations // []), nodeSelector: (.nodeSelector // {}),
-		affinity: (.affinity.nodeAffinity // {})}' "$AP/real.json" >"$AP/got.json"
-	for f in want got; do
-		jq -S 'walk(if type == "object" then with_entries(select(.value != "" and .value != null and .value != [] and .value != {})) else . end)
-			| .tolerations = ((.tolerations // []) | unique)' "$AP/$f.json" >"$AP/$f.n.json" && mv "$AP/$f.n.json" "$AP/$f.json"
-	done
+	ap_got_placement
 	if cmp -s "$AP/want.json" "$AP/got.json"; then
 		AP_SAME=$((AP_SAME + 1))
 	else
@@ -235,13 +230,63 @@ admpolicy_no_webhook() {
 	equals "$?" 0 "no webhook: an update that aims nowhere new is admitted"
 }
 
+# ap_tidy: stdin's placement with empty members dropped and tolerations as a set.
+ap_tidy() {
+	jq -S 'walk(if type == "object" then with_entries(select(.value != "" and .value != null and .value != [] and .value != {})) else . end)
+		| .tolerations = ((.tolerations // []) | unique)'
+}
+
+# ap_want_placement: $AP/want.json, the placement review predicts (its patched pod, with
+# the tolerations the API server's DefaultTolerationSeconds adds).
+ap_want_placement() {
+	jq -S --argjson dts "$DTS" '.spec | {tolerations: (.tolerations // [] |
+		. as $t | $t + [$dts[] | select(.key as $k | [$t[] | select((.key == $k or (.key // "") == "")
+			and ((.effect // "") == "NoExecute" or (.effect // "") == ""))] | length == 0)]),
+		nodeSelector: (.nodeSelector // {}), affinity: (.affinity.nodeAffinity // {})}' "$AP/patched.json" |
+		ap_tidy >"$AP/want.json"
+}
+
+# ap_got_placement: $AP/got.json, the placement of the pod the API server answered.
+ap_got_placement() {
+	jq -S '.spec | {tolerations: (.tolerations // []), nodeSelector: (.nodeSelector // {}),
+		affinity: (.affinity.nodeAffinity // {})}' "$AP/real.json" | ap_tidy >"$AP/got.json"
+}
+
+# ap_try WANT KIND ARGS...: one `kubectl create ARGS`; true when it answers as review
+# predicts: the verdict (WANT: 0 admitted, 1 refused) and, for an admitted Pod, the
+# placement in $AP/want.json.
+ap_try() {
+	local w=$1 k=$2 r=0
+	shift 2
+	kubectl create "$@" >"$AP/real.json" 2>"$AP/real.err" || r=1
+	[ "$r" -eq "$w" ] || return 1
+	[ "$k" = Pod ] && [ "$r" -eq 0 ] || return 0
+	ap_got_placement
+	cmp -s "$AP/want.json" "$AP/got.json"
+}
+
+# ap_probe: one dry-run GPU pod in team-both; true when the webhook answered it and
+# allowed it unchanged every time, i.e. when the mutating policy had acted before it.
+AP_PROBE=0
+ap_probe() {
+	AP_PROBE=$((AP_PROBE + 1))
+	pod "both-probe-$AP_PROBE" "$GPU1" | kubectl create -n team-both --dry-run=server -f - >/dev/null 2>&1 ||
+		return 1
+	grep -qF "\"pod\":\"both-probe-$AP_PROBE\"" "$WH_DIR/serve.log" &&
+		! grep -F "\"pod\":\"both-probe-$AP_PROBE\"" "$WH_DIR/serve.log" | grep -qv '"decision":"allow"'
+}
+
 # (c) Both: one mutation, never two.
 admpolicy_with_webhook() {
 	local seen
 	ap_install default || { bad "admission policies: install beside the webhook"; return; }
 	ns team-both
 	pod both-gpu "$GPU1" >"$T/both-gpu.in"
-	cp_wait 20 sh -c "kubectl get mutatingadmissionpolicy gpu-admission-pods >/dev/null"
+	# The policy object stored is not yet the policy in force: kube-apiserver's
+	# MutatingAdmissionPolicy plugin compiles it from an informer, and until then the
+	# webhook alone mutates (a 1.37 run created the pod in that window). Dry-run probes
+	# until the webhook sees one the policy already placed.
+	cp_wait 30 ap_probe || bad "policies and webhook: the mutating policy never took effect before the webhook ($AP_PROBE probes)"
 	create team-both both-gpu
 	equals "$RC" 0 "policies and webhook: a 1-GPU pod is created"
 	equals "$(jq '[.spec.tolerations[] | select(.key == "sku")] | length' "$T/both-gpu.out")" 1 "policies and webhook: one GPU toleration, not two"
