@@ -4,9 +4,9 @@
 #
 # Stage 1 builds on debian:bookworm-slim with the Debian -dev packages. Stage 2 is
 # an empty image holding only the stripped binary, exactly the shared libraries
-# it loads (ldd: libmicrohttpd with GnuTLS and its dependencies, jansson, libyaml,
-# libcrypto, libc), their copyright files, and /etc/passwd and /etc/group naming
-# uid/gid 65532. No shell, no package manager: the entrypoint is the program.
+# it loads (ldd: libmicrohttpd with GnuTLS, libcurl with OpenSSL, their
+# dependencies, jansson, libyaml, libc), their copyright files, and /etc/passwd
+# and /etc/group naming uid/gid 65532. No shell, no package manager: the entrypoint is the program.
 
 ARG BASE=docker.io/library/debian:bookworm-slim
 

@@ -2,7 +2,7 @@
 # make image-test (slow): builds the image and runs it for real with podman, the
 # way the chart runs it: uid 65532, read-only root filesystem, no capabilities,
 # no privilege escalation.
-#   - image: size <= 20 MB, USER 65532, ENTRYPOINT ["gpu-admission", "serve"], no shell
+#   - image: size <= IMAGE_MAX_BYTES (24 MB), USER 65532, ENTRYPOINT ["gpu-admission", "serve"], no shell
 #   - version, check-config (the chart's rendered policies; a bad one fails),
 #     certs (writes into a mounted directory)
 #   - serve with the chart's Deployment arguments, the certificates from `certs`
@@ -40,9 +40,17 @@ t sh test/image/build.sh
 [ "$fail" -eq 0 ] || exit 1
 
 # ---- the image itself ---------------------------------------------------------
+# The budget guards against bloat (a base image, a static debug build), not a
+# goal in itself. Measured at 2368e46: 19.9 MB = the 2.1 MB binary + 18.1 MB of
+# the libraries ldd lists. Two TLS stacks ride along, because Debian builds
+# libmicrohttpd on GnuTLS (with nettle, gmp, p11-kit, unistring: ~6.3 MB) and
+# libcurl, for the API client, on OpenSSL with Kerberos, LDAP, SASL, RTMP and
+# SSH2 linked in (~2.7 MB the program never calls). Dropping either means
+# building that library from source in the image; 24 MB leaves ~4 MB of room.
+IMAGE_MAX_BYTES=24000000
 size=$(podman_ image inspect --format '{{.Size}}' "$IMAGE")
-desc="image size $((size / 1024)) KiB <= 20 MB"
-t [ "$size" -le 20000000 ]
+desc="image size $((size / 1024)) KiB <= $((IMAGE_MAX_BYTES / 1000000)) MB"
+t [ "$size" -le "$IMAGE_MAX_BYTES" ]
 desc="image runs as 65532:65532"
 t sh -c "[ \"\$(podman --root '$PODMAN_ROOT' --runroot '$PODMAN_RUNROOT' image inspect --format '{{.Config.User}}' '$IMAGE')\" = 65532:65532 ]"
 desc="ENTRYPOINT [\"gpu-admission\", \"serve\"]"
