@@ -90,7 +90,20 @@ function unknownFields(Model, root) {
 	return unknown;
 }
 
+// kubernetes-models has no MutatingAdmissionPolicy (v1beta1 or v1): the shape the
+// chart passes through is checked here; the API server validates it in
+// test/cluster/scenarios/65-admission-policies.sh.
+function mutatingPolicyErrors(obj) {
+	const ok = /^admissionregistration\.k8s\.io\/(v1|v1beta1)$/.test(obj.apiVersion) && obj.metadata && obj.metadata.name &&
+		obj.spec && (obj.kind === "MutatingAdmissionPolicy" ?
+		Array.isArray(obj.spec.mutations) && obj.spec.mutations.length > 0 &&
+			obj.spec.mutations.every((m) => m.patchType === "JSONPatch" && m.jsonPatch && m.jsonPatch.expression) :
+		typeof obj.spec.policyName === "string");
+	return ok ? [] : ["not a MutatingAdmissionPolicy or binding as print-admission-policies prints them"];
+}
+
 function validate(obj) {
+	if (/^MutatingAdmissionPolicy(Binding)?$/.test(obj.kind)) return mutatingPolicyErrors(obj);
 	const Model = modelFor(obj.apiVersion, obj.kind);
 	if (!Model) return [`no OpenAPI schema for ${obj.apiVersion} ${obj.kind}`];
 	const clone = JSON.parse(JSON.stringify(obj));
@@ -142,11 +155,32 @@ function main() {
 		check(`${caseName}: ${id} unique`, !names.has(id));
 		names.add(id);
 	}
+	const policyKinds = ["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "MutatingAdmissionPolicy",
+		"MutatingAdmissionPolicyBinding"];
 	const clusterScoped = ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "Namespace", "ClusterRole",
-		"ClusterRoleBinding"];
+		"ClusterRoleBinding"].concat(policyKinds);
 	const misplaced = objs.filter((o) => !clusterScoped.includes(o.kind) && o.metadata.namespace !== NS);
 	check(`${caseName}: namespaced objects in the release namespace`, !misplaced.length,
 		misplaced.map((o) => o.kind).join(","));
+
+	/* ---- the in-process admission policies (inProcessPolicies) ---- */
+	const policies = objs.filter((o) => policyKinds.includes(o.kind));
+	if (policies.length) {
+		// Every policy bound, every binding to a policy of the render.
+		const named = new Set(policies.filter((o) => !o.kind.endsWith("Binding")).map((o) => `${o.kind}/${o.metadata.name}`));
+		const bound = policies.filter((o) => o.kind.endsWith("Binding")).map((o) => `${o.kind.replace(/Binding$/, "")}/${o.spec.policyName}`);
+		check(`${caseName}: every admission policy bound, every binding to one of them`,
+			named.size > 0 && [...named].every((n) => bound.includes(n)) && bound.every((n) => named.has(n)),
+			`policies ${[...named]}; bindings to ${bound}`);
+	}
+	if (objs.every((o) => policyKinds.includes(o.kind) || o.kind === "Namespace")) {
+		// webhook.enabled=false: the policies-only install, nothing that runs or that a webhook needs.
+		check(`${caseName}: policies only: a ValidatingAdmissionPolicy and no Deployment, Service, webhook ` +
+			"configuration, certificate, ServiceAccount, RBAC or ConfigMap",
+			policies.some((o) => o.kind === "ValidatingAdmissionPolicy"), objs.map((o) => o.kind).join(","));
+		if (outDir) fs.writeFileSync(path.join(outDir, "kinds"), objs.map((o) => o.kind).sort().join("\n") + "\n");
+		return;
+	}
 
 	const dep = one("Deployment");
 	const svc = one("Service");
@@ -274,7 +308,7 @@ function main() {
 	const expectedFailure = {
 		defaults: "Fail", "cert-manager": "Fail", "cert-manager-issuer": "Fail", secret: "Fail", "three-pools": "Fail",
 		"spot-fallback": "Fail", full: "Fail", dryrun: "Ignore", "failure-ignore": "Ignore", "policy-check-off": "Fail",
-		"claim-lookups": "Fail",
+		"claim-lookups": "Fail", "policies-beside-webhook": "Fail",
 	}[caseName];
 	// One entry per class of object (pkg/policy/matchcond.h), with stable names: the mutating webhook for pods; the
 	// validating ones for pods, for the built-in workload kinds at v1, and (with policy.workloads) for a rule per
@@ -415,7 +449,7 @@ function main() {
 	const secrets = all("Secret");
 	if (caseName === "defaults" || caseName === "three-pools" || caseName === "spot-fallback" || caseName === "dryrun" ||
 		caseName === "failure-ignore" || caseName === "full" || caseName === "policy-check-off" ||
-		caseName === "claim-lookups") {
+		caseName === "claim-lookups" || caseName === "policies-beside-webhook") {
 		const s = secrets.find((x) => x.metadata.name === tlsSecretName);
 		check(`${caseName}: helm mode renders the TLS Secret the pods mount`, s && s.type === "kubernetes.io/tls" &&
 			s.data["tls.crt"] && s.data["tls.key"] && s.data["ca.crt"]);

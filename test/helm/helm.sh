@@ -37,12 +37,35 @@ NS=gpu-admission
 export TOOLS="${TOOLBIN%/bin}"
 
 # ---- every configuration -----------------------------------------------------
+# A case may also hold policies.args: the arguments of `gpu-admission
+# print-admission-policies` whose output is the case's inProcessPolicies.manifest
+# (--set-file, as the README installs it); helm.args: the cluster helm template
+# stands for (--kube-version, --api-versions); kinds: the kinds it must render,
+# sorted, and nothing else.
 for values in test/helm/cases/*/values.yaml; do
-	c=$(basename "$(dirname "$values")")
+	cd_=$(dirname "$values")
+	c=$(basename "$cd_")
 	d=$T/$c
 	mkdir -p "$d"
-	desc="$c: helm lint --strict"; t "$HELM" lint --strict "$CHART" -n "$NS" -f "$values"
-	desc="$c: helm template"; t sh -c "'$HELM' template gpu-admission '$CHART' -n '$NS' -f '$values' >'$d/render.yaml'"
+	set -- -f "$values"
+	lint=""
+	if [ -f "$cd_/policies.args" ]; then
+		# shellcheck disable=SC2046
+		"$BIN" print-admission-policies $(cat "$cd_/policies.args") >"$d/policies.yaml" ||
+			notok "$c: print-admission-policies $(cat "$cd_/policies.args")"
+		# helm lint has no --api-versions, so the MutatingAdmissionPolicy guard would
+		# refuse: it lints the case with the validating policies only.
+		awk '/^---/ { if (doc !~ /\nkind: Mutating/) printf "%s", doc; doc = "" } { doc = doc "\n" $0 }
+			END { if (doc !~ /\nkind: Mutating/) printf "%s\n", doc }' "$d/policies.yaml" >"$d/lint-policies.yaml"
+		lint="--set-file inProcessPolicies.manifest=$d/lint-policies.yaml"
+		set -- "$@" --set-file "inProcessPolicies.manifest=$d/policies.yaml"
+	fi
+	desc="$c: helm lint --strict"
+	# shellcheck disable=SC2086
+	t "$HELM" lint --strict "$CHART" -n "$NS" -f "$values" $lint $(sed -n 's/.*\(--kube-version [^ ]*\).*/\1/p' "$cd_/helm.args" 2>/dev/null)
+	# shellcheck disable=SC2046
+	[ -f "$cd_/helm.args" ] && set -- "$@" $(cat "$cd_/helm.args")
+	desc="$c: helm template"; t sh -c "\"\$0\" template gpu-admission '$CHART' -n '$NS' \"\$@\" >'$d/render.yaml'" "$HELM" "$@"
 	node test/helm/check.js "$c" "$d/render.yaml" "$d" >"$d/check.log" 2>&1
 	p=$(grep -c '^ok - ' "$d/check.log")
 	f=$(grep -c '^not ok - ' "$d/check.log")
@@ -51,8 +74,13 @@ for values in test/helm/cases/*/values.yaml; do
 	pass=$((pass + p)); fail=$((fail + f))
 	echo "ok - $c: $p object and contract checks ($f failed)"
 
-	desc="$c: rendered policy accepted by gpu-admission check-config"
-	t sh -c "'$BIN' check-config '$d/policy.yaml' | grep -qx 'configuration OK'"
+	if [ -f "$cd_/kinds" ]; then
+		desc="$c: renders exactly the kinds of $cd_/kinds"
+		t sh -c "[ -f '$d/kinds' ] && diff -u '$cd_/kinds' '$d/kinds'"
+	else
+		desc="$c: rendered policy accepted by gpu-admission check-config"
+		t sh -c "'$BIN' check-config '$d/policy.yaml' | grep -qx 'configuration OK'"
+	fi
 
 	if [ -f "$d/ca.crt" ]; then
 		desc="$c: generated serving certificate verifies against the caBundle"
@@ -65,6 +93,26 @@ for values in test/helm/cases/*/values.yaml; do
 		t sh -c "[ \"\$(openssl x509 -in '$d/tls.crt' -noout -pubkey)\" = \"\$(openssl pkey -in '$d/tls.key' -pubout)\" ]"
 	fi
 done
+
+# ---- the policies-only install refuses what it cannot do ---------------------------
+"$BIN" print-admission-policies --kubernetes-version 1.36 >"$T/policies-1.36.yaml"
+refused() { # WHAT ARGS...: helm template fails, saying WHAT
+	w=$1; shift
+	if "$HELM" template gpu-admission "$CHART" -n "$NS" "$@" >"$T/refused.out" 2>&1; then return 1; fi
+	grep -q "$w" "$T/refused.out" || { cat "$T/refused.out"; return 1; }
+}
+desc="webhook.enabled=false without inProcessPolicies is refused (it would install nothing)"
+t refused "nothing would be installed" --set webhook.enabled=false
+desc="policies only: a webhook feature (metrics) is refused"
+t refused "metrics.enabled needs the webhook" --set webhook.enabled=false --set inProcessPolicies.enabled=true \
+	--set-file "inProcessPolicies.manifest=$T/policies-1.36.yaml" --set metrics.enabled=true --kube-version 1.36.0 \
+	--api-versions admissionregistration.k8s.io/v1/MutatingAdmissionPolicy
+desc="policies printed for 1.36 on a cluster that does not serve MutatingAdmissionPolicy v1 are refused"
+t refused "does not serve admissionregistration.k8s.io/v1 MutatingAdmissionPolicy" --set webhook.enabled=false \
+	--set inProcessPolicies.enabled=true --set-file "inProcessPolicies.manifest=$T/policies-1.36.yaml" --kube-version 1.34.0
+desc="policies on Kubernetes 1.29 (no ValidatingAdmissionPolicy v1) are refused"
+t refused "has no ValidatingAdmissionPolicy v1" --set webhook.enabled=false --set inProcessPolicies.enabled=true \
+	--set-file "inProcessPolicies.manifest=$T/policies-1.36.yaml" --kube-version 1.29.0
 
 # ---- the PrometheusRule's alerts: promtool check rules and promtool test rules --
 # (test/helm/prometheus/alerts.test.yaml; the "full" case renders the rule.)
