@@ -32,6 +32,7 @@ MODE=${CLUSTER_MODE:-full}
 . "$ROOT/test/cluster/cluster.lib"
 . "$ROOT/test/cluster/nodes.sh"
 . "$ROOT/test/cluster/webhook.lib"
+. "$ROOT/test/cluster/golden.lib"
 PATH=$CP_BIN:${HELM_DIR:?HELM_DIR: run through test/cluster/run}:$PATH
 export PATH
 . "$ROOT/test/check.lib"
@@ -240,7 +241,8 @@ install_default
 pods_default
 outage
 if [ "$MODE" = smoke ]; then
-	# The in-process policies' own proof on a second minor: (b) and (c) of the scenario.
+	# The in-process policies' own proof on a second minor: the whole scenario, the
+	# differential over the golden cases included.
 	AP_SMOKE=1
 	. "$ROOT/test/cluster/scenarios/65-admission-policies.sh"
 fi

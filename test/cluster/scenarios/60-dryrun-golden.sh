@@ -17,44 +17,14 @@
 # Cases whose object the API server itself refuses before any webhook (an invalid
 # Pod) are listed in test/cluster/golden-invalid.txt with upstream's reason; the
 # test checks that the list is exactly those cases.
-GOLDEN=$ROOT/test/golden
-DTS='[{"key":"node.kubernetes.io/not-ready","operator":"Exists","effect":"NoExecute","tolerationSeconds":300},
-      {"key":"node.kubernetes.io/unreachable","operator":"Exists","effect":"NoExecute","tolerationSeconds":300}]'
 G=$T/golden
 mkdir -p "$G"
 : >"$G/invalid.got"
 gp=0
 gf=0
+golden_cases "$G/cases"
+golden_crds "$G/cases"
 
-# The cases to send, grouped by policy: "CONFIG-KEY CASE" lines.
-for d in "$GOLDEN"/*/; do
-	c=$(basename "$d")
-	[ -f "$d/policy" ] && continue
-	jq -e '.request.operation == "CREATE" and (.request.object | type == "object") and (.request.subResource // "") == ""' \
-		"$d/request.json" >/dev/null 2>&1 || continue
-	key=default
-	[ -f "$d/config.yaml" ] && key=$(cksum <"$d/config.yaml" | cut -d' ' -f1)
-	echo "$key $c"
-done | sort >"$G/cases"
-
-# CRDs for the custom kinds the cases create (permissive schemas: the webhook, not
-# the schema, is under test), named as each request's resource says.
-jq -rn '[inputs | .request | select(.kind.group != "" and .kind.group != "apps" and .kind.group != "batch")
-	| [.kind.group, .kind.version, .kind.kind, .resource.resource]] | unique[] | @tsv' \
-	$(awk '{print "'"$GOLDEN"'/" $2 "/request.json"}' "$G/cases") |
-while IFS="$(printf '\t')" read -r group version kind plural; do
-	jq -n --arg g "$group" --arg v "$version" --arg k "$kind" --arg p "$plural" '
-	{apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition",
-	 metadata: {name: ($p + "." + $g)},
-	 spec: {group: $g, scope: "Namespaced",
-		names: {plural: $p, kind: $k, singular: ($k | ascii_downcase)},
-		versions: [{name: $v, served: true, storage: true,
-			schema: {openAPIV3Schema: {type: "object", "x-kubernetes-preserve-unknown-fields": true}}}]}}'
-done | kubectl apply -f - >/dev/null || bad "golden: the custom kinds' CRDs"
-cp_wait 30 sh -c 'kubectl get crd -o name | while read -r c; do kubectl wait --for condition=Established "$c" --timeout=1s >/dev/null || exit 1; done'
-
-# golden_policy KEY CASE: helm upgrade to the case's policy (the defaults for
-# "default"), and the replica reloaded. Returns non-zero when it cannot be used.
 golden_policy() {
 	v=$G/values-$1.yaml
 	if [ "$1" = default ]; then
@@ -72,39 +42,9 @@ golden_policy() {
 
 # golden_case CASE: one case sent and compared.
 golden_case() {
-	local gc=$1 d=$GOLDEN/$1 cfg req n user g kind want got real_rc
-	cfg=""
-	[ -f "$d/config.yaml" ] && cfg="-c $d/config.yaml"
-	req=$d/request.json
-	n=$(jq -r '.request.namespace // .request.object.metadata.namespace // "default"' "$req")
-	ns "$n"
-	# The object as a client sends it: no server-set metadata, its namespace the request's.
-	jq '.request.object | del(.metadata.uid, .metadata.resourceVersion, .metadata.creationTimestamp,
-		.metadata.managedFields, .metadata.generation, .status) | .metadata.namespace = $n
-		| if (.metadata.name // "") == "" then .metadata.generateName = "golden-" else . end' \
-		--arg n "$n" "$req" >"$G/obj.json"
-	# The pod's service account: the ServiceAccount admission plugin refuses a pod whose
-	# account does not exist (plugin/pkg/admission/serviceaccount); in the cluster the
-	# case comes from, it does.
-	for sa in $(jq -r '[.spec.serviceAccountName, .spec.serviceAccount, (.spec.template.spec // {} | .serviceAccountName)] | map(select(. != null and . != "")) | unique[]' "$G/obj.json"); do
-		kubectl create serviceaccount -n "$n" "$sa" >/dev/null 2>&1
-	done
-	# The review as kube-apiserver sends it: admission.k8s.io/v1, a string uid, the
-	# object as it decoded and re-encoded it (one value per key, valid UTF-8).
-	# Only the members an AdmissionRequest has (k8s.io/api admission/v1 types.go).
-	jq --slurpfile o "$G/obj.json" '{apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview",
-		request: (.request | {kind, resource, subResource, requestKind, requestResource, requestSubResource,
-			name, namespace, operation, userInfo, oldObject, dryRun, options}
-			| with_entries(select(.value != null))
-			| .uid = "golden-uid" | .object = $o[0])}' "$req" >"$G/req.json"
-	req=$G/req.json
-	set -- --dry-run=server -o json -n "$n" -f "$G/obj.json"
-	user=$(jq -r '.request.userInfo.username // empty' "$req")
-	if [ -n "$user" ]; then
-		set -- "$@" --as "$user" --as-group system:masters
-		for g in $(jq -r '.request.userInfo.groups // [] | .[]' "$req"); do set -- "$@" --as-group "$g"; done
-	fi
-	kubectl create "$@" >"$G/real.json" 2>"$G/real.err"
+	local gc=$1 want got real_rc
+	golden_prepare "$gc" "$G"
+	golden_create "$G"
 	real_rc=$?
 	# Refused by the API server itself (decoding, validation), not by a webhook nor by a
 	# matchCondition that failed to evaluate.
@@ -112,22 +52,8 @@ golden_case() {
 		printf '%s\t%s\n' "$gc" "$(tr '\n' ' ' <"$G/real.err" | cut -c1-300)" >>"$G/invalid.got"
 		return
 	fi
-	kind=$(jq -r '.request.kind.kind' "$req")
-	if [ "$kind" = Pod ]; then
-		# shellcheck disable=SC2086
-		"$B" review $cfg -o patched "$req" >"$G/patched.json" 2>/dev/null
-		want=$?
-		if [ "$want" -eq 0 ]; then
-			jq --slurpfile o "$G/patched.json" '.request.object = $o[0]' "$req" >"$G/validate.json"
-			# shellcheck disable=SC2086
-			"$B" review $cfg --validate "$G/validate.json" >/dev/null 2>&1
-			want=$?
-		fi
-	else
-		# shellcheck disable=SC2086
-		"$B" review $cfg --validate "$req" >/dev/null 2>&1
-		want=$?
-	fi
+	golden_predict "$gc" "$G"
+	want=$?
 	got=0
 	[ "$real_rc" -ne 0 ] && got=1
 	if [ "$want" -gt 1 ]; then
@@ -138,13 +64,9 @@ golden_case() {
 		sed 's/^/    /' "$G/real.err" | head -n 3
 		return
 	fi
-	if [ "$kind" = Pod ] && [ "$got" -eq 0 ]; then
+	if [ "$GOLDEN_KIND" = Pod ] && [ "$got" -eq 0 ]; then
 		# The predicted pod, as the API server stores it.
-		jq -S --argjson dts "$DTS" '.spec | {tolerations: (.tolerations // [] |
-			. as $t | $t + [$dts[] | select(.key as $k | [$t[] | select((.key == $k or (.key // "") == "")
-				and ((.effect // "") == "NoExecute" or (.effect // "") == ""))] | length == 0)]
-			| sort_by([.key, .operator, .value, .effect, .tolerationSeconds])),
-			nodeSelector: (.nodeSelector // {}), affinity: (.affinity.nodeAffinity // {})}' "$G/patched.json" >"$G/want.json"
+		golden_want_placement "$G"
 		jq -S '.spec | {tolerations: (.tolerations // [] | sort_by([.key, .operator, .value, .effect, .tolerationSeconds])), nodeSelector: (.nodeSelector // {}),
 			affinity: (.affinity.nodeAffinity // {})}' "$G/real.json" >"$G/got.json"
 		# The API server encodes with Go's omitempty: an empty string, list or map in the

@@ -21,7 +21,9 @@
 #     k8s.io/kubernetes pkg/kubeapiserver/options/plugins.go AllOrderedPlugins,
 #     MutatingAdmissionPolicy before MutatingAdmissionWebhook), and a pod already
 #     placed as the webhook places it gets nothing from the policy.
-# In smoke mode (a second minor, suite.sh) (b) and (c) only.
+# (d) the chart's policies-only install (webhook.enabled=false), by helm install with
+#     no webhook configuration and no webhook process: only policies and bindings are
+#     created, and (b)'s logshipper and 1-GPU pod hold.
 AP=$T/admpolicy
 mkdir -p "$AP"
 AP_SELECTOR=app.kubernetes.io/component=admission-policy
@@ -53,47 +55,11 @@ ap_webhooks_on() {
 # ap_case CASE: one golden case, as 60-dryrun-golden.sh sends it; appends to $AP/diff.got
 # "CASE<TAB>verdict|placement" when the API server's answer is not review's.
 ap_case() {
-	local c=$1 d=$GOLDEN/$1 cfg="" req n user g kind want got rc
-	[ -f "$d/config.yaml" ] && cfg="-c $d/config.yaml"
-	req=$d/request.json
-	n=$(jq -r '.request.namespace // .request.object.metadata.namespace // "default"' "$req")
-	ns "$n"
-	jq '.request.object | del(.metadata.uid, .metadata.resourceVersion, .metadata.creationTimestamp,
-		.metadata.managedFields, .metadata.generation, .status) | .metadata.namespace = $n
-		| if (.metadata.name // "") == "" then .metadata.generateName = "golden-" else . end' \
-		--arg n "$n" "$req" >"$AP/obj.json"
-	for sa in $(jq -r '[.spec.serviceAccountName, .spec.serviceAccount, (.spec.template.spec // {} | .serviceAccountName)] | map(select(. != null and . != "")) | unique[]' "$AP/obj.json"); do
-		kubectl create serviceaccount -n "$n" "$sa" >/dev/null 2>&1
-	done
-	jq --slurpfile o "$AP/obj.json" '{apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview",
-		request: (.request | {kind, resource, subResource, requestKind, requestResource, requestSubResource,
-			name, namespace, operation, userInfo, oldObject, dryRun, options}
-			| with_entries(select(.value != null))
-			| .uid = "golden-uid" | .object = $o[0])}' "$req" >"$AP/req.json"
-	req=$AP/req.json
-	kind=$(jq -r '.request.kind.kind' "$req")
-	if [ "$kind" = Pod ]; then
-		# shellcheck disable=SC2086
-		"$B" review $cfg -o patched "$req" >"$AP/patched.json" 2>/dev/null
-		want=$?
-		if [ "$want" -eq 0 ]; then
-			jq --slurpfile o "$AP/patched.json" '.request.object = $o[0]' "$req" >"$AP/validate.json"
-			# shellcheck disable=SC2086
-			"$B" review $cfg --validate "$AP/validate.json" >/dev/null 2>&1
-			want=$?
-		fi
-	else
-		# shellcheck disable=SC2086
-		"$B" review $cfg --validate "$req" >/dev/null 2>&1
-		want=$?
-	fi
-	set -- --dry-run=server -o json -n "$n" -f "$AP/obj.json"
-	user=$(jq -r '.request.userInfo.username // empty' "$req")
-	if [ -n "$user" ]; then
-		set -- "$@" --as "$user" --as-group system:masters
-		for g in $(jq -r '.request.userInfo.groups // [] | .[]' "$req"); do set -- "$@" --as-group "$g"; done
-	fi
-	[ "$kind" = Pod ] && [ "$want" -eq 0 ] && ap_want_placement
+	local c=$1 want got rc
+	golden_prepare "$c" "$AP"
+	golden_predict "$c" "$AP"
+	want=$?
+	[ "$GOLDEN_KIND" = Pod ] && [ "$want" -eq 0 ] && ap_want_placement
 	# The first case after a policy change waits for the API server to load the new
 	# policies: until it answers as predicted, placement included (a v1.37 run compared a
 	# case allowed by the old and the new policy alike, placed by the old one), at most
@@ -101,9 +67,9 @@ ap_case() {
 	rc=0
 	if [ -n "${AP_FRESH:-}" ]; then
 		AP_FRESH=""
-		cp_wait 20 ap_try "$want" "$kind" "$@"
+		cp_wait 20 ap_try "$want"
 	fi
-	kubectl create "$@" >"$AP/real.json" 2>"$AP/real.err" || rc=1
+	golden_create "$AP" || rc=1
 	got=$rc
 	# Refused by the API server itself. The webhook's mutating call comes before the
 	# object's validation, the policies' validation after it, so a pod the webhook
@@ -123,7 +89,7 @@ ap_case() {
 			"$( [ "$want" = 0 ] && echo admitted || echo refused)" "$(tr '\n' ' ' <"$AP/real.err" | cut -c1-200)" >>"$AP/diff.why"
 		return
 	fi
-	[ "$kind" = Pod ] && [ "$got" -eq 0 ] || { AP_SAME=$((AP_SAME + 1)); return; }
+	[ "$GOLDEN_KIND" = Pod ] && [ "$got" -eq 0 ] || { AP_SAME=$((AP_SAME + 1)); return; }
 	ap_got_placement
 	if cmp -s "$AP/want.json" "$AP/got.json"; then
 		AP_SAME=$((AP_SAME + 1))
@@ -135,34 +101,13 @@ ap_case() {
 
 # (a) The differential test.
 admpolicy_golden() {
-	local key c last="" skip="" cfgfile
-	GOLDEN=$ROOT/test/golden
-	DTS='[{"key":"node.kubernetes.io/not-ready","operator":"Exists","effect":"NoExecute","tolerationSeconds":300},
-	      {"key":"node.kubernetes.io/unreachable","operator":"Exists","effect":"NoExecute","tolerationSeconds":300}]'
+	local key c last="" skip="" cfgfile t0
+	t0=$(date +%s)
 	: >"$AP/diff.got"; : >"$AP/diff.why"; : >"$AP/invalid.got"
 	grep -av '^#' "$ROOT/test/cluster/golden-invalid.txt" | cut -f1 | LC_ALL=C sort >"$AP/invalid.want"
 	AP_SAME=0
-	for d in "$GOLDEN"/*/; do
-		c=$(basename "$d")
-		[ -f "$d/policy" ] && continue
-		jq -e '.request.operation == "CREATE" and (.request.object | type == "object") and (.request.subResource // "") == ""' \
-			"$d/request.json" >/dev/null 2>&1 || continue
-		key=default
-		[ -f "$d/config.yaml" ] && key=$(cksum <"$d/config.yaml" | cut -d' ' -f1)
-		echo "$key $c"
-	done | sort >"$AP/cases"
-	# The custom kinds the cases create (as 60-dryrun-golden.sh; nothing if it ran).
-	jq -rn '[inputs | .request | select(.kind.group != "" and .kind.group != "apps" and .kind.group != "batch")
-		| [.kind.group, .kind.version, .kind.kind, .resource.resource]] | unique[] | @tsv' \
-		$(awk '{print "'"$GOLDEN"'/" $2 "/request.json"}' "$AP/cases") |
-	while IFS="$(printf '\t')" read -r group version kind plural; do
-		jq -n --arg g "$group" --arg v "$version" --arg k "$kind" --arg p "$plural" '
-		{apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", metadata: {name: ($p + "." + $g)},
-		 spec: {group: $g, scope: "Namespaced", names: {plural: $p, kind: $k, singular: ($k | ascii_downcase)},
-			versions: [{name: $v, served: true, storage: true,
-				schema: {openAPIV3Schema: {type: "object", "x-kubernetes-preserve-unknown-fields": true}}}]}}'
-	done | kubectl apply -f - >/dev/null || bad "admission policies: the custom kinds' CRDs"
-	cp_wait 30 sh -c 'kubectl get crd -o name | while read -r c; do kubectl wait --for condition=Established "$c" --timeout=1s >/dev/null || exit 1; done'
+	golden_cases "$AP/cases"
+	golden_crds "$AP/cases"   # nothing when 60-dryrun-golden.sh ran
 	while read -r key c; do
 		if [ "$key" != "$last" ]; then
 			last=$key
@@ -192,7 +137,7 @@ admpolicy_golden() {
 		diff "$AP/invalid.want" "$AP/invalid.sorted" | sed 's/^/    /' | head -n 20
 		LC_ALL=C tr -cd '\11\12\40-\176' <"$AP/invalid.got" | sed 's/^/    /' | head -n 50
 	fi
-	echo "cluster: admission policies on the golden cases: $AP_SAME as review predicts, $(wc -l <"$AP/diff.sorted") listed differences, $(wc -l <"$AP/invalid.sorted") refused as invalid (of $(wc -l <"$AP/cases") sent)"
+	echo "cluster: admission policies on the golden cases: $AP_SAME as review predicts, $(wc -l <"$AP/diff.sorted") listed differences, $(wc -l <"$AP/invalid.sorted") refused as invalid (of $(wc -l <"$AP/cases") sent) in $(( $(date +%s) - t0 )) s"
 }
 
 # (b) No webhook process: the guarantees from the policies alone.
@@ -230,20 +175,57 @@ admpolicy_no_webhook() {
 	equals "$?" 0 "no webhook: an update that aims nowhere new is admitted"
 }
 
+# (d) The chart's policies-only install (webhook.enabled=false): helm install renders
+# it, asking this API server which kinds it serves (the chart's guard per kind), and
+# creates only the admission policies and their bindings; with no webhook anywhere,
+# the README's logshipper is refused at apply and a 1-GPU pod is placed.
+ap_gpu_placed() { # a server dry-run 1-GPU pod gets the GPU toleration: the mutating policy is in force
+	pod chart-probe "$GPU1" | kubectl create -n team-ap --dry-run=server -o json -f - >"$AP/probe.json" 2>/dev/null &&
+		gpu_tolerated "$AP/probe.json"
+}
+admpolicy_chart_only() {
+	local kinds
+	kubectl delete validatingadmissionpolicybinding,validatingadmissionpolicy,mutatingadmissionpolicybinding,mutatingadmissionpolicy \
+		-l "$AP_SELECTOR" --ignore-not-found >/dev/null 2>&1
+	"$B" print-admission-policies --kubernetes-version "$CP_MINOR" >"$AP/chart-policies.yaml" || bad "print-admission-policies"
+	if helm install gpu-policies "$CHART" -n gpu-policies --create-namespace --set webhook.enabled=false \
+		--set inProcessPolicies.enabled=true --set-file "inProcessPolicies.manifest=$AP/chart-policies.yaml" \
+		>"$AP/chart.out" 2>&1; then ok; else
+		bad "policies only: helm install --set webhook.enabled=false"; sed 's/^/    /' "$AP/chart.out" | head -n 10; return
+	fi
+	kinds=$(helm get manifest gpu-policies -n gpu-policies | sed -n 's/^kind: //p' | sort | uniq -c | tr -s ' ' | tr '\n' ';')
+	equals "$kinds" " 1 MutatingAdmissionPolicy; 1 MutatingAdmissionPolicyBinding; 2 ValidatingAdmissionPolicy; 2 ValidatingAdmissionPolicyBinding;" \
+		"policies only: the release is the admission policies and their bindings, nothing else"
+	equals "$(kubectl get deployment,service,secret,configmap,serviceaccount -n gpu-policies -o name -l app.kubernetes.io/instance=gpu-policies | wc -l)" 0 \
+		"policies only: no Deployment, Service, Secret, ConfigMap or ServiceAccount"
+	equals "$(kubectl get mutatingwebhookconfiguration,validatingwebhookconfiguration -o name | wc -l)" 0 "policies only: no webhook configuration at all"
+	cp_wait 30 sh -c "! kubectl apply --dry-run=server -f '$ROOT/test/readme/logshipper.yaml' >/dev/null 2>&1"
+	cp_wait 30 ap_gpu_placed || bad "policies only: the mutating policy never took effect"
+	kubectl apply -f "$ROOT/test/readme/logshipper.yaml" >"$AP/logshipper.out" 2>"$AP/logshipper.err"
+	equals "$?" 1 "policies only: the README's logshipper Deployment is refused at apply"
+	has "$AP/logshipper.err" "ValidatingAdmissionPolicy 'gpu-admission-workloads'" "policies only: refused by the chart's policy"
+	pod chart-gpu "$GPU1" >"$T/chart-gpu.in"
+	create team-ap chart-gpu
+	equals "$RC" 0 "policies only: a 1-GPU pod is created"
+	gpu_tolerated "$T/chart-gpu.out" && ok || bad "policies only: the GPU pod got the GPU toleration"
+	equals "$(jq -c '.spec.nodeSelector' "$T/chart-gpu.out")" '{"kubernetes.azure.com/accelerator":"nvidia"}' \
+		"policies only: the GPU pod got the pinned pool's nodeSelector"
+	case $(pool_of team-ap chart-gpu) in gput4|gput4spot|gpua100|gpuh100) ok ;; *) bad "policies only: the GPU pod is bound to a GPU node (got $(pool_of team-ap chart-gpu))" ;; esac
+	helm uninstall gpu-policies -n gpu-policies >/dev/null 2>&1 || bad "policies only: helm uninstall"
+	equals "$(kubectl get validatingadmissionpolicy,mutatingadmissionpolicy -o name -l "$AP_SELECTOR" | wc -l)" 0 \
+		"policies only: helm uninstall removes the policies"
+}
+
 # ap_tidy: stdin's placement with empty members dropped and tolerations as a set.
 ap_tidy() {
 	jq -S 'walk(if type == "object" then with_entries(select(.value != "" and .value != null and .value != [] and .value != {})) else . end)
 		| .tolerations = ((.tolerations // []) | unique)'
 }
 
-# ap_want_placement: $AP/want.json, the placement review predicts (its patched pod, with
-# the tolerations the API server's DefaultTolerationSeconds adds).
+# ap_want_placement: $AP/want.json, the placement review predicts, tidied.
 ap_want_placement() {
-	jq -S --argjson dts "$DTS" '.spec | {tolerations: (.tolerations // [] |
-		. as $t | $t + [$dts[] | select(.key as $k | [$t[] | select((.key == $k or (.key // "") == "")
-			and ((.effect // "") == "NoExecute" or (.effect // "") == ""))] | length == 0)]),
-		nodeSelector: (.nodeSelector // {}), affinity: (.affinity.nodeAffinity // {})}' "$AP/patched.json" |
-		ap_tidy >"$AP/want.json"
+	golden_want_placement "$AP"
+	ap_tidy <"$AP/want.json" >"$AP/want.tidy" && mv "$AP/want.tidy" "$AP/want.json"
 }
 
 # ap_got_placement: $AP/got.json, the placement of the pod the API server answered.
@@ -252,15 +234,14 @@ ap_got_placement() {
 		affinity: (.affinity.nodeAffinity // {})}' "$AP/real.json" | ap_tidy >"$AP/got.json"
 }
 
-# ap_try WANT KIND ARGS...: one `kubectl create ARGS`; true when it answers as review
+# ap_try WANT: the case's kubectl create once; true when it answers as review
 # predicts: the verdict (WANT: 0 admitted, 1 refused) and, for an admitted Pod, the
 # placement in $AP/want.json.
 ap_try() {
-	local w=$1 k=$2 r=0
-	shift 2
-	kubectl create "$@" >"$AP/real.json" 2>"$AP/real.err" || r=1
-	[ "$r" -eq "$w" ] || return 1
-	[ "$k" = Pod ] && [ "$r" -eq 0 ] || return 0
+	local r=0
+	golden_create "$AP" || r=1
+	[ "$r" -eq "$1" ] || return 1
+	[ "$GOLDEN_KIND" = Pod ] && [ "$r" -eq 0 ] || return 0
 	ap_got_placement
 	cmp -s "$AP/want.json" "$AP/got.json"
 }
@@ -311,8 +292,9 @@ fi
 clean
 [ -n "${AP_SMOKE:-}" ] || upgrade image.yaml
 ap_webhooks_off
-[ -n "${AP_SMOKE:-}" ] || admpolicy_golden
+admpolicy_golden
 admpolicy_no_webhook
+admpolicy_chart_only
 ap_webhooks_on
 wh_start || bad "webhook restart (it reads the caBundle of the configurations put back)"
 admpolicy_with_webhook
