@@ -22,11 +22,7 @@
 
 static void view_free(struct cel_view *w)
 {
-	size_t i;
-
-	for (i = 0; i < w->n_pool_keys; i++)
-		free(w->pool_keys[i].values.v);
-	free(w->pool_keys);
+	policy_pool_keys_free(w->pool_keys, w->n_pool_keys);
 	free(w->labels.v);
 	memset(w, 0, sizeof *w);
 }
@@ -43,7 +39,7 @@ static void add_unique(struct config_strings *l, const char *s)
 
 static int view_fill(const struct config *cfg, struct cel_view *w)
 {
-	size_t i, j, k, n = 0;
+	size_t i;
 
 	memset(w, 0, sizeof *w);
 	w->cfg = cfg;
@@ -55,29 +51,8 @@ static int view_fill(const struct config *cfg, struct cel_view *w)
 		if (config_label_alias(cfg->gpu_node_labels.v[i]) != NULL)
 			add_unique(&w->labels, config_label_alias(cfg->gpu_node_labels.v[i]));
 	}
-	for (i = 0; i < cfg->n_pools; i++)
-		n += 2 * cfg->pools[i].node_selector.n;
-	if ((w->pool_keys = calloc(n ? n : 1, sizeof *w->pool_keys)) == NULL)
-		return -1;
 	/* As policy_target.c gpu_label(): a pool's key (or its alias) with a value a pool selects. */
-	for (i = 0; i < cfg->n_pools; i++)
-		for (j = 0; j < 2 * cfg->pools[i].node_selector.n; j++) {
-			const struct config_kv *kv = &cfg->pools[i].node_selector.v[j / 2];
-			const char *key = j % 2 ? config_label_alias(kv->key) : kv->key;
-
-			if (key == NULL)
-				continue;
-			for (k = 0; k < w->n_pool_keys && strcmp(w->pool_keys[k].key, key) != 0; k++)
-				;
-			if (k == w->n_pool_keys) {
-				w->pool_keys[k].key = key;
-				if ((w->pool_keys[k].values.v = calloc(n, sizeof(char *))) == NULL)
-					return -1;
-				w->n_pool_keys++;
-			}
-			add_unique(&w->pool_keys[k].values, kv->value);
-		}
-	return 0;
+	return policy_pool_keys(cfg, NULL, 0, &w->pool_keys, &w->n_pool_keys);
 }
 
 /* ==== One policy object being built ==== */

@@ -97,17 +97,22 @@ void cel_lit(struct cel *b, const char *s)
 }
 
 /* `[a, b, c]`, charged as a list literal; `v in` it costs its length more. */
-void cel_in(struct cel *b, const char *v, const struct config_strings *l)
+static void put_in(struct cel *b, const char *v, const char *const *l, size_t n)
 {
 	size_t i;
 
 	cel_put(b, "%s in [", v);
-	for (i = 0; i < l->n; i++) {
+	for (i = 0; i < n; i++) {
 		cel_put(b, "%s", i ? ", " : "");
-		cel_lit(b, l->v[i]);
+		cel_lit(b, l[i]);
 	}
 	cel_put(b, "]");
-	cel_charge(b, LIST_LITERAL_COST + l->n);
+	cel_charge(b, LIST_LITERAL_COST + n);
+}
+
+void cel_in(struct cel *b, const char *v, const struct config_strings *l)
+{
+	put_in(b, v, (const char *const *)l->v, l->n);
 }
 
 static int is_wild(const char *s)
@@ -207,7 +212,7 @@ static void put_pool_value(struct cel *b, const struct cel_view *w, const char *
 		cel_put(b, "%s%s == ", i ? " || " : "", k);
 		cel_lit(b, w->pool_keys[i].key);
 		cel_put(b, " && ");
-		cel_in(b, v, &w->pool_keys[i].values);
+		put_in(b, v, w->pool_keys[i].values.v, w->pool_keys[i].values.n);
 	}
 	cel_put(b, "%s)", w->n_pool_keys ? "" : "false");
 }

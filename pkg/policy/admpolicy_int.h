@@ -20,17 +20,11 @@ struct cel {
 	cost_t mult;  /* iterations of the comprehensions around the text being written; 0: 1 */
 };
 
-/* A pool label key and the values pools select by it (an alias is a key of its own). */
-struct cel_pool_key {
-	const char *key;
-	struct config_strings values;  /* borrowed strings, owned array */
-};
-
 /* What the expressions test, read once from the policy. */
 struct cel_view {
 	const struct config *cfg;
 	struct config_strings labels;   /* gpuNodeLabels and their aliases; borrowed strings */
-	struct cel_pool_key *pool_keys;
+	struct policy_pool_key *pool_keys;  /* policy_pool_keys(), none skipped */
 	size_t n_pool_keys;
 	char taint[160];                /* key=value:effect, as the webhook's messages say it */
 };

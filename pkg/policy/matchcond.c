@@ -8,6 +8,7 @@
 
 #include "base/strbuf.h"
 #include "policy/policy.h"
+#include "policy/policy_int.h"
 #include "text/scan.h"
 #include "policy/template.h"
 
@@ -299,19 +300,13 @@ static cost_t put_kind_guard(struct strbuf *b, const struct root *r)
 
 /* ==== The policy's view: what gpu-relevant looks for ==== */
 
-/* A label key pools select by, and the values they select (policy_target.c gpu_label()). */
-struct pool_key {
-	const char *key;
-	struct names values;
-};
-
 struct view {
 	struct names res_exact, res_wild;   /* gpuResources and gpuShareResources */
 	struct names ann_keys;              /* gpuAnnotations' keys */
 	struct names taint_keys;            /* "", the GPU taint's key, nvidia.com/gpu */
 	struct names labels;                /* gpuNodeLabels (and hostname when GPU nodes cannot
 	                                       be told by name): any value aims at GPU nodes */
-	struct pool_key *pool_keys;         /* the pools' other label keys, each with the values
+	struct policy_pool_key *pool_keys;  /* the pools' other label keys, each with the values
 	                                       pools select: only those aim at GPU nodes */
 	size_t n_pool_keys;
 	int names_known;                    /* GPU nodes are told by name (policy_target.c) */
@@ -328,9 +323,7 @@ static void view_free(struct view *w)
 	free(w->ann_keys.v);
 	free(w->taint_keys.v);
 	free(w->labels.v);
-	for (i = 0; i < w->n_pool_keys; i++)
-		free(w->pool_keys[i].values.v);
-	free(w->pool_keys);
+	policy_pool_keys_free(w->pool_keys, w->n_pool_keys);
 	free(w->node_exact.v);
 	free(w->node_wild.v);
 	for (i = 0; w->derived != NULL && w->derived[i] != NULL; i++)
@@ -369,49 +362,6 @@ static int all_printable(const struct names *l, struct error *err)
 		if (!printable(l->v[i], err))
 			return 0;
 	return 1;
-}
-
-static int by_pool_key(const void *a, const void *b)
-{
-	return strcmp(((const struct pool_key *)a)->key, ((const struct pool_key *)b)->key);
-}
-
-/*
- * The pools' label keys and their aliases (config_label_alias(): a pod may
- * select a pool's nodes by either) that are not in w->labels (sorted: looked
- * up with bsearch), each with the values pools select by it, sorted and
- * unique. -1 on allocation failure.
- */
-static int pool_keys_fill(const struct config *cfg, struct view *w)
-{
-	size_t i, j, k, n = 0;
-
-	for (i = 0; i < cfg->n_pools; i++)
-		n += 2 * cfg->pools[i].node_selector.n;
-	if ((w->pool_keys = calloc(n ? n : 1, sizeof *w->pool_keys)) == NULL)
-		return -1;
-	for (i = 0; i < cfg->n_pools; i++)
-		for (j = 0; j < 2 * cfg->pools[i].node_selector.n; j++) {
-			const struct config_kv *kv = &cfg->pools[i].node_selector.v[j / 2];
-			const char *key = j % 2 ? config_label_alias(kv->key) : kv->key;
-
-			if (key == NULL ||
-			    bsearch(&key, w->labels.v, w->labels.n, sizeof w->labels.v[0], by_string) != NULL)
-				continue;
-			for (k = 0; k < w->n_pool_keys && strcmp(w->pool_keys[k].key, key) != 0; k++)
-				;
-			if (k == w->n_pool_keys) {
-				w->pool_keys[k].key = key;
-				if (names_init(&w->pool_keys[k].values, n) != 0)
-					return -1;
-				w->n_pool_keys++;
-			}
-			names_add(&w->pool_keys[k].values, kv->value);
-		}
-	qsort(w->pool_keys, w->n_pool_keys, sizeof w->pool_keys[0], by_pool_key);
-	for (k = 0; k < w->n_pool_keys; k++)
-		names_sort(&w->pool_keys[k].values);
-	return 0;
 }
 
 static int view_fill(const struct config *cfg, struct view *w, struct error *err)
@@ -479,7 +429,7 @@ static int view_fill(const struct config *cfg, struct view *w, struct error *err
 		return -1;
 	}
 	names_sort(&w->labels);
-	if (pool_keys_fill(cfg, w) != 0) {
+	if (policy_pool_keys(cfg, w->labels.v, w->labels.n, &w->pool_keys, &w->n_pool_keys) != 0) {
 		error_set(err, ERROR_NOMEM, "out of memory");
 		return -1;
 	}
@@ -490,9 +440,13 @@ static int view_fill(const struct config *cfg, struct view *w, struct error *err
 		if (!all_printable(all[i], err))
 			return -1;
 	}
-	for (i = 0; i < w->n_pool_keys; i++)
-		if (!printable(w->pool_keys[i].key, err) || !all_printable(&w->pool_keys[i].values, err))
+	for (i = 0; i < w->n_pool_keys; i++) {
+		if (!printable(w->pool_keys[i].key, err))
 			return -1;
+		for (j = 0; j < w->pool_keys[i].values.n; j++)
+			if (!printable(w->pool_keys[i].values.v[j], err))
+				return -1;
+	}
 	return 0;
 }
 
@@ -556,7 +510,7 @@ static cost_t put_term(struct strbuf *b, const struct view *w, const char *term)
 	    MATCHCOND_TERMS_MAX, exprs);
 	put_list(b, w->labels.v, w->labels.n);
 	for (i = 0; i < w->n_pool_keys; i++) {
-		const struct pool_key *pk = &w->pool_keys[i];
+		const struct policy_pool_key *pk = &w->pool_keys[i];
 
 		/* In with a value a pool selects (policy_target.c requirement(): all of them, a subset). */
 		strbuf_addf(b, " || e.key == ");
@@ -643,7 +597,7 @@ static cost_t put_spec_relevant(struct strbuf *b, const struct view *w, const ch
 	put_list(b, w->labels.v, w->labels.n);
 	c = COST_SELECT + COST_LIST_LITERAL + w->labels.n;
 	for (i = 0; i < w->n_pool_keys; i++) {
-		const struct pool_key *pk = &w->pool_keys[i];
+		const struct policy_pool_key *pk = &w->pool_keys[i];
 
 		strbuf_addf(b, " || k == ");
 		put_lit(b, pk->key, strlen(pk->key));

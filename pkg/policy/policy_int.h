@@ -298,4 +298,24 @@ int policy_note(struct policy_result *res, struct error *err, const char *fmt, .
 /* "sku=gpu:NoSchedule" into buf; snprintf's return. */
 int policy_describe_taint(const struct config *cfg, char *buf, size_t cap);
 
+/* A node label key the pools select by, and the values they select by it. */
+struct policy_pool_key {
+	const char *key;
+	struct {
+		const char **v;  /* owned array of borrowed strings */
+		size_t n;
+	} values;
+};
+
+/*
+ * The label keys cfg's pools select by (policy_target.c gpu_label(): a key's
+ * alias is a key of its own), each with the values pools select, but the
+ * keys in skip[0..n_skip) (the CEL writers skip the GPU node labels, which
+ * aim at GPU nodes whatever the value); sorted by key, values sorted and
+ * unique. Strings are borrowed from cfg. 0, or -1 when out of memory.
+ */
+int policy_pool_keys(const struct config *cfg, const char *const *skip, size_t n_skip,
+		     struct policy_pool_key **keys, size_t *n);
+void policy_pool_keys_free(struct policy_pool_key *keys, size_t n);
+
 #endif

@@ -201,3 +201,75 @@ int policy_selector_match(const struct config_label_selector *sel, const json_t 
 	}
 	return 1;
 }
+
+/* ==== The pools' label keys (matchcond.c, admpolicy.c) ==== */
+
+static int by_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int by_key(const void *a, const void *b)
+{
+	return strcmp(((const struct policy_pool_key *)a)->key, ((const struct policy_pool_key *)b)->key);
+}
+
+void policy_pool_keys_free(struct policy_pool_key *keys, size_t n)
+{
+	size_t i;
+
+	for (i = 0; keys != NULL && i < n; i++)
+		free(keys[i].values.v);
+	free(keys);
+}
+
+int policy_pool_keys(const struct config *cfg, const char *const *skip, size_t n_skip,
+		     struct policy_pool_key **keys, size_t *n)
+{
+	struct policy_pool_key *k;
+	size_t i, j, m, s, total = 0, nk = 0;
+
+	*keys = NULL;
+	*n = 0;
+	/* Each selector entry adds at most two keys (its own and its alias) and one value to each. */
+	for (i = 0; i < cfg->n_pools; i++)
+		total += 2 * cfg->pools[i].node_selector.n;
+	if ((k = calloc(total ? total : 1, sizeof *k)) == NULL)
+		return -1;
+	for (i = 0; i < cfg->n_pools; i++)
+		for (j = 0; j < 2 * cfg->pools[i].node_selector.n; j++) {
+			const struct config_kv *kv = &cfg->pools[i].node_selector.v[j / 2];
+			const char *key = j % 2 ? config_label_alias(kv->key) : kv->key;
+
+			if (key == NULL)
+				continue;
+			for (s = 0; s < n_skip && strcmp(skip[s], key) != 0; s++)
+				;
+			if (s < n_skip)
+				continue;
+			for (m = 0; m < nk && strcmp(k[m].key, key) != 0; m++)
+				;
+			if (m == nk) {
+				k[m].key = key;
+				if ((k[m].values.v = calloc(total, sizeof *k[m].values.v)) == NULL) {
+					policy_pool_keys_free(k, nk);
+					return -1;
+				}
+				nk++;
+			}
+			k[m].values.v[k[m].values.n++] = kv->value;
+		}
+	qsort(k, nk, sizeof *k, by_key);
+	for (m = 0; m < nk; m++) {
+		size_t o = 0;
+
+		qsort(k[m].values.v, k[m].values.n, sizeof *k[m].values.v, by_str);
+		for (i = 0; i < k[m].values.n; i++)
+			if (o == 0 || strcmp(k[m].values.v[o - 1], k[m].values.v[i]) != 0)
+				k[m].values.v[o++] = k[m].values.v[i];
+		k[m].values.n = o;
+	}
+	*keys = k;
+	*n = nk;
+	return 0;
+}
