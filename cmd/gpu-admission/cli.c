@@ -214,6 +214,57 @@ int cli_flush_stdout(struct error *err)
 	return 0;
 }
 
+int cli_run_printer(const struct cli_command *cmd, int argc, char **argv, const struct cli_printer *pr, int arg)
+{
+	struct cli_parser p;
+	const char *config_path = NULL;
+	struct error err = { 0 };
+	struct config *cfg = NULL;
+	void *out = NULL;
+	json_t *doc = NULL;
+	int c, json = 0, rc;
+
+	cli_parse(&p, cmd, argc, argv);
+	while ((c = cli_next(&p)) != CLI_END) {
+		if (c == pr->opt) {
+			if ((rc = pr->option(cmd, &p, &arg)) != 0)
+				return rc;
+			continue;
+		}
+		switch (c) {
+		case 'c': config_path = p.value; break;
+		case 'o':
+			if ((json = cli_choice(&p)) < 0)
+				return cli_stop(&p);
+			break;
+		case CLI_OPERAND: return cli_usage(cmd, "unexpected argument \"%s\"", p.value);
+		default: return cli_stop(&p);
+		}
+	}
+	if ((cfg = cli_load_config(config_path, &err)) == NULL || (out = pr->build(cfg, arg, &err)) == NULL)
+		goto fail;
+	if (json) {
+		if ((doc = pr->json(out, &err)) == NULL)
+			goto fail;
+		if (json_dumpf(doc, stdout, JSON_INDENT(2)) != 0 || fputc('\n', stdout) == EOF)
+			error_set(&err, ERROR_SYSTEM, "writing the output failed");
+	} else if (pr->yaml(out, &err) != 0) {
+		goto fail;
+	}
+	if (err.kind != ERROR_NONE || cli_flush_stdout(&err) != 0)
+		goto fail;
+	rc = EXIT_OK;
+	goto out;
+fail:
+	rc = cli_fail(cmd, &err);
+out:
+	json_decref(doc);
+	if (out != NULL)
+		pr->free(out);
+	config_free(cfg);
+	return rc;
+}
+
 /* ==== Parsing ==== */
 
 void cli_parse(struct cli_parser *p, const struct cli_command *cmd, int argc, char **argv)

@@ -1,4 +1,5 @@
 /* gpu-admission print-admission-policies: the policy as CEL admission policies the API server runs itself. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -34,14 +35,14 @@ static int parse_minor(const char *s)
 	return (int)n;
 }
 
-/* Each item of list as a YAML document. */
-static int print_yaml(const json_t *list, struct error *err)
+/* Each item of the List as a YAML document. */
+static int print_yaml(const void *out, struct error *err)
 {
 	const json_t *item;
 	size_t i, len;
 	char *text;
 
-	json_array_foreach(json_object_get(list, "items"), i, item) {
+	json_array_foreach(json_object_get(out, "items"), i, item) {
 		if ((text = manifest_to_yaml(item, &len, err)) == NULL)
 			return -1;
 		fputs("---\n", stdout);
@@ -51,49 +52,35 @@ static int print_yaml(const json_t *list, struct error *err)
 	return 0;
 }
 
+static int option_minor(const struct cli_command *cmd, struct cli_parser *p, int *minor)
+{
+	if ((*minor = parse_minor(p->value)) < 0)
+		return cli_usage(cmd, "--kubernetes-version: \"%s\" is not a minor such as 1.34", p->value);
+	return 0;
+}
+
+static void *build(const struct config *cfg, int minor, struct error *err)
+{
+	return admpolicy_build(cfg, minor, err);
+}
+
+static json_t *as_json(const void *out, struct error *err)
+{
+	return json_incref((json_t *)(uintptr_t)out);
+}
+
+static void list_free(void *out)
+{
+	json_decref(out);
+}
+
+static const struct cli_printer printer = {
+	.opt = OPT_KUBE, .option = option_minor, .build = build, .json = as_json, .yaml = print_yaml, .free = list_free,
+};
+
 static int run_print_admission_policies(const struct cli_command *cmd, int argc, char **argv)
 {
-	struct cli_parser p;
-	const char *config_path = NULL;
-	struct error err = { 0 };
-	struct config *cfg = NULL;
-	json_t *list = NULL;
-	int c, json = 0, minor = DEFAULT_MINOR, rc;
-
-	cli_parse(&p, cmd, argc, argv);
-	while ((c = cli_next(&p)) != CLI_END) {
-		switch (c) {
-		case 'c': config_path = p.value; break;
-		case OPT_KUBE:
-			if ((minor = parse_minor(p.value)) < 0)
-				return cli_usage(cmd, "--kubernetes-version: \"%s\" is not a minor such as 1.34", p.value);
-			break;
-		case 'o':
-			if ((json = cli_choice(&p)) < 0)
-				return cli_stop(&p);
-			break;
-		case CLI_OPERAND: return cli_usage(cmd, "unexpected argument \"%s\"", p.value);
-		default: return cli_stop(&p);
-		}
-	}
-	if ((cfg = cli_load_config(config_path, &err)) == NULL || (list = admpolicy_build(cfg, minor, &err)) == NULL)
-		goto fail;
-	if (json) {
-		if (json_dumpf(list, stdout, JSON_INDENT(2)) != 0 || fputc('\n', stdout) == EOF)
-			error_set(&err, ERROR_SYSTEM, "writing the output failed");
-	} else if (print_yaml(list, &err) != 0) {
-		goto fail;
-	}
-	if (err.kind != ERROR_NONE || cli_flush_stdout(&err) != 0)
-		goto fail;
-	rc = EXIT_OK;
-	goto out;
-fail:
-	rc = cli_fail(cmd, &err);
-out:
-	json_decref(list);
-	config_free(cfg);
-	return rc;
+	return cli_run_printer(cmd, argc, argv, &printer, DEFAULT_MINOR);
 }
 
 const struct cli_command cmd_print_admission_policies = {

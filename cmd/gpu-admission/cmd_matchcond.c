@@ -16,58 +16,56 @@ static const struct cli_option matchcond_options[] = {
 	{ NULL, 0, NULL, NULL, 0 },
 };
 
+static int option_for(const struct cli_command *cmd, struct cli_parser *p, int *entry)
+{
+	return (*entry = cli_choice(p)) < 0 ? cli_stop(p) : 0;
+}
+
+static void *build(const struct config *cfg, int entry, struct error *err)
+{
+	struct matchcond_set *set = calloc(1, sizeof *set);
+
+	if (set == NULL) {
+		error_set(err, ERROR_NOMEM, "out of memory");
+		return NULL;
+	}
+	if (matchcond_build(cfg, (enum matchcond_entry)entry, set, err) != 0) {
+		matchcond_set_free(set);
+		free(set);
+		return NULL;
+	}
+	return set;
+}
+
+static json_t *as_json(const void *out, struct error *err)
+{
+	return matchcond_json(out, err);
+}
+
+static int print_yaml(const void *out, struct error *err)
+{
+	char *text = matchcond_yaml(out, err);
+
+	if (text == NULL)
+		return -1;
+	fputs(text, stdout);
+	free(text);
+	return 0;
+}
+
+static void set_free(void *out)
+{
+	matchcond_set_free(out);
+	free(out);
+}
+
+static const struct cli_printer printer = {
+	.opt = OPT_FOR, .option = option_for, .build = build, .json = as_json, .yaml = print_yaml, .free = set_free,
+};
+
 static int run_print_match_conditions(const struct cli_command *cmd, int argc, char **argv)
 {
-	struct cli_parser p;
-	const char *config_path = NULL;
-	struct error err = { 0 };
-	struct config *cfg = NULL;
-	struct matchcond_set set = { 0 };
-	json_t *doc = NULL;
-	char *text = NULL;
-	int c, json = 0, entry = MATCHCOND_PODS, rc;
-
-	cli_parse(&p, cmd, argc, argv);
-	while ((c = cli_next(&p)) != CLI_END) {
-		switch (c) {
-		case 'c': config_path = p.value; break;
-		case OPT_FOR:
-			if ((entry = cli_choice(&p)) < 0)
-				return cli_stop(&p);
-			break;
-		case 'o':
-			if ((json = cli_choice(&p)) < 0)
-				return cli_stop(&p);
-			break;
-		case CLI_OPERAND: return cli_usage(cmd, "unexpected argument \"%s\"", p.value);
-		default: return cli_stop(&p);
-		}
-	}
-	if ((cfg = cli_load_config(config_path, &err)) == NULL ||
-	    matchcond_build(cfg, (enum matchcond_entry)entry, &set, &err) != 0)
-		goto fail;
-	if (json) {
-		if ((doc = matchcond_json(&set, &err)) == NULL)
-			goto fail;
-		if (json_dumpf(doc, stdout, JSON_INDENT(2)) != 0 || fputc('\n', stdout) == EOF)
-			error_set(&err, ERROR_SYSTEM, "writing the output failed");
-	} else {
-		if ((text = matchcond_yaml(&set, &err)) == NULL)
-			goto fail;
-		fputs(text, stdout);
-	}
-	if (err.kind != ERROR_NONE || cli_flush_stdout(&err) != 0)
-		goto fail;
-	rc = EXIT_OK;
-	goto out;
-fail:
-	rc = cli_fail(cmd, &err);
-out:
-	json_decref(doc);
-	free(text);
-	matchcond_set_free(&set);
-	config_free(cfg);
-	return rc;
+	return cli_run_printer(cmd, argc, argv, &printer, MATCHCOND_PODS);
 }
 
 const struct cli_command cmd_print_match_conditions = {

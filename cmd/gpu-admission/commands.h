@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "policy/config.h"
 #include "base/error.h"
 
@@ -174,6 +176,24 @@ int cli_flush_stdout(struct error *err);
  * err says how many (NULL returned).
  */
 struct config *cli_load_config(const char *path, struct error *err);
+
+/*
+ * The print-* commands that turn the policy into objects (print-match-conditions,
+ * print-admission-policies): -c FILE, -o yaml|json and one option of their own.
+ * cli_run_printer() parses them, loads the policy, builds, prints and flushes.
+ */
+struct cli_printer {
+	int opt;  /* the key of the command's own option */
+	/* Its value into *arg: 0, or the exit code after a usage error (cli_usage(), cli_stop()). */
+	int (*option)(const struct cli_command *cmd, struct cli_parser *p, int *arg);
+	void *(*build)(const struct config *cfg, int arg, struct error *err);  /* NULL with err */
+	json_t *(*json)(const void *out, struct error *err);                  /* -o json: a new reference */
+	int (*yaml)(const void *out, struct error *err);                       /* -o yaml: onto stdout, 0/-1 */
+	void (*free)(void *out);
+};
+
+/* Runs a print-* command (arg: the option's default); its exit code. */
+int cli_run_printer(const struct cli_command *cmd, int argc, char **argv, const struct cli_printer *pr, int arg);
 
 /* ==== The commands ==== */
 
