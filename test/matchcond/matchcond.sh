@@ -85,7 +85,11 @@ mkdir "$T/ex" "$T/values" "$T/work"
 node test/examples/extract.js "$T/ex" charts/gpu-admission/values.yaml "$T/default.yaml" $DOCS >"$T/extract.log" 2>&1 ||
 	{ notok "extracting the policy examples"; cat "$T/extract.log"; }
 set --
-for v in test/helm/cases/*/values.yaml; do set -- "$@" "helm-case-$(basename "$(dirname "$v")")=$v"; done
+# (Not the in-process policy cases: their policy is the chart's default, their manifest
+# is made by test/helm/helm.sh from policies.args.)
+for v in test/helm/cases/*/values.yaml; do
+	[ -f "$(dirname "$v")/policies.args" ] || set -- "$@" "helm-case-$(basename "$(dirname "$v")")=$v"
+done
 # A policy file as chart values: {policy: ...}, as test/examples/extract.js reads them back.
 as_values() { # NAME POLICY-FILE
 	node -e '
