@@ -26,6 +26,9 @@ box=$tmp/box
 mkdir -p "$box/bin"
 cp -R test/readme/deploy test/readme/charts test/readme/logshipper.yaml "$box/"
 ln -s "$B" "$box/bin/gpu-admission"
+# helm, for the chart README's helm template example, and the chart it renders.
+if TOOLBIN=$(sh .ci/helm 2>/dev/null); then ln -s "$TOOLBIN/helm" "$box/bin/helm"; else bad "helm (.ci/helm)"; fi
+ln -s "$ROOT/charts/gpu-admission" "$box/charts/gpu-admission"
 ln -s "$ROOT/test" "$box/test"
 # policy.yaml: the README's first ```yaml block that is a policy file (not Helm values).
 awk '/^```ya?ml$/ { on = 1; next } on && /^```$/ { exit } on' README.md >"$box/policy.yaml"
