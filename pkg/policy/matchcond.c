@@ -28,6 +28,15 @@
                                   parser/parser.go), and the API server keeps that default */
 
 #define KIND "request.kind.kind"
+/*
+ * A resource name that looks like a GPU (policy_pod.c looks_like_gpu(): a domain
+ * prefix, then "gpu" in any case): the webhook warns about one that the
+ * policy does not list, so such a pod is sent. RE2 as CEL's matches() runs
+ * it: a partial match.
+ */
+#define GPU_LOOKING_RE "^[^/]+/.*[gG][pP][uU]"
+#define COST_REGEX_FACTOR 4  /* runtimecost.go: a regex costs a quarter of its length
+                                (RegexStringLengthCostFactor), times the string's tenth */
 #define PATH_MAX_LEN 96        /* a dotted path under object: the longest is CronJob's
                                   spec.jobTemplate.spec.template.spec */
 
@@ -303,6 +312,7 @@ static cost_t put_kind_guard(struct strbuf *b, const struct root *r)
 struct view {
 	struct names res_exact, res_wild;   /* gpuResources and gpuShareResources */
 	struct names ann_keys;              /* gpuAnnotations' keys */
+	struct names ann_scheds;            /* and their schedulerNames: only these pods read them */
 	struct names taint_keys;            /* "", the GPU taint's key, nvidia.com/gpu */
 	struct names labels;                /* gpuNodeLabels (and hostname when GPU nodes cannot
 	                                       be told by name): any value aims at GPU nodes */
@@ -321,6 +331,7 @@ static void view_free(struct view *w)
 	free(w->res_exact.v);
 	free(w->res_wild.v);
 	free(w->ann_keys.v);
+	free(w->ann_scheds.v);
 	free(w->taint_keys.v);
 	free(w->labels.v);
 	policy_pool_keys_free(w->pool_keys, w->n_pool_keys);
@@ -366,12 +377,15 @@ static int all_printable(const struct names *l, struct error *err)
 
 static int view_fill(const struct config *cfg, struct view *w, struct error *err)
 {
-	const struct names *all[8];
-	size_t i, j, n_labels = 2 * cfg->gpu_node_labels.n + 1, n_names = cfg->gpu_node_names.n + cfg->n_pools;
+	const struct names *all[9];
+	size_t i, j, n_scheds = 0, n_labels = 2 * cfg->gpu_node_labels.n + 1, n_names = cfg->gpu_node_names.n + cfg->n_pools;
 
+	for (i = 0; i < cfg->n_gpu_annotations; i++)
+		n_scheds += cfg->gpu_annotations[i].scheduler_names.n;
 	if (names_init(&w->res_exact, cfg->gpu_resources.n + cfg->n_gpu_shares) != 0 ||
 	    names_init(&w->res_wild, cfg->gpu_resources.n + cfg->n_gpu_shares) != 0 ||
-	    names_init(&w->ann_keys, cfg->n_gpu_annotations) != 0 || names_init(&w->taint_keys, 3) != 0 ||
+	    names_init(&w->ann_keys, cfg->n_gpu_annotations) != 0 || names_init(&w->ann_scheds, n_scheds) != 0 ||
+	    names_init(&w->taint_keys, 3) != 0 ||
 	    names_init(&w->labels, n_labels) != 0 || names_init(&w->node_exact, n_names) != 0 ||
 	    names_init(&w->node_wild, n_names) != 0 ||
 	    (w->derived = calloc(cfg->n_pools + 1, sizeof *w->derived)) == NULL) {
@@ -380,13 +394,22 @@ static int view_fill(const struct config *cfg, struct view *w, struct error *err
 	}
 	split_globs((const char *const *)cfg->gpu_resources.v, cfg->gpu_resources.n, &w->res_exact, &w->res_wild);
 	/* A share resource makes a GPU pod as a GPU resource does (policy_pod.c). */
+	for (i = 0; i < cfg->n_gpu_shares; i++)
+		if (cfg->gpu_shares[i].name != NULL)
+			split_globs((const char *const *)&cfg->gpu_shares[i].name, 1, &w->res_exact, &w->res_wild);
 	/*
-	 * gpuShareResources and gpuAnnotations are not sent for yet: the chart's
-	 * _helpers.tpl renders these conditions too, and the two must agree
-	 * (test/e2e/matchcond.sh). A pod asking only by a share or an annotation
-	 * reaches the webhook when it has another GPU sign (a toleration, ...),
-	 * or with the chart's policyMatchConditions off.
+	 * So does a gpuAnnotations key on a pod of one of its schedulers: the
+	 * keys and the schedulers are tested apart, a superset of the pairs.
 	 */
+	for (i = 0; i < cfg->n_gpu_annotations; i++) {
+		const struct config_gpu_annotation *a = &cfg->gpu_annotations[i];
+
+		if (a->key == NULL)
+			continue;
+		names_add(&w->ann_keys, a->key);
+		for (j = 0; j < a->scheduler_names.n; j++)
+			names_add(&w->ann_scheds, a->scheduler_names.v[j]);
+	}
 	names_add(&w->taint_keys, "");
 	names_add(&w->taint_keys, cfg->taint_key);
 	names_add(&w->taint_keys, WRONG_TAINT_KEY);
@@ -434,7 +457,8 @@ static int view_fill(const struct config *cfg, struct view *w, struct error *err
 		return -1;
 	}
 	all[0] = &w->res_exact, all[1] = &w->res_wild, all[2] = &w->taint_keys, all[3] = &w->labels;
-	all[4] = &w->node_exact, all[5] = &w->node_wild, all[6] = &w->ann_keys, all[7] = NULL;
+	all[4] = &w->node_exact, all[5] = &w->node_wild, all[6] = &w->ann_keys, all[7] = &w->ann_scheds;
+	all[8] = NULL;
 	for (i = 0; all[i] != NULL; i++) {
 		names_sort((struct names *)(uintptr_t)all[i]);
 		if (!all_printable(all[i], err))
@@ -475,7 +499,13 @@ static cost_t put_resource_map(struct strbuf *b, const struct view *w, const cha
 
 	strbuf_addf(b, "has(%s) && (size(%s) > %d || %s.exists(k, ", m, m, MATCHCOND_LIST_MAX, m);
 	key = put_any_glob(b, "k", &w->res_exact, &w->res_wild);
-	strbuf_addf(b, "))");
+	/* A longer name is sent unread (the globs' test says so when there is one): the regex's cost grows with the name. */
+	if (w->res_wild.n == 0)
+		strbuf_addf(b, " || size(k) > %d", MATCHCOND_STRING_MAX);
+	strbuf_addf(b, " || k.matches('" GPU_LOOKING_RE "')))");
+	key = cost_add(key, 2 * COST_SELECT + 5 * COST_CALL +
+			   string_cost(MATCHCOND_STRING_MAX + 1) *
+			   ((sizeof GPU_LOOKING_RE - 1 + COST_REGEX_FACTOR - 1) / COST_REGEX_FACTOR));
 	return guarded_exists_cost(m, MATCHCOND_LIST_MAX, key);
 }
 
@@ -568,10 +598,34 @@ static cost_t put_affinity(struct strbuf *b, const struct view *w, const char *s
 }
 
 /*
- * gpu-relevant for the pod spec at spec (e.g. "object.spec"): the disjuncts,
- * each on a line of its own. Returns the cost.
+ * `has(S.schedulerName) && S.schedulerName in [...] && has(M) && has(M.annotations)
+ * && (size(M.annotations) > MAX || M.annotations.exists(k, k in [...]))`:
+ * a gpuAnnotations key on a pod of a scheduler that reads one. Returns the cost.
  */
-static cost_t put_spec_relevant(struct strbuf *b, const struct view *w, const char *spec)
+static cost_t put_annotations(struct strbuf *b, const struct view *w, const char *spec, const char *meta)
+{
+	char sched[PATH_MAX_LEN + 32], ann[PATH_MAX_LEN + 32];
+	cost_t cost;
+
+	snprintf(sched, sizeof sched, "%s.schedulerName", spec);
+	snprintf(ann, sizeof ann, "%s.annotations", meta);
+	strbuf_addf(b, "has(%s) && %s in ", sched, sched);
+	put_list(b, w->ann_scheds.v, w->ann_scheds.n);
+	strbuf_addf(b, " && has(%s) && has(%s) && (size(%s) > %d || %s.exists(k, k in ", meta, ann, ann,
+	    MATCHCOND_LIST_MAX, ann);
+	put_list(b, w->ann_keys.v, w->ann_keys.n);
+	strbuf_addf(b, "))");
+	cost = 2 * path_cost(sched) + 2 * COST_CALL + COST_LIST_LITERAL + w->ann_scheds.n;
+	cost = cost_add(cost, path_cost(meta) + COST_CALL + 2 * COST_CALL);
+	return cost_add(cost, guarded_exists_cost(ann, MATCHCOND_LIST_MAX,
+						  COST_SELECT + COST_CALL + COST_LIST_LITERAL + w->ann_keys.n));
+}
+
+/*
+ * gpu-relevant for the pod spec at spec (e.g. "object.spec") and its pod's
+ * metadata at meta: the disjuncts, each on a line of its own. Returns the cost.
+ */
+static cost_t put_spec_relevant(struct strbuf *b, const struct view *w, const char *spec, const char *meta)
 {
 	char sel[128];
 	cost_t cost = 0, c;
@@ -583,6 +637,10 @@ static cost_t put_spec_relevant(struct strbuf *b, const struct view *w, const ch
 	cost = cost_add(cost, put_containers(b, w, spec, "initContainers"));
 	strbuf_addf(b, "\n  || has(%s.resourceClaims) && size(%s.resourceClaims) > 0", spec, spec);
 	cost = cost_add(cost, 2 * path_cost(spec) + 2 + 3 * COST_CALL);
+	if (w->ann_keys.n > 0) {
+		strbuf_addf(b, "\n  || ");
+		cost = cost_add(cost, put_annotations(b, w, spec, meta));
+	}
 
 	strbuf_addf(b, "\n  || has(%s.tolerations) && (size(%s.tolerations) > %d || %s.tolerations.exists(t, "
 	    "!has(t.key) || t.key in ", spec, spec, MATCHCOND_LIST_MAX, spec);
@@ -664,15 +722,16 @@ static cost_t put_relevant(struct strbuf *b, const struct view *w, const struct 
 		cost = cost_add(cost, put_unknown_kind(b, t));
 	for (i = 0; i < t->n_roots; i++) {
 		const struct root *r = &t->roots[i];
-		char spec[PATH_MAX_LEN + 8];
+		char spec[PATH_MAX_LEN + 8], meta[PATH_MAX_LEN + 16];
 
 		snprintf(spec, sizeof spec, "object.%s", r->spec);
+		snprintf(meta, sizeof meta, "object%s%s.metadata", r->tmpl[0] ? "." : "", r->tmpl);
 		strbuf_addf(b, "%s", t->n_kinds > 0 ? "\n|| " : "");
 		if (r->n_kinds > 0)
 			cost = cost_add(cost, cost_add(COST_CALL, put_kind_guard(b, r)));
 		root = put_guard(b, r->spec);
 		strbuf_addf(b, " && (\n");
-		root = cost_add(root, put_spec_relevant(b, w, spec));
+		root = cost_add(root, put_spec_relevant(b, w, spec, meta));
 		strbuf_addf(b, "\n)");
 		dearest = root > dearest ? root : dearest;
 	}
@@ -713,42 +772,27 @@ static cost_t put_changed(struct strbuf *b, const char *path, const struct scan_
 }
 
 /*
- * A pod as the conditions compare it: what the policy reads but the
- * annotations and spec.schedulerName it reads for gpuAnnotations, which the
- * chart's conditions do not compare yet (see view_fill()).
+ * A pod template as the workload UPDATE condition compares it: what the
+ * policy reads (policy_pod_fields) but the annotations, compared apart and
+ * only for pods of a scheduler that reads gpuAnnotations (put_annotations_changed()):
+ * a rollout restart's annotation is no change to what the policy decides.
  */
-static const struct scan_shape cond_container_fields[] = {
-	{ "name", SCAN_WHOLE, NULL },
-	{ "restartPolicy", SCAN_WHOLE, NULL },
-	{ "resources", SCAN_WHOLE, NULL },
-	{ NULL, SCAN_WHOLE, NULL },
-};
-static const struct scan_shape cond_spec_fields[] = {
-	{ "containers", SCAN_ARRAY_OF_OBJECTS, cond_container_fields },
-	{ "initContainers", SCAN_ARRAY_OF_OBJECTS, cond_container_fields },
-	{ "tolerations", SCAN_WHOLE, NULL },
-	{ "nodeSelector", SCAN_WHOLE, NULL },
-	{ "affinity", SCAN_WHOLE, NULL },
-	{ "nodeName", SCAN_WHOLE, NULL },
-	{ "resourceClaims", SCAN_WHOLE, NULL },
-	{ NULL, SCAN_WHOLE, NULL },
-};
-static const struct scan_shape cond_metadata_fields[] = {
+static const struct scan_shape template_metadata_fields[] = {
 	{ "namespace", SCAN_WHOLE, NULL },
 	{ "labels", SCAN_WHOLE, NULL },
 	{ "ownerReferences", SCAN_WHOLE, NULL },
 	{ NULL, SCAN_WHOLE, NULL },
 };
-static const struct scan_shape cond_pod_fields[] = {
-	{ "metadata", SCAN_OBJECT, cond_metadata_fields },
-	{ "spec", SCAN_OBJECT, cond_spec_fields },
+static const struct scan_shape template_fields[] = {
+	{ "metadata", SCAN_OBJECT, template_metadata_fields },
+	{ "spec", SCAN_OBJECT, policy_pod_spec_fields },
 	{ NULL, SCAN_WHOLE, NULL },
 };
 
-/* The member of cond_pod_fields (a pod as the conditions compare it) at dotted path (e.g. "spec"), or NULL. */
+/* The member of policy_pod_fields (a pod as the policy reads it) at dotted path (e.g. "spec"), or NULL. */
 static const struct scan_shape *declared(const char *path)
 {
-	const struct scan_shape *m = cond_pod_fields;
+	const struct scan_shape *m = policy_pod_fields;
 	size_t len;
 
 	while (m != NULL) {
@@ -790,7 +834,44 @@ static cost_t put_changed_at(struct strbuf *b, const char *path, size_t from, co
 }
 
 /* A pod template as the policy reads it: compared member by member. */
-static const struct scan_shape template_member = { TEMPLATE_KEY, SCAN_OBJECT, cond_pod_fields };
+static const struct scan_shape template_member = { TEMPLATE_KEY, SCAN_OBJECT, template_fields };
+
+/*
+ * `has(object.S) && has(object.S.schedulerName) && object.S.schedulerName in [...]
+ * && (<the annotations at M changed>)`, for a spec at S and its metadata at
+ * M (dotted, under object), indented by depth: a gpuAnnotations key added or
+ * removed changes what the policy decides of a pod of one of the keys'
+ * schedulers only (a GPU pod whose key is removed is a CPU-only one, judged
+ * on its routes); the schedulerName itself is compared with the spec.
+ * Nothing without gpuAnnotations. Returns the cost.
+ */
+static cost_t put_annotations_changed(struct strbuf *b, const struct view *w, const char *spec, const char *meta,
+				      int depth)
+{
+	char sched[PATH_MAX_LEN + 32], ann[PATH_MAX_LEN + 32];
+	const char *dot = sched;
+	cost_t cost = 0;
+
+	if (w->ann_keys.n == 0)
+		return 0;
+	snprintf(sched, sizeof sched, "%s.schedulerName", spec);
+	snprintf(ann, sizeof ann, "%s.annotations", meta);
+	strbuf_addf(b, "\n%*s|| ", 2 * depth, "");
+	do {
+		dot = strchr(dot, '.');
+		strbuf_addf(b, "has(object.%.*s) && ", (int)(dot ? (size_t)(dot - sched) : strlen(sched)), sched);
+		cost = cost_add(cost, COST_CALL + path_cost(sched) + 1);
+		if (dot)
+			dot++;
+	} while (dot);
+	strbuf_addf(b, "object.%s in ", sched);
+	put_list(b, w->ann_scheds.v, w->ann_scheds.n);
+	strbuf_addf(b, " && (\n%*s", 2 * (depth + 1), "");
+	cost = cost_add(cost, path_cost(sched) + 1 + COST_LIST_LITERAL + w->ann_scheds.n + 2 * COST_CALL);
+	cost = cost_add(cost, cost_add(COST_CALL, put_changed_at(b, ann, 0, NULL, depth + 1)));
+	strbuf_addf(b, "\n%*s)", 2 * depth, "");
+	return cost;
+}
 
 #define UPDATE_ONLY "!has(request.operation) || request.operation != 'UPDATE' || oldObject == null"
 #define UPDATE_ONLY_COST (2 * COST_SELECT + 2 * COST_CALL + 1 + COST_SELECT + COST_CALL)
@@ -798,17 +879,20 @@ static const struct scan_shape template_member = { TEMPLATE_KEY, SCAN_OBJECT, co
 /*
  * An UPDATE is acted on only for what the new pod's spec does that the
  * stored one's did not (policy.c judge_update: a CPU-only pod's new routes to
- * GPU nodes; a GPU pod never). The metadata the policy reads (labels,
- * owner references, the namespace) only ever exempts a pod. So for a Pod the
- * spec's members the policy reads are compared, as policy_pod_spec_fields
- * declares them; a list of objects (containers) whole. A workload's
+ * GPU nodes; a GPU pod never). Of the metadata the policy reads, labels,
+ * owner references and the namespace only ever exempt a pod, but a
+ * gpuAnnotations key removed turns a fraction pod into a CPU-only one whose
+ * routes are all new. So for a Pod the spec's members the policy reads are
+ * compared, as policy_pod_spec_fields declares them (a list of objects,
+ * containers, whole), and its annotations when its scheduler reads
+ * gpuAnnotations (put_annotations_changed()). A workload's
  * template is judged on UPDATE when it changed in what the policy reads of
  * a pod, its metadata included (template_same()): the same comparison, over
- * policy_pod_fields, for the root of the kind request.kind names (one root
+ * policy_pod_fields (the annotations as a Pod's), for the root of the kind request.kind names (one root
  * per request: see put_relevant()). Comparisons of members that do not
  * overlap cost a tenth of the object at most, added once.
  */
-static cost_t put_update(struct strbuf *b, const struct target *t)
+static cost_t put_update(struct strbuf *b, const struct view *w, const struct target *t)
 {
 	cost_t cost = UPDATE_ONLY_COST, dearest = 0, root;
 	size_t i;
@@ -824,10 +908,15 @@ static cost_t put_update(struct strbuf *b, const struct target *t)
 		strbuf_addf(b, "\n|| ");
 		if (r->n_kinds == 0) {
 			root = cost_add(COST_CALL, put_changed_at(b, r->spec, 0, declared(r->spec), 0));
+			root = cost_add(root, put_annotations_changed(b, w, r->spec, "metadata", 0));
 		} else {
+			char meta[PATH_MAX_LEN + 16];
+
+			snprintf(meta, sizeof meta, "%s.metadata", r->tmpl);
 			cost = cost_add(cost, cost_add(COST_CALL, put_kind_guard(b, r)));
 			strbuf_addf(b, "(\n  ");
 			root = put_changed_at(b, r->tmpl, 0, &template_member, 1);
+			root = cost_add(root, put_annotations_changed(b, w, r->spec, meta, 1));
 			strbuf_addf(b, "\n)");
 		}
 		dearest = root > dearest ? root : dearest;
@@ -932,7 +1021,7 @@ int matchcond_build(const struct config *cfg, enum matchcond_entry entry, struct
 		cost = put_relevant(&b, w, t);
 		if (take(out, &b, "gpu-relevant", cost, err) != 0)
 			goto out;
-		cost = put_update(&b, t);
+		cost = put_update(&b, w, t);
 	} else {
 		cost = put_custom_update(&b);
 	}

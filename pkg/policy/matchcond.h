@@ -9,9 +9,11 @@
  * per webhook entry, each entry one class of object, so an expression only
  * ever reads the object it was written for:
  *  - pods (both pod webhooks):
- *    - gpu-relevant: a container or init container names a GPU resource of
- *      the policy (limits or requests, any value), or has resource claims;
- *      the pod has DRA resource claims; a toleration could tolerate the GPU
+ *    - gpu-relevant: a container or init container names a GPU resource or
+ *      a gpuShareResources one of the policy, or a name that looks like a
+ *      GPU (warned about) (limits or requests, any value), or has resource
+ *      claims; the pod has DRA resource claims, or a gpuAnnotations key and
+ *      a schedulerName one of the keys names; a toleration could tolerate the GPU
  *      taint (its key, an empty key, or the nvidia.com/gpu key the policy
  *      warns about); the nodeSelector, a required or preferred node affinity
  *      term uses a GPU node label (any value) or a pool's label with a value
@@ -20,8 +22,9 @@
  *      node's;
  *    - update-changes-what-policy-reads: not an UPDATE, or one that changes
  *      a member of the pod spec the policy reads (policy_pod_spec_fields,
- *      the one declaration of them), compared whole: an UPDATE is judged
- *      only for what the new spec does that the stored one did not;
+ *      the one declaration of them), compared whole, or, for a pod of a
+ *      gpuAnnotations scheduler, its annotations: an UPDATE is judged
+ *      only for what the new pod does that the stored one did not;
  *  - workloads (the built-in kinds, on /validate): the same two over the pod
  *    template of the kind request.kind names, where template.c says it is
  *    (spec.template, spec.jobTemplate.spec.template, template); an UPDATE

@@ -400,11 +400,11 @@ static int decide(const struct config *cfg, const struct policy_request *req,
 	}
 	res->gpu = pv.n_gpu > 0 || pv.bad_quantity[0] != '\0';
 	/*
-	 * Offline only (audit): the webhook is sent no pod for its resource names
-	 * alone (the match conditions name the policy's), so a warning there
-	 * would reach some pods and not others.
+	 * The webhook and audit alike: the match conditions send a pod for a
+	 * resource name that looks like a GPU (matchcond.c GPU_LOOKING_RE), so
+	 * every such pod gets the warning.
 	 */
-	if (req->full_warnings && req->operation == POLICY_OP_CREATE && pv.unlisted != NULL &&
+	if (req->operation == POLICY_OP_CREATE && pv.unlisted != NULL &&
 	    policy_warn(res, err, "resource %s looks like a GPU, but the policy lists it neither in gpuResources nor "
 			"in gpuShareResources: it counts as no GPU here (no toleration, no pool); ask the cluster "
 			"admin to list it", pv.unlisted) != 0)

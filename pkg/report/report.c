@@ -33,6 +33,8 @@
 static const struct scan_shape spec_shape[] = {
 	{ "schedulingGates", SCAN_WHOLE, NULL },
 	{ "taints", SCAN_WHOLE, NULL },
+	{ "driver", SCAN_WHOLE, NULL },   /* ResourceSlice */
+	{ "devices", SCAN_WHOLE, NULL },  /* ResourceSlice, ResourceClaim */
 	{ NULL, SCAN_ALSO, policy_pod_spec_fields },
 };
 
@@ -45,6 +47,9 @@ static const struct scan_shape metadata_shape[] = {
 static const struct scan_shape status_shape[] = {
 	{ "phase", SCAN_WHOLE, NULL },
 	{ "allocatable", SCAN_WHOLE, NULL },
+	{ "resourceClaimStatuses", SCAN_WHOLE, NULL },  /* Pod: the claims made from its templates */
+	{ "allocation", SCAN_WHOLE, NULL },             /* ResourceClaim */
+	{ "reservedFor", SCAN_WHOLE, NULL },
 	{ NULL, SCAN_WHOLE, NULL },
 };
 
@@ -68,7 +73,7 @@ const char *report_pending_name(enum report_pending_reason reason)
 {
 	static const char *const names[REPORT_PENDING_NREASONS] = {
 		"scheduling-gated", "unserved-resource", "too-many-gpus", "selector-mismatch",
-		"missing-toleration", "gpus-in-use", "other",
+		"missing-toleration", "gpus-in-use", "class-unserved", "claim-unallocated", "other",
 	};
 
 	return reason < REPORT_PENDING_NREASONS ? names[reason] : "other";
@@ -384,6 +389,7 @@ void report_free(struct report *r)
 	}
 	free(r->misconfigs.v);
 	report_whatif_free(&r->whatif);
+	report_dra_free(&r->dra);
 	free(r->deferred);
 	free(r->pools);
 	audit_free(&r->audit);
@@ -1122,7 +1128,7 @@ static int pod_item(struct report *r, const char *input, const json_t *pod, unsi
 			return report_add_error(r, input, msg, err);
 		}
 	if (node_name[0] == '\0')
-		return count > 0 ? pending_pod(r, pod, req, count, err) : 0;
+		return count > 0 ? pending_pod(r, pod, req, count, err) : report_dra_pending_pod(r, pod, err);
 	if (node_get(r, node_name, &idx, err) != 0)
 		return -1;
 	if (r->whatif.cfg != NULL && report_whatif_running(r, pod, idx, err) != 0)
@@ -1176,6 +1182,24 @@ int report_node_facts(const struct config *cfg, const json_t *node, int *gpu, ch
 int report_node_index(struct report *r, const char *name, size_t *idx, struct error *err)
 {
 	return node_get(r, name, idx, err);
+}
+
+int report_node_find(const struct report *r, const char *name, size_t *idx)
+{
+	size_t *slot;
+
+	if (r->cap_node_index == 0)
+		return 0;
+	slot = index_slot(r, r->node_index, r->cap_node_index, name, NULL, same_node);
+	if (*slot == 0)
+		return 0;
+	*idx = *slot - 1;
+	return 1;
+}
+
+int report_node_busy(const struct report_node *n)
+{
+	return n->gpu_pods > 0 || n->dra_held > 0;
 }
 
 int report_gpu_pod_on(struct report *r, size_t idx, const struct policy_gpu_request *req, size_t count,
@@ -1245,6 +1269,7 @@ int report_pod_facts(const struct config *cfg, const json_t *pod, struct report_
 			snprintf(msg, cap, "%s is not a valid GPU count: it is 10^18 or more", f->req[i].resource);
 			return -1;
 		}
+	f->claims = json_array_size(json_object_get(json_object_get(pod, "spec"), "resourceClaims")) > 0;
 	owner_of(meta, owner, sizeof owner, &f->daemonset);
 	if (f->daemonset)
 		snprintf(f->ds_name, sizeof f->ds_name, "%s", strchr(owner, '/') ? strchr(owner, '/') + 1 : owner);
@@ -1328,6 +1353,8 @@ static int take_item(struct report *r, const char *input, const json_t *root, co
 		return node_item(r, input, root, off, err);
 	if (strcmp(kind, "Pod") == 0)
 		return pod_item(r, input, root, off, err);
+	if (strcmp(kind, "ResourceSlice") == 0 || strcmp(kind, "ResourceClaim") == 0)
+		return report_dra_item(r, root, err);
 	return workload_item(r, input, root, bytes, len, err);
 }
 
@@ -1516,7 +1543,7 @@ static const char *pending_words(enum report_pending_reason reason)
 {
 	static const char *const words[REPORT_PENDING_NREASONS] = {
 		"scheduling gate", "resource no pool serves", "more GPUs than any node", "selector matches no GPU node",
-		"missing toleration", "GPUs in use", "other cause",
+		"missing toleration", "GPUs in use", "DeviceClass no pool serves", "claim not allocated", "other cause",
 	};
 
 	return reason < REPORT_PENDING_NREASONS ? words[reason] : "";

@@ -17,7 +17,9 @@
  *    pricePerNodeHour the hourly cost of idle nodes and unrequested GPUs;
  *  - CPU-only pods on GPU nodes: DaemonSet pods grouped by DaemonSet, the
  *    others named, with how they got there and policy_evaluate()'s verdict;
- *  - GPU pods Pending, and why (pkg/k8s/nodematch.h against the snapshot's nodes);
+ *  - GPU pods Pending, and why (pkg/k8s/nodematch.h against the snapshot's nodes;
+ *    a DRA pod's claim from the input's ResourceClaims: report_dra.c);
+ *  - GPUs held by DRA claims: their nodes are busy, their pods GPU pods;
  *  - pool misconfiguration (untainted GPU nodes, tainted nodes without GPU
  *    allocatable, one pool's nodes with different taints);
  *  - workload objects in the input, with the audit's verdicts (pkg/audit/audit.h).
@@ -48,6 +50,8 @@ enum report_pending_reason {
 	REPORT_PENDING_SELECTOR,       /* nodeSelector / required affinity match no GPU node that fits */
 	REPORT_PENDING_TOLERATION,     /* the nodes it selects carry a taint it does not tolerate */
 	REPORT_PENDING_FULL,           /* nodes fit, but their GPUs are requested by other pods */
+	REPORT_PENDING_CLASS_UNSERVED, /* its DRA claim asks for a GPU DeviceClass no pool serves */
+	REPORT_PENDING_UNALLOCATED,    /* its DRA claim is not allocated (no free device, no driver) */
 	REPORT_PENDING_OTHER,          /* a GPU node fits by GPUs, selector and taints */
 	REPORT_PENDING_NREASONS
 };
@@ -55,7 +59,8 @@ enum report_pending_reason {
 /* Pool misconfiguration, per node. */
 enum report_misconfig_kind {
 	REPORT_MIS_UNTAINTED = 0,      /* a GPU node without the GPU taint: CPU pods can land there */
-	REPORT_MIS_NO_ALLOCATABLE,     /* a tainted GPU node offering no GPU: device plugin missing */
+	REPORT_MIS_NO_ALLOCATABLE,     /* a tainted GPU node offering no GPU: device plugin missing
+	                                  (and no GPU driver's ResourceSlice names it) */
 	REPORT_MIS_TAINTS_DIFFER,      /* taints differ from the pool's first node */
 	REPORT_MIS_NKINDS
 };
@@ -145,6 +150,19 @@ struct report_node {
 	size_t n_alloc;
 	long long gpus_allocatable, gpus_requested;
 	unsigned long gpu_pods, ds_pods, cpu_pods;
+	long long dra_devices;           /* GPU devices its ResourceSlices publish (report_dra.c) */
+	long long dra_held;              /* ... that allocated ResourceClaims hold */
+};
+
+/* A GPU node is busy when a pod requests a GPU on it or a DRA claim holds one of its GPUs. */
+int report_node_busy(const struct report_node *n);
+
+/* What the ResourceSlices and ResourceClaims of the input say (report_dra.c), judged at the end. */
+struct report_dra {
+	json_t *slices;                  /* owned: node name -> GPU devices published */
+	json_t *claims;                  /* owned: "ns/name" -> what a GPU claim asks and holds */
+	json_t *pending;                 /* owned: Pending pods with claims, [{ns, name, claims}] */
+	unsigned long items;             /* ResourceSlice and ResourceClaim items read */
 };
 
 /* A list of findings: the first REPORT_FINDINGS_MAX kept, all counted. */
@@ -203,6 +221,7 @@ struct report {
 	unsigned long n_errors;          /* all, including those beyond the list's limit */
 	int finished;
 	struct report_whatif whatif;
+	struct report_dra dra;
 	/* Deferred: DaemonSet pods on nodes not yet seen (node index, daemonset index). */
 	size_t *deferred;
 	size_t n_deferred, cap_deferred;
@@ -219,6 +238,7 @@ struct report_pod_facts {
 	struct policy_gpu_request req[LIMIT_GPU_KINDS_MAX];
 	size_t count;                          /* entries of req; 0 for a CPU pod */
 	int daemonset;                         /* its controller is an apps/v1 DaemonSet */
+	int claims;                            /* it has spec.resourceClaims (DRA) */
 	char ds_name[256];                     /* ... named so */
 };
 

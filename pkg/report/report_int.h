@@ -6,6 +6,7 @@
  *   report_judge.c  judging what needs every input: pools, costs, misconfiguration,
  *                   CPU pods' routes, Pending pods' reasons
  *   report_whatif.c --what-if: the same snapshot judged by another policy
+ *   report_dra.c    ResourceSlices and ResourceClaims: GPUs served and held through DRA
  */
 #ifndef GPU_ADMISSION_REPORT_INT_H
 #define GPU_ADMISSION_REPORT_INT_H
@@ -54,6 +55,16 @@ int report_ds_pod_on(struct report *r, size_t idx, const char *ns, const char *d
 
 /* One item (Node, Pod, or a workload for the auditor) folded into r, as an input's item is. */
 int report_take_item(struct report *r, const char *input, const json_t *root, struct error *err);
+
+/* The node named name, if the input named it: 1 with idx, else 0. */
+int report_node_find(const struct report *r, const char *name, size_t *idx);
+
+/* report_dra.c: a ResourceSlice or ResourceClaim item; a Pending pod (no GPU resource); the end's judgement. */
+int report_dra_item(struct report *r, const json_t *root, struct error *err);
+int report_dra_pending_pod(struct report *r, const json_t *pod, struct error *err);
+int report_dra_finish(struct report *r, struct error *err);   /* before the nodes are judged */
+int report_dra_pending(struct report *r, struct error *err);  /* after the Pending GPU pods are */
+void report_dra_free(struct report_dra *d);
 
 /* --what-if's parts (report_whatif.c): a Pending GPU pod p as read, a running pod on node, then once at the end. */
 int report_whatif_pending(struct report *r, const json_t *pod, struct report_pending *p, struct error *err);

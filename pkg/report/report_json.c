@@ -37,7 +37,7 @@ static json_t *pools(const struct report *r)
 		for (j = 0; idle != NULL && j < r->n_nodes; j++) {
 			const struct report_node *n = &r->nodes[j];
 
-			if (n->seen && n->gpu && n->pool == (int)i && n->gpu_pods == 0 &&
+			if (n->seen && n->gpu && n->pool == (int)i && !report_node_busy(n) &&
 			    push(idle, json_string(n->name)) != 0)
 				break;
 		}

@@ -133,10 +133,10 @@ static int judge_nodes(struct report *r)
 		p->gpu_pods += n->gpu_pods;
 		p->ds_pods += n->ds_pods;
 		p->cpu_pods += n->cpu_pods;
-		if (n->gpu_pods == 0)
+		if (!report_node_busy(n))
 			p->idle_nodes++;
 		if (p->cfg != NULL && p->cfg->priced) {
-			if (n->gpu_pods == 0)
+			if (!report_node_busy(n))
 				p->idle_cost += p->cfg->price_per_node_hour;
 			p->unrequested_cost += unrequested_cost(p->cfg, n);
 		}
@@ -144,9 +144,10 @@ static int judge_nodes(struct report *r)
 		    misconfig(r, REPORT_MIS_UNTAINTED, i, "GPU node without the GPU taint %s: CPU pods can be "
 			      "scheduled onto it", gpu_taint) != 0)
 			return -1;
-		if (n->tainted && n->gpus_allocatable == 0 &&
-		    misconfig(r, REPORT_MIS_NO_ALLOCATABLE, i, "tainted %s but status.allocatable offers no GPU: "
-			      "is the device plugin running? GPU pods cannot be scheduled here", gpu_taint) != 0)
+		if (n->tainted && n->gpus_allocatable == 0 && n->dra_devices == 0 &&
+		    misconfig(r, REPORT_MIS_NO_ALLOCATABLE, i, "tainted %s but status.allocatable offers no GPU "
+			      "(and no GPU driver's ResourceSlice in the input names it): is the device plugin, or "
+			      "the DRA driver, running? GPU pods cannot be scheduled here", gpu_taint) != 0)
 			return -1;
 		if (p->cfg == NULL || (size_t)n->pool >= 65)
 			continue;
@@ -339,11 +340,15 @@ int report_finish(struct report *r, struct error *err)
 	for (i = 0; i + 1 < r->n_deferred; i += 2)
 		if (r->nodes[r->deferred[i]].seen && r->nodes[r->deferred[i]].gpu)
 			REPORT_AT(r->daemonsets, struct report_daemonset, r->deferred[i + 1])->pods++;
+	if (report_dra_finish(r, err) != 0)
+		return -1;
 	if (judge_nodes(r) != 0 || judge_cpu_pods(r) != 0)
 		goto nomem;
 	for (i = 0; i < r->pending.n; i++)
 		if (judge_pending(r, REPORT_AT(r->pending, struct report_pending, i)) != 0)
 			goto nomem;
+	if (report_dra_pending(r, err) != 0)
+		return -1;
 	return r->whatif.cfg != NULL ? report_whatif_finish(r, err) : 0;
 nomem:
 	error_set(err, ERROR_NOMEM, "out of memory");

@@ -12,6 +12,7 @@
 #include "report/report_int.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,6 +55,8 @@ struct report_model {
 	size_t *pod_index, cap_pod_index, used_pod_index;
 	char *res[MODEL_RESOURCES_MAX];
 	size_t n_res;
+	json_t *dra;                           /* ResourceSlices and ResourceClaims by kind, namespace
+	                                          and name: the items as the report reads them */
 	unsigned long refused;
 };
 
@@ -288,7 +291,8 @@ static int pod_fill(struct report_model *m, struct mpod *p, const json_t *obj, c
 		return 0;
 	}
 	if (f->node[0] == '\0') {
-		p->cls = f->count > 0 ? POD_KEPT : POD_NOTHING;
+		/* Pending: a GPU pod, or one whose DRA claims may ask for GPUs (report_dra.c), is judged. */
+		p->cls = f->count > 0 || f->claims ? POD_KEPT : POD_NOTHING;
 	} else {
 		if (node_at(m, f->node, &node, err) != 0)
 			return -1;
@@ -354,6 +358,25 @@ static int apply_pod(struct report_model *m, enum report_event_type ev, const js
 	return pod_fill(m, p, obj, &f, err);
 }
 
+/* ==== DRA objects ==== */
+
+/* A ResourceSlice or ResourceClaim: kept whole (as report_item_parse() reads it), by kind and name. */
+static int apply_dra(struct report_model *m, enum report_event_type ev, const json_t *obj, const char *kind,
+		     struct error *err)
+{
+	const json_t *meta = json_object_get(obj, "metadata");
+	char key[600];
+
+	snprintf(key, sizeof key, "%s\t%s/%s", kind, report_str_at(meta, "namespace"), report_str_at(meta, "name"));
+	if (ev == REPORT_EVENT_DELETED) {
+		json_object_del(m->dra, key);
+		return 0;
+	}
+	if (json_object_set(m->dra, key, (json_t *)(uintptr_t)obj) != 0)
+		return nomem(err), -1;
+	return 0;
+}
+
 /* ==== The model ==== */
 
 struct report_model *report_model_new(const struct config *cfg, struct error *err)
@@ -363,6 +386,10 @@ struct report_model *report_model_new(const struct config *cfg, struct error *er
 	if (m == NULL)
 		return nomem(err);
 	m->cfg = cfg;
+	if ((m->dra = json_object()) == NULL) {
+		free(m);
+		return nomem(err);
+	}
 	return m;
 }
 
@@ -387,6 +414,7 @@ void report_model_free(struct report_model *m)
 	free(m->node_index);
 	free(m->pods);
 	free(m->pod_index);
+	json_decref(m->dra);
 	free(m);
 }
 
@@ -400,6 +428,8 @@ int report_model_apply(struct report_model *m, enum report_event_type ev, const 
 		return apply_node(m, ev, obj, err);
 	if (kind != NULL && strcmp(kind, "Pod") == 0)
 		return apply_pod(m, ev, obj, err);
+	if (kind != NULL && (strcmp(kind, "ResourceSlice") == 0 || strcmp(kind, "ResourceClaim") == 0))
+		return apply_dra(m, ev, obj, kind, err);
 	m->refused++;
 	return 0;
 }
@@ -439,6 +469,8 @@ static int report_pod(const struct report_model *m, const struct mpod *p, struct
 
 int report_model_report(const struct report_model *m, struct report *r, struct error *err)
 {
+	const char *key;
+	json_t *item;
 	size_t i;
 
 	if (report_init(r, m->cfg, err) != 0)
@@ -446,6 +478,9 @@ int report_model_report(const struct report_model *m, struct report *r, struct e
 	for (i = 0; i < m->n_order; i++)
 		if (m->nodes[m->order[i]].item != NULL &&
 		    report_take_item(r, MODEL_INPUT, m->nodes[m->order[i]].item, err) != 0)
+			return -1;
+	json_object_foreach(m->dra, key, item)
+		if (report_take_item(r, MODEL_INPUT, item, err) != 0)
 			return -1;
 	for (i = 0; i < m->n_pods; i++)
 		if (m->pods[i].live && report_pod(m, &m->pods[i], r, err) != 0)

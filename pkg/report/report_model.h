@@ -1,6 +1,6 @@
 /*
  * report_model: the cost report's model kept up to date by watch events
- * (a Node or Pod ADDED, MODIFIED or DELETED), one event at a time, instead
+ * (a Node, Pod, ResourceSlice or ResourceClaim ADDED, MODIFIED or DELETED), one event at a time, instead
  * of re-reading the whole cluster: what `gpu-admission watch` will keep.
  *
  * Memory is what the report needs, not the cluster's bytes. Each Node keeps
@@ -8,12 +8,13 @@
  * its name and what it contributes: a GPU pod its node and requests, a
  * DaemonSet pod its node and DaemonSet; only the pods the report names (CPU
  * pods on GPU nodes, or on nodes not seen yet, and Pending GPU pods) keep
- * their fields for judging. Terminated pods and CPU pods on CPU nodes keep
- * only their name.
+ * their fields for judging, as do Pending pods with DRA claims. Terminated
+ * pods and CPU pods on CPU nodes keep only their name. ResourceSlices and
+ * ResourceClaims are kept as the report reads them (report_dra.c).
  *
  * report_model_report() builds the report of the current state, the same as
  * `report` over a List of the same objects (nodes in the order first added,
- * then pods in the order last added): test/unit/test_report_model.c checks it
+ * then the ResourceSlices and ResourceClaims, then pods in the order last added): test/unit/test_report_model.c checks it
  * on random event streams. What it cannot know without re-reading the pods:
  * the CPU pods already on a CPU node that later becomes a GPU node (its
  * labels, taints or allocatable changed) are counted from the next relist.
@@ -36,7 +37,7 @@ struct report_model *report_model_new(const struct config *cfg, struct error *er
 void report_model_free(struct report_model *m);
 
 /*
- * Applies one event to m: obj (borrowed) is the Node or Pod as the watch
+ * Applies one event to m: obj (borrowed) is the Node, Pod, ResourceSlice or ResourceClaim as the watch
  * sends it (report_item_parse() keeps what is read). ADDED and MODIFIED
  * replace the object of that name; DELETED removes it; OTHER is ignored. An object the report
  * refuses (a field of the wrong type, a GPU count that is not one) counts as

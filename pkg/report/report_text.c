@@ -84,7 +84,7 @@ static void write_idle(const struct report *r, FILE *out, const struct style *s)
 		for (i = 0; i < r->n_nodes && shown < SHOW_IDLE_MAX; i++) {
 			const struct report_node *n = &r->nodes[i];
 
-			if (n->seen && n->gpu && n->pool == (int)p && n->gpu_pods == 0)
+			if (n->seen && n->gpu && n->pool == (int)p && !report_node_busy(n))
 				fprintf(out, "%s %s (%lld GPU%s)", shown++ ? "," : "", n->name, n->gpus_allocatable,
 					n->gpus_allocatable == 1 ? "" : "s");
 		}

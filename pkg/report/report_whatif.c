@@ -231,7 +231,7 @@ static void idle_after(struct report *r, const struct wi_node *wn)
 			continue;
 		if (pool != NULL && pool->priced)
 			r->whatif.priced = 1;
-		if (n->gpu_pods > 0 || wn[i].placed)
+		if (report_node_busy(n) || wn[i].placed)
 			continue;
 		r->whatif.idle_nodes++;
 		if (pool != NULL && pool->priced)

@@ -42,9 +42,19 @@ static void test_default(void)
 	CHECK_STR(s.v[0].name, "gpu-relevant");
 	CHECK_STR(s.v[1].name, "update-changes-what-policy-reads");
 	CHECK(strncmp(s.v[0].expression, "object != null && has(object.spec) && (\n  ", 42) == 0);
-	/* gpuResources: exact ones in a list, sorted; nvidia.com/mig-* by its prefix. */
+	/*
+	 * gpuResources and gpuShareResources: exact ones in a list, sorted; nvidia.com/mig-* and
+	 * volcano.sh/vgpu-* by their prefixes; then any name that looks like a GPU (warned about).
+	 */
 	CHECK(has(&s, 0, "(k in ['alpha.kubernetes.io/nvidia-gpu', 'amd.com/gpu', 'nvidia.com/gpu', "
-		  "'nvidia.com/gpu.shared'] || size(k) > 63 || k.startsWith('nvidia.com/mig-'))"));
+		  "'nvidia.com/gpu.shared', 'nvidia.com/gpucores', 'nvidia.com/gpumem', 'nvidia.com/gpumem-percentage'] || "
+		  "size(k) > 63 || k.startsWith('nvidia.com/mig-') || k.startsWith('volcano.sh/vgpu-')) || "
+		  "k.matches('^[^/]+/.*[gG][pP][uU]')"));
+	/* gpuAnnotations: their keys, on a pod of one of their schedulers. */
+	CHECK(has(&s, 0, "\n  || has(object.spec.schedulerName) && object.spec.schedulerName in ['kai-scheduler', "
+		  "'runai-scheduler'] && has(object.metadata) && has(object.metadata.annotations) && "
+		  "(size(object.metadata.annotations) > 16 || object.metadata.annotations.exists(k, k in "
+		  "['gpu-fraction', 'gpu-memory']))"));
 	/* The GPU taint's key, an empty key, the key the policy warns about. */
 	CHECK(has(&s, 0, "!has(t.key) || t.key in ['', 'nvidia.com/gpu', 'sku']"));
 	/* The default pool selects by a label: node names cannot be told, so any is sent. */
@@ -63,7 +73,10 @@ static void test_default(void)
 	matchcond_set_free(NULL);
 }
 
-/* UPDATE: every spec member policy_pod_spec_fields declares, compared; metadata not (it only exempts). */
+/*
+ * UPDATE: every spec member policy_pod_spec_fields declares, compared; of the metadata only
+ * the annotations of a pod of a gpuAnnotations scheduler (the rest only exempts).
+ */
 static void test_update_from_declaration(void)
 {
 	const struct scan_shape *m;
@@ -76,22 +89,20 @@ static void test_update_from_declaration(void)
 	CHECK(strncmp(s.v[1].expression, "!has(request.operation) || request.operation != 'UPDATE' || "
 		      "oldObject == null\n|| has(object.spec) != has(oldObject.spec) || has(object.spec) && (", 128) == 0);
 	for (m = policy_pod_spec_fields; m->key != NULL; m++, n++) {
-		/*
-		 * schedulerName is read (a fraction annotation counts only for its
-		 * scheduler) but never changes on UPDATE: kube-apiserver refuses any
-		 * pod spec change but a few fields (ValidatePodUpdate), so the
-		 * conditions, as the chart renders them, leave it out.
-		 */
-		if (strcmp(m->key, "schedulerName") == 0) {
-			CHECK(!has(&s, 1, "object.spec.schedulerName"));
-			continue;
-		}
+		/* schedulerName too: a Pod's never changes, but a template's does (the same declaration). */
 		snprintf(want, sizeof want, "has(object.spec.%s) != has(oldObject.spec.%s) || has(object.spec.%s) && "
 			 "object.spec.%s != oldObject.spec.%s", m->key, m->key, m->key, m->key, m->key);
 		CHECK(has(&s, 1, want));
 	}
-	CHECK(n >= 7);
-	CHECK(!has(&s, 1, "metadata"));
+	CHECK(n >= 8);
+	CHECK(has(&s, 1, "\n|| has(object.spec) && has(object.spec.schedulerName) && object.spec.schedulerName in "
+		  "['kai-scheduler', 'runai-scheduler'] && (\n  has(object.metadata) != has(oldObject.metadata) || "
+		  "has(object.metadata) && (\n    has(object.metadata.annotations) != has(oldObject.metadata.annotations)"));
+	CHECK(!has(&s, 1, "metadata.labels") && !has(&s, 1, "ownerReferences"));
+	matchcond_set_free(&s);
+	/* Without gpuAnnotations, no metadata at all. */
+	CHECK(build("gpuAnnotations: []\n", MATCHCOND_PODS, &s, &err) == 0);
+	CHECK(!has(&s, 0, "annotations") && !has(&s, 1, "metadata"));
 	matchcond_set_free(&s);
 }
 
@@ -105,12 +116,20 @@ static void test_globs_and_escaping(void)
 	CHECK(has(&s, 0, "k.endsWith('.habana.ai/gaudi')"));
 	CHECK(has(&s, 0, "k.startsWith('example.com/') && k.endsWith('-gpu')"));
 	CHECK(has(&s, 0, "k.startsWith('vendor') && k.endsWith('.io/x')"));
-	/* Sorted, unique, ' and \ escaped. */
-	CHECK(has(&s, 0, "(k in ['nvidia.com/gpu', 'o\\'k\\\\gpu'] || size(k) > 63 || "));
+	/* Sorted (the default gpuShareResources among them), unique, ' and \ escaped. */
+	CHECK(has(&s, 0, "(k in ['nvidia.com/gpu', 'nvidia.com/gpucores', 'nvidia.com/gpumem', "
+		  "'nvidia.com/gpumem-percentage', 'o\\'k\\\\gpu'] || size(k) > 63 || "));
 	matchcond_set_free(&s);
 
 	CHECK(build("gpuResources: [\"*\"]\n", MATCHCOND_PODS, &s, &err) == 0);
-	CHECK(has(&s, 0, "c.resources.limits.exists(k, (size(k) > 63 || true))"));
+	CHECK(has(&s, 0, "c.resources.limits.exists(k, (k in ['nvidia.com/gpucores', 'nvidia.com/gpumem', "
+		  "'nvidia.com/gpumem-percentage'] || size(k) > 63 || true || k.startsWith('volcano.sh/vgpu-'))"));
+	matchcond_set_free(&s);
+
+	/* Without a glob, the GPU-looking test bounds the names it reads itself. */
+	CHECK(build("gpuResources: [nvidia.com/gpu]\ngpuShareResources: []\n", MATCHCOND_PODS, &s, &err) == 0);
+	CHECK(has(&s, 0, "c.resources.limits.exists(k, (k in ['nvidia.com/gpu']) || size(k) > 63 || "
+		  "k.matches('^[^/]+/.*[gG][pP][uU]'))"));
 	matchcond_set_free(&s);
 
 	/* A control character cannot be quoted: no pod names it anyway. */
@@ -216,7 +235,11 @@ static void test_workloads(void)
 		 "has(object.template.metadata.labels) && object.template.metadata.labels != oldObject.template.metadata.labels");
 	CHECK(has(&s, 1, want));
 	CHECK(has(&s, 1, "object.spec.template.spec.resourceClaims != oldObject.spec.template.spec.resourceClaims"));
-	CHECK(!has(&s, 1, "annotations"));
+	/* A template's annotations only for a gpuAnnotations scheduler's pods: a rollout restart is not sent. */
+	CHECK(has(&s, 1, "\n  || has(object.spec) && has(object.spec.template) && has(object.spec.template.spec) && "
+		  "has(object.spec.template.spec.schedulerName) && object.spec.template.spec.schedulerName in "
+		  "['kai-scheduler', 'runai-scheduler'] && (\n"));
+	CHECK(has(&s, 1, "object.spec.template.metadata.annotations != oldObject.spec.template.metadata.annotations"));
 	/* One root per request: not three times the pod's cost. */
 	CHECK(s.v[0].cost > pods.v[0].cost && s.v[0].cost < pods.v[0].cost + pods.v[0].cost / 10);
 	CHECK(s.cost <= MATCHCOND_COST_BUDGET && s.v[1].cost <= MATCHCOND_COST_PER_CALL);

@@ -1,10 +1,12 @@
 /*
  * The report's model applied event by event equals the report of the final
  * state read from scratch (differential, randomized with fixed seeds): random
- * Node and Pod ADDED / MODIFIED / DELETED events on a small cluster, and at
- * checkpoints the model's JSON report compared with `report` over a List of
- * the same objects (nodes in the order first added, pods in the order last
- * added, as report_model.h promises).
+ * Node, Pod, ResourceSlice and ResourceClaim ADDED / MODIFIED / DELETED events
+ * on a small cluster (DRA pods whose claims are allocated, reserved for them
+ * or not, of served, unserved and non-GPU classes), and at checkpoints the
+ * model's JSON report compared with `report` over a List of the same objects
+ * (nodes in the order first added, then the slices and claims, pods in the
+ * order last added, as report_model.h promises).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +19,7 @@
 
 #define NODES 14
 #define PODS 90
+#define CLAIMS 12     /* claim-NN, in namespace ml when NN is odd (as pod-NNN) */
 #define EVENTS 4000
 #define CHECKPOINT 250
 
@@ -33,9 +36,57 @@ static unsigned rnd(unsigned n)
 static const char policy[] =
 	"pools:\n"
 	"  - {name: t4, resources: [nvidia.com/gpu], maxGPUsPerPod: 1, pricePerNodeHour: 0.526, gpusPerNode: 1,\n"
-	"     nodeSelector: {agentpool: t4}}\n"
+	"     nodeSelector: {agentpool: t4}, deviceClasses: [gpu.nvidia.com]}\n"
 	"  - {name: a100, resources: [nvidia.com/gpu, nvidia.com/mig-*], pricePerNodeHour: 27.197, gpusPerNode: 8,\n"
-	"     nodeSelector: {agentpool: a100}}\n";
+	"     nodeSelector: {agentpool: a100}, deviceClasses: [gpu.nvidia.com, mig.nvidia.com]}\n";
+
+static const char *const classes[] = { "gpu.nvidia.com", "gpu.amd.com", "example.com.fpga" };  /* served, unserved, no GPU */
+
+/* Node i's ResourceSlice: a GPU driver's or another's, with 0-2 devices. */
+static json_t *make_slice(int i)
+{
+	char name[32], node[32];
+	json_t *devices = json_array();
+	int n = (int)rnd(3), d;
+
+	snprintf(name, sizeof name, "slice-%02d", i);
+	snprintf(node, sizeof node, "node-%02d", i);
+	for (d = 0; d < n; d++)
+		json_array_append_new(devices, json_pack("{s:s}", "name", d ? "gpu-1" : "gpu-0"));
+	return json_pack("{s:s, s:{s:s}, s:{s:s, s:s, s:o}}", "kind", "ResourceSlice", "metadata", "name", name,
+			 "spec", "driver", rnd(3) ? "gpu.nvidia.com" : "example.com.nic", "nodeName", node,
+			 "devices", devices);
+}
+
+/* Claim k: a class, allocated or not on a node, reserved for a pod of its namespace or not. */
+static json_t *make_claim(int k)
+{
+	char name[32], node[32], pod[32];
+	const char *cls = classes[rnd(3)];
+	json_t *claim, *results = json_array();
+	int count = 1 + (int)rnd(2), d;
+
+	snprintf(name, sizeof name, "claim-%02d", k);
+	snprintf(node, sizeof node, "node-%02d", (int)rnd(NODES + 1));
+	snprintf(pod, sizeof pod, "pod-%03d", 2 * (int)rnd(PODS / 2) + k % 2);
+	claim = json_pack("{s:s, s:{s:s, s:s}, s:{s:{s:[{s:s, s:{s:s, s:i}}]}}}", "kind", "ResourceClaim",
+			  "metadata", "name", name, "namespace", k % 2 ? "ml" : "web", "spec", "devices", "requests",
+			  "name", "gpu", "exactly", "deviceClassName", cls, "count", count);
+	if (rnd(3) == 0) {
+		json_decref(results);
+		return claim;
+	}
+	for (d = 0; d < count; d++)
+		json_array_append_new(results, json_pack("{s:s, s:s, s:s, s:s}", "request", "gpu", "driver", cls,
+							 "pool", node, "device", d ? "gpu-1" : "gpu-0"));
+	json_object_set_new(claim, "status", json_pack("{s:{s:{s:o}, s:{s:[{s:[{s:s, s:s, s:[s]}]}]}}}",
+		"allocation", "devices", "results", results, "nodeSelector", "nodeSelectorTerms", "matchFields",
+		"key", "metadata.name", "operator", "In", "values", node));
+	if (rnd(4) != 0)
+		json_object_set_new(json_object_get(claim, "status"), "reservedFor",
+				    json_pack("[{s:s, s:s, s:s}]", "resource", "pods", "name", pod, "uid", "u"));
+	return claim;
+}
 
 /* Node i: 0-3 t4, 4-7 a100, 8-9 unpooled GPU (accelerator label), the rest CPU. Kinds never change. */
 static json_t *make_node(int i)
@@ -101,6 +152,18 @@ static json_t *make_pod(int j)
 		json_object_set_new(spec, "nodeSelector", json_pack("{s:s}", "agentpool", rnd(2) ? "t4" : "a100"));
 	if (rnd(8) == 0)
 		json_object_set_new(spec, "schedulingGates", json_pack("[{s:s}]", "name", "kueue"));
+	if (rnd(4) == 0) {  /* a DRA pod: a claim of its namespace, used by its container */
+		char claim[32];
+		json_t *c = json_array_get(json_object_get(spec, "containers"), 0);
+
+		snprintf(claim, sizeof claim, "claim-%02d", 2 * (int)rnd(CLAIMS / 2) + j % 2);
+		json_object_set_new(spec, "resourceClaims", json_pack("[{s:s, s:s}]", "name", "gpu", "resourceClaimName", claim));
+		if (json_object_get(c, "resources") == NULL)
+			json_object_set_new(c, "resources", json_object());
+		json_object_set_new(json_object_get(c, "resources"), "claims", json_pack("[{s:s}]", "name", "gpu"));
+		if (shape == 2 && rnd(2))  /* Pending, its claim its only GPU */
+			json_object_del(json_object_get(c, "resources"), "limits");
+	}
 	pod = json_pack("{s:s, s:o, s:o, s:{s:s}}", "kind", "Pod", "metadata", meta, "spec", spec, "status", "phase",
 			shape == 2 ? "Pending" : phases[rnd(6)]);
 	return pod;
@@ -163,8 +226,8 @@ static char *of_model(const struct report_model *m)
 	return buf;
 }
 
-/* The List of the tracked state: nodes by slot, pods by when last added. */
-static char *final_list(struct tracked *nodes, struct tracked *pods)
+/* The List of the tracked state: nodes by slot, then slices and claims (dra, may be NULL), pods by when last added. */
+static char *final_list(struct tracked *nodes, struct tracked *dra, struct tracked *pods)
 {
 	json_t *items = json_array(), *list;
 	unsigned long next = 0, best;
@@ -175,6 +238,9 @@ static char *final_list(struct tracked *nodes, struct tracked *pods)
 		for (i = 0; i < NODES; i++)
 			if (nodes[i].obj != NULL && nodes[i].order == next)
 				json_array_append(items, nodes[i].obj);
+	for (i = 0; dra != NULL && i < NODES + CLAIMS; i++)
+		if (dra[i].obj != NULL)
+			json_array_append(items, dra[i].obj);
 	next = 0;
 	for (;;) {  /* PODS is small: selection by order */
 		pick = -1;
@@ -214,27 +280,30 @@ static void differential(unsigned long long seed)
 	struct error err = { 0 };
 	struct config *cfg = config_load_buffer(policy, sizeof policy - 1, "policy.yaml", &err);
 	struct report_model *m = cfg ? report_model_new(cfg, &err) : NULL;
-	struct tracked nodes[NODES], pods[PODS];
+	struct tracked nodes[NODES], pods[PODS], dra[NODES + CLAIMS];  /* dra: the slices, then the claims */
 	unsigned long order = 0, node_order = 0;
-	int e, same = 0, checks = 0;
+	int e, same = 0, checks = 0, unallocated = 0, unserved = 0;
 
 	rng = seed;
 	memset(nodes, 0, sizeof nodes);
 	memset(pods, 0, sizeof pods);
+	memset(dra, 0, sizeof dra);
 	CHECK(m != NULL);
 	for (e = 0; m != NULL && e < EVENTS; e++) {
-		int is_node = rnd(6) == 0, i = (int)rnd(is_node ? NODES : PODS), del = rnd(4) == 0;
-		struct tracked *t = is_node ? &nodes[i] : &pods[i];
+		int kind = (int)rnd(6), is_node = kind == 0, is_dra = kind == 1;
+		int i = (int)rnd(is_node ? NODES : is_dra ? NODES + CLAIMS : PODS), del = rnd(4) == 0;
+		struct tracked *t = is_node ? &nodes[i] : is_dra ? &dra[i] : &pods[i];
 
 		if (del && t->obj != NULL) {
 			CHECK_INT(apply(m, REPORT_EVENT_DELETED, t->obj), 0);
 			json_decref(t->obj);
 			t->obj = NULL;
 		} else if (!del) {
-			json_t *obj = is_node ? make_node(i) : make_pod(i);
+			json_t *obj = is_node ? make_node(i) : !is_dra ? make_pod(i) :
+				      i < NODES ? make_slice(i) : make_claim(i - NODES);
 
 			CHECK_INT(apply(m, t->obj ? REPORT_EVENT_MODIFIED : REPORT_EVENT_ADDED, obj), 0);
-			if (!is_node && t->obj == NULL)
+			if (!is_node && !is_dra && t->obj == NULL)
 				t->order = order++;
 			if (is_node && !t->seen)
 				t->order = node_order++;
@@ -243,10 +312,12 @@ static void differential(unsigned long long seed)
 			t->obj = obj;
 		}
 		if ((e + 1) % CHECKPOINT == 0) {
-			char *text = final_list(nodes, pods), *want = text ? from_scratch(cfg, text) : NULL;
+			char *text = final_list(nodes, dra, pods), *want = text ? from_scratch(cfg, text) : NULL;
 			char *got = of_model(m);
 
 			checks++;
+			unallocated += got != NULL && strstr(got, "claim not allocated") != NULL;
+			unserved += got != NULL && strstr(got, "DeviceClass no pool serves") != NULL;
 			if (want != NULL && got != NULL && strcmp(want, got) == 0) {
 				same++;
 			} else {
@@ -265,10 +336,14 @@ static void differential(unsigned long long seed)
 	}
 	CHECK_INT(same, EVENTS / CHECKPOINT);
 	CHECK(checks == EVENTS / CHECKPOINT);
+	/* The streams reach the DRA judgements, not only the resources' (report_dra.c). */
+	CHECK(unallocated > 0 && unserved > 0);
 	for (e = 0; e < NODES; e++)
 		json_decref(nodes[e].obj);
 	for (e = 0; e < PODS; e++)
 		json_decref(pods[e].obj);
+	for (e = 0; e < NODES + CLAIMS; e++)
+		json_decref(dra[e].obj);
 	report_model_free(m);
 	config_free(cfg);
 }
@@ -290,7 +365,7 @@ static void test_blind(void)
 	json_object_set_new(json_object_get(pods[0].obj, "spec"), "nodeName", json_string("node-00"));
 	json_object_set_new(json_object_get(pods[0].obj, "status"), "phase", json_string("Running"));
 	CHECK(m != NULL && apply(m, REPORT_EVENT_ADDED, nodes[0].obj) == 0);  /* the pod's event is missed */
-	text = final_list(nodes, pods);
+	text = final_list(nodes, NULL, pods);
 	want = text ? from_scratch(cfg, text) : NULL;
 	got = m ? of_model(m) : NULL;
 	CHECK(want != NULL && got != NULL && strcmp(want, got) != 0);

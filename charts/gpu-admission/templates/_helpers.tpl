@@ -260,9 +260,10 @@ expression}. Lists are sorted and without duplicates, as the binary writes them.
 {{- $updateOnly := "!has(request.operation) || request.operation != 'UPDATE' || oldObject == null" -}}
 {{- /* What the policy reads of a pod (pkg/policy/policy_pod.c policy_pod_fields), compared on UPDATE. */ -}}
 {{- $specMembers := list -}}
-{{- range list "containers" "initContainers" "tolerations" "nodeSelector" "affinity" "nodeName" "resourceClaims" -}}
+{{- range list "containers" "initContainers" "tolerations" "nodeSelector" "affinity" "nodeName" "resourceClaims" "schedulerName" -}}
 {{- $specMembers = append $specMembers (dict "name" .) -}}
 {{- end -}}
+{{- /* The annotations apart, for the pods of a gpuAnnotations scheduler only (celAnnChanged). */ -}}
 {{- $metaMembers := list (dict "name" "namespace") (dict "name" "labels") (dict "name" "ownerReferences") -}}
 {{- $templateMembers := list (dict "name" "metadata" "members" $metaMembers) (dict "name" "spec" "members" $specMembers) -}}
 {{- if eq $for "custom" -}}
@@ -274,7 +275,10 @@ expression}. Lists are sorted and without duplicates, as the binary writes them.
 {{- $why := "is needed for webhook.policyMatchConditions (or set that to false)" -}}
 {{- $exact := list -}}
 {{- $wild := list -}}
-{{- range (required (printf "policy.gpuResources %s" $why) $p.gpuResources) -}}
+{{- /* A gpuShareResources name makes a GPU pod as a GPU resource does. */ -}}
+{{- $resNames := concat (list) (required (printf "policy.gpuResources %s" $why) $p.gpuResources) -}}
+{{- range default (list) $p.gpuShareResources -}}{{- if .name -}}{{- $resNames = append $resNames .name -}}{{- end -}}{{- end -}}
+{{- range $resNames -}}
 {{- if regexMatch "[*?]" . -}}{{- $wild = append $wild . -}}{{- else -}}{{- $exact = append $exact . -}}{{- end -}}
 {{- end -}}
 {{- $res := dict "exact" ($exact | uniq | sortAlpha) "wild" ($wild | uniq | sortAlpha) -}}
@@ -315,13 +319,20 @@ expression}. Lists are sorted and without duplicates, as the binary writes them.
 {{- end -}}
 {{- end -}}
 {{- range $k, $v := $poolKeys -}}{{- $_ := set $poolKeys $k ($v | uniq | sortAlpha) -}}{{- end -}}
-{{- $w := dict "res" $res "taintKeys" $taintKeys "labels" ($labels | uniq | sortAlpha) "poolKeys" $poolKeys "nodes" (dict "exact" ($nodeExact | uniq | sortAlpha) "wild" ($nodeWild | uniq | sortAlpha)) -}}
+{{- /* gpuAnnotations: the keys and their schedulers, tested apart. */ -}}
+{{- $annKeys := list -}}
+{{- $annScheds := list -}}
+{{- range default (list) $p.gpuAnnotations -}}
+{{- if .key -}}{{- $annKeys = append $annKeys .key -}}{{- $annScheds = concat $annScheds (default (list) .schedulerNames) -}}{{- end -}}
+{{- end -}}
+{{- $w := dict "res" $res "annKeys" ($annKeys | uniq | sortAlpha) "annScheds" ($annScheds | uniq | sortAlpha) "taintKeys" $taintKeys "labels" ($labels | uniq | sortAlpha) "poolKeys" $poolKeys "nodes" (dict "exact" ($nodeExact | uniq | sortAlpha) "wild" ($nodeWild | uniq | sortAlpha)) -}}
 {{- $_ := set $w "tested" $known -}}
 {{- $rel := "" -}}
 {{- $upd := $updateOnly -}}
 {{- if eq $for "pods" -}}
-{{- $rel = printf "%s && (\n%s\n)" (include "gpu-admission.celGuard" "spec") (include "gpu-admission.celSpecRelevant" (dict "w" $w "s" "object.spec")) -}}
+{{- $rel = printf "%s && (\n%s\n)" (include "gpu-admission.celGuard" "spec") (include "gpu-admission.celSpecRelevant" (dict "w" $w "s" "object.spec" "m" "object.metadata")) -}}
 {{- $upd = printf "%s\n|| %s" $upd (include "gpu-admission.celChanged" (dict "path" "spec" "members" $specMembers "depth" 0)) -}}
+{{- $upd = printf "%s%s" $upd (include "gpu-admission.celAnnChanged" (dict "w" $w "spec" "spec" "meta" "metadata" "depth" 0)) -}}
 {{- else -}}
 {{- /*
 The built-in workloads (pkg/policy/template.c: where each kind keeps its pod template),
@@ -336,11 +347,11 @@ each kind's template read at its own path; a kind not listed is sent.
 {{- range $roots -}}
 {{- $tmpl := join "." .tmpl -}}
 {{- $kind := printf "request.kind.kind in %s && " (include "gpu-admission.celList" .kinds) -}}
-{{- $rel = printf "%s\n|| %s%s && (\n%s\n)" $rel $kind (include "gpu-admission.celGuard" (printf "%s.spec" $tmpl)) (include "gpu-admission.celSpecRelevant" (dict "w" $w "s" (printf "object.%s.spec" $tmpl))) -}}
+{{- $rel = printf "%s\n|| %s%s && (\n%s\n)" $rel $kind (include "gpu-admission.celGuard" (printf "%s.spec" $tmpl)) (include "gpu-admission.celSpecRelevant" (dict "w" $w "s" (printf "object.%s.spec" $tmpl) "m" (printf "object.%s.metadata" $tmpl))) -}}
 {{- /* The template's levels, each compared as an object whose one member is the next. */ -}}
 {{- $members := $templateMembers -}}
 {{- range (rest .tmpl | reverse) -}}{{- $members = list (dict "name" . "members" $members) -}}{{- end -}}
-{{- $upd = printf "%s\n|| %s(\n  %s\n)" $upd $kind (include "gpu-admission.celChanged" (dict "path" (first .tmpl) "members" $members "depth" 1)) -}}
+{{- $upd = printf "%s\n|| %s(\n  %s%s\n)" $upd $kind (include "gpu-admission.celChanged" (dict "path" (first .tmpl) "members" $members "depth" 1)) (include "gpu-admission.celAnnChanged" (dict "w" $w "spec" (printf "%s.spec" $tmpl) "meta" (printf "%s.metadata" $tmpl) "depth" 1)) -}}
 {{- end -}}
 {{- end -}}
 {{- toJson (list (dict "name" "gpu-relevant" "expression" $rel) (dict "name" "update-changes-what-policy-reads" "expression" $upd)) -}}
@@ -358,7 +369,7 @@ each kind's template read at its own path; a kind not listed is sent.
 {{- $out -}}
 {{- end -}}
 
-{{/* Whether the pod spec at .s may be acted on: the disjuncts, each on a line of its own. */}}
+{{/* Whether the pod spec at .s (its pod's metadata at .m) may be acted on: the disjuncts, each on a line of its own. */}}
 {{- define "gpu-admission.celSpecRelevant" -}}
 {{- $w := .w -}}
 {{- $s := .s -}}
@@ -366,6 +377,10 @@ each kind's template read at its own path; a kind not listed is sent.
 {{- $rel := printf "  %s" (include "gpu-admission.celContainers" (dict "w" $w "list" (printf "%s.containers" $s))) -}}
 {{- $rel = printf "%s\n  || %s" $rel (include "gpu-admission.celContainers" (dict "w" $w "list" (printf "%s.initContainers" $s))) -}}
 {{- $rel = printf "%s\n  || has(%s.resourceClaims) && size(%s.resourceClaims) > 0" $rel $s $s -}}
+{{- if $w.annKeys -}}
+{{- $ann := printf "%s.annotations" .m -}}
+{{- $rel = printf "%s\n  || has(%s.schedulerName) && %s.schedulerName in %s && has(%s) && has(%s) && (size(%s) > 16 || %s.exists(k, k in %s))" $rel $s $s (include "gpu-admission.celList" $w.annScheds) .m $ann $ann $ann (include "gpu-admission.celList" $w.annKeys) -}}
+{{- end -}}
 {{- $rel = printf "%s\n  || has(%s.tolerations) && (size(%s.tolerations) > 16 || %s.tolerations.exists(t, !has(t.key) || t.key in %s))" $rel $s $s $s (include "gpu-admission.celList" $w.taintKeys) -}}
 {{- $rel = printf "%s\n  || has(%s) && (size(%s) > 16 || %s.exists(k, k in %s" $rel $sel $sel $sel (include "gpu-admission.celList" $w.labels) -}}
 {{- range $k, $v := $w.poolKeys -}}
@@ -409,6 +424,29 @@ per line, indented by .depth.
 {{- $out -}}
 {{- end -}}
 
+{{/*
+A pod's annotations changed (at .meta, dotted under object), for a pod whose
+spec (.spec) names a gpuAnnotations scheduler: a key removed makes a fraction
+pod CPU-only. A line of its own, indented by .depth; nothing without gpuAnnotations.
+*/}}
+{{- define "gpu-admission.celAnnChanged" -}}
+{{- if .w.annKeys -}}
+{{- $d := int .depth -}}
+{{- $sched := printf "%s.schedulerName" .spec -}}
+{{- $has := list -}}
+{{- $at := "" -}}
+{{- range splitList "." $sched -}}
+{{- $at = ternary . (printf "%s.%s" $at .) (eq $at "") -}}
+{{- $has = append $has (printf "has(object.%s)" $at) -}}
+{{- end -}}
+{{- $parts := splitList "." (printf "%s.annotations" .meta) -}}
+{{- $members := list -}}
+{{- range (rest $parts | reverse) -}}{{- $members = list (dict "name" . "members" $members) -}}{{- end -}}
+{{- $changed := include "gpu-admission.celChanged" (dict "path" (first $parts) "members" $members "depth" (add $d 1)) -}}
+{{- printf "\n%s|| %s && object.%s in %s && (\n%s%s\n%s)" (repeat (int (mul 2 $d)) " ") (join " && " $has) $sched (include "gpu-admission.celList" .w.annScheds) (repeat (int (mul 2 (add $d 1))) " ") $changed (repeat (int (mul 2 $d)) " ") -}}
+{{- end -}}
+{{- end -}}
+
 {{/* A CEL string literal: single-quoted, \ and ' escaped. */}}
 {{- define "gpu-admission.celLit" -}}
 '{{ . | replace "\\" "\\\\" | replace "'" "\\'" }}'
@@ -441,7 +479,8 @@ per line, indented by .depth.
 {{/* A containers list (.list) naming a GPU resource, or resource claims. */}}
 {{- define "gpu-admission.celContainers" -}}
 {{- $l := .list -}}
-{{- $key := include "gpu-admission.celAnyGlob" (merge (dict "v" "k") .w.res) -}}
+{{- /* Or a name that looks like a GPU (policy_pod.c looks_like_gpu()), to be warned about; a long one sent unread. */ -}}
+{{- $key := printf "%s%s || k.matches('^[^/]+/.*[gG][pP][uU]')" (include "gpu-admission.celAnyGlob" (merge (dict "v" "k") .w.res)) (ternary "" " || size(k) > 63" (not (empty .w.res.wild))) -}}
 {{- $m := list -}}
 {{- range list "c.resources.limits" "c.resources.requests" -}}
 {{- $m = append $m (printf "has(%s) && (size(%s) > 16 || %s.exists(k, %s))" . . . $key) -}}

@@ -173,8 +173,6 @@ cp_wait 60 sh -c "kubectl get pod -n kube-system dra-plain -o json | jq -e '.sta
 	ok || bad "unjudged: the DRA pod is unschedulable"
 kubectl get pod -n kube-system dra-plain -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}' >"$T/dra-plain.why"
 has "$T/dra-plain.why" "untolerated taint" "unjudged: ... for the GPU nodes' taint"
-kubectl delete pod -n kube-system dra-plain --force --grace-period=0 >/dev/null 2>&1
-kubectl delete resourceclaimtemplate gpu-1 -n kube-system >/dev/null 2>&1
 
 # With the webhook: the same pod, no hand-written toleration. Its claim, looked up in
 # the cache, asks for one gpu.nvidia.com device (a default gpuDeviceClasses class):
@@ -192,6 +190,32 @@ claim=$(kubectl get pod -n team-dra dra-gpu -o jsonpath='{.status.resourceClaimS
 equals "$(kubectl get resourceclaim -n team-dra "$claim" -o jsonpath='{.status.allocation.devices.results[0].pool}')" \
 	"$node" "its claim is allocated a device of that node's ResourceSlice"
 equals "$(wh_count '"level":"error"')" 0 "the replica logged no error"
+
+# audit and report over this state as kubectl gets it (issue 28): dra-gpu bound to $node with
+# its claim allocated there and reserved for it; dra-plain (kube-system) Pending, its claim
+# made from its template but not allocated. Every GPU node offers nvidia.com/gpu and has a
+# ResourceSlice; no other pod runs on a GPU node (clean).
+kubectl get configmap -n "$RNS" "$REL-policy" -o jsonpath='{.data.policy\.yaml}' >"$T/dra-policy.yaml"
+cp_wait 30 sh -c "kubectl get resourceclaim -n kube-system -o json | jq -e '.items | length == 1'" && ok ||
+	bad "the resourceclaim controller made dra-plain's claim"
+kubectl get nodes,pods,resourceslices,resourceclaims -A -o json >"$T/dra-state.json"
+"$B" report -c "$T/dra-policy.yaml" -o json --fail-on none "$T/dra-state.json" >"$T/dra-report.json" 2>"$T/dra-report.err"
+equals "$?" 0 "report over kubectl get nodes,pods,resourceslices,resourceclaims -A -o json"
+equals "$(jq -c '.summary | [.gpuNodes, .idleNodes, .cpuPodsOnGpuNodes, .pendingGpuPods, .misconfigurations, .errors]' "$T/dra-report.json")" \
+	'[5,4,0,1,0,0]' "report: 5 GPU nodes, 4 idle (not dra-gpu's), no CPU pod on a GPU node, 1 Pending DRA pod, no misconfiguration, no error"
+equals "$(jq -r --arg n "$node" '[.pools[] | .idleNodeNames[] | select(. == $n)] | length' "$T/dra-report.json")" 0 \
+	"report: the node whose GPU dra-gpu's claim holds is busy"
+equals "$(jq -r '[.pendingGpuPods[] | "\(.namespace)/\(.name) \(.reason)"] | join(",")' "$T/dra-report.json")" \
+	"kube-system/dra-plain claim-unallocated" "report: the Pending DRA pod's reason is its unallocated claim"
+[ -s "$T/dra-report.err" ] && { bad "report wrote to stderr"; head -n 5 "$T/dra-report.err"; } || ok
+kubectl get pods,resourceclaimtemplates,resourceclaims -A -o json >"$T/dra-live.json"
+"$B" audit -c "$T/dra-policy.yaml" -o json "$T/dra-live.json" >"$T/dra-audit.json" 2>"$T/dra-audit.err"
+equals "$(jq '.errors | length' "$T/dra-audit.json")" 0 "audit of the live DRA objects: no input error"
+equals "$(jq -r '[.findings[] | select(.name == "dra-gpu" or .name == "dra-plain") | "\(.name) \(.verdict) \(.reason)"] | sort | join(",")' "$T/dra-audit.json")" \
+	"dra-gpu ok gpu-pod-ok,dra-plain exempt exempt-namespace" \
+	"audit: dra-gpu, its claim looked up in the input, is a placed GPU pod; dra-plain is kube-system's"
+kubectl delete pod -n kube-system dra-plain --force --grace-period=0 >/dev/null 2>&1
+kubectl delete resourceclaimtemplate gpu-1 -n kube-system >/dev/null 2>&1
 clean
 kubectl delete resourceclaimtemplate --all -n team-dra >/dev/null 2>&1
 kubectl delete resourceslice --all >/dev/null 2>&1
