@@ -230,7 +230,7 @@ static void check_object(const struct config *cfg, const char *where, const json
 		fail(where, "/mutate answers otherwise than /validate");
 		goto out;
 	}
-	if ((why = wc_compare(json_object_get(v, "response"), findings, rel)) != NULL) {
+	if ((why = wc_compare(json_object_get(v, "response"), findings, rel, 0)) != NULL) {
 		fail(where, why);
 		fprintf(stderr, "  answer: %s\n", tv);
 		goto out;
@@ -404,7 +404,7 @@ static void check_not_blind(void)
 	json_array_foreach(findings, i, f)
 		if (strcmp(wc_str(f, "verdict"), "reject") == 0)
 			json_object_set_new(f, "verdict", json_string("ok"));
-	if (wc_compare(json_object_get(blind_probe, "response"), findings, json_object_get(blind_probe, "rel")) == NULL)
+	if (wc_compare(json_object_get(blind_probe, "response"), findings, json_object_get(blind_probe, "rel"), 0) == NULL)
 		fail("self-check", "the comparison is blind: an answer matched findings it does not");
 	else
 		passed++;
