@@ -72,47 +72,73 @@ static int same_ca(const char *path, const struct tls_bundle *b, struct error *e
 	return same;
 }
 
-static int run_certs(const struct cli_command *cmd, int argc, char **argv)
+/*
+ * The flags into req (its SANs into sans, TLS_SANS_MAX + 1 of them), *out and
+ * *force: 0, or -1 with *code the exit code of a usage error.
+ */
+static int certs_parse(const struct cli_command *cmd, int argc, char **argv, struct tls_bundle_request *req,
+		       const char **sans, const char **out, int *force, int *code)
 {
 	struct cli_parser p;
+	unsigned long long days;
+	int c;
+
+	cli_parse(&p, cmd, argc, argv);
+	while ((c = cli_next(&p)) != CLI_END) {
+		switch (c) {
+		case OPT_SERVICE: req->service = p.value; break;
+		case OPT_NAMESPACE: req->ns = p.value; break;
+		case OPT_OUT: *out = p.value; break;
+		case OPT_CA_CERT: req->ca_cert_path = p.value; break;
+		case OPT_CA_KEY: req->ca_key_path = p.value; break;
+		case OPT_FORCE: *force = 1; break;
+		case OPT_DAYS:
+			if (cli_number(&p, 1, 3650, &days) != 0)
+				goto stop;
+			req->days = (int)days;
+			break;
+		case OPT_SAN:
+			if (req->n_sans == TLS_SANS_MAX) {
+				*code = cli_usage(cmd, "at most %d --san", TLS_SANS_MAX);
+				return -1;
+			}
+			sans[req->n_sans++] = p.value;
+			break;
+		case CLI_OPERAND:
+			*code = cli_usage(cmd, "unexpected argument \"%s\"", p.value);
+			return -1;
+		default:
+			goto stop;
+		}
+	}
+	req->sans = sans;
+	if (req->service == NULL || req->ns == NULL || *out == NULL) {
+		*code = cli_usage(cmd, "--service, --namespace and --out are required");
+		return -1;
+	}
+	if ((req->ca_cert_path == NULL) != (req->ca_key_path == NULL)) {
+		*code = cli_usage(cmd, "--ca-cert and --ca-key go together");
+		return -1;
+	}
+	return 0;
+stop:
+	*code = cli_stop(&p);
+	return -1;
+}
+
+static int run_certs(const struct cli_command *cmd, int argc, char **argv)
+{
 	struct tls_bundle_request req = { .days = 365 };
 	const char *sans[TLS_SANS_MAX + 1];
 	const char *out = NULL;
 	struct tls_bundle b = { 0 };
 	struct error err = { 0 };
 	char line[4096], until[32], dir_crt[4096], dir_key[4096];
-	unsigned long long days;
 	struct tm tm;
 	int c, rc = EXIT_USAGE, force = 0, reuse = 0, same = 1, had_ca, new_ca;
 
-	cli_parse(&p, cmd, argc, argv);
-	while ((c = cli_next(&p)) != CLI_END) {
-		switch (c) {
-		case OPT_SERVICE: req.service = p.value; break;
-		case OPT_NAMESPACE: req.ns = p.value; break;
-		case OPT_OUT: out = p.value; break;
-		case OPT_CA_CERT: req.ca_cert_path = p.value; break;
-		case OPT_CA_KEY: req.ca_key_path = p.value; break;
-		case OPT_FORCE: force = 1; break;
-		case OPT_DAYS:
-			if (cli_number(&p, 1, 3650, &days) != 0)
-				return cli_stop(&p);
-			req.days = (int)days;
-			break;
-		case OPT_SAN:
-			if (req.n_sans == TLS_SANS_MAX)
-				return cli_usage(cmd, "at most %d --san", TLS_SANS_MAX);
-			sans[req.n_sans++] = p.value;
-			break;
-		case CLI_OPERAND: return cli_usage(cmd, "unexpected argument \"%s\"", p.value);
-		default: return cli_stop(&p);
-		}
-	}
-	req.sans = sans;
-	if (req.service == NULL || req.ns == NULL || out == NULL)
-		return cli_usage(cmd, "--service, --namespace and --out are required");
-	if ((req.ca_cert_path == NULL) != (req.ca_key_path == NULL))
-		return cli_usage(cmd, "--ca-cert and --ca-key go together");
+	if (certs_parse(cmd, argc, argv, &req, sans, &out, &force, &rc) != 0)
+		return rc;
 	if (mkdir(out, 0755) != 0 && errno != EEXIST) {
 		error_set(&err, ERROR_SYSTEM, "%s: %s", out, strerror(errno));
 		return cli_fail(cmd, &err);

@@ -79,114 +79,133 @@ static const struct cli_option serve_options[] = {
 	{ NULL, 0, NULL, NULL, 0 },
 };
 
-static int run_serve(const struct cli_command *cmd, int argc, char **argv)
+/* What the flags say: the server's options, the claim caches', and the log's. */
+struct serve_args {
+	struct server_options o;
+	struct claims_options co;
+	int lookups;
+	enum log_level level;
+	enum log_format format;
+};
+
+/*
+ * A numeric option c into a, within its bounds: 1 when c is one, 0 when it is
+ * not, -1 when its value is refused (cli_number() said why).
+ */
+static int serve_number(struct cli_parser *p, int c, struct serve_args *a)
+{
+	static const struct {
+		int opt;
+		unsigned long long min, max;
+	} bounds[] = {
+		{ OPT_CACHE_OBJECTS, 1, 10000000 }, { OPT_CACHE_OBJECT_BYTES, 1024, LIMIT_KUBE_WATCH_LINE_MAX },
+		{ OPT_BODY, 1, 64ull << 20 }, { OPT_THREADS, 1, 256 }, { OPT_MAXCONN, 1, 1000000 },
+		{ OPT_PERIP, 0, 1000000 }, { OPT_TIMEOUT, 1, 3600 }, { OPT_HEADER_TIMEOUT, 1, 3600 },
+		{ OPT_BODY_TIMEOUT, 1, 3600 }, { OPT_BUDGET, 1, 1ull << 40 }, { OPT_GRACE, 1, 3600 },
+	};
+	unsigned long long n;
+	size_t i;
+
+	for (i = 0; i < sizeof bounds / sizeof bounds[0] && bounds[i].opt != c; i++)
+		;
+	if (i == sizeof bounds / sizeof bounds[0])
+		return 0;
+	if (cli_number(p, bounds[i].min, bounds[i].max, &n) != 0)
+		return -1;
+	switch (c) {
+	case OPT_CACHE_OBJECTS: a->co.max_objects = (size_t)n; break;
+	case OPT_CACHE_OBJECT_BYTES: a->co.max_object_bytes = (size_t)n; break;
+	case OPT_BODY: a->o.max_body = (size_t)n; break;
+	case OPT_THREADS: a->o.threads = (unsigned)n; break;
+	case OPT_MAXCONN: a->o.max_connections = (unsigned)n; break;
+	case OPT_PERIP: a->o.max_per_ip = (unsigned)n; break;
+	case OPT_TIMEOUT: a->o.timeout = (unsigned)n; break;
+	case OPT_HEADER_TIMEOUT: a->o.header_timeout = (unsigned)n; break;
+	case OPT_BODY_TIMEOUT: a->o.body_timeout = (unsigned)n; break;
+	case OPT_BUDGET: a->o.memory_budget = (size_t)n; break;
+	case OPT_GRACE: a->o.grace = (unsigned)n; break;
+	}
+	return 1;
+}
+
+/*
+ * The flags into a (its defaults set first): 0, or -1 with *code the exit
+ * code of a usage error, said as every command says one.
+ */
+static int serve_parse(const struct cli_command *cmd, int argc, char **argv, struct serve_args *a, int *code)
 {
 	struct cli_parser p;
-	struct server_options o;
-	struct claims_options co = { 0 };
-	struct claims *claims = NULL;
-	int lookups = 0, rc;
-	struct error err = { 0 };
-	enum log_level level = LOG_LEVEL_INFO;
-	enum log_format format = isatty(STDERR_FILENO) ? LOG_FORMAT_TEXT : LOG_FORMAT_JSON;
-	unsigned long long n;
-	int c;
+	int c, num;
 
-	server_options_default(&o);
-	o.version = cli_version_number();
+	server_options_default(&a->o);
+	a->o.version = cli_version_number();
+	a->level = LOG_LEVEL_INFO;
+	a->format = isatty(STDERR_FILENO) ? LOG_FORMAT_TEXT : LOG_FORMAT_JSON;
 	cli_parse(&p, cmd, argc, argv);
 	while ((c = cli_next(&p)) != CLI_END) {
+		if ((num = serve_number(&p, c, a)) != 0) {
+			if (num < 0)
+				goto stop;
+			continue;
+		}
 		switch (c) {
-		case OPT_ADDR: o.addr = p.value; break;
-		case OPT_CERT: o.tls_cert = p.value; break;
-		case OPT_KEY: o.tls_key = p.value; break;
-		case OPT_SELF: o.self_signed = 1; break;
-		case 'c': o.config_path = p.value; break;
-		case OPT_POLICY_KEY: o.policy_key = p.value; break;
-		case OPT_METRICS: o.metrics_addr = p.value; break;
-		case OPT_SERVICE: o.service_name = p.value; break;
-		case OPT_LOOKUPS: lookups = 1; break;
-		case OPT_KUBECONFIG: co.kubeconfig = p.value; lookups = 1; break;
-		case OPT_CACHE_OBJECTS:
-			if (cli_number(&p, 1, 10000000, &n) != 0)
-				return cli_stop(&p);
-			co.max_objects = (size_t)n;
-			break;
-		case OPT_CACHE_OBJECT_BYTES:
-			if (cli_number(&p, 1024, LIMIT_KUBE_WATCH_LINE_MAX, &n) != 0)
-				return cli_stop(&p);
-			co.max_object_bytes = (size_t)n;
-			break;
-		case OPT_BODY:
-			if (cli_number(&p, 1, 64ull << 20, &n) != 0)
-				return cli_stop(&p);
-			o.max_body = (size_t)n;
-			break;
-		case OPT_THREADS:
-			if (cli_number(&p, 1, 256, &n) != 0)
-				return cli_stop(&p);
-			o.threads = (unsigned)n;
-			break;
-		case OPT_MAXCONN:
-			if (cli_number(&p, 1, 1000000, &n) != 0)
-				return cli_stop(&p);
-			o.max_connections = (unsigned)n;
-			break;
-		case OPT_PERIP:
-			if (cli_number(&p, 0, 1000000, &n) != 0)
-				return cli_stop(&p);
-			o.max_per_ip = (unsigned)n;
-			break;
-		case OPT_TIMEOUT:
-			if (cli_number(&p, 1, 3600, &n) != 0)
-				return cli_stop(&p);
-			o.timeout = (unsigned)n;
-			break;
-		case OPT_HEADER_TIMEOUT:
-			if (cli_number(&p, 1, 3600, &n) != 0)
-				return cli_stop(&p);
-			o.header_timeout = (unsigned)n;
-			break;
-		case OPT_BODY_TIMEOUT:
-			if (cli_number(&p, 1, 3600, &n) != 0)
-				return cli_stop(&p);
-			o.body_timeout = (unsigned)n;
-			break;
-		case OPT_BUDGET:
-			if (cli_number(&p, 1, 1ull << 40, &n) != 0)
-				return cli_stop(&p);
-			o.memory_budget = (size_t)n;
-			break;
-		case OPT_GRACE:
-			if (cli_number(&p, 1, 3600, &n) != 0)
-				return cli_stop(&p);
-			o.grace = (unsigned)n;
-			break;
+		case OPT_ADDR: a->o.addr = p.value; break;
+		case OPT_CERT: a->o.tls_cert = p.value; break;
+		case OPT_KEY: a->o.tls_key = p.value; break;
+		case OPT_SELF: a->o.self_signed = 1; break;
+		case 'c': a->o.config_path = p.value; break;
+		case OPT_POLICY_KEY: a->o.policy_key = p.value; break;
+		case OPT_METRICS: a->o.metrics_addr = p.value; break;
+		case OPT_SERVICE: a->o.service_name = p.value; break;
+		case OPT_LOOKUPS: a->lookups = 1; break;
+		case OPT_KUBECONFIG: a->co.kubeconfig = p.value; a->lookups = 1; break;
 		case OPT_LOG:
-			if ((c = cli_choice(&p)) < 0 || log_level_parse(p.value, &level) != 0)
-				return cli_stop(&p);
+			if (cli_choice(&p) < 0 || log_level_parse(p.value, &a->level) != 0)
+				goto stop;
 			break;
 		case OPT_LOG_FORMAT:
-			if ((c = cli_choice(&p)) < 0 || log_format_parse(p.value, &format) != 0)
-				return cli_stop(&p);
+			if (cli_choice(&p) < 0 || log_format_parse(p.value, &a->format) != 0)
+				goto stop;
 			break;
-		case CLI_OPERAND: return cli_usage(cmd, "unexpected argument \"%s\"", p.value);
-		default: return cli_stop(&p);
+		case CLI_OPERAND:
+			*code = cli_usage(cmd, "unexpected argument \"%s\"", p.value);
+			return -1;
+		default:
+			goto stop;
 		}
 	}
 	/* A usage error, worded as every command's, before anything is logged. */
-	if (o.self_signed ? (o.tls_cert != NULL || o.tls_key != NULL) : (o.tls_cert == NULL || o.tls_key == NULL))
-		return cli_usage(cmd, o.self_signed ? "--self-signed takes no --tls-cert or --tls-key"
-				 : "give --tls-cert and --tls-key, or --self-signed");
-	log_set_format(format);
-	log_set_level(level);
+	if (a->o.self_signed ? (a->o.tls_cert != NULL || a->o.tls_key != NULL)
+			     : (a->o.tls_cert == NULL || a->o.tls_key == NULL)) {
+		*code = cli_usage(cmd, a->o.self_signed ? "--self-signed takes no --tls-cert or --tls-key"
+				  : "give --tls-cert and --tls-key, or --self-signed");
+		return -1;
+	}
+	return 0;
+stop:
+	*code = cli_stop(&p);
+	return -1;
+}
+
+/* Wiring only: the flags, the log, the claim caches, then the server until it stops. */
+static int run_serve(const struct cli_command *cmd, int argc, char **argv)
+{
+	struct serve_args a = { .lookups = 0 };
+	struct claims *claims = NULL;
+	struct error err = { 0 };
+	int rc;
+
+	if (serve_parse(cmd, argc, argv, &a, &rc) != 0)
+		return rc;
+	log_set_format(a.format);
+	log_set_level(a.level);
 	/* A lookup configuration that cannot work is a start-up error; an unreachable API server is not. */
-	if (lookups && (claims = claims_start(&co, &err)) == NULL) {
+	if (a.lookups && (claims = claims_start(&a.co, &err)) == NULL) {
 		log_msg(LOG_LEVEL_ERROR, "cannot start claim lookups", "error", err.msg, LOG_END);
 		return cli_exit_code(&err);
 	}
-	o.claims = claims;
-	rc = server_run(&o, &err);
+	a.o.claims = claims;
+	rc = server_run(&a.o, &err);
 	claims_free(claims);
 	if (rc != 0) {
 		log_msg(LOG_LEVEL_ERROR, "cannot serve", "error", err.msg, LOG_END);

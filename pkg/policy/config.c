@@ -11,6 +11,7 @@
 
 #include "base/file.h"
 #include "k8s/names.h"
+#include "policy/policy.h"
 #include "text/yaml.h"
 
 _Static_assert(LIMIT_POOL_SELECTOR_MAX <= YML_LIST_MAX, "a pool's nodeSelector is refused at its own limit");
@@ -166,6 +167,22 @@ static const char default_yaml[] =
 "# apply first (a pod sets its own labels): one no pool it may use can take is\n"
 "# rejected. CPU pods are judged as any other.\n"
 "deferLabels: [kueue.x-k8s.io/queue-name]\n"
+"\n"
+"# Namespaces where the GPU stack is installed (NVIDIA's device plugin, DCGM\n"
+"# exporter, a DRA driver), by name. A DaemonSet created or updated there whose\n"
+"# pod template requests no GPU, selects only GPU nodes by its required node\n"
+"# selection (gpuNodeLabels, nvidia.com/gpu.*, Node Feature Discovery's NVIDIA\n"
+"# labels, a pool's key=value) and does not tolerate gpuTaint gets that\n"
+"# toleration in its template from the mutating webhook: the DaemonSet\n"
+"# controller creates no pod on a node whose NoSchedule taint the template\n"
+"# does not tolerate, so without it the device plugin never starts on a GPU\n"
+"# node. Applies in exempt namespaces too (it is the admin's opt-in); every\n"
+"# entry must be one whose DaemonSet pods are admitted with the toleration\n"
+"# (exempt.namespaces, or exempt.daemonSetNamespaces). A DaemonSet that also\n"
+"# reaches CPU nodes gets nothing. Elsewhere such a DaemonSet is only warned.\n"
+"# Empty: off; e.g. [gpu-operator]. The chart sends /mutate the DaemonSets of\n"
+"# these namespaces only (failurePolicy Ignore).\n"
+"gpuInfraNamespaces: []\n"
 "\n"
 "# Set by the cluster admin only: nothing a workload can put on itself.\n"
 "exempt:\n"
@@ -1138,6 +1155,19 @@ static void read_gpu_shares(struct yml_reader *ld, yaml_node_t *n, const char *p
 	cfg->n_gpu_shares = len;
 }
 
+/*
+ * A gpuInfraNamespaces entry: a namespace's name, not a glob, since the chart
+ * selects the namespaces by kubernetes.io/metadata.name In [...].
+ */
+static const char *infra_namespace_bad(const char *s)
+{
+	if (strpbrk(s, "*?") != NULL)
+		return "is not a namespace's name: globs cannot be selected by the chart's namespaceSelector";
+	if (k8s_name_namespace_glob(s) != NULL)
+		return "is not a namespace's name: a DNS label, at most 63 of a-z, 0-9 and '-'";
+	return NULL;
+}
+
 static int top_field(struct yml_reader *ld, void *target, const char *key, yaml_node_t *v,
 		     const char *path)
 {
@@ -1169,6 +1199,8 @@ static int top_field(struct yml_reader *ld, void *target, const char *key, yaml_
 	else if (strcmp(key, "deferLabels") == 0) {
 		read_strings_checked(ld, v, path, &cfg->defer_labels, k8s_name_label_key, "is not a label key: it ");
 	}
+	else if (strcmp(key, "gpuInfraNamespaces") == 0)
+		read_strings_checked(ld, v, path, &cfg->gpu_infra_namespaces, infra_namespace_bad, "");
 	else if (strcmp(key, "exempt") == 0)
 		yml_read_fields(ld, v, path, cfg, exempt_field,
 			    "namespaces, daemonSets, daemonSetNamespaces, daemonSetControllers, podSelectors");
@@ -1260,12 +1292,39 @@ static void check_fallback(struct yml_reader *ld, const struct config *cfg)
 	}
 }
 
+/*
+ * The toleration gpuInfraNamespaces adds to a DaemonSet's template is a
+ * route to GPU nodes for a CPU-only pod: its pods are admitted only where
+ * the DaemonSet exemption or a namespace's exemption admits them. Elsewhere
+ * the template would be patched and then denied, or its pods refused.
+ */
+static void check_infra(struct yml_reader *ld, const struct config *cfg)
+{
+	size_t i, j;
+
+	for (i = 0; i < cfg->gpu_infra_namespaces.n; i++) {
+		const char *ns = cfg->gpu_infra_namespaces.v[i];
+		int admitted = 0;
+
+		for (j = 0; j < cfg->exempt_namespaces.n && !admitted; j++)
+			admitted = strcmp(cfg->exempt_namespaces.v[j], ns) == 0;
+		for (j = 0; cfg->exempt_daemonsets && j < cfg->exempt_daemonset_namespaces.n && !admitted; j++)
+			admitted = policy_glob_match(cfg->exempt_daemonset_namespaces.v[j], ns);
+		if (admitted)
+			continue;
+		yml_fail(ld, NULL, "gpuInfraNamespaces", "\"%s\": its DaemonSets would get the GPU toleration and their CPU-only pods be "
+			 "refused for it: list it in exempt.daemonSetNamespaces (with exempt.daemonSets on) or in "
+			 "exempt.namespaces", ns);
+	}
+}
+
 /* Rules that span fields, checked once the whole file is overlaid. */
 static void check_whole(struct yml_reader *ld, const struct config *cfg)
 {
 	size_t i, j;
 
 	check_fallback(ld, cfg);
+	check_infra(ld, cfg);
 	if (cfg->gpu_resources.n == 0)
 		yml_fail(ld, NULL, "gpuResources", "must list at least one resource");
 	if (cfg->taint_effect != NULL && strcmp(cfg->taint_effect, "NoSchedule") != 0 &&
@@ -1351,7 +1410,7 @@ static int apply_yaml(struct config *cfg, const char *buf, size_t len, const cha
 			yml_read_fields(&ld, root, "", cfg, top_field,
 				    "mode, namespaceModes, gpuResources, gpuDeviceClasses, gpuAnnotations, "
 				    "gpuShareResources, gpuTaint, gpuNodeLabels, gpuNodeNames, pools, placement, "
-				    "deferLabels, exempt, workloads");
+				    "deferLabels, gpuInfraNamespaces, exempt, workloads");
 	}
 	if (root != NULL) {
 		if (!yaml_parser_load(&parser, &extra)) {
@@ -1539,6 +1598,7 @@ void config_free(struct config *cfg)
 		pool_free(&cfg->pools[i]);
 	free(cfg->pools);
 	strings_free(&cfg->defer_labels);
+	strings_free(&cfg->gpu_infra_namespaces);
 	strings_free(&cfg->exempt_namespaces);
 	strings_free(&cfg->exempt_daemonset_namespaces);
 	strings_free(&cfg->exempt_daemonset_controllers);
@@ -1549,6 +1609,16 @@ void config_free(struct config *cfg)
 		workload_free(&cfg->workloads[i]);
 	free(cfg->workloads);
 	free(cfg);
+}
+
+int config_gpu_infra(const struct config *cfg, const char *ns)
+{
+	size_t i;
+
+	for (i = 0; ns != NULL && i < cfg->gpu_infra_namespaces.n; i++)
+		if (strcmp(cfg->gpu_infra_namespaces.v[i], ns) == 0)
+			return 1;
+	return 0;
 }
 
 enum config_mode config_mode_for(const struct config *cfg, const char *ns)

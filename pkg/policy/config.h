@@ -160,6 +160,8 @@ struct config {
 	size_t n_pools;
 	enum config_placement placement;
 	struct config_strings defer_labels;    /* pod label keys that leave placement to a queue */
+	struct config_strings gpu_infra_namespaces; /* namespace names whose DaemonSets aimed only at
+	                                          GPU nodes get the GPU toleration in their template */
 
 	struct config_strings exempt_namespaces;
 	int exempt_daemonsets;
@@ -178,6 +180,9 @@ struct config {
  * prints). Borrowed, static storage.
  */
 const char *config_default_yaml(void);
+
+/* Is ns (NULL: none) listed in cfg's gpuInfraNamespaces? */
+int config_gpu_infra(const struct config *cfg, const char *ns);
 
 /* New: the embedded default. NULL only on allocation failure. */
 struct config *config_default(struct error *err);

@@ -181,8 +181,8 @@ static int claims_warn(const struct pod_view *pv, struct policy_result *res, str
  * audit. Adding it to the pods instead cannot work: the DaemonSet
  * controller creates no pod for a node whose NoSchedule taint its template
  * does not tolerate (pkg/controller/daemon: NodeShouldRunDaemonPod), so
- * there is no pod to mutate; only the DaemonSet's template could be, and
- * gpu-admission changes pods only.
+ * there is no pod to mutate; only the DaemonSet's template can be, which
+ * gpu-admission does in gpuInfraNamespaces only (policy_stack_infra()).
  */
 static int judge_stack(const struct config *cfg, const struct pod_view *pv, struct policy_result *res,
 		       struct error *err)
@@ -362,8 +362,7 @@ static int judge_cpu(const struct config *cfg, const struct pod_view *pv, struct
 	if (judge_routes(cfg, pv, &routes, judged_routes(pv), res, err) != 0)
 		return -1;
 	/* A CPU pod refused for its selection is told to drop it, not to tolerate the taint too. */
-	if (!(routes.taken & (ROUTE_TOLERATION | ROUTE_WILDCARD)) &&
-	    (pv->daemonset || res->verdict != POLICY_REJECT) && policy_stack_aimed(cfg, pv) &&
+	if ((pv->daemonset || res->verdict != POLICY_REJECT) && policy_stack_untolerated(cfg, pv, &routes) &&
 	    judge_stack(cfg, pv, res, err) != 0)
 		return -1;
 	if (pv->dra && claims_warn(pv, res, err) != 0)
@@ -391,6 +390,12 @@ static int decide(const struct config *cfg, const struct policy_request *req,
 	res->verdict = POLICY_ALLOW;
 	if (req->operation != POLICY_OP_CREATE && req->operation != POLICY_OP_UPDATE) {
 		res->reason = R_OPERATION;
+		return 0;
+	}
+	switch (policy_stack_infra(cfg, req, &pv, res, err)) {
+	case -1:
+		return -1;
+	case 1:
 		return 0;
 	}
 	if (policy_list_has(&cfg->exempt_namespaces, pv.ns) || selector_exempt(cfg, &pv)) {

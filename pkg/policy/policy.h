@@ -22,6 +22,10 @@
  *  - exempt namespaces, DaemonSet pods the DaemonSet controller created (in
  *    the namespaces where that exemption applies) and admin-listed pod
  *    selectors (each scoped to namespaces) are admitted unchanged;
+ *  - a DaemonSet's template in a gpuInfraNamespaces namespace that requests
+ *    no GPU, selects only GPU nodes and does not tolerate the GPU taint gets
+ *    that toleration (MUTATE with template_patch: the template is patched,
+ *    on CREATE and UPDATE, before any exemption);
  *  - an UPDATE is never patched: it is REJECTed only when the new pod, a
  *    CPU-only one, takes a route to GPU nodes the old one did not (any
  *    route, when the old one requested a GPU), else ALLOWed.
@@ -107,6 +111,9 @@ struct policy_result {
 	                                     "+toleration sku=gpu:NoSchedule +nodeSelector k=v" */
 	json_t *patch;                 /* owned: JSON Patch enforce mode would apply, or NULL.
 	                                  Send it only when decision == POLICY_MUTATE. */
+	int template_patch;            /* patch is for the DaemonSet template judged, not for the
+	                                  pods it makes: the GPU toleration gpuInfraNamespaces
+	                                  adds to a GPU-stack DaemonSet (policy_stack.c) */
 	json_t *fix;                   /* owned: for a CPU-only pod rejected for its routes to GPU
 	                                  nodes, the JSON Patch ("remove" operations, paths from
 	                                  the pod's root) that takes them away as the message

@@ -46,6 +46,8 @@
 #define R_CPU_SEL     "cpu-pod-gpu-node-selector"
 #define R_CPU_AFF     "cpu-pod-gpu-affinity"
 #define R_CPU_NAME    "cpu-pod-gpu-node-name"
+#define R_STACK_TOLERATED "gpu-stack-tolerated" /* a gpuInfraNamespaces DaemonSet template given
+                                                   the GPU toleration */
 
 
 /* ==== What the pod asks for (policy_pod.c) ==== */
@@ -250,6 +252,23 @@ int policy_node_in_pool(const struct config *cfg, const struct config_pool *p, c
  * exporter select by. Pure, cannot fail.
  */
 int policy_stack_aimed(const struct config *cfg, const struct pod_view *pv);
+
+/*
+ * A pod with no GPU demand whose routes r (policy_routes_find()) do not
+ * tolerate the GPU taint and whose required node selection reaches only GPU
+ * nodes: the GPU stack kept off the GPU nodes. Pure, cannot fail.
+ */
+int policy_stack_untolerated(const struct config *cfg, const struct pod_view *pv, const struct pod_routes *r);
+
+/*
+ * The gpuInfraNamespaces rule for a DaemonSet's template (req->template,
+ * pv->daemonset, CREATE or UPDATE) in one of those namespaces that is
+ * policy_stack_untolerated(): res becomes a MUTATE with template_patch set,
+ * whose patch adds the GPU taint's toleration, and a warning says so.
+ * 1 when it applied, 0 when not, -1 on ERROR_NOMEM.
+ */
+int policy_stack_infra(const struct config *cfg, const struct policy_request *req, const struct pod_view *pv,
+		       struct policy_result *res, struct error *err);
 
 /* ==== Shared helpers (policy.c) ==== */
 

@@ -94,3 +94,44 @@ int policy_stack_aimed(const struct config *cfg, const struct pod_view *pv)
 			return 1;
 	return affinity_gpu_only(cfg, pv->spec);
 }
+
+int policy_stack_untolerated(const struct config *cfg, const struct pod_view *pv, const struct pod_routes *r)
+{
+	return pv->n_gpu == 0 && pv->bad_quantity[0] == '\0' && !(r->taken & (ROUTE_TOLERATION | ROUTE_WILDCARD)) &&
+	       policy_stack_aimed(cfg, pv);
+}
+
+/*
+ * Only the template can be given the toleration: the DaemonSet controller
+ * builds each pod from it (NewPod) and creates none for a node whose
+ * NoSchedule taint it does not tolerate (NodeShouldRunDaemonPod, predicates:
+ * k8s.io/kubernetes pkg/controller/daemon/daemon_controller.go), so there is
+ * no pod to mutate. The rule is the admin's opt-in for namespaces where only
+ * the GPU stack runs; it comes before the exemptions, since an exempt
+ * namespace (gpu-operator) is where that stack is usually installed, and it
+ * opens no route: the template already selects only GPU nodes.
+ */
+int policy_stack_infra(const struct config *cfg, const struct policy_request *req, const struct pod_view *pv,
+		       struct policy_result *res, struct error *err)
+{
+	struct pod_routes routes;
+	char taint[128];
+
+	if (!req->template || !pv->daemonset ||
+	    (req->operation != POLICY_OP_CREATE && req->operation != POLICY_OP_UPDATE) ||
+	    !policy_list_has(&cfg->gpu_infra_namespaces, pv->ns))
+		return 0;
+	policy_routes_find(cfg, pv, &routes);
+	if (!policy_stack_untolerated(cfg, pv, &routes))
+		return 0;
+	if (policy_pool_mutate(cfg, pv, NULL, res, err) != 0)
+		return -1;
+	res->reason = R_STACK_TOLERATED;
+	res->template_patch = 1;
+	policy_describe_taint(cfg, taint, sizeof taint);
+	if (policy_warn(res, err, "namespace %s is in gpuInfraNamespaces: gpu-admission's mutating webhook adds "
+			"the GPU taint's toleration (%s) to this DaemonSet's template, whose required node "
+			"selection reaches only GPU nodes", pv->ns, taint) != 0)
+		return -1;
+	return 1;
+}

@@ -160,8 +160,10 @@ static int judge_all(const struct config *cfg, const struct workload_request *re
 		j[i].t = t;
 		if (req->operation == POLICY_OP_UPDATE) {
 			old = template_at(before, t->pointer);
-			if (old != NULL && template_same(old, t))
-				continue;  /* nothing the policy reads changed: not judged */
+			/* Nothing the policy reads changed: not judged, but for the toleration /mutate adds. */
+			if (old != NULL && template_same(old, t) &&
+			    !(req->mutate && t->daemonset && config_gpu_infra(cfg, t->ns)))
+				continue;
 		}
 		j[i].judged = 1;
 		if (template_judge_claims(cfg, t, old, req->operation, req->claims, &j[i].res, err) != 0) {
@@ -210,6 +212,31 @@ static int warn_all(struct workload_result *res, const struct judged *j, size_t 
 			error_set(err, ERROR_NOMEM, "out of memory");
 			return -1;
 		}
+	}
+	return 0;
+}
+
+/*
+ * /mutate: the templates the policy patches themselves, their patches put
+ * together with paths from the object's root into the answer (MUTATE). A
+ * template's own decision says whether its mode applies the patch (dryrun
+ * does not: its result is ALLOW with a note).
+ */
+static int patch_templates(struct workload_result *res, const struct judged *j, size_t n, struct error *err)
+{
+	struct policy_result *a = &res->answer;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (!j[i].judged || !j[i].res.template_patch || j[i].res.decision != POLICY_MUTATE)
+			continue;
+		if (a->patch == NULL && (a->patch = json_array()) == NULL) {
+			error_set(err, ERROR_NOMEM, "out of memory");
+			return -1;
+		}
+		if (template_rebase(j[i].t, j[i].res.patch, a->patch, err) != 0)
+			return -1;
+		a->decision = a->verdict = POLICY_MUTATE;
 	}
 	return 0;
 }
@@ -276,6 +303,8 @@ int workload_evaluate(const struct config *cfg, const struct workload_request *r
 		a->verdict = decider->res.verdict == POLICY_REJECT ? POLICY_REJECT : POLICY_ALLOW;
 	}
 	a->decision = a->verdict == POLICY_REJECT && a->mode == CONFIG_MODE_ENFORCE ? POLICY_REJECT : POLICY_ALLOW;
+	if (req->mutate && a->decision == POLICY_ALLOW && patch_templates(res, j, now.n, err) != 0)
+		goto out;
 	describe(req, j, now.n, ns, who, sizeof who);
 	if (a->verdict == POLICY_REJECT)
 		deny_message(res, who, j, now.n);

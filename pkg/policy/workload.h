@@ -12,7 +12,10 @@
  *    whether `gpu-admission audit --fix FILE` fixes the manifest;
  *  - a template that would be mutated is admitted as it is, never patched:
  *    pods stay the only objects gpu-admission changes (GitOps tools see no
- *    drift), and its pods get the mutation when they are created;
+ *    drift), and its pods get the mutation when they are created; with one
+ *    exception, on /mutate (req->mutate): a DaemonSet's template the
+ *    gpuInfraNamespaces rule gives the GPU toleration (template_patch),
+ *    since the DaemonSet controller makes no pod it could otherwise go on;
  *  - warnings only where the template's author must act (a wrong-key
  *    toleration, a wildcard toleration, ...), never for what the policy
  *    merely did (an exemption, the mode), each prefixed with the template's
@@ -56,13 +59,18 @@ struct workload_request {
 	enum policy_operation operation; /* CREATE or UPDATE (anything else is not judged) */
 	const struct policy_claim_lookup *claims; /* borrowed: where the templates' DRA claims are
 	                              looked up (their namespace); NULL: none is */
+	int mutate;                /* the mutating webhook's review: templates the policy patches
+	                              themselves (policy_result.template_patch) are patched in the
+	                              answer, and on UPDATE judged even when unchanged */
 };
 
 struct workload_result {
 	/*
-	 * The answer: decision, verdict (REJECT or ALLOW: what enforce answers),
-	 * mode, exempt, reason, warnings, annotations; never a patch. Its message
-	 * is unused: see message.
+	 * The answer: decision, verdict (REJECT or ALLOW, or MUTATE with a patch:
+	 * what enforce answers),
+	 * mode, exempt, reason, warnings, annotations; a patch (paths from the
+	 * object's root) only with req->mutate, decision MUTATE. Its message is
+	 * unused: see message.
 	 */
 	struct policy_result answer;
 	char message[WORKLOAD_MESSAGE_MAX]; /* the denial, or what enforce would deny */

@@ -400,6 +400,7 @@ static int answer_workload(const struct config *cfg, const char *body, size_t le
 	wreq.ns = rq->ns;
 	wreq.operation = rq->operation;
 	wreq.claims = lk;
+	wreq.mutate = !(flags & REVIEW_VALIDATE);
 	if (workload_evaluate(cfg, &wreq, &wr, &perr) != 0) {
 		if (perr.kind == ERROR_NOMEM) {
 			*err = perr;

@@ -308,7 +308,7 @@ function main() {
 	const expectedFailure = {
 		defaults: "Fail", "cert-manager": "Fail", "cert-manager-issuer": "Fail", secret: "Fail", "three-pools": "Fail",
 		"spot-fallback": "Fail", full: "Fail", dryrun: "Ignore", "failure-ignore": "Ignore", "policy-check-off": "Fail",
-		"claim-lookups": "Fail", "policies-beside-webhook": "Fail",
+		"claim-lookups": "Fail", "policies-beside-webhook": "Fail", "gpu-infra": "Fail",
 	}[caseName];
 	// One entry per class of object (pkg/policy/matchcond.h), with stable names: the mutating webhook for pods; the
 	// validating ones for pods, for the built-in workload kinds at v1, and (with policy.workloads) for a rule per
@@ -335,8 +335,25 @@ function main() {
 	// The policy ConfigMap's entry comes last, unless webhook.policyCheck is off.
 	const policyCheck = caseName !== "policy-check-off";
 	const nValidating = (custom.length ? 3 : 2) + (policyCheck ? 1 : 0);
-	check(`${caseName}: Mutating has one webhook, Validating ${nValidating}`, mwc.webhooks.length === 1 &&
+	// policy.gpuInfraNamespaces: a second mutating entry, for the GPU stack's DaemonSets in those namespaces only.
+	const infra = (YAML.parse(cm.data["policy.yaml"]) || {}).gpuInfraNamespaces || [];
+	const nMutating = infra.length ? 2 : 1;
+	check(`${caseName}: Mutating has ${nMutating} webhooks, Validating ${nValidating}`, mwc.webhooks.length === nMutating &&
 		vwc.webhooks.length === nValidating, vwc.webhooks.map((w) => w.name).join(", "));
+	if (infra.length) {
+		const d = mwc.webhooks[1], pod = mwc.webhooks[0];
+		check(`${caseName}: mutate-daemonsets: apps/v1 daemonsets, CREATE and UPDATE, to /mutate like the pod entry`,
+			d.name === "mutate-daemonsets.gpu-admission.azure.io" &&
+			eq(d.rules, [{ operations: ["CREATE", "UPDATE"], apiGroups: ["apps"], apiVersions: ["v1"],
+				resources: ["daemonsets"], scope: "Namespaced" }]) &&
+			eq(d.clientConfig, pod.clientConfig), JSON.stringify(d.rules));
+		check(`${caseName}: mutate-daemonsets: the gpuInfraNamespaces by name, and nothing else`,
+			eq(d.namespaceSelector, { matchExpressions: [{ key: "kubernetes.io/metadata.name", operator: "In", values: infra }] }) &&
+			!d.objectSelector, JSON.stringify(d.namespaceSelector));
+		check(`${caseName}: mutate-daemonsets: failurePolicy Ignore (an outage leaves the warning), no policy matchConditions`,
+			d.failurePolicy === "Ignore" && d.matchPolicy === "Equivalent" && d.sideEffects === "None" &&
+			eq(d.admissionReviewVersions, ["v1"]) && !d.matchConditions, d.failurePolicy);
+	}
 	const caBundles = [];
 	for (const [cfg, index, name, p, rules, what] of entries) {
 		const k = cfg.kind.replace("WebhookConfiguration", "");
@@ -449,7 +466,7 @@ function main() {
 	const secrets = all("Secret");
 	if (caseName === "defaults" || caseName === "three-pools" || caseName === "spot-fallback" || caseName === "dryrun" ||
 		caseName === "failure-ignore" || caseName === "full" || caseName === "policy-check-off" ||
-		caseName === "claim-lookups" || caseName === "policies-beside-webhook") {
+		caseName === "claim-lookups" || caseName === "policies-beside-webhook" || caseName === "gpu-infra") {
 		const s = secrets.find((x) => x.metadata.name === tlsSecretName);
 		check(`${caseName}: helm mode renders the TLS Secret the pods mount`, s && s.type === "kubernetes.io/tls" &&
 			s.data["tls.crt"] && s.data["tls.key"] && s.data["ca.crt"]);

@@ -46,11 +46,13 @@ for (const c of cases) {
 	const policy = path.join(WORK, `${name}.policy.yaml`);
 	fs.writeFileSync(policy, cm.data["policy.yaml"]);
 	const custom = ((YAML.parse(cm.data["policy.yaml"]) || {}).workloads || []).length > 0;
+	const infra = ((YAML.parse(cm.data["policy.yaml"]) || {}).gpuInfraNamespaces || []).length > 0;
 	const entries = [
 		["MutatingWebhookConfiguration", "mutate.gpu-admission.azure.io", "pods"],
+	].concat(infra ? [["MutatingWebhookConfiguration", "mutate-daemonsets.gpu-admission.azure.io", "daemonsets"]] : []).concat([
 		["ValidatingWebhookConfiguration", "validate.gpu-admission.azure.io", "pods"],
 		["ValidatingWebhookConfiguration", "validate-workloads.gpu-admission.azure.io", "workloads"],
-	].concat(custom ? [["ValidatingWebhookConfiguration", "validate-custom.gpu-admission.azure.io", "custom"]] : [])
+	]).concat(custom ? [["ValidatingWebhookConfiguration", "validate-custom.gpu-admission.azure.io", "custom"]] : [])
 		// The policy ConfigMap's entry (webhook.policyCheck): selected by label in the release namespace, it
 		// carries no conditions, neither the policy's nor the values' (they are written for workloads).
 		.concat(((vals.webhook || {}).policyCheck || {}).enabled === false ? []
@@ -63,6 +65,12 @@ for (const c of cases) {
 		const found = hooks.find(([k, w]) => k === kind && w.name === hookName);
 		if (!found) continue;
 		const w = found[1];
+		// gpuInfraNamespaces' entry: the admin's namespaces by name, only the values' own conditions.
+		if (entry === "daemonsets") {
+			check(`${name}: ${hookName} has only webhook.matchConditions`,
+				JSON.stringify(w.matchConditions || []) === JSON.stringify(own), JSON.stringify(w.matchConditions));
+			continue;
+		}
 		if (entry === null) {
 			check(`${name}: ${hookName} has no matchConditions`, !w.matchConditions, JSON.stringify(w.matchConditions));
 			continue;

@@ -176,13 +176,16 @@ function entryOf(r, policy, validate) {
 
 const CPU_REASON = /^(no-gpu|cpu-pod-|dra-claims$|update-no-new-gpu-route$)/;
 
-// The policy file with every exemption off (for telling CPU-only pods), cached per policy.
+// The policy file with every exemption off (for telling CPU-only pods), cached per policy. Without
+// them gpuInfraNamespaces is refused (its DaemonSets' pods must be admitted), and it only patches
+// DaemonSet templates on /mutate, which no matchCondition here guards: it goes too.
 const plainCache = new Map();
 function withoutExemptions(policy) {
 	const key = policy || "";
 	if (plainCache.has(key)) return plainCache.get(key);
 	const doc = policy ? YAML.parse(fs.readFileSync(policy, "utf8")) || {} : {};
 	doc.exempt = Object.assign({}, doc.exempt, { namespaces: [], daemonSets: false, podSelectors: [] });
+	delete doc.gpuInfraNamespaces;
 	const file = path.join(TMP, `plain-${plainCache.size}.yaml`);
 	// Every string quoted: the policy reads YAML as Kubernetes does, where a bare yes is a boolean.
 	fs.writeFileSync(file, YAML.stringify(doc, { defaultStringType: "QUOTE_DOUBLE", defaultKeyType: "QUOTE_DOUBLE" }));

@@ -30,7 +30,9 @@
  * selectors, and is answered with no patch when reviewed again (idempotence)
  * and admitted by /validate; and the fast skip-scan and jansson's full parse
  * give byte-identical answers. A workload's answer (an object judged by its
- * pod templates) is never patched, is what the audit of its templates says
+ * pod templates) is never patched (but /mutate's for a DaemonSet in
+ * gpuInfraNamespaces, its template given the GPU toleration, CREATE or
+ * UPDATE: then idempotent as a pod's), is what the audit of its templates says
  * (test/tools/workload_check.h), and, for a CREATE case, its UPDATE rules
  * hold: a scale and a label change are admitted untouched, removing the
  * routes a rejection names is admitted, adding them back is denied.
@@ -255,7 +257,7 @@ out:
 	return rc;
 }
 
-static int check_invariants(const char *name, const json_t *request, const struct answer *a)
+static int check_invariants(const char *name, const json_t *request, const struct answer *a, int infra)
 {
 	const json_t *resp = json_object_get(a->doc, "response");
 	const char *ver = json_string_value(json_object_get(request, "apiVersion"));
@@ -278,7 +280,8 @@ static int check_invariants(const char *name, const json_t *request, const struc
 	}
 	if (a->patch != NULL && !json_is_true(json_object_get(resp, "allowed")))
 		return fail(name, "a patch on a rejection");
-	if (a->patch != NULL && strcmp(op ? op : "", "CREATE") != 0)
+	/* A pod is patched on CREATE only; a gpuInfraNamespaces DaemonSet's template on UPDATE too. */
+	if (a->patch != NULL && strcmp(op ? op : "", "CREATE") != 0 && !(infra && strcmp(op ? op : "", "UPDATE") == 0))
 		return fail(name, "a patch on an operation other than CREATE");
 	return 0;
 }
@@ -348,7 +351,7 @@ static json_t *fixed_object(const struct config *cfg, const json_t *obj, const s
  * back (a CPU template newly aimed at GPU nodes) is denied, in enforce.
  */
 static int check_workload(const char *name, const struct config *cfg, const json_t *request,
-			  const json_t *resp)
+			  const json_t *resp, int may_patch)
 {
 	const json_t *req = json_object_get(request, "request");
 	const json_t *obj = json_object_get(req, "object"), *kind = json_object_get(req, "kind");
@@ -362,7 +365,7 @@ static int check_workload(const char *name, const struct config *cfg, const json
 	int rc = -1;
 
 	memset(&a, 0, sizeof a);
-	if (json_object_get(resp, "patch") != NULL) {
+	if (json_object_get(resp, "patch") != NULL && !may_patch) {
 		fail(name, "a workload was patched");
 		goto out;
 	}
@@ -389,7 +392,7 @@ static int check_workload(const char *name, const struct config *cfg, const json
 		fail(name, "audit and the webhook find different templates");
 		goto out;
 	}
-	if ((why = wc_compare(resp, a.findings, rel)) != NULL) {
+	if ((why = wc_compare(resp, a.findings, rel, may_patch)) != NULL) {
 		fail(name, why);
 		goto out;
 	}
@@ -437,6 +440,18 @@ out:
 	template_list_free(&l);
 	audit_free(&a);
 	return rc;
+}
+
+/*
+ * Whether the answer may patch the workload: /mutate's for a DaemonSet in
+ * gpuInfraNamespaces (its template given the GPU toleration), CREATE or UPDATE.
+ */
+static int infra_daemonset(const struct config *cfg, const json_t *request, int validate)
+{
+	const json_t *req = json_object_get(request, "request");
+
+	return !validate && strcmp(wc_str(json_object_get(req, "kind"), "kind"), "DaemonSet") == 0 &&
+	       config_gpu_infra(cfg, wc_str(req, "namespace"));
 }
 
 /* Whether the request carries an object the webhook judged as a workload (never on /validate-policy). */
@@ -488,10 +503,11 @@ static int check_answer(const char *name, const char *expect_path, const struct 
 		fail(name, "the skip-scan and the full parse answer differently");
 		goto out;
 	}
-	if (request != NULL && check_invariants(name, request, &a) != 0)
+	if (request != NULL && check_invariants(name, request, &a, infra_daemonset(cfg, request, validate)) != 0)
 		goto out;
 	if (request != NULL && is_workload(request, json_object_get(a.doc, "response")) &&
-	    check_workload(name, cfg, request, json_object_get(a.doc, "response")) != 0)
+	    check_workload(name, cfg, request, json_object_get(a.doc, "response"),
+			   infra_daemonset(cfg, request, validate)) != 0)
 		goto out;
 	if (a.patch != NULL && check_idempotent(name, cfg, request, a.patch, validate) != 0)
 		goto out;

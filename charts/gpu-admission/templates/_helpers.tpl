@@ -70,7 +70,7 @@ app.kubernetes.io/component: admission-webhook
 
 {{/*
 The rules of the policy that span fields, as `gpu-admission check-config`
-checks them (pkg/policy/config.c check_whole, check_fallback, read_workloads):
+checks them (pkg/policy/config.c check_whole, check_fallback, check_infra, read_workloads):
 values.schema.json holds the shape of each field, these the rest. On a first
 install no replica runs yet to refuse the ConfigMap (webhook.policyCheck), so
 a policy the binary refuses would leave two failurePolicy Fail webhooks in
@@ -101,6 +101,27 @@ test/helm/helm.sh renders every test/pools/cases/ error case.
 {{- else if ne $k $key -}}
 {{- fail (printf "policy.pools[%d].nodeSelector: placement fallback needs every pool to select by the same label key: pool %q selects by %s, pools[0] by %s %s" $i (toString $pool.name) $k $key $refused) -}}
 {{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $ex := default (dict) $p.exempt -}}
+{{- $dsOn := true -}}
+{{- if hasKey $ex "daemonSets" -}}
+{{- $dsOn = $ex.daemonSets -}}
+{{- end -}}
+{{- $exNs := default (list "kube-system" "gpu-operator") $ex.namespaces -}}
+{{- $dsNs := list "*" -}}
+{{- if hasKey $ex "daemonSetNamespaces" -}}
+{{- $dsNs = default (list) $ex.daemonSetNamespaces -}}
+{{- end -}}
+{{- range $ns := default (list) $p.gpuInfraNamespaces -}}
+{{- $admitted := has $ns $exNs -}}
+{{- range $g := $dsNs -}}
+{{- if and $dsOn (regexMatch (printf "^%s$" (replace "?" "." (replace "*" ".*" $g))) $ns) -}}
+{{- $admitted = true -}}
+{{- end -}}
+{{- end -}}
+{{- if not $admitted -}}
+{{- fail (printf "policy.gpuInfraNamespaces: %q: its DaemonSets would get the GPU toleration and their CPU-only pods be refused for it: list it in exempt.daemonSetNamespaces (with exempt.daemonSets on) or in exempt.namespaces %s" $ns $refused) -}}
 {{- end -}}
 {{- end -}}
 {{- $kinds := dict -}}

@@ -21,8 +21,9 @@ wh_metric() {
 	curl -sf --cacert "$WH_DIR/caBundle.pem" --resolve "$WH_HOST:$WH_PORT:$CP_WEBHOOK_IP" "https://$WH_HOST:$WH_PORT/metrics" |
 		awk -v m="$1" '$1 == m { print $2 }'
 }
-# metric_is SAMPLE VALUE: for cp_wait.
+# metric_is SAMPLE VALUE, metric_above SAMPLE N: for cp_wait.
 metric_is() { [ "$(wh_metric "$1")" = "$2" ]; }
+metric_above() { [ "$(wh_metric "$1")" -gt "$2" ]; }
 # sa_kubeconfig SERVER FILE: a kubeconfig for the chart's ServiceAccount (a token the
 # API server issues for it, as the kubelet mounts one), reaching SERVER.
 sa_kubeconfig() {
@@ -138,6 +139,43 @@ dra_pod dra-late gpu-late
 create team-dra dra-late
 equals "$RC" 0 "after the restart: a pod of the new template is created"
 lacks "$T/dra-late.err" "cache not synced" "after the restart: no cold warning"
+
+# 410 Gone, from the real API server. A restarted kube-apiserver's watch cache starts from
+# a list at etcd's current revision, and a watch from a resourceVersion before that list is
+# refused "too old resource version" (ResourceExpired, 410: k8s.io/apiserver
+# pkg/storage/cacher watch_cache.go getAllEventsSinceLocked, oldest = listResourceVersion+1
+# while no event was dropped since the list, then resourceVersion < oldest-1). So while the
+# API server is down a ResourceClaimTemplate is written into etcd itself, through its HTTP
+# gateway (as JSON, which the storage's recognizing decoder reads beside protobuf): etcd's
+# revision moves past every resourceVersion the caches hold, and the object exists without a
+# watch event any cache could resume to. Only a relist can find it.
+relists0=$(wh_metric 'gpu_admission_claim_cache_relists_total{resource="resourceclaimtemplates"}')
+found0=$(wh_metric 'gpu_admission_claim_lookups_total{result="found"}')
+kill "$CP_APISERVER_PID"
+cp_wait 90 sh -c "! kill -0 $CP_APISERVER_PID 2>/dev/null || grep -q '^State:.*Z' /proc/$CP_APISERVER_PID/status" && ok ||
+	bad "kube-apiserver stopped (for the 410)"
+b64() { printf '%s' "$1" | base64 -w0; }
+outage_obj=$(jq -nc --arg n gpu-outage "$TMPL | .metadata += {namespace: \"team-dra\", uid: \"5f0c1d2e-0000-4000-8000-000000000410\",
+	creationTimestamp: \"2026-01-01T00:00:00Z\"}")
+curl -sf -X POST http://127.0.0.1:2379/v3/kv/put \
+	-d "{\"key\": \"$(b64 /registry/resourceclaimtemplates/team-dra/gpu-outage)\", \"value\": \"$(b64 "$outage_obj")\"}" \
+	>"$T/etcd-put.out" && ok || bad "etcd took the template written while the API server was down"
+cp_apiserver "$T/cp" && ok || bad "kube-apiserver restarted (for the 410)"
+equals "$(kubectl get resourceclaimtemplate gpu-outage -n team-dra -o jsonpath='{.metadata.name}' 2>&1)" gpu-outage \
+	"the API server serves the template written into etcd"
+cp_wait 120 metric_above 'gpu_admission_claim_cache_relists_total{resource="resourceclaimtemplates"}' "$relists0" &&
+	ok || bad "410 Gone: the template cache relisted (gpu_admission_claim_cache_relists_total)"
+[ "$(wh_count 'cache relist: resourceVersion too old')" -ge 1 ] && ok || bad "410 Gone: the replica logged the relist"
+echo "cluster: 410 Gone: the template cache relisted $(( $(wh_metric 'gpu_admission_claim_cache_relists_total{resource="resourceclaimtemplates"}') - relists0 )) time(s)"
+cp_wait 60 metric_is 'gpu_admission_claim_cache_watching{resource="resourceclaimtemplates"}' 1 && ok ||
+	bad "after the relist: the template cache watches again"
+cp_wait 60 lookup_counted gpu-outage found "$found0" && ok ||
+	bad "after the relist: the template written during the outage is found"
+dra_pod dra-outage gpu-outage
+create team-dra dra-outage
+equals "$RC" 0 "after the relist: a pod of that template is created"
+gpu_tolerated "$T/dra-outage.out" && ok || bad "after the relist: its claim counts as a GPU: the pod tolerates sku=gpu"
+lacks "$T/dra-outage.err" "not found" "after the relist: no not-found warning"
 
 # The scheduler's side, on the fake GPU nodes: a DeviceClass and a ResourceSlice per
 # GPU node (one device per GPU, driver gpu.nvidia.com, the node's own pool). The
