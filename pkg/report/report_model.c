@@ -490,10 +490,18 @@ static int report_pod(const struct report_model *m, const struct mpod *p, struct
 
 int report_model_report(const struct report_model *m, struct report *r, struct error *err)
 {
+	return report_model_whatif(m, NULL, NULL, r, err);
+}
+
+int report_model_whatif(const struct report_model *m, const struct config *whatif, const char *name,
+			struct report *r, struct error *err)
+{
 	size_t i;
 
 	if (report_init(r, m->cfg, err) != 0)
 		return -1;
+	if (whatif != NULL)
+		report_whatif_set(r, whatif, name);
 	for (i = 0; i < m->n_order; i++)
 		if (m->nodes[m->order[i]].item != NULL &&
 		    report_take_item(r, MODEL_INPUT, m->nodes[m->order[i]].item, err) != 0)

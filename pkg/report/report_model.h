@@ -76,4 +76,12 @@ void report_model_stats(const struct report_model *m, struct report_model_stats 
  */
 int report_model_report(const struct report_model *m, struct report *r, struct error *err);
 
+/*
+ * As report_model_report(), also judged by the policy whatif (borrowed;
+ * must outlive r) named name (borrowed) as `report --what-if` does; whatif
+ * NULL: none.
+ */
+int report_model_whatif(const struct report_model *m, const struct config *whatif, const char *name,
+			struct report *r, struct error *err);
+
 #endif
