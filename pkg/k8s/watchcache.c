@@ -19,6 +19,7 @@ struct watchcache {
 	size_t max_objects, max_object_bytes;
 	unsigned backoff_min_ms, backoff_max_ms, watch_timeout_s;
 	const struct kube_config *kc;
+	struct watchcache_sink sink; /* sink.event NULL: keep a store */
 
 	pthread_rwlock_t lock;      /* guards store */
 	json_t *store;              /* "ns/name" -> object */
@@ -91,6 +92,8 @@ struct watchcache *watchcache_new(const struct kube_config *kc, const struct wat
 	w->backoff_max_ms = o->backoff_max_ms ? o->backoff_max_ms : WATCHCACHE_BACKOFF_MAX_MS;
 	w->watch_timeout_s = o->watch_timeout_s ? o->watch_timeout_s : WATCHCACHE_WATCH_TIMEOUT_S;
 	w->kc = kc;
+	if (o->sink != NULL)
+		w->sink = *o->sink;
 	w->rnd = (uint32_t)time(NULL) ^ (uint32_t)getpid() ^ (uint32_t)(uintptr_t)w;
 	pthread_rwlock_init(&w->lock, NULL);
 	pthread_mutex_init(&w->wait_lock, NULL);
@@ -230,7 +233,23 @@ static void note_rv(struct watchcache *w, const json_t *obj)
 		snprintf(w->rv, sizeof w->rv, "%s", rv);
 }
 
-/* One event into the store: 0, WC_GONE, or -1 with w->err. */
+/* One object to the sink (a bigger one as "DELETED"): 0, or -1 with w->err. */
+static int to_sink(struct watchcache *w, const char *type, json_t *obj, size_t bytes)
+{
+	int rc, over = bytes > w->max_object_bytes && strcmp(type, "DELETED") != 0;
+
+	rc = w->sink.event(w->sink.ctx, over ? "DELETED" : type, obj, bytes);
+	if (rc < 0) {
+		if (w->err.kind == ERROR_NONE)
+			error_set(&w->err, ERROR_NOMEM, "%s: the sink failed", w->name);
+		return -1;
+	}
+	if (rc > 0 || over)
+		atomic_fetch_add(&w->refused, 1);
+	return 0;
+}
+
+/* One event into the store (or the sink): 0, WC_GONE, or -1 with w->err. */
 static int apply(struct watchcache *w, const char *type, json_t *obj, size_t bytes)
 {
 	char key[WATCHCACHE_KEY_MAX];
@@ -258,6 +277,9 @@ static int apply(struct watchcache *w, const char *type, json_t *obj, size_t byt
 	atomic_fetch_add(&w->events, 1);
 	if (strcmp(type, "BOOKMARK") == 0)
 		return 0;
+	if (w->sink.event != NULL)
+		return strcmp(type, "ADDED") == 0 || strcmp(type, "MODIFIED") == 0 || strcmp(type, "DELETED") == 0 ?
+			to_sink(w, type, obj, bytes) : 0;
 	if (strcmp(type, "DELETED") == 0) {
 		if (key_of(obj, key) == 0) {
 			pthread_rwlock_wrlock(&w->lock);
@@ -305,11 +327,45 @@ static int on_item(void *ctx, json_t *item)
 	struct watchcache *w = ctx;
 	size_t bytes = json_dumpb(item, NULL, 0, JSON_COMPACT);
 
+	if (w->sink.event != NULL)
+		return to_sink(w, "ADDED", item, bytes);
 	if (put(w, w->next, item, bytes, 0) < 0) {
 		error_set(&w->err, ERROR_NOMEM, "%s: out of memory", w->name);
 		return -1;
 	}
 	return 0;
+}
+
+/* A list done: its resourceVersion is where the watch starts. */
+static int listed(struct watchcache *w, const char *rv)
+{
+	snprintf(w->rv, sizeof w->rv, "%s", rv);
+	atomic_fetch_add(&w->lists, 1);
+	if (!atomic_exchange(&w->synced, 1))
+		log_msg(LOG_LEVEL_INFO, "cache synced", "cache", w->name, "resourceVersion", w->rv, LOG_END);
+	return 0;
+}
+
+/* A whole list to the sink, between list_begin and list_end. */
+static int list_to_sink(struct watchcache *w, struct kube_client *k, struct error *err)
+{
+	char rv[KUBE_RV_MAX];
+	long status;
+	int rc;
+
+	error_clear(&w->err);
+	if (w->sink.list_begin != NULL && w->sink.list_begin(w->sink.ctx) != 0) {
+		error_set(err, ERROR_NOMEM, "%s: the sink cannot start a list", w->name);
+		return -1;
+	}
+	rc = kube_list(k, w->path, on_item, w, rv, sizeof rv, &status, err);
+	if (rc != 0 && w->err.kind != ERROR_NONE)
+		*err = w->err;
+	if (w->sink.list_end != NULL && w->sink.list_end(w->sink.ctx, rc == 0) != 0 && rc == 0) {
+		error_set(err, ERROR_NOMEM, "%s: the sink cannot end a list", w->name);
+		rc = -1;
+	}
+	return rc != 0 ? -1 : listed(w, rv);
 }
 
 /* A whole list into a new store, then swapped in: lookups see the old one until then. */
@@ -320,6 +376,8 @@ static int list_all(struct watchcache *w, struct kube_client *k, struct error *e
 	long status;
 	int rc;
 
+	if (w->sink.event != NULL)
+		return list_to_sink(w, k, err);
 	json_decref(w->next);
 	if ((w->next = json_object()) == NULL) {
 		error_set(err, ERROR_NOMEM, "%s: out of memory", w->name);
@@ -341,11 +399,7 @@ static int list_all(struct watchcache *w, struct kube_client *k, struct error *e
 	pthread_rwlock_unlock(&w->lock);
 	w->next = NULL;
 	json_decref(old);
-	snprintf(w->rv, sizeof w->rv, "%s", rv);
-	atomic_fetch_add(&w->lists, 1);
-	if (!atomic_exchange(&w->synced, 1))
-		log_msg(LOG_LEVEL_INFO, "cache synced", "cache", w->name, "resourceVersion", w->rv, LOG_END);
-	return 0;
+	return listed(w, rv);
 }
 
 static int on_event(void *ctx, const char *type, json_t *object, size_t bytes)

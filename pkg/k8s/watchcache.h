@@ -17,6 +17,12 @@
  * wire; as jansson values it would take ten times that) and parsed again
  * for each lookup.
  *
+ * With a sink (struct watchcache_sink) the cache keeps no store: each
+ * object is handed to the sink as it arrives, a list between list_begin and
+ * list_end, so that a consumer with its own, smaller state (the live cost
+ * report's model) is fed by this one list + watch loop. Lookups then find
+ * nothing; the thread, its relists and backoff and the stats are the same.
+ *
  * Memory is bounded: at most max_objects objects of at most
  * max_object_bytes each (as their watch event line). Beyond either, an
  * object is refused and counted, never kept, and an object whose new
@@ -56,16 +62,36 @@
 #define WATCHCACHE_KEY_MAX (KUBE_NAMESPACE_MAX + 1 + 253 + 1)
 #define WATCHCACHE_NAME_MAX 64          /* a cache's name, an apiVersion, a kind */
 
+/*
+ * Where a storeless cache's objects go (all called on the cache's thread;
+ * obj borrowed for the call, without apiVersion and kind when it came from a
+ * list). list_begin: a list starts; list_end(complete): it ended, and when
+ * complete every object it did not hand over is gone (a relist after 410
+ * must forget what was deleted meanwhile). event: type "ADDED" (each list
+ * item too), "MODIFIED" or "DELETED"; an object over max_object_bytes comes
+ * as "DELETED" (forgotten rather than kept stale) and is counted refused.
+ * Each returns 0, 1 when it refused the object (counted), or -1 to fail
+ * the list or watch (retried after a backoff; a failed list ends with
+ * list_end(0)).
+ */
+struct watchcache_sink {
+	void *ctx;
+	int (*list_begin)(void *ctx);
+	int (*list_end)(void *ctx, int complete);
+	int (*event)(void *ctx, const char *type, json_t *obj, size_t bytes);
+};
+
 struct watchcache_options {
 	const char *name;           /* for logs: "resourceclaims" */
 	const char *path;           /* the collection: "/apis/resource.k8s.io/v1/resourceclaims" */
 	const char *api_version;    /* "resource.k8s.io/v1": set on every object kept (a LIST's */
 	const char *kind;           /* items carry neither), so a lookup gets a whole object */
-	size_t max_objects;         /* 0: WATCHCACHE_MAX_OBJECTS */
+	size_t max_objects;         /* 0: WATCHCACHE_MAX_OBJECTS (the store's; a sink bounds its own) */
 	size_t max_object_bytes;    /* 0: WATCHCACHE_MAX_OBJECT_BYTES; at most LIMIT_KUBE_WATCH_LINE_MAX */
 	unsigned backoff_min_ms;    /* 0: WATCHCACHE_BACKOFF_MIN_MS */
 	unsigned backoff_max_ms;    /* 0: WATCHCACHE_BACKOFF_MAX_MS */
 	unsigned watch_timeout_s;   /* 0: WATCHCACHE_WATCH_TIMEOUT_S */
+	const struct watchcache_sink *sink; /* borrowed (must outlive the cache); NULL: keep a store */
 };
 
 struct watchcache_stats {

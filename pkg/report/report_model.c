@@ -32,6 +32,7 @@ struct mpod {
 	unsigned char cls;             /* enum pod_class */
 	unsigned char n_gpus;
 	unsigned char live;
+	uint32_t mark;                 /* the pods' list epoch it was last applied in */
 	struct mgpu *gpus;             /* owned: POD_GPU */
 	char *ds;                      /* owned: POD_DS, the DaemonSet's name */
 	json_t *item;                  /* owned: POD_KEPT, the fields the report reads */
@@ -42,6 +43,7 @@ struct mnode {
 	json_t *item;                  /* owned; NULL when not (or no longer) listed */
 	int gpu;
 	int listed_once;               /* in order[] */
+	uint32_t mark;                 /* the nodes' list epoch it was last applied in */
 };
 
 struct report_model {
@@ -58,6 +60,8 @@ struct report_model {
 	json_t *dra;                           /* ResourceSlices and ResourceClaims by kind, namespace
 	                                          and name: the items as the report reads them */
 	unsigned long refused;
+	size_t max_pods;                       /* living pods held at most (0: no bound) */
+	uint32_t node_epoch, pod_epoch;        /* bumped as a list of each kind begins */
 };
 
 static uint64_t hash_key(const char *ns, const char *name)
@@ -164,6 +168,7 @@ static int apply_node(struct report_model *m, enum report_event_type ev, const j
 	}
 	m->nodes[idx].item = json_incref((json_t *)(uintptr_t)obj);
 	m->nodes[idx].gpu = gpu;
+	m->nodes[idx].mark = m->node_epoch;
 	m->listed_nodes++;
 	return 0;
 }
@@ -347,6 +352,10 @@ static int apply_pod(struct report_model *m, enum report_event_type ev, const js
 		return 0;
 	}
 	if (p == NULL) {  /* new, or again after its deletion: at the end */
+		if (m->max_pods != 0 && m->live_pods >= m->max_pods) {
+			m->refused++;
+			return 0;
+		}
 		if ((p = pod_new(m, f.ns, f.name, err)) == NULL)
 			return -1;
 		if (*slot == 0)
@@ -355,6 +364,7 @@ static int apply_pod(struct report_model *m, enum report_event_type ev, const js
 	} else {
 		pod_clear(m, p);
 	}
+	p->mark = m->pod_epoch;
 	return pod_fill(m, p, obj, &f, err);
 }
 
@@ -434,6 +444,47 @@ int report_model_apply(struct report_model *m, enum report_event_type ev, const 
 	return 0;
 }
 
+void report_model_limit(struct report_model *m, size_t max_pods)
+{
+	m->max_pods = max_pods;
+}
+
+void report_model_list_begin(struct report_model *m, const char *kind)
+{
+	if (strcmp(kind, "Node") == 0)
+		m->node_epoch++;
+	else if (strcmp(kind, "Pod") == 0)
+		m->pod_epoch++;
+}
+
+void report_model_list_end(struct report_model *m, const char *kind)
+{
+	size_t i;
+
+	if (strcmp(kind, "Node") == 0) {
+		for (i = 0; i < m->n_nodes; i++) {
+			struct mnode *n = &m->nodes[i];
+
+			if (n->item != NULL && n->mark != m->node_epoch) {
+				json_decref(n->item);
+				n->item = NULL;
+				n->gpu = 0;
+				m->listed_nodes--;
+			}
+		}
+	} else if (strcmp(kind, "Pod") == 0) {
+		for (i = 0; i < m->n_pods; i++) {
+			struct mpod *p = &m->pods[i];
+
+			if (p->live && p->mark != m->pod_epoch) {
+				pod_clear(m, p);
+				p->live = 0;
+				m->live_pods--;
+			}
+		}
+	}
+}
+
 void report_model_stats(const struct report_model *m, struct report_model_stats *s)
 {
 	s->nodes = m->listed_nodes;
@@ -469,12 +520,20 @@ static int report_pod(const struct report_model *m, const struct mpod *p, struct
 
 int report_model_report(const struct report_model *m, struct report *r, struct error *err)
 {
+	return report_model_whatif(m, NULL, NULL, r, err);
+}
+
+int report_model_whatif(const struct report_model *m, const struct config *whatif, const char *name,
+			struct report *r, struct error *err)
+{
 	const char *key;
 	json_t *item;
 	size_t i;
 
 	if (report_init(r, m->cfg, err) != 0)
 		return -1;
+	if (whatif != NULL)
+		report_whatif_set(r, whatif, name);
 	for (i = 0; i < m->n_order; i++)
 		if (m->nodes[m->order[i]].item != NULL &&
 		    report_take_item(r, MODEL_INPUT, m->nodes[m->order[i]].item, err) != 0)

@@ -46,6 +46,25 @@ void report_model_free(struct report_model *m);
  */
 int report_model_apply(struct report_model *m, enum report_event_type ev, const json_t *obj, struct error *err);
 
+/*
+ * Bounds the living pods m holds (0: no bound, the default): a new pod
+ * beyond max_pods is refused (counted), so that a cluster bigger than the
+ * watch was sized for costs figures, not memory. Nodes are bounded by
+ * REPORT_NODES_MAX.
+ */
+void report_model_limit(struct report_model *m, size_t max_pods);
+
+/*
+ * A list of kind ("Node" or "Pod") begins: it hands over every object of
+ * that kind, each as an ADDED event. report_model_list_end() after a
+ * complete list deletes the objects of kind it did not hand over (deleted
+ * while the watch was down); a list that failed simply has no end, and what
+ * it applied stays (newer than what it replaced). Mark and sweep: one mark
+ * per object, one pass over the kind at the end.
+ */
+void report_model_list_begin(struct report_model *m, const char *kind);
+void report_model_list_end(struct report_model *m, const char *kind);
+
 /* Counts: nodes and pods held, events refused. */
 struct report_model_stats {
 	unsigned long nodes, pods, kept_pods, refused;
@@ -57,5 +76,13 @@ void report_model_stats(const struct report_model *m, struct report_model_stats 
  * either way), finished. 0, or -1 with ERROR_NOMEM.
  */
 int report_model_report(const struct report_model *m, struct report *r, struct error *err);
+
+/*
+ * As report_model_report(), also judged by the policy whatif (borrowed;
+ * must outlive r) named name (borrowed) as `report --what-if` does; whatif
+ * NULL: none.
+ */
+int report_model_whatif(const struct report_model *m, const struct config *whatif, const char *name,
+			struct report *r, struct error *err);
 
 #endif

@@ -305,8 +305,7 @@ static void __attribute__((format(printf, 2, 0))) mhd_log(void *cls, const char 
 	log_msg(LOG_LEVEL_DEBUG, "libmicrohttpd", "detail", text, LOG_END);
 }
 
-/* Resolves "HOST:PORT" or "[V6]:PORT" (numeric port; empty or "*" host: any) into *ss. */
-static int parse_addr(const char *addr, struct sockaddr_storage *ss, struct error *err)
+int server_parse_addr(const char *addr, struct sockaddr_storage *ss, struct error *err)
 {
 	struct addrinfo hints, *res = NULL;
 	char host[256];
@@ -371,7 +370,7 @@ static int start_listener(struct server *s, const char *addr, int plain, struct 
 	unsigned max = plain ? PLAIN_MAX_CONNECTIONS : s->o->max_connections;
 	char port[16];
 
-	if (parse_addr(addr, &ss, err) != 0)
+	if (server_parse_addr(addr, &ss, err) != 0)
 		return -1;
 	if ((l->listen_fd = server_accept_open(&ss, err)) < 0) {
 		error_prefix(err, "cannot listen on %s: ", addr);

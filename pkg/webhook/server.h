@@ -92,6 +92,14 @@ struct server_options {
  */
 unsigned server_default_threads(const char *cpu_max);
 
+/*
+ * Resolves "HOST:PORT" or "[V6]:PORT" (numeric port; empty or "*" host:
+ * any) into *ss: the one spelling of a listen address (serve, watch).
+ * 0, or -1 with ERROR_INPUT.
+ */
+struct sockaddr_storage;
+int server_parse_addr(const char *addr, struct sockaddr_storage *ss, struct error *err);
+
 /* Fills o with the defaults above (no files, no metrics listener). */
 void server_options_default(struct server_options *o);
 

@@ -180,7 +180,7 @@ has "$tmp/out" "cannot be told by name" "check-config says when no node name can
 # ==== One grammar: every command, from the command table ====
 "$B" help >"$tmp/help"
 cmds=$(sed -n '/^Commands:/,/^$/p' "$tmp/help" | awk 'NF > 1 && $1 != "Commands:" { print $1 }')
-equals "$(echo $cmds)" "review audit report serve certs check-config print-default-config print-autoscaler-config print-match-conditions print-admission-policies completion version help" "help lists every command"
+equals "$(echo $cmds)" "review audit report watch serve certs check-config print-default-config print-autoscaler-config print-match-conditions print-admission-policies completion version help" "help lists every command"
 for c in $cmds; do
 	expect_rc 2 "$c: unknown option" -- "$B" "$c" --bogus-option
 	equals "$(cat "$tmp/err")" "gpu-admission $c: unknown option --bogus-option (see gpu-admission $c --help)" "$c: one line for an unknown option"

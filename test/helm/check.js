@@ -137,7 +137,12 @@ function main() {
 		}
 		return;
 	}
-	const objs = load(file);
+	const rendered = load(file);
+	// The live watch's objects (watch.enabled) are checked on their own, below.
+	const isWatch = (o) => o.metadata && o.metadata.labels &&
+		o.metadata.labels["app.kubernetes.io/component"] === "cost-watch";
+	const objs = rendered.filter((o) => !isWatch(o));
+	const watchObjs = rendered.filter(isWatch);
 	const all = (kind) => objs.filter((o) => o.kind === kind);
 	const one = (kind) => {
 		const l = all(kind);
@@ -148,7 +153,7 @@ function main() {
 
 	// Every object: schema-valid, namespaced ones in the release namespace.
 	const names = new Set();
-	for (const o of objs) {
+	for (const o of rendered) {
 		const id = `${o.kind}/${o.metadata && o.metadata.name}`;
 		const errs = validate(o);
 		check(`${caseName}: ${id} valid (OpenAPI, strict)`, !errs.length, errs.join("; "));
@@ -159,7 +164,7 @@ function main() {
 		"MutatingAdmissionPolicyBinding"];
 	const clusterScoped = ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "Namespace", "ClusterRole",
 		"ClusterRoleBinding"].concat(policyKinds);
-	const misplaced = objs.filter((o) => !clusterScoped.includes(o.kind) && o.metadata.namespace !== NS);
+	const misplaced = rendered.filter((o) => !clusterScoped.includes(o.kind) && o.metadata.namespace !== NS);
 	check(`${caseName}: namespaced objects in the release namespace`, !misplaced.length,
 		misplaced.map((o) => o.kind).join(","));
 
@@ -308,7 +313,7 @@ function main() {
 	const expectedFailure = {
 		defaults: "Fail", "cert-manager": "Fail", "cert-manager-issuer": "Fail", secret: "Fail", "three-pools": "Fail",
 		"spot-fallback": "Fail", full: "Fail", dryrun: "Ignore", "failure-ignore": "Ignore", "policy-check-off": "Fail",
-		"claim-lookups": "Fail", "policies-beside-webhook": "Fail", "gpu-infra": "Fail",
+		"claim-lookups": "Fail", "policies-beside-webhook": "Fail", "gpu-infra": "Fail", watch: "Fail",
 	}[caseName];
 	// One entry per class of object (pkg/policy/matchcond.h), with stable names: the mutating webhook for pods; the
 	// validating ones for pods, for the built-in workload kinds at v1, and (with policy.workloads) for a rule per
@@ -466,7 +471,8 @@ function main() {
 	const secrets = all("Secret");
 	if (caseName === "defaults" || caseName === "three-pools" || caseName === "spot-fallback" || caseName === "dryrun" ||
 		caseName === "failure-ignore" || caseName === "full" || caseName === "policy-check-off" ||
-		caseName === "claim-lookups" || caseName === "policies-beside-webhook" || caseName === "gpu-infra") {
+		caseName === "claim-lookups" || caseName === "policies-beside-webhook" || caseName === "gpu-infra" ||
+		caseName === "watch") {
 		const s = secrets.find((x) => x.metadata.name === tlsSecretName);
 		check(`${caseName}: helm mode renders the TLS Secret the pods mount`, s && s.type === "kubernetes.io/tls" &&
 			s.data["tls.crt"] && s.data["tls.key"] && s.data["ca.crt"]);
@@ -596,9 +602,86 @@ function main() {
 			/^myacr\.azurecr\.io\/gpu-admission:\d+\.\d+\.\d+/.test(c.image));
 	}
 
+	checkWatch(caseName, watchObjs, dep, svc, cm);
+
 	if (outDir) {
 		fs.writeFileSync(path.join(outDir, "policy.yaml"), cm.data["policy.yaml"]);
 		fs.writeFileSync(path.join(outDir, "args"), args.join("\n") + "\n");
+	}
+}
+
+/*
+ * watch.enabled: one replica of `gpu-admission watch` with the webhook's hardening, its own
+ * ServiceAccount, a ClusterRole of exactly get/list/watch on nodes and pods (read-only) bound
+ * to it, a Service of its metrics port that the webhook's selectors never reach.
+ */
+function checkWatch(caseName, wobjs, dep, svc, cm) {
+	const on = ["watch", "full"].includes(caseName);
+	if (!on) {
+		check(`${caseName}: no watch objects unless watch.enabled`, wobjs.length === 0, wobjs.map((o) => o.kind).join(","));
+		return;
+	}
+	const kinds = (k) => wobjs.filter((o) => o.kind === k);
+	const [wd, wsa, wrole, wbind, wsvc] = ["Deployment", "ServiceAccount", "ClusterRole", "ClusterRoleBinding",
+		"Service"].map((k) => (kinds(k).length === 1 ? kinds(k)[0] : null));
+	check(`${caseName}: watch: one each of Deployment, ServiceAccount, ClusterRole, ClusterRoleBinding, Service`,
+		wd && wsa && wrole && wbind && wsvc);
+	if (!(wd && wsa && wrole && wbind && wsvc)) return;
+	const rules = wrole.rules || [];
+	check(`${caseName}: watch: ClusterRole of exactly get/list/watch on nodes and pods (read-only)`,
+		rules.length === 1 && eq(rules[0].apiGroups, [""]) && eq([...rules[0].resources].sort(), ["nodes", "pods"]) &&
+		eq([...rules[0].verbs].sort(), ["get", "list", "watch"]) && !rules[0].resourceNames &&
+		!rules[0].nonResourceURLs, JSON.stringify(rules));
+	check(`${caseName}: watch: no Role or binding but its own`,
+		wobjs.filter((o) => /Role/.test(o.kind)).length === 2 && !wobjs.some((o) => o.kind === "Role" || o.kind === "RoleBinding"));
+	check(`${caseName}: watch: the ClusterRoleBinding binds that role to the watch's ServiceAccount only`,
+		wbind.roleRef.kind === "ClusterRole" && wbind.roleRef.name === wrole.metadata.name &&
+		eq(wbind.subjects, [{ kind: "ServiceAccount", name: wsa.metadata.name, namespace: wsa.metadata.namespace }]) &&
+		wsa.metadata.name !== dep.spec.template.spec.serviceAccountName);
+	const pod = wd.spec.template.spec;
+	const c = pod.containers[0];
+	check(`${caseName}: watch: one replica, replaced not surged`, wd.spec.replicas === 1 && wd.spec.strategy.type === "Recreate");
+	check(`${caseName}: watch: runs gpu-admission watch as its ServiceAccount, token mounted by the pod only`,
+		eq(c.command, ["gpu-admission", "watch"]) && pod.serviceAccountName === wsa.metadata.name &&
+		pod.automountServiceAccountToken === true && wsa.automountServiceAccountToken === false);
+	const wpod = dep.spec.template.spec;
+	check(`${caseName}: watch: the webhook's pod and container securityContext`,
+		eq(pod.securityContext, wpod.securityContext) && eq(c.securityContext, wpod.containers[0].securityContext) &&
+		c.securityContext.readOnlyRootFilesystem === true && c.securityContext.allowPrivilegeEscalation === false);
+	check(`${caseName}: watch: no hostNetwork/hostPath, no GPU`, !pod.hostNetwork &&
+		!(pod.volumes || []).some((v) => v.hostPath) && !JSON.stringify(c.resources).match(/gpu/i));
+	check(`${caseName}: watch: resources sized to the measured memory (64Mi requested, 256Mi limit)`,
+		c.resources.requests.memory === "64Mi" && c.resources.limits.memory === "256Mi");
+	const known = ["addr", "config", "interval", "max-pods", "log-level", "kubeconfig"];
+	const args = c.args || [];
+	const flag = (n) => (args.find((x) => x.startsWith(`--${n}=`)) || "").slice(n.length + 3);
+	check(`${caseName}: watch: every flag is one watch knows`,
+		args.every((a) => known.includes(a.slice(2).split("=")[0])), args.join(" "));
+	const mp = c.ports.find((p) => p.name === "metrics");
+	check(`${caseName}: watch: --addr is the metrics containerPort, probes on it`,
+		mp && flag("addr") === `0.0.0.0:${mp.containerPort}` && c.readinessProbe.httpGet.path === "/readyz" &&
+		c.readinessProbe.httpGet.port === "metrics" && c.livenessProbe.httpGet.path === "/healthz");
+	check(`${caseName}: watch: reads the policy ConfigMap`,
+		pod.volumes.some((v) => v.configMap && v.configMap.name === cm.metadata.name) &&
+		flag("config").startsWith("/etc/gpu-admission/policy/"));
+	if (caseName === "watch")
+		check(`${caseName}: watch: --interval follows the values`, flag("interval") === "60");
+	const wlabels = wd.spec.template.metadata.labels;
+	const selects = (sel) => Object.entries(sel).every(([k, v]) => wlabels[k] === v);
+	check(`${caseName}: watch: its Service selects its pods; the webhook's Service and Deployment never do`,
+		selects(wsvc.spec.selector) && wsvc.spec.ports[0].targetPort === "metrics" &&
+		!selects(svc.spec.selector) && !selects(dep.spec.selector.matchLabels));
+	const wsm = kinds("ServiceMonitor");
+	const wnp = kinds("NetworkPolicy");
+	if (caseName === "full") {
+		check(`${caseName}: watch: a ServiceMonitor of its metrics port`, wsm.length === 1 &&
+			wsm[0].spec.endpoints[0].port === "metrics" && eq(wsm[0].spec.selector.matchLabels, wd.spec.selector.matchLabels));
+		check(`${caseName}: watch: NetworkPolicy: metrics from the listed peers, egress to the API server's ports only`,
+			wnp.length === 1 && eq(wnp[0].spec.podSelector.matchLabels, wd.spec.selector.matchLabels) &&
+			wnp[0].spec.ingress.length === 1 && wnp[0].spec.ingress[0].from.length === 1 &&
+			eq(wnp[0].spec.egress.map((e) => e.ports.map((p) => p.port).sort()), [[443, 6443]]));
+	} else {
+		check(`${caseName}: watch: no ServiceMonitor or NetworkPolicy unless asked`, !wsm.length && !wnp.length);
 	}
 }
 

@@ -256,7 +256,7 @@ static json_t *obj(const char *ns, const char *name, const char *rv, const char 
 
 static void test_store(void)
 {
-	struct watchcache_options o = { "claims", "/x", "resource.k8s.io/v1", "ResourceClaim", 2, 100, 0, 0, 0 };
+	struct watchcache_options o = { "claims", "/x", "resource.k8s.io/v1", "ResourceClaim", 2, 100, 0, 0, 0, NULL };
 	struct error err = { 0 };
 	struct watchcache *w = watchcache_new(NULL, &o, &err);
 	struct watchcache_stats st;
@@ -452,7 +452,7 @@ static void test_against_fake_api(void)
 	struct kube_config kc;
 	struct error err = { 0 };
 	char text[512];
-	struct watchcache_options o = { "things", "/apis/x/v1/things", "x/v1", "Thing", 0, 2048, 10, 20, 300 };
+	struct watchcache_options o = { "things", "/apis/x/v1/things", "x/v1", "Thing", 0, 2048, 10, 20, 300, NULL };
 	struct watchcache *w;
 	struct watchcache_stats st;
 	struct kube_client *k;
@@ -500,6 +500,75 @@ static void test_against_fake_api(void)
 	kube_config_free(&kc);
 }
 
+/* A storeless cache: what its sink was handed, one call a line. */
+struct sink_log {
+	char text[1024];
+};
+
+static void sink_say(struct sink_log *l, const char *what)
+{
+	size_t n = strlen(l->text);
+
+	snprintf(l->text + n, sizeof l->text - n, "%s\n", what);
+}
+
+static int sink_begin(void *ctx)
+{
+	sink_say(ctx, "begin");
+	return 0;
+}
+
+static int sink_end(void *ctx, int complete)
+{
+	sink_say(ctx, complete ? "end" : "failed");
+	return 0;
+}
+
+static int sink_event(void *ctx, const char *type, json_t *o, size_t bytes)
+{
+	char line[128];
+	const json_t *md = json_object_get(o, "metadata");
+
+	snprintf(line, sizeof line, "%s %s", type, json_string_value(json_object_get(md, "name")));
+	sink_say(ctx, line);
+	return 0;
+}
+
+/* The same list, watch and relist handed to a sink: a relist between begin and end, nothing stored. */
+static void test_sink_against_fake_api(void)
+{
+	struct fake_api f;
+	struct kube_config kc;
+	struct error err = { 0 };
+	struct sink_log log = { "" };
+	struct watchcache_sink sink = { &log, sink_begin, sink_end, sink_event };
+	struct watchcache_options o = { "things", "/apis/x/v1/things", "x/v1", "Thing", 0, 2048, 10, 20, 300, &sink };
+	char text[512];
+	struct watchcache *w;
+	struct watchcache_stats st;
+	json_t *got = NULL;
+
+	if (fake_start(&f) != 0) {
+		CHECK(!"fake API server");
+		return;
+	}
+	snprintf(text, sizeof text, "clusters:\n- name: c\n  cluster: {server: \"http://127.0.0.1:%d\"}\n"
+		 "users:\n- name: u\n  user: {token: t0k}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
+		 "current-context: x\n", f.port);
+	CHECK_INT(kube_config_parse(&kc, "kc", text, strlen(text), NULL, &err), 0);
+	w = watchcache_new(&kc, &o, &err);
+	CHECK_INT(watchcache_start(w, &err), 0);
+	EVENTUALLY((watchcache_stats(w, &st), st.relists == 1 && st.lists == 2 && strstr(f.log, "resourceVersion=20")));
+	watchcache_stats(w, &st);
+	CHECK_INT(st.objects, 0);
+	CHECK_INT(st.refused, 1);  /* the over-long event */
+	CHECK_INT(watchcache_get(w, "ns", "z", &got), WATCHCACHE_MISSING);
+	watchcache_free(w);
+	fake_stop(&f);
+	CHECK_STR(log.text, "begin\nADDED a\nADDED b\nend\nADDED c\nDELETED a\nbegin\nADDED z\nend\n");
+	kube_config_free(&kc);
+}
+
 int main(void)
 {
 	char cmd[128];
@@ -517,6 +586,7 @@ int main(void)
 	RUN(test_backoff);
 	RUN(test_store);
 	RUN(test_against_fake_api);
+	RUN(test_sink_against_fake_api);
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		return 1;

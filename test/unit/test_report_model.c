@@ -6,7 +6,9 @@
  * or not, of served, unserved and non-GPU classes), and at checkpoints the
  * model's JSON report compared with `report` over a List of the same objects
  * (nodes in the order first added, then the slices and claims, pods in the
- * order last added, as report_model.h promises).
+ * order last added, as report_model.h promises). A relist (report_model_list_begin /
+ * _end) after an outage in which objects were added, changed and deleted
+ * unseen gives the report of the state listed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -378,6 +380,124 @@ static void test_blind(void)
 	config_free(cfg);
 }
 
+/*
+ * An outage: the truth moves on unseen (changes, deletions, new objects),
+ * then both kinds are listed again. With end 0 the lists never end (failed):
+ * what the outage deleted is still there, so the model must differ.
+ */
+static int relist(unsigned long long seed, int end)
+{
+	struct error err = { 0 };
+	struct config *cfg = config_load_buffer(policy, sizeof policy - 1, "policy.yaml", &err);
+	struct report_model *m = cfg ? report_model_new(cfg, &err) : NULL;
+	struct tracked nodes[NODES], pods[PODS];
+	int live_pod[PODS];
+	unsigned long order = 0, node_order = 0;
+	char *text, *want, *got;
+	int i, e, same;
+
+	rng = seed;
+	memset(nodes, 0, sizeof nodes);
+	memset(pods, 0, sizeof pods);
+	CHECK(m != NULL);
+	for (e = 0; m != NULL && e < 600; e++) {  /* the state before the outage, seen */
+		int is_node = rnd(6) == 0, j = (int)rnd(is_node ? NODES : PODS);
+		struct tracked *t = is_node ? &nodes[j] : &pods[j];
+		json_t *obj = is_node ? make_node(j) : make_pod(j);
+
+		CHECK_INT(apply(m, REPORT_EVENT_ADDED, obj), 0);
+		if (!is_node && t->obj == NULL)
+			t->order = order++;
+		if (is_node && !t->seen)
+			t->order = node_order++;
+		t->seen = 1;
+		json_decref(t->obj);
+		t->obj = obj;
+	}
+	for (i = 0; i < PODS; i++)
+		live_pod[i] = pods[i].obj != NULL;
+	for (e = 0; e < 300; e++) {  /* the outage: nothing reaches the model */
+		int is_node = rnd(6) == 0, j = (int)rnd(is_node ? NODES : PODS);
+		struct tracked *t = is_node ? &nodes[j] : &pods[j];
+
+		json_decref(t->obj);
+		t->obj = rnd(3) == 0 ? NULL : is_node ? make_node(j) : make_pod(j);
+	}
+	/* The lists, in slot order: what was not held is added at the end, in that order. */
+	report_model_list_begin(m, "Node");
+	for (i = 0; i < NODES; i++) {
+		if (nodes[i].obj == NULL)
+			continue;
+		if (!nodes[i].seen)
+			nodes[i].order = node_order++;
+		nodes[i].seen = 1;
+		CHECK_INT(apply(m, REPORT_EVENT_ADDED, nodes[i].obj), 0);
+	}
+	if (end)
+		report_model_list_end(m, "Node");
+	report_model_list_begin(m, "Pod");
+	for (i = 0; i < PODS; i++) {
+		if (pods[i].obj == NULL)
+			continue;
+		if (!live_pod[i])
+			pods[i].order = order++;
+		CHECK_INT(apply(m, REPORT_EVENT_ADDED, pods[i].obj), 0);
+	}
+	if (end)
+		report_model_list_end(m, "Pod");
+	text = final_list(nodes, NULL, pods);
+	want = text ? from_scratch(cfg, text) : NULL;
+	got = m ? of_model(m) : NULL;
+	same = want != NULL && got != NULL && strcmp(want, got) == 0;
+	if (!same && end)
+		fprintf(stderr, "  seed %llu: the relisted model differs:\n    got:  %.300s\n    want: %.300s\n", seed,
+			got ? got : "(none)", want ? want : "(none)");
+	free(text);
+	free(want);
+	free(got);
+	for (i = 0; i < NODES; i++)
+		json_decref(nodes[i].obj);
+	for (i = 0; i < PODS; i++)
+		json_decref(pods[i].obj);
+	report_model_free(m);
+	config_free(cfg);
+	return same;
+}
+
+static void test_relist(void)
+{
+	CHECK(relist(1234567ULL, 1));
+	CHECK(relist(99991ULL, 1));
+	CHECK(relist(20261127ULL, 1));
+	CHECK(!relist(1234567ULL, 0));  /* without the sweep, the outage's deletions linger */
+}
+
+/* A bound on pods: the one beyond it is refused and counted, the model unchanged. */
+static void test_limit(void)
+{
+	struct error err = { 0 };
+	struct config *cfg = config_load_buffer(policy, sizeof policy - 1, "policy.yaml", &err);
+	struct report_model *m = cfg ? report_model_new(cfg, &err) : NULL;
+	struct report_model_stats st;
+	json_t *a, *b;
+
+	CHECK(m != NULL);
+	report_model_limit(m, 1);
+	rng = 5;
+	a = make_pod(1);
+	b = make_pod(2);
+	CHECK_INT(apply(m, REPORT_EVENT_ADDED, a), 0);
+	CHECK_INT(apply(m, REPORT_EVENT_ADDED, b), 0);
+	CHECK_INT(apply(m, REPORT_EVENT_MODIFIED, a), 0);  /* a pod held may change */
+	report_model_stats(m, &st);
+	CHECK_INT((int)st.pods, 1);
+	CHECK_INT((int)st.refused, 1);
+	json_decref(a);
+	json_decref(b);
+	report_model_free(m);
+	config_free(cfg);
+}
+
 static void test_differential(void)
 {
 	differential(88172645463325252ULL);
@@ -389,5 +509,7 @@ int main(void)
 {
 	RUN(test_differential);
 	RUN(test_blind);
+	RUN(test_relist);
+	RUN(test_limit);
 	return check_done("report_model");
 }

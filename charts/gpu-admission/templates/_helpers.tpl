@@ -540,3 +540,17 @@ deployment mounts the ConfigMap, and the key /validate-policy judges (serve
 {{- define "gpu-admission.policyKey" -}}
 policy.yaml
 {{- end -}}
+
+{{- /* The live watch's labels: a name of its own, so the webhook's selectors never match it. */ -}}
+{{- define "gpu-admission.watchSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "gpu-admission.name" . }}-watch
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "gpu-admission.watchLabels" -}}
+helm.sh/chart: {{ include "gpu-admission.chart" . }}
+{{ include "gpu-admission.watchSelectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/component: cost-watch
+{{- end -}}

@@ -1,0 +1,137 @@
+/* gpu-admission watch: the cost report kept live from the API server. Parses flags, wires pkg/report. */
+#include <signal.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "base/log.h"
+#include "report/report_serve.h"
+#include "report/report_watch.h"
+
+enum { OPT_ADDR = CLI_LONG_ONLY, OPT_KUBECONFIG, OPT_INTERVAL, OPT_MAX_PODS, OPT_LOG, OPT_LOG_FORMAT };
+
+#define WATCH_DEFAULT_ADDR ":9090"
+
+/* The defaults the help states, held to the watch's own (pkg/report/report_watch.h). */
+_Static_assert(REPORT_WATCH_INTERVAL_S == 30, "watch --help: --interval default 30");
+_Static_assert(REPORT_WATCH_INTERVAL_MAX_S == 3600, "watch --help: --interval at most 3600");
+_Static_assert(REPORT_WATCH_PODS_MAX == 1000000, "watch --help: --max-pods default 1000000");
+
+static const struct cli_option watch_options[] = {
+	CLI_OPTION_CONFIG,
+	{ "kubeconfig", OPT_KUBECONFIG, "FILE", "the API server and identity: the current context (client\n"
+						"certificate or token); default: the pod's service account", 0 },
+	{ "addr", OPT_ADDR, "HOST:PORT", "listen address, plain HTTP (default " WATCH_DEFAULT_ADDR "; port 0: any free\n"
+					 "port, logged)", 0 },
+	{ "interval", OPT_INTERVAL, "SECONDS", "rebuild the report from the model this often (default 30,\n"
+					      "at most 3600): /metrics follows the cluster within it", 0 },
+	{ "max-pods", OPT_MAX_PODS, "N", "pods held at most; more are refused and counted (default\n"
+					 "1000000)", 0 },
+	{ "log-level", OPT_LOG, "debug|info|warn|error", "the least important lines logged (default info)", 0 },
+	{ "log-format", OPT_LOG_FORMAT, "text|json", "log lines as text or JSON (default: text when stderr is\n"
+						   "a terminal, JSON otherwise)", 0 },
+	{ NULL, 0, NULL, NULL, 0 },
+};
+
+/* Waits for SIGTERM or SIGINT (blocked before any thread starts, so that only this thread takes them). */
+static void wait_for_stop(const sigset_t *sigs)
+{
+	int sig;
+
+	while (sigwait(sigs, &sig) != 0)
+		;
+	log_msg(LOG_LEVEL_INFO, "stopping", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT", LOG_END);
+}
+
+static int run_watch(const struct cli_command *cmd, int argc, char **argv)
+{
+	struct cli_parser p;
+	struct report_watch_options o = { 0 };
+	struct report_watch *w = NULL;
+	struct report_serve *s = NULL;
+	struct config *cfg = NULL;
+	const char *config_path = NULL, *addr = WATCH_DEFAULT_ADDR;
+	struct error err = { 0 };
+	enum log_level level = LOG_LEVEL_INFO;
+	enum log_format format = isatty(STDERR_FILENO) ? LOG_FORMAT_TEXT : LOG_FORMAT_JSON;
+	unsigned long long n;
+	sigset_t sigs;
+	int c, rc = EXIT_OK;
+
+	cli_parse(&p, cmd, argc, argv);
+	while ((c = cli_next(&p)) != CLI_END) {
+		switch (c) {
+		case 'c': config_path = p.value; break;
+		case OPT_KUBECONFIG: o.kubeconfig = p.value; break;
+		case OPT_ADDR: addr = p.value; break;
+		case OPT_INTERVAL:
+			if (cli_number(&p, 1, REPORT_WATCH_INTERVAL_MAX_S, &n) != 0)
+				return cli_stop(&p);
+			o.interval_s = (unsigned)n;
+			break;
+		case OPT_MAX_PODS:
+			if (cli_number(&p, 1, 100000000, &n) != 0)
+				return cli_stop(&p);
+			o.max_pods = (size_t)n;
+			break;
+		case OPT_LOG:
+			if ((c = cli_choice(&p)) < 0 || log_level_parse(p.value, &level) != 0)
+				return cli_stop(&p);
+			break;
+		case OPT_LOG_FORMAT:
+			if ((c = cli_choice(&p)) < 0 || log_format_parse(p.value, &format) != 0)
+				return cli_stop(&p);
+			break;
+		case CLI_OPERAND: return cli_usage(cmd, "unexpected argument \"%s\"", p.value);
+		default: return cli_stop(&p);
+		}
+	}
+	log_set_format(format);
+	log_set_level(level);
+	if ((cfg = cli_load_config(config_path, &err)) == NULL)
+		return cli_fail(cmd, &err);
+	o.cfg = cfg;
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	/* A configuration that cannot work is a start-up error; an unreachable API server is not. */
+	if ((w = report_watch_start(&o, &err)) == NULL || (s = report_serve_start(w, addr, &err)) == NULL) {
+		log_msg(LOG_LEVEL_ERROR, "cannot start the watch", "error", err.msg, LOG_END);
+		rc = cli_exit_code(&err);
+	} else {
+		wait_for_stop(&sigs);
+	}
+	report_serve_free(s);
+	report_watch_free(w);
+	config_free(cfg);
+	return rc;
+}
+
+const struct cli_command cmd_watch = {
+	.name = "watch",
+	.summary = "the cost report kept live from the API, on /metrics",
+	.usage = "[OPTIONS]",
+	.description =
+		"Lists and watches the cluster's Nodes and Pods (read-only: get, list, watch)\n"
+		"and keeps the cost report's model up to date event by event; a relist after\n"
+		"an outage forgets what was deleted meanwhile. Each --interval the report is\n"
+		"rebuilt from the model. Serves over plain HTTP: GET /metrics (the gauges of\n"
+		"report -o prometheus, gpu_admission_report_*, and the watch's own,\n"
+		"gpu_admission_watch_*), /healthz, /readyz (once Nodes and Pods are listed and\n"
+		"a report built), and POST /what-if with a policy file as the body (at most\n"
+		"1 MiB): report --what-if of the live state, ?output=json (default), text or\n"
+		"prometheus. SIGTERM or SIGINT stops it.",
+	.options = watch_options,
+	.exits = (const struct cli_exit[]){
+		{ EXIT_OK, "stopped cleanly after SIGTERM or SIGINT" },
+		{ EXIT_USAGE, "usage error, or it cannot start: an invalid --config, a kubeconfig it cannot use, "
+			      "not in a cluster without --kubeconfig, the address in use" },
+		{ 0, NULL },
+	},
+	.examples =
+		"gpu-admission watch -c policy.yaml --kubeconfig ~/.kube/config --addr :9090\n"
+		"curl -s 127.0.0.1:9090/metrics | grep gpu_admission_report_idle\n"
+		"curl -s --data-binary @new-policy.yaml '127.0.0.1:9090/what-if?output=text'",
+	.run = run_watch,
+};

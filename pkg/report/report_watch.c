@@ -1,0 +1,452 @@
+/*
+ * report_watch: the report's model fed by watch caches with a sink, and the
+ * report rebuilt each interval (report_watch.h).
+ */
+#include "report/report_watch.h"
+#include "report/report_model.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/log.h"
+#include "k8s/kubeclient.h"
+#include "k8s/watchcache.h"
+
+/* Until every type has synced, the interval's thread looks this often whether it may build the first report. */
+#define WATCH_FIRST_POLL_MS 200u
+
+/* One watched type: its cache and what the metrics say of it. */
+struct wtype {
+	struct report_watch *w;
+	const char *kind;              /* the model's kind: "Node", "Pod" */
+	const char *resource;          /* the metrics' label: "nodes", "pods" */
+	const char *path;              /* the collection */
+	struct watchcache_sink sink;
+	struct watchcache *cache;
+	atomic_llong last_event;       /* unix seconds of the last object handed over; 0: none */
+};
+
+struct report_watch {
+	struct kube_config kc;
+	const struct config *cfg;
+	unsigned interval_s;
+	long long started;
+
+	pthread_mutex_t lock;          /* guards model */
+	struct report_model *model;
+	struct wtype types[REPORT_WATCH_TYPES];
+
+	pthread_mutex_t out_lock;      /* guards prom */
+	char *prom;                    /* owned: the latest report's metrics; NULL before the first */
+	atomic_llong built_at;         /* unix seconds of the latest report; 0: none */
+	atomic_ullong builds, build_errors;
+	atomic_int ready;
+
+	pthread_t thread;
+	int started_thread;
+	atomic_int stop;
+	pthread_mutex_t wait_lock;     /* with wake: naps a stop cuts short */
+	pthread_cond_t wake;
+};
+
+/* ==== The sink: events into the model ==== */
+
+static int sink_list_begin(void *ctx)
+{
+	struct wtype *t = ctx;
+
+	pthread_mutex_lock(&t->w->lock);
+	report_model_list_begin(t->w->model, t->kind);
+	pthread_mutex_unlock(&t->w->lock);
+	return 0;
+}
+
+static int sink_list_end(void *ctx, int complete)
+{
+	struct wtype *t = ctx;
+
+	if (!complete)
+		return 0;
+	pthread_mutex_lock(&t->w->lock);
+	report_model_list_end(t->w->model, t->kind);
+	pthread_mutex_unlock(&t->w->lock);
+	return 0;
+}
+
+/*
+ * One object into the model, trimmed first to what the report reads (the
+ * model keeps the trimmed item of a pod it names: a whole Pod is ten times
+ * its size). List items come without their kind: the type says it.
+ */
+static int sink_event(void *ctx, const char *type, json_t *obj, size_t bytes)
+{
+	struct wtype *t = ctx;
+	enum report_event_type ev = strcmp(type, "DELETED") == 0 ? REPORT_EVENT_DELETED :
+				    strcmp(type, "ADDED") == 0 ? REPORT_EVENT_ADDED : REPORT_EVENT_MODIFIED;
+	struct error err = { 0 };
+	char *text = json_dumps(obj, JSON_COMPACT);
+	json_error_t jerr;
+	json_t *item;
+	int rc;
+
+	(void)bytes;
+	if (text == NULL)
+		return -1;
+	item = report_item_parse(text, strlen(text), &jerr);
+	free(text);
+	if (item == NULL)
+		return 1;
+	if (json_object_set_new(item, "kind", json_string(t->kind)) != 0) {
+		json_decref(item);
+		return -1;
+	}
+	pthread_mutex_lock(&t->w->lock);
+	rc = report_model_apply(t->w->model, ev, item, &err);
+	pthread_mutex_unlock(&t->w->lock);
+	json_decref(item);
+	atomic_store(&t->last_event, (long long)time(NULL));
+	if (rc != 0 && err.kind == ERROR_TOO_LARGE)
+		return 1;  /* beyond REPORT_NODES_MAX: refused, counted, the rest goes on */
+	if (rc != 0)
+		log_msg(LOG_LEVEL_ERROR, "watch: cannot apply an event", "resource", t->resource, "error", err.msg, LOG_END);
+	return rc;
+}
+
+/* ==== The interval: the report rebuilt ==== */
+
+static int all_synced(const struct report_watch *w)
+{
+	size_t i;
+
+	for (i = 0; i < REPORT_WATCH_TYPES; i++)
+		if (!watchcache_synced(w->types[i].cache))
+			return 0;
+	return 1;
+}
+
+/* The report of the model now, and its metrics swapped in. */
+static void build(struct report_watch *w)
+{
+	struct report r;
+	struct error err = { 0 };
+	char *buf = NULL, *old;
+	size_t len = 0;
+	FILE *out;
+	int rc;
+
+	memset(&r, 0, sizeof r);
+	pthread_mutex_lock(&w->lock);
+	rc = report_model_report(w->model, &r, &err);
+	pthread_mutex_unlock(&w->lock);
+	if (rc == 0) {
+		if ((out = open_memstream(&buf, &len)) == NULL ||
+		    report_prom_write(&r, out) != 0 || fclose(out) != 0) {
+			error_set(&err, ERROR_NOMEM, "out of memory writing the report's metrics");
+			rc = -1;
+		}
+	}
+	/*
+	 * Publishing (issue 25 item 3) goes here, once per interval with this
+	 * report: report_publisher_run(publisher, kube_client, &r, now, &err).
+	 */
+	report_free(&r);
+	if (rc != 0) {
+		free(buf);
+		atomic_fetch_add(&w->build_errors, 1);
+		log_msg(LOG_LEVEL_ERROR, "watch: cannot build the report", "error", err.msg, LOG_END);
+		return;
+	}
+	pthread_mutex_lock(&w->out_lock);
+	old = w->prom;
+	w->prom = buf;
+	pthread_mutex_unlock(&w->out_lock);
+	free(old);
+	atomic_store(&w->built_at, (long long)time(NULL));
+	atomic_fetch_add(&w->builds, 1);
+	if (!atomic_exchange(&w->ready, 1))
+		log_msg(LOG_LEVEL_INFO, "watch: synced, first report built", LOG_END);
+}
+
+/* Waits ms unless stopped first. */
+static void nap(struct report_watch *w, unsigned ms)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += ms / 1000;
+	until.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&w->wait_lock);
+	while (!atomic_load(&w->stop) && pthread_cond_timedwait(&w->wake, &w->wait_lock, &until) == 0)
+		;
+	pthread_mutex_unlock(&w->wait_lock);
+}
+
+static void *run(void *arg)
+{
+	struct report_watch *w = arg;
+
+	while (!atomic_load(&w->stop) && !all_synced(w))
+		nap(w, WATCH_FIRST_POLL_MS);
+	while (!atomic_load(&w->stop)) {
+		build(w);
+		nap(w, w->interval_s * 1000u);
+	}
+	return NULL;
+}
+
+/* ==== Life ==== */
+
+static const struct {
+	const char *kind, *resource, *path;
+} watched[REPORT_WATCH_TYPES] = {
+	{ "Node", "nodes", "/api/v1/nodes" },
+	{ "Pod", "pods", "/api/v1/pods" },
+};
+
+static int start_caches(struct report_watch *w, const struct report_watch_options *o, struct error *err)
+{
+	size_t i;
+
+	for (i = 0; i < REPORT_WATCH_TYPES; i++) {
+		struct wtype *t = &w->types[i];
+		struct watchcache_options wo = { 0 };
+
+		t->w = w;
+		t->kind = watched[i].kind;
+		t->resource = watched[i].resource;
+		t->path = watched[i].path;
+		t->sink = (struct watchcache_sink){ t, sink_list_begin, sink_list_end, sink_event };
+		wo.name = t->resource;
+		wo.path = t->path;
+		wo.api_version = "v1";
+		wo.kind = t->kind;
+		/* A Node or Pod event up to the line limit: a Pod of 200 containers is still judged. */
+		wo.max_object_bytes = LIMIT_KUBE_WATCH_LINE_MAX;
+		wo.backoff_max_ms = o->backoff_max_ms;
+		wo.sink = &t->sink;
+		if ((t->cache = watchcache_new(&w->kc, &wo, err)) == NULL)
+			return -1;
+	}
+	for (i = 0; i < REPORT_WATCH_TYPES; i++)
+		if (watchcache_start(w->types[i].cache, err) != 0)
+			return -1;
+	return 0;
+}
+
+static int start_thread(struct report_watch *w, struct error *err)
+{
+	sigset_t all, old;
+	int rc;
+
+	/* As the caches' threads: signals are for the thread that waits for them. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = pthread_create(&w->thread, NULL, run, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		error_set(err, ERROR_SYSTEM, "cannot start the watch's thread");
+		return -1;
+	}
+	w->started_thread = 1;
+	return 0;
+}
+
+struct report_watch *report_watch_start(const struct report_watch_options *o, struct error *err)
+{
+	struct report_watch *w = calloc(1, sizeof *w);
+	pthread_condattr_t ca;
+	int rc;
+
+	if (w == NULL) {
+		error_set(err, ERROR_NOMEM, "out of memory");
+		return NULL;
+	}
+	w->cfg = o->cfg;
+	w->interval_s = o->interval_s ? o->interval_s : REPORT_WATCH_INTERVAL_S;
+	w->started = (long long)time(NULL);
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_mutex_init(&w->out_lock, NULL);
+	pthread_mutex_init(&w->wait_lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&w->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	rc = o->kubeconfig != NULL ? kube_config_load(&w->kc, o->kubeconfig, err) :
+				     kube_config_in_cluster(&w->kc, o->sa_dir, err);
+	if (rc != 0 || kube_global_init(err) != 0 || (w->model = report_model_new(o->cfg, err)) == NULL) {
+		report_watch_free(w);
+		return NULL;
+	}
+	report_model_limit(w->model, o->max_pods ? o->max_pods : REPORT_WATCH_PODS_MAX);
+	if (start_caches(w, o, err) != 0 || start_thread(w, err) != 0) {
+		report_watch_free(w);
+		return NULL;
+	}
+	return w;
+}
+
+void report_watch_free(struct report_watch *w)
+{
+	size_t i;
+
+	if (w == NULL)
+		return;
+	if (w->started_thread) {
+		pthread_mutex_lock(&w->wait_lock);
+		atomic_store(&w->stop, 1);
+		pthread_cond_broadcast(&w->wake);
+		pthread_mutex_unlock(&w->wait_lock);
+		pthread_join(w->thread, NULL);
+	}
+	for (i = 0; i < REPORT_WATCH_TYPES; i++)
+		watchcache_free(w->types[i].cache);
+	report_model_free(w->model);
+	kube_config_free(&w->kc);
+	free(w->prom);
+	pthread_mutex_destroy(&w->lock);
+	pthread_mutex_destroy(&w->out_lock);
+	pthread_mutex_destroy(&w->wait_lock);
+	pthread_cond_destroy(&w->wake);
+	free(w);
+}
+
+int report_watch_ready(const struct report_watch *w)
+{
+	return atomic_load(&w->ready);
+}
+
+/* ==== Metrics and the what-if ==== */
+
+/* One gauge or counter family per watched type. */
+static void per_type(const struct report_watch *w, FILE *out, const char *name, const char *type, const char *help,
+		     unsigned long long (*get)(const struct wtype *t, const struct watchcache_stats *s, long long now))
+{
+	long long now = (long long)time(NULL);
+	size_t i;
+
+	fprintf(out, "# HELP gpu_admission_watch_%s %s\n# TYPE gpu_admission_watch_%s %s\n", name, help, name, type);
+	for (i = 0; i < REPORT_WATCH_TYPES; i++) {
+		struct watchcache_stats s;
+
+		watchcache_stats(w->types[i].cache, &s);
+		fprintf(out, "gpu_admission_watch_%s{resource=\"%s\"} %llu\n", name, w->types[i].resource,
+			get(&w->types[i], &s, now));
+	}
+}
+
+static unsigned long long g_synced(const struct wtype *t, const struct watchcache_stats *s, long long now)
+{
+	return (unsigned long long)s->synced;
+}
+static unsigned long long g_watching(const struct wtype *t, const struct watchcache_stats *s, long long now)
+{
+	return (unsigned long long)s->watching;
+}
+static unsigned long long g_events(const struct wtype *t, const struct watchcache_stats *s, long long now)
+{
+	return s->events;
+}
+static unsigned long long g_lists(const struct wtype *t, const struct watchcache_stats *s, long long now)
+{
+	return s->lists;
+}
+static unsigned long long g_relists(const struct wtype *t, const struct watchcache_stats *s, long long now)
+{
+	return s->relists;
+}
+static unsigned long long g_errors(const struct wtype *t, const struct watchcache_stats *s, long long now)
+{
+	return s->errors;
+}
+static unsigned long long g_refused(const struct wtype *t, const struct watchcache_stats *s, long long now)
+{
+	return s->refused;
+}
+/* Since the last object handed over, or since the start when none was. */
+static unsigned long long g_age(const struct wtype *t, const struct watchcache_stats *s, long long now)
+{
+	long long last = atomic_load(&t->last_event);
+
+	if (last == 0)
+		last = t->w->started;
+	return now > last ? (unsigned long long)(now - last) : 0;
+}
+
+static void watch_metrics(struct report_watch *w, FILE *out)
+{
+	struct report_model_stats ms;
+	long long built = atomic_load(&w->built_at), now = (long long)time(NULL);
+
+	per_type(w, out, "synced", "gauge", "1 once the resource has been listed completely", g_synced);
+	per_type(w, out, "watching", "gauge", "1 while a watch stream of the resource is open", g_watching);
+	per_type(w, out, "events_total", "counter", "Watch events received (bookmarks included)", g_events);
+	per_type(w, out, "lists_total", "counter", "Complete lists of the resource (the first included)", g_lists);
+	per_type(w, out, "relists_total", "counter", "Lists again after 410 Gone (resourceVersion too old)", g_relists);
+	per_type(w, out, "errors_total", "counter", "Failed lists and watches, each followed by a backoff", g_errors);
+	per_type(w, out, "refused_total", "counter", "Objects over a limit, not kept", g_refused);
+	per_type(w, out, "last_event_age_seconds", "gauge", "Seconds since the last object of the resource arrived "
+		 "(since the start when none has)", g_age);
+	pthread_mutex_lock(&w->lock);
+	report_model_stats(w->model, &ms);
+	pthread_mutex_unlock(&w->lock);
+	fprintf(out, "# HELP gpu_admission_watch_objects Objects the report's model holds\n"
+		"# TYPE gpu_admission_watch_objects gauge\n"
+		"gpu_admission_watch_objects{resource=\"nodes\"} %lu\ngpu_admission_watch_objects{resource=\"pods\"} %lu\n"
+		"# HELP gpu_admission_watch_model_refused_total Objects the report's model refused (bad fields, "
+		"over its bounds)\n# TYPE gpu_admission_watch_model_refused_total counter\n"
+		"gpu_admission_watch_model_refused_total %lu\n", ms.nodes, ms.pods, ms.refused);
+	fprintf(out, "# HELP gpu_admission_watch_ready 1 once every resource is synced and a report built\n"
+		"# TYPE gpu_admission_watch_ready gauge\ngpu_admission_watch_ready %d\n"
+		"# HELP gpu_admission_watch_report_age_seconds Seconds since the report was last built (-1: never)\n"
+		"# TYPE gpu_admission_watch_report_age_seconds gauge\ngpu_admission_watch_report_age_seconds %lld\n"
+		"# HELP gpu_admission_watch_report_errors_total Reports that could not be built\n"
+		"# TYPE gpu_admission_watch_report_errors_total counter\ngpu_admission_watch_report_errors_total %llu\n",
+		atomic_load(&w->ready), built == 0 ? -1 : now - built, atomic_load(&w->build_errors));
+}
+
+int report_watch_metrics(struct report_watch *w, char **text, size_t *len, struct error *err)
+{
+	FILE *out = open_memstream(text, len);
+
+	if (out == NULL) {
+		error_set(err, ERROR_NOMEM, "out of memory rendering metrics");
+		return -1;
+	}
+	pthread_mutex_lock(&w->out_lock);
+	if (w->prom != NULL)
+		fputs(w->prom, out);
+	pthread_mutex_unlock(&w->out_lock);
+	watch_metrics(w, out);
+	if (fclose(out) != 0) {
+		free(*text);
+		*text = NULL;
+		error_set(err, ERROR_NOMEM, "out of memory rendering metrics");
+		return -1;
+	}
+	return 0;
+}
+
+int report_watch_whatif(struct report_watch *w, const struct config *whatif, const char *name, struct report *r,
+			struct error *err)
+{
+	int rc;
+
+	memset(r, 0, sizeof *r);
+	if (!report_watch_ready(w)) {
+		error_set(err, ERROR_UNAVAILABLE, "the watch has not synced yet");
+		return -1;
+	}
+	pthread_mutex_lock(&w->lock);
+	rc = report_model_whatif(w->model, whatif, name, r, err);
+	pthread_mutex_unlock(&w->lock);
+	return rc;
+}
