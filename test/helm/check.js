@@ -192,15 +192,35 @@ function main() {
 		eq(csc.capabilities.drop, ["ALL"]) && !csc.capabilities.add && csc.runAsNonRoot === true &&
 		csc.runAsUser === 65532 && csc.privileged !== true && csc.seccompProfile.type === "RuntimeDefault");
 	const lookups = (c.args || []).includes("--claim-lookups");
+	/* The watch's publishing writes (templates/watch-publish-rbac.yaml) are its own, checked apart. */
+	const webhookRbac = objs.filter((o) => /Role/.test(o.kind) && !/-watch-publish$/.test(o.metadata.name));
+	const publishRbac = objs.filter((o) => /Role/.test(o.kind) && /-watch-publish$/.test(o.metadata.name));
+	if (caseName === "watch-publish") {
+		const role = publishRbac.find((o) => o.kind === "ClusterRole");
+		const binding = publishRbac.find((o) => o.kind === "ClusterRoleBinding");
+		const rules = role ? role.rules : [];
+		const rule = (group) => rules.find((r) => eq(r.apiGroups, [group])) || {};
+		check(`${caseName}: one ClusterRole of the publishing writes, one binding`, publishRbac.length === 2 && role && binding);
+		check(`${caseName}: policyreports: create, update, patch, delete, list; events: create, patch; nothing else`,
+			rules.length === 2 && eq(rule("wgpolicyk8s.io").resources, ["policyreports"]) &&
+			eq([...(rule("wgpolicyk8s.io").verbs || [])].sort(), ["create", "delete", "list", "patch", "update"]) &&
+			eq(rule("").resources, ["events"]) && eq([...(rule("").verbs || [])].sort(), ["create", "patch"]) &&
+			!rules.some((r) => r.resourceNames), JSON.stringify(rules));
+		check(`${caseName}: bound to the watch's ServiceAccount, not the webhook's`, binding &&
+			binding.roleRef.name === role.metadata.name && eq(binding.subjects, [{ kind: "ServiceAccount",
+				name: `${FULL}-watch`, namespace: NS }]) && binding.subjects[0].name !== sa.metadata.name);
+	} else {
+		check(`${caseName}: no publishing RBAC (watch.policyReports and watch.events off)`, !publishRbac.length);
+	}
 	if (!lookups) {
 		check(`${caseName}: no service account token (pod and ServiceAccount)`,
 			pod.automountServiceAccountToken === false && sa.automountServiceAccountToken === false &&
 			pod.serviceAccountName === sa.metadata.name);
-		check(`${caseName}: no RBAC objects`, !objs.some((o) => /Role/.test(o.kind)));
+		check(`${caseName}: no RBAC objects`, !webhookRbac.length);
 	} else {
 		/* Claim lookups: the pod's token, and read access to exactly the DRA objects, bound to its ServiceAccount. */
-		const roles = objs.filter((o) => /Role$/.test(o.kind));
-		const bindings = objs.filter((o) => /RoleBinding$/.test(o.kind));
+		const roles = webhookRbac.filter((o) => /Role$/.test(o.kind));
+		const bindings = webhookRbac.filter((o) => /RoleBinding$/.test(o.kind));
 		const role = roles[0];
 		const rules = role ? role.rules : [];
 		check(`${caseName}: claim lookups mount the token (pod only; ServiceAccount keeps it off)`,
@@ -274,7 +294,7 @@ function main() {
 	const expectedFailure = {
 		defaults: "Fail", "cert-manager": "Fail", "cert-manager-issuer": "Fail", secret: "Fail", "three-pools": "Fail",
 		"spot-fallback": "Fail", full: "Fail", dryrun: "Ignore", "failure-ignore": "Ignore", "policy-check-off": "Fail",
-		"claim-lookups": "Fail",
+		"claim-lookups": "Fail", "watch-publish": "Fail", "watch-off": "Fail",
 	}[caseName];
 	// One entry per class of object (pkg/policy/matchcond.h), with stable names: the mutating webhook for pods; the
 	// validating ones for pods, for the built-in workload kinds at v1, and (with policy.workloads) for a rule per
@@ -415,7 +435,7 @@ function main() {
 	const secrets = all("Secret");
 	if (caseName === "defaults" || caseName === "three-pools" || caseName === "spot-fallback" || caseName === "dryrun" ||
 		caseName === "failure-ignore" || caseName === "full" || caseName === "policy-check-off" ||
-		caseName === "claim-lookups") {
+		caseName === "claim-lookups" || caseName === "watch-publish" || caseName === "watch-off") {
 		const s = secrets.find((x) => x.metadata.name === tlsSecretName);
 		check(`${caseName}: helm mode renders the TLS Secret the pods mount`, s && s.type === "kubernetes.io/tls" &&
 			s.data["tls.crt"] && s.data["tls.key"] && s.data["ca.crt"]);
