@@ -231,7 +231,7 @@ out:
 const struct cli_command cmd_report = {
 	.name = "report",
 	.summary = "GPU cost report of a cluster: idle, leaks, Pending",
-	.usage = "[OPTIONS] FILE...",
+	.usage = "[OPTIONS] (FILE... | --publish)",
 	.description =
 		"What the GPU pools are doing and what it costs, from a snapshot of the\n"
 		"cluster: per pool, GPU nodes, GPUs allocatable and requested, idle nodes and\n"
