@@ -39,7 +39,8 @@ static const struct cli_option report_options[] = {
 	  "when it has none. Skipped when the CRD is not installed", 0 },
 	{ "events", OPT_EVENTS, NULL, "with --publish: a Warning Event on each GPU pod Pending for a\n"
 	  "reason the report knows (rate-limited)", 0 },
-	{ "max-results", OPT_MAX_RESULTS, "N", "results in one PolicyReport (default 100); the rest are counted", 0 },
+	{ "max-results", OPT_MAX_RESULTS, "N", "results in one PolicyReport, 1 to 300 (default 100); the rest\n"
+	  "are counted", 0 },
 	{ "no-color", OPT_NO_COLOR, NULL, "no colour even on a terminal (NO_COLOR is honoured too)", 0 },
 	{ "no-colour", OPT_NO_COLOR, NULL, "", CLI_HIDDEN },
 	{ NULL, 0, NULL, NULL, 0 },
@@ -158,7 +159,7 @@ static int run_report(const struct cli_command *cmd, int argc, char **argv)
 		case OPT_POLICY_REPORTS: po.policy_reports = 1; break;
 		case OPT_EVENTS: po.events = 1; break;
 		case OPT_MAX_RESULTS:
-			if (cli_number(&p, 1, 1000, &n) != 0)
+			if (cli_number(&p, 1, REPORT_PUBLISH_RESULTS_LIMIT, &n) != 0)
 				goto stop;
 			po.results_max = (size_t)n;
 			break;

@@ -285,6 +285,8 @@ struct report_publisher *report_publisher_new(const struct report_publish_option
 	p->o = *o;
 	if (p->o.results_max == 0)
 		p->o.results_max = REPORT_PUBLISH_RESULTS_MAX;
+	if (p->o.results_max > REPORT_PUBLISH_RESULTS_LIMIT)
+		p->o.results_max = REPORT_PUBLISH_RESULTS_LIMIT;
 	if (p->o.event_burst == 0)
 		p->o.event_burst = REPORT_PUBLISH_EVENT_BURST;
 	if (p->o.event_refill_s == 0)
@@ -324,11 +326,14 @@ static int path_safe(const char *s, size_t max)
 	return n > 0 && n <= max && s[n] == '\0';
 }
 
-/* A failed write: counted, logged, and kept in err when it is the run's first. */
+/*
+ * A failed write: counted, and kept in err when it is the run's first (the
+ * caller logs it). One refusal (a missing grant) would otherwise be one line
+ * per namespace and interval.
+ */
 static void failed(struct report_publisher *p, const struct error *e, struct error *err, int *rc)
 {
 	p->st.errors++;
-	log_msg(LOG_LEVEL_WARN, "publishing the report failed", "error", e->msg, LOG_END);
 	if (*rc == 0)
 		*err = *e;
 	*rc = -1;

@@ -39,6 +39,12 @@
 #define REPORT_PUBLISH_NAME "gpu-admission"        /* each namespace's PolicyReport; fieldManager; source */
 #define REPORT_PUBLISH_MANAGED_BY "gpu-admission"  /* app.kubernetes.io/managed-by on what it writes */
 #define REPORT_PUBLISH_RESULTS_MAX 100             /* results in one PolicyReport (then "results-omitted") */
+/*
+ * The most results_max may be: a result is at most ~2.8 KiB (its message cut
+ * at 1 KiB, names at their API limits), so a report of this many stays under
+ * KUBE_WRITE_BODY_MAX (test_report_publish.c builds the worst case).
+ */
+#define REPORT_PUBLISH_RESULTS_LIMIT 300
 #define REPORT_PUBLISH_DISCOVERY_S 300             /* the CRD's presence is asked again after this long */
 #define REPORT_PUBLISH_RELIST_S 3600               /* its reports are listed again after this long */
 #define REPORT_PUBLISH_EVENT_BURST 20              /* Events at once, overall ... */
@@ -50,7 +56,8 @@
 struct report_publish_options {
 	int policy_reports;          /* write the PolicyReports */
 	int events;                  /* write the Events */
-	size_t results_max;          /* results per PolicyReport; 0: REPORT_PUBLISH_RESULTS_MAX */
+	size_t results_max;          /* results per PolicyReport; 0: REPORT_PUBLISH_RESULTS_MAX;
+	                                at most REPORT_PUBLISH_RESULTS_LIMIT */
 	unsigned event_burst, event_refill_s, event_pod_s;  /* 0: REPORT_PUBLISH_EVENT_* */
 	size_t event_pods_max;       /* 0: REPORT_PUBLISH_EVENT_PODS_MAX */
 };
@@ -93,8 +100,9 @@ struct report_publisher *report_publisher_new(const struct report_publish_option
 /*
  * Publishes r (borrowed, finished) through k (borrowed) at now: the
  * PolicyReports and Events the options ask for. Every write is tried; 0 when
- * all succeeded, else -1 with the first failure in err (the next run tries
- * again). An absent CRD is not a failure.
+ * all succeeded, else -1 with the first failure in err, for the caller to log
+ * once (the stats count them all; the next run tries again). An absent CRD
+ * is not a failure.
  */
 int report_publisher_run(struct report_publisher *p, struct kube_client *k, const struct report *r, time_t now,
 			 struct error *err);

@@ -141,6 +141,54 @@ static void test_reports(void)
 	config_free(cfg);
 }
 
+/* The largest report the limit allows: every name at its API limit, the longest message. Under the write bound. */
+static void test_worst_case_fits(void)
+{
+	static struct report_cpu_pod pods[REPORT_PUBLISH_RESULTS_LIMIT + 1];
+	char ns[64], name[254], node[254], owner[320], taint[340], msg[4096];
+	struct report r;
+	struct error err = { 0 };
+	json_t *all;
+	char *body;
+	size_t i;
+
+	memset(&r, 0, sizeof r);
+	memset(ns, 'n', 63);
+	ns[63] = '\0';
+	memset(name, 'p', 253);
+	name[253] = '\0';
+	memset(node, 'd', 253);
+	node[253] = '\0';
+	snprintf(owner, sizeof owner, "ReplicaSet/%s", name);
+	snprintf(taint, sizeof taint, "%.253s=%.63s:NoSchedule", node, ns);
+	memset(msg, 'm', sizeof msg - 1);
+	msg[sizeof msg - 1] = '\0';
+	for (i = 0; i <= REPORT_PUBLISH_RESULTS_LIMIT; i++) {
+		pods[i].ns = ns;
+		pods[i].name = name;
+		pods[i].node = node;
+		pods[i].owner = owner;
+		pods[i].taint = taint;
+		pods[i].pool = -1;
+		pods[i].routes = (1u << REPORT_NROUTES) - 1;
+		pods[i].policy.reason = name;
+		pods[i].policy.message = msg;
+		pods[i].policy.would_reject = 1;
+	}
+	r.cpu_pods.v = pods;
+	r.cpu_pods.n = r.cpu_pods.total = REPORT_PUBLISH_RESULTS_LIMIT + 1;
+	all = report_publish_reports(&r, REPORT_PUBLISH_RESULTS_LIMIT, &err);
+	CHECK(all != NULL);
+	body = json_dumps(json_object_get(all, ns), JSON_COMPACT);
+	CHECK(body != NULL);
+	CHECK_INT(json_array_size(json_object_get(json_object_get(all, ns), "results")), REPORT_PUBLISH_RESULTS_LIMIT + 1);
+	CHECK(body != NULL && strlen(body) <= KUBE_WRITE_BODY_MAX);
+	if (body != NULL && strlen(body) > KUBE_WRITE_BODY_MAX)
+		fprintf(stderr, "  worst case: %zu bytes\n", strlen(body));
+	free(body);
+	json_decref(all);
+}
+
 static void test_nothing_to_report(void)
 {
 	struct config *cfg = NULL;
@@ -400,6 +448,7 @@ int main(void)
 {
 	log_set_level(LOG_LEVEL_ERROR);  /* the CRD's absence is logged on purpose here */
 	RUN(test_reports);
+	RUN(test_worst_case_fits);
 	RUN(test_nothing_to_report);
 	RUN(test_event_reasons);
 	RUN(test_event);
