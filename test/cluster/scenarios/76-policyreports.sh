@@ -28,10 +28,10 @@ pod pr-gated "$GPU1 | .spec.schedulingGates = [{name: \"example.com/queue\"}]" >
 create team-pr2 pr-gated
 equals "$RC" 0 "a gated GPU pod in team-pr2"
 kubectl get configmap -n "$RNS" "$REL-policy" -o jsonpath='{.data.policy\.yaml}' >"$T/pr-policy.yaml"
-ADMIN_KC=$KUBECONFIG
+PR_KC=$KUBECONFIG
 # publish ARGS...: one run of report --publish (stdout the text report, stderr what it wrote); sets RC.
 publish() {
-	"$B" report --publish --kubeconfig "$ADMIN_KC" -c "$T/pr-policy.yaml" --fail-on none "$@" >"$T/pr.out" 2>"$T/pr.err"
+	"$B" report --publish --kubeconfig "$PR_KC" -c "$T/pr-policy.yaml" --fail-on none "$@" >"$T/pr.out" 2>"$T/pr.err"
 	RC=$?
 	[ "$RC" -eq 0 ] || sed 's/^/    publish: /' "$T/pr.err"
 }
@@ -127,6 +127,38 @@ done
 equals "$(kubectl auth can-i delete events --all-namespaces --as "$SA_W")" no "the watch may not delete events"
 equals "$(kubectl auth can-i patch policyreports.wgpolicyk8s.io -n team-pr2 --as "system:serviceaccount:$RNS:$REL")" no \
 	"the webhook's ServiceAccount gets none of it"
+# Publishing as that ServiceAccount with its token: the chart's writes suffice. Its reads
+# (list nodes and pods, get pods) are the watch's own role, not rendered on this branch:
+# a test role stands in for it here.
+kubectl create serviceaccount "$REL-watch" -n "$RNS" >/dev/null 2>&1
+kubectl create clusterrole pr-test-watch-read --verb=get,list --resource=nodes,pods >/dev/null 2>&1
+kubectl create clusterrolebinding pr-test-watch-read --clusterrole=pr-test-watch-read \
+	--serviceaccount="$RNS:$REL-watch" >/dev/null 2>&1
+tok=$(kubectl create token "$REL-watch" -n "$RNS" --duration 1h)
+cat >"$T/pr-sa.kubeconfig" <<EOK
+apiVersion: v1
+kind: Config
+clusters:
+- name: test
+  cluster: {server: "https://$CP_API_ADDR", certificate-authority: "$T/cp/pki/ca.crt"}
+users:
+- name: sa
+  user: {token: "$tok"}
+contexts:
+- name: test
+  context: {cluster: test, user: sa}
+current-context: test
+EOK
+kubectl delete policyreport -n team-pr2 gpu-admission >/dev/null 2>&1
+PR_KC=$T/pr-sa.kubeconfig
+publish --policy-reports --events --max-results 3
+PR_KC=$KUBECONFIG
+equals "$RC" 0 "publish as the watch's ServiceAccount with the chart's grants: exit 0"
+has "$T/pr.err" "1 PolicyReports applied" "as the ServiceAccount: team-pr2's report written again"
+kubectl get policyreport -n team-pr2 gpu-admission >/dev/null 2>&1
+equals "$?" 0 "as the ServiceAccount: the report is there"
+kubectl delete clusterrolebinding,clusterrole pr-test-watch-read >/dev/null 2>&1
+kubectl delete serviceaccount "$REL-watch" -n "$RNS" >/dev/null 2>&1
 helm upgrade "$REL" "$CHART" -n "$RNS" $HELM_FORCE --reuse-values --set watch.enabled=false \
 	--set watch.policyReports.enabled=false --set watch.events.enabled=false >"$T/pr-upgrade.out" 2>&1 && ok ||
 	{ bad "helm upgrade with the options off again"; cat "$T/pr-upgrade.out"; }
