@@ -8,7 +8,8 @@
 #include "report/report_serve.h"
 #include "report/report_watch.h"
 
-enum { OPT_ADDR = CLI_LONG_ONLY, OPT_KUBECONFIG, OPT_INTERVAL, OPT_MAX_PODS, OPT_LOG, OPT_LOG_FORMAT };
+enum { OPT_ADDR = CLI_LONG_ONLY, OPT_KUBECONFIG, OPT_INTERVAL, OPT_MAX_PODS, OPT_LOG, OPT_LOG_FORMAT,
+       OPT_POLICY_REPORTS, OPT_EVENTS, OPT_MAX_RESULTS };
 
 #define WATCH_DEFAULT_ADDR ":9090"
 
@@ -27,6 +28,13 @@ static const struct cli_option watch_options[] = {
 					      "at most 3600): /metrics follows the cluster within it", 0 },
 	{ "max-pods", OPT_MAX_PODS, "N", "pods held at most; more are refused and counted (default\n"
 					 "1000000)", 0 },
+	{ "policy-reports", OPT_POLICY_REPORTS, NULL, "each interval, a PolicyReport (wgpolicyk8s.io/v1alpha2) per\n"
+	  "namespace with CPU pods on GPU nodes or Pending GPU pods, as report\n"
+	  "--publish writes it (needs write access: the chart's\n"
+	  "watch.policyReports.enabled)", 0 },
+	{ "events", OPT_EVENTS, NULL, "each interval, a Warning Event on GPU pods Pending for a reason\n"
+	  "the report knows, rate-limited (watch.events.enabled)", 0 },
+	{ "max-results", OPT_MAX_RESULTS, "N", "results in one PolicyReport, 1 to 300 (default 100)", 0 },
 	{ "log-level", OPT_LOG, "debug|info|warn|error", "the least important lines logged (default info)", 0 },
 	{ "log-format", OPT_LOG_FORMAT, "text|json", "log lines as text or JSON (default: text when stderr is\n"
 						   "a terminal, JSON otherwise)", 0 },
@@ -47,6 +55,7 @@ static int run_watch(const struct cli_command *cmd, int argc, char **argv)
 {
 	struct cli_parser p;
 	struct report_watch_options o = { 0 };
+	struct report_publish_options po = { 0 };
 	struct report_watch *w = NULL;
 	struct report_serve *s = NULL;
 	struct config *cfg = NULL;
@@ -74,6 +83,13 @@ static int run_watch(const struct cli_command *cmd, int argc, char **argv)
 				return cli_stop(&p);
 			o.max_pods = (size_t)n;
 			break;
+		case OPT_POLICY_REPORTS: po.policy_reports = 1; break;
+		case OPT_EVENTS: po.events = 1; break;
+		case OPT_MAX_RESULTS:
+			if (cli_number(&p, 1, REPORT_PUBLISH_RESULTS_LIMIT, &n) != 0)
+				return cli_stop(&p);
+			po.results_max = (size_t)n;
+			break;
 		case OPT_LOG:
 			if ((c = cli_choice(&p)) < 0 || log_level_parse(p.value, &level) != 0)
 				return cli_stop(&p);
@@ -91,6 +107,7 @@ static int run_watch(const struct cli_command *cmd, int argc, char **argv)
 	if ((cfg = cli_load_config(config_path, &err)) == NULL)
 		return cli_fail(cmd, &err);
 	o.cfg = cfg;
+	o.publish = &po;
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
@@ -121,7 +138,8 @@ const struct cli_command cmd_watch = {
 		"gpu_admission_watch_*), /healthz, /readyz (once Nodes and Pods are listed and\n"
 		"a report built), and POST /what-if with a policy file as the body (at most\n"
 		"1 MiB): report --what-if of the live state, ?output=json (default), text or\n"
-		"prometheus. SIGTERM or SIGINT stops it.",
+		"prometheus. With --policy-reports or --events it also writes each report\n"
+		"as report --publish does (PolicyReports, Events). SIGTERM or SIGINT stops it.",
 	.options = watch_options,
 	.exits = (const struct cli_exit[]){
 		{ EXIT_OK, "stopped cleanly after SIGTERM or SIGINT" },

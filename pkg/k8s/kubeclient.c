@@ -1,6 +1,7 @@
 /*
  * kubeclient: configuration (kubeconfig, in-cluster), framing of the watch
- * stream, and GET / LIST / WATCH over libcurl. See kubeclient.h.
+ * stream, GET / LIST / WATCH and the few writes (apply, create, delete) over
+ * libcurl. See kubeclient.h.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -415,6 +416,7 @@ struct kube_client {
 /* One transfer: a whole body (GET, LIST) or a stream of events (WATCH). */
 struct xfer {
 	CURL *h;
+	const char *method;         /* for messages: "GET", "PATCH", ... */
 	long status;
 	char *body;                 /* owned: the whole body (body mode), cap bytes */
 	size_t len, cap, max;
@@ -485,7 +487,7 @@ static size_t on_data(char *data, size_t size, size_t nmemb, void *ud)
 
 	if (x->status == 0)
 		curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &x->status);
-	if (x->status != 200) {
+	if (x->status < 200 || x->status > 299) {
 		size_t room = sizeof x->refusal - 1 - x->refusal_len;
 
 		memcpy(x->refusal + x->refusal_len, data, n < room ? n : room);
@@ -609,12 +611,44 @@ static void refused(struct xfer *x, const char *path, struct error *err)
 	enum error_kind kind = x->status == 404 ? ERROR_NOT_FOUND
 			     : x->status >= 500 || x->status == 429 ? ERROR_UNAVAILABLE : ERROR_INPUT;
 
-	error_set(err, kind, "GET %s: HTTP %ld: %s", path, x->status, msg ? msg : x->refusal);
+	error_set(err, kind, "%s %s: HTTP %ld: %s", x->method ? x->method : "GET", path, x->status,
+		  msg ? msg : x->refusal);
 	json_decref(st);
 }
 
-/* Runs one request of x on path (with its query) within timeout_s. 0, x's fn's answer, or -1 with err. */
-static int perform(struct kube_client *k, const char *path, struct xfer *x, long timeout_s, struct error *err)
+/* A write's body: its bytes (borrowed) and media type; NULL for GET, LIST and WATCH. */
+struct send {
+	const char *method, *type;
+	const char *body;
+	size_t len;
+};
+
+/* The headers of a write: its media type, and no "Expect: 100-continue" round trip. */
+static int send_options(struct kube_client *k, const struct send *s, struct curl_slist **hdrs, struct error *err)
+{
+	char line[128];
+	struct curl_slist *h;
+
+	curl_easy_setopt(k->h, CURLOPT_CUSTOMREQUEST, s->method);
+	if (s->type == NULL)
+		return 0;
+	snprintf(line, sizeof line, "Content-Type: %s", s->type);
+	if ((h = curl_slist_append(*hdrs, line)) == NULL || (*hdrs = h, h = curl_slist_append(*hdrs, "Expect:")) == NULL) {
+		error_set(err, ERROR_NOMEM, "out of memory");
+		return -1;
+	}
+	*hdrs = h;
+	curl_easy_setopt(k->h, CURLOPT_POSTFIELDS, s->body);
+	curl_easy_setopt(k->h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)s->len);
+	return 0;
+}
+
+/*
+ * Runs one request of x on path (with its query) within timeout_s; s NULL: a GET.
+ * 0, x's fn's answer, or -1 with err.
+ */
+static int perform_send(struct kube_client *k, const char *path, const struct send *s, struct xfer *x,
+			long timeout_s, struct error *err)
 {
 	char url[KUBE_SERVER_MAX + KUBE_PATH_MAX];
 	struct curl_slist *hdrs;
@@ -622,10 +656,15 @@ static int perform(struct kube_client *k, const char *path, struct xfer *x, long
 
 	x->h = k->h;
 	x->err = err;
+	x->method = s ? s->method : "GET";
 	snprintf(url, sizeof url, "%s%s", k->c->server, path);
 	if ((hdrs = headers(k, err)) == NULL)
 		return -1;
 	curl_easy_reset(k->h);
+	if (s != NULL && send_options(k, s, &hdrs, err) != 0) {
+		curl_slist_free_all(hdrs);
+		return -1;
+	}
 	curl_easy_setopt(k->h, CURLOPT_URL, url);
 	curl_easy_setopt(k->h, CURLOPT_HTTPHEADER, hdrs);
 	curl_easy_setopt(k->h, CURLOPT_NOSIGNAL, 1L);
@@ -651,19 +690,24 @@ static int perform(struct kube_client *k, const char *path, struct xfer *x, long
 		return -1;
 	}
 	if (x->too_large) {
-		error_set(err, x->too_large < 0 ? ERROR_NOMEM : ERROR_TOO_LARGE, "GET %s: answer over %zu bytes",
-			  path, x->max);
+		error_set(err, x->too_large < 0 ? ERROR_NOMEM : ERROR_TOO_LARGE, "%s %s: answer over %zu bytes",
+			  x->method, path, x->max);
 		return -1;
 	}
 	if (rc != CURLE_OK) {
 		error_set(err, ERROR_UNAVAILABLE, "%s: %s", k->c->server, k->errbuf[0] ? k->errbuf : curl_easy_strerror(rc));
 		return -1;
 	}
-	if (x->status != 200) {
+	if (x->status < 200 || x->status > 299) {
 		refused(x, path, err);
 		return -1;
 	}
 	return 0;
+}
+
+static int perform(struct kube_client *k, const char *path, struct xfer *x, long timeout_s, struct error *err)
+{
+	return perform_send(k, path, NULL, x, timeout_s, err);
 }
 
 int kube_get(struct kube_client *k, const char *path, json_t **obj, long *status, struct error *err)
@@ -694,7 +738,8 @@ static int page_path(struct kube_client *k, char *out, const char *path, const c
 		error_set(err, ERROR_NOMEM, "out of memory");
 		return -1;
 	}
-	n = snprintf(out, KUBE_PATH_MAX, "%s?limit=%d%s%s", path, KUBE_LIST_PAGE, esc ? "&continue=" : "", esc ? esc : "");
+	n = snprintf(out, KUBE_PATH_MAX, "%s%climit=%d%s%s", path, strchr(path, '?') ? '&' : '?', KUBE_LIST_PAGE,
+		     esc ? "&continue=" : "", esc ? esc : "");
 	curl_free(esc);
 	if (n < 0 || n >= KUBE_PATH_MAX) {
 		error_set(err, ERROR_TOO_LARGE, "LIST %s: path and continue token over %d bytes", path, KUBE_PATH_MAX);
@@ -769,4 +814,81 @@ int kube_watch(struct kube_client *k, const char *path, const char *rv, unsigned
 	*status = x.status;
 	kube_lines_free(&lines);
 	return rc;
+}
+
+/* ==== Writes ==== */
+
+int kube_write_path(char *out, size_t cap, const char *path, const char *query)
+{
+	int n = snprintf(out, cap, "%s%c%s", path, strchr(path, '?') ? '&' : '?', query);
+
+	return n >= 0 && (size_t)n < cap ? 0 : -1;
+}
+
+/*
+ * One write: method on path (with its query) with obj (borrowed; NULL: no
+ * body) as JSON of media type type; *out (NULL: not wanted) the answer.
+ */
+static int write_req(struct kube_client *k, const char *method, const char *path, const char *type,
+		     const json_t *obj, json_t **out, long *status, struct error *err)
+{
+	struct send s = { method, type, NULL, 0 };
+	struct xfer x = { 0 };
+	char *body = NULL;
+	json_error_t je;
+	int rc;
+
+	*status = 0;
+	if (out != NULL)
+		*out = NULL;
+	if (obj != NULL) {
+		if ((body = json_dumps(obj, JSON_COMPACT)) == NULL) {
+			error_set(err, ERROR_NOMEM, "out of memory");
+			return -1;
+		}
+		s.body = body;
+		s.len = strlen(body);
+		if (s.len > KUBE_WRITE_BODY_MAX) {
+			error_set(err, ERROR_TOO_LARGE, "%s %s: body of %zu bytes, over %u", method, path, s.len,
+				  KUBE_WRITE_BODY_MAX);
+			free(body);
+			return -1;
+		}
+	}
+	x.max = KUBE_BODY_MAX;
+	rc = perform_send(k, path, &s, &x, KUBE_REQUEST_TIMEOUT_S, err);
+	*status = x.status;
+	if (rc == 0 && out != NULL && (*out = json_loadb(x.body ? x.body : "", x.len, 0, &je)) == NULL) {
+		error_set(err, ERROR_INPUT, "%s %s: not JSON: %s", method, path, je.text);
+		rc = -1;
+	}
+	free(body);
+	free(x.body);
+	return rc;
+}
+
+int kube_apply(struct kube_client *k, const char *path, const char *manager, const json_t *obj, long *status,
+	       struct error *err)
+{
+	char p[KUBE_PATH_MAX], q[128];
+	int n = snprintf(q, sizeof q, "fieldManager=%s&force=true", manager);
+
+	if (n < 0 || (size_t)n >= sizeof q || kube_write_path(p, sizeof p, path, q) != 0) {
+		*status = 0;
+		error_set(err, ERROR_TOO_LARGE, "PATCH %s: path over %d bytes", path, KUBE_PATH_MAX);
+		return -1;
+	}
+	/* JSON is YAML: the apply media type takes either. */
+	return write_req(k, "PATCH", p, "application/apply-patch+yaml", obj, NULL, status, err);
+}
+
+int kube_create(struct kube_client *k, const char *path, const json_t *obj, json_t **out, long *status,
+		struct error *err)
+{
+	return write_req(k, "POST", path, "application/json", obj, out, status, err);
+}
+
+int kube_delete(struct kube_client *k, const char *path, long *status, struct error *err)
+{
+	return write_req(k, "DELETE", path, NULL, NULL, NULL, status, err);
 }

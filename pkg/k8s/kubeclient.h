@@ -1,12 +1,14 @@
 /*
- * kubeclient: a read-only Kubernetes API client over libcurl.
+ * kubeclient: a Kubernetes API client over libcurl.
  *
  * What the webhook's claim lookups (and the live waste watch) need and no
  * more: where the API server is and who we are (a kubeconfig, as kubectl
  * reads the subset our kubeconfigs use, or the pod's service account), and
- * three verbs: GET one object, LIST a collection page by page (limit and
- * continue), WATCH it from a resourceVersion with bookmarks, reading the
+ * three reading verbs: GET one object, LIST a collection page by page (limit
+ * and continue), WATCH it from a resourceVersion with bookmarks, reading the
  * newline-delimited JSON event stream a line at a time in bounded memory.
+ * The report's publisher (pkg/report/report_publish.h) alone writes: a
+ * server-side apply, a create, a delete, each with a bounded body.
  *
  * Every call is bounded: bodies (KUBE_BODY_MAX), one watch event
  * (the caller's line_max, at most LIMIT_KUBE_WATCH_LINE_MAX), connection and
@@ -38,6 +40,8 @@
  */
 #define KUBE_LIST_PAGE 25
 #define KUBE_BODY_MAX (KUBE_LIST_PAGE * LIMIT_KUBE_WATCH_LINE_MAX + 64u * 1024)
+/* A write's body: a PolicyReport of REPORT_PUBLISH_RESULTS_MAX results stays far below; etcd takes 1.5 MiB. */
+#define KUBE_WRITE_BODY_MAX (1024u * 1024)
 #define KUBE_ERROR_BODY_MAX 1024         /* of a refusal's Status, quoted in the error */
 #define KUBE_CONNECT_TIMEOUT_S 10
 #define KUBE_REQUEST_TIMEOUT_S 60        /* a GET or a LIST page, whole */
@@ -142,7 +146,7 @@ int kube_get(struct kube_client *k, const char *path, json_t **obj, long *status
 typedef int (*kube_item_fn)(void *ctx, json_t *item);
 
 /*
- * LISTs the collection at path (no query), KUBE_LIST_PAGE items a page,
+ * LISTs the collection at path (a query such as ?labelSelector=... is kept), KUBE_LIST_PAGE items a page,
  * following metadata.continue; fn for each item. rv[cap] gets the list's
  * resourceVersion (the first page's: the snapshot the pages share). 410 Gone
  * (a continue token expired) comes back as -1 with *status 410; the caller
@@ -168,5 +172,32 @@ typedef int (*kube_event_fn)(void *ctx, const char *type, json_t *object, size_t
  */
 int kube_watch(struct kube_client *k, const char *path, const char *rv, unsigned timeout_s, size_t line_max,
 	       kube_event_fn fn, void *ctx, long *status, struct error *err);
+
+/* ==== Writes ==== */
+
+/*
+ * out[cap] = path with query (borrowed, already escaped) appended after '?'
+ * or '&', as path has a query or not. 0, or -1 when it does not fit.
+ */
+int kube_write_path(char *out, size_t cap, const char *path, const char *query);
+
+/*
+ * Server-side apply: PATCH path (the object's own, ending in its name) with
+ * obj (borrowed) as application/apply-patch+yaml, fieldManager manager
+ * (borrowed; a plain name) and force (the fields are ours: another manager's
+ * edit of them is overwritten, not a conflict). Creates the object when it
+ * does not exist. Bodies over KUBE_WRITE_BODY_MAX are refused before
+ * sending (ERROR_TOO_LARGE). Errors and *status as kube_get(): a status
+ * outside 2xx is an error quoting the Status message.
+ */
+int kube_apply(struct kube_client *k, const char *path, const char *manager, const json_t *obj, long *status,
+	       struct error *err);
+
+/* POST obj (borrowed) to the collection at path; *out (NULL: not wanted) the object created (new reference). */
+int kube_create(struct kube_client *k, const char *path, const json_t *obj, json_t **out, long *status,
+		struct error *err);
+
+/* DELETE the object at path. 404 is ERROR_NOT_FOUND (callers deleting what may be gone check *status). */
+int kube_delete(struct kube_client *k, const char *path, long *status, struct error *err);
 
 #endif

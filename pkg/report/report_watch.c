@@ -47,6 +47,11 @@ struct report_watch {
 	atomic_ullong builds, build_errors;
 	atomic_int ready;
 
+	/* Publishing: only the interval's thread writes; out_lock guards pub_stats for /metrics. */
+	struct report_publisher *publisher;   /* NULL: nothing to publish */
+	struct kube_client *client;           /* the publisher's writes, on the interval's thread only */
+	struct report_publish_stats pub_stats;
+
 	pthread_t thread;
 	int started_thread;
 	atomic_int stop;
@@ -129,6 +134,28 @@ static int all_synced(const struct report_watch *w)
 	return 1;
 }
 
+/*
+ * Writes r where the options ask (PolicyReports, Events). A failed write is
+ * logged and counted, and the next interval tries again: the report's
+ * metrics do not wait on the API server's writes.
+ */
+static void publish(struct report_watch *w, const struct report *r)
+{
+	struct error err = { 0 };
+	struct report_publish_stats st;
+	int rc;
+
+	if (w->publisher == NULL)
+		return;
+	rc = report_publisher_run(w->publisher, w->client, r, time(NULL), &err);
+	report_publisher_stats(w->publisher, &st);
+	pthread_mutex_lock(&w->out_lock);
+	w->pub_stats = st;
+	pthread_mutex_unlock(&w->out_lock);
+	if (rc != 0)
+		log_msg(LOG_LEVEL_WARN, "watch: publishing failed; tried again next interval", "error", err.msg, LOG_END);
+}
+
 /* The report of the model now, and its metrics swapped in. */
 static void build(struct report_watch *w)
 {
@@ -150,10 +177,8 @@ static void build(struct report_watch *w)
 			rc = -1;
 		}
 	}
-	/*
-	 * Publishing (issue 25 item 3) goes here, once per interval with this
-	 * report: report_publisher_run(publisher, kube_client, &r, now, &err).
-	 */
+	if (rc == 0)
+		publish(w, &r);
 	report_free(&r);
 	if (rc != 0) {
 		free(buf);
@@ -287,6 +312,12 @@ struct report_watch *report_watch_start(const struct report_watch_options *o, st
 		return NULL;
 	}
 	report_model_limit(w->model, o->max_pods ? o->max_pods : REPORT_WATCH_PODS_MAX);
+	if (o->publish != NULL && (o->publish->policy_reports || o->publish->events) &&
+	    ((w->publisher = report_publisher_new(o->publish, err)) == NULL ||
+	     (w->client = kube_client_new(&w->kc, &w->stop, err)) == NULL)) {
+		report_watch_free(w);
+		return NULL;
+	}
 	if (start_caches(w, o, err) != 0 || start_thread(w, err) != 0) {
 		report_watch_free(w);
 		return NULL;
@@ -310,6 +341,8 @@ void report_watch_free(struct report_watch *w)
 	for (i = 0; i < REPORT_WATCH_TYPES; i++)
 		watchcache_free(w->types[i].cache);
 	report_model_free(w->model);
+	kube_client_free(w->client);
+	report_publisher_free(w->publisher);
 	kube_config_free(&w->kc);
 	free(w->prom);
 	pthread_mutex_destroy(&w->lock);
@@ -381,6 +414,35 @@ static unsigned long long g_age(const struct wtype *t, const struct watchcache_s
 	return now > last ? (unsigned long long)(now - last) : 0;
 }
 
+/* The publisher's counts (report_publish.h), when it runs. */
+static void publish_metrics(struct report_watch *w, FILE *out)
+{
+	struct report_publish_stats st;
+
+	pthread_mutex_lock(&w->out_lock);
+	st = w->pub_stats;
+	pthread_mutex_unlock(&w->out_lock);
+	fprintf(out, "# HELP gpu_admission_watch_publish_runs_total Reports published (one per interval)\n"
+		"# TYPE gpu_admission_watch_publish_runs_total counter\ngpu_admission_watch_publish_runs_total %lu\n"
+		"# HELP gpu_admission_watch_policyreports_total PolicyReports by what was done to them\n"
+		"# TYPE gpu_admission_watch_policyreports_total counter\n"
+		"gpu_admission_watch_policyreports_total{result=\"applied\"} %lu\n"
+		"gpu_admission_watch_policyreports_total{result=\"unchanged\"} %lu\n"
+		"gpu_admission_watch_policyreports_total{result=\"deleted\"} %lu\n"
+		"# HELP gpu_admission_watch_policyreports_skipped_total Runs that wrote no PolicyReport: the CRD is absent\n"
+		"# TYPE gpu_admission_watch_policyreports_skipped_total counter\n"
+		"gpu_admission_watch_policyreports_skipped_total %lu\n"
+		"# HELP gpu_admission_watch_events_total Events on Pending GPU pods by what was done\n"
+		"# TYPE gpu_admission_watch_events_total counter\n"
+		"gpu_admission_watch_events_total{result=\"created\"} %lu\n"
+		"gpu_admission_watch_events_total{result=\"rate_limited\"} %lu\n"
+		"gpu_admission_watch_events_total{result=\"pod_gone\"} %lu\n"
+		"# HELP gpu_admission_watch_publish_errors_total Writes to the API server that failed\n"
+		"# TYPE gpu_admission_watch_publish_errors_total counter\ngpu_admission_watch_publish_errors_total %lu\n",
+		st.runs, st.reports_applied, st.reports_unchanged, st.reports_deleted, st.reports_skipped_no_crd,
+		st.events_created, st.events_limited, st.events_pod_gone, st.errors);
+}
+
 static void watch_metrics(struct report_watch *w, FILE *out)
 {
 	struct report_model_stats ms;
@@ -411,6 +473,8 @@ static void watch_metrics(struct report_watch *w, FILE *out)
 		"# HELP gpu_admission_watch_report_errors_total Reports that could not be built\n"
 		"# TYPE gpu_admission_watch_report_errors_total counter\ngpu_admission_watch_report_errors_total %llu\n",
 		atomic_load(&w->ready), built == 0 ? -1 : now - built, atomic_load(&w->build_errors));
+	if (w->publisher != NULL)
+		publish_metrics(w, out);
 }
 
 int report_watch_metrics(struct report_watch *w, char **text, size_t *len, struct error *err)

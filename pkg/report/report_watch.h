@@ -28,6 +28,7 @@
 #include "base/error.h"
 #include "policy/config.h"
 #include "report/report.h"
+#include "report/report_publish.h"
 
 #define REPORT_WATCH_PODS_MAX 1000000u      /* default max_pods: ~200 MB of model at worst */
 #define REPORT_WATCH_INTERVAL_S 30u         /* default interval */
@@ -41,6 +42,12 @@ struct report_watch_options {
 	size_t max_pods;            /* 0: REPORT_WATCH_PODS_MAX */
 	unsigned interval_s;        /* how often the report is rebuilt; 0: REPORT_WATCH_INTERVAL_S */
 	unsigned backoff_max_ms;    /* the caches' longest backoff; 0: WATCHCACHE_BACKOFF_MAX_MS */
+	/*
+	 * Borrowed (copied at start); NULL, or neither policy_reports nor events:
+	 * nothing is written. Otherwise each report built is published
+	 * (report_publish.h) from the interval's thread, after /metrics has it.
+	 */
+	const struct report_publish_options *publish;
 };
 
 struct report_watch;

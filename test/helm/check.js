@@ -231,15 +231,43 @@ function main() {
 		eq(csc.capabilities.drop, ["ALL"]) && !csc.capabilities.add && csc.runAsNonRoot === true &&
 		csc.runAsUser === 65532 && csc.privileged !== true && csc.seccompProfile.type === "RuntimeDefault");
 	const lookups = (c.args || []).includes("--claim-lookups");
+	/* The watch's publishing writes (templates/watch-publish-rbac.yaml) are its own, checked apart. */
+	const webhookRbac = objs.filter((o) => /Role/.test(o.kind) && !/-watch-publish$/.test(o.metadata.name));
+	const publishRbac = objs.filter((o) => /Role/.test(o.kind) && /-watch-publish$/.test(o.metadata.name));
+	if (caseName === "watch-publish") {
+		const role = publishRbac.find((o) => o.kind === "ClusterRole");
+		const binding = publishRbac.find((o) => o.kind === "ClusterRoleBinding");
+		const rules = role ? role.rules : [];
+		const rule = (group) => rules.find((r) => eq(r.apiGroups, [group])) || {};
+		check(`${caseName}: one ClusterRole of the publishing writes, one binding`, publishRbac.length === 2 && role && binding);
+		check(`${caseName}: policyreports: create, update, patch, delete, list; events: create, patch; nothing else`,
+			rules.length === 2 && eq(rule("wgpolicyk8s.io").resources, ["policyreports"]) &&
+			eq([...(rule("wgpolicyk8s.io").verbs || [])].sort(), ["create", "delete", "list", "patch", "update"]) &&
+			eq(rule("").resources, ["events"]) && eq([...(rule("").verbs || [])].sort(), ["create", "patch"]) &&
+			!rules.some((r) => r.resourceNames), JSON.stringify(rules));
+		check(`${caseName}: bound to the watch's ServiceAccount, not the webhook's`, binding &&
+			binding.roleRef.name === role.metadata.name && eq(binding.subjects, [{ kind: "ServiceAccount",
+				name: `${FULL}-watch`, namespace: NS }]) && binding.subjects[0].name !== sa.metadata.name);
+	}
+	if (caseName !== "watch-publish")
+		check(`${caseName}: no publishing RBAC (watch.policyReports and watch.events off)`, !publishRbac.length);
+	/* The watch publishes what it is granted to write: the flags follow the same two values as the RBAC. */
+	const watchDep = watchObjs.find((o) => o.kind === "Deployment");
+	if (watchDep) {
+		const wargs = watchDep.spec.template.spec.containers[0].args || [];
+		const both = caseName === "watch-publish";
+		check(`${caseName}: watch --policy-reports and --events exactly when granted`,
+			wargs.includes("--policy-reports") === both && wargs.includes("--events") === both, wargs.join(" "));
+	}
 	if (!lookups) {
 		check(`${caseName}: no service account token (pod and ServiceAccount)`,
 			pod.automountServiceAccountToken === false && sa.automountServiceAccountToken === false &&
 			pod.serviceAccountName === sa.metadata.name);
-		check(`${caseName}: no RBAC objects`, !objs.some((o) => /Role/.test(o.kind)));
+		check(`${caseName}: no RBAC objects`, !webhookRbac.length);
 	} else {
 		/* Claim lookups: the pod's token, and read access to exactly the DRA objects, bound to its ServiceAccount. */
-		const roles = objs.filter((o) => /Role$/.test(o.kind));
-		const bindings = objs.filter((o) => /RoleBinding$/.test(o.kind));
+		const roles = webhookRbac.filter((o) => /Role$/.test(o.kind));
+		const bindings = webhookRbac.filter((o) => /RoleBinding$/.test(o.kind));
 		const role = roles[0];
 		const rules = role ? role.rules : [];
 		check(`${caseName}: claim lookups mount the token (pod only; ServiceAccount keeps it off)`,
@@ -314,6 +342,7 @@ function main() {
 		defaults: "Fail", "cert-manager": "Fail", "cert-manager-issuer": "Fail", secret: "Fail", "three-pools": "Fail",
 		"spot-fallback": "Fail", full: "Fail", dryrun: "Ignore", "failure-ignore": "Ignore", "policy-check-off": "Fail",
 		"claim-lookups": "Fail", "policies-beside-webhook": "Fail", "gpu-infra": "Fail", watch: "Fail",
+		"watch-publish": "Fail", "watch-off": "Fail",
 	}[caseName];
 	// One entry per class of object (pkg/policy/matchcond.h), with stable names: the mutating webhook for pods; the
 	// validating ones for pods, for the built-in workload kinds at v1, and (with policy.workloads) for a rule per
@@ -472,7 +501,7 @@ function main() {
 	if (caseName === "defaults" || caseName === "three-pools" || caseName === "spot-fallback" || caseName === "dryrun" ||
 		caseName === "failure-ignore" || caseName === "full" || caseName === "policy-check-off" ||
 		caseName === "claim-lookups" || caseName === "policies-beside-webhook" || caseName === "gpu-infra" ||
-		caseName === "watch") {
+		caseName === "watch" || caseName === "watch-publish" || caseName === "watch-off") {
 		const s = secrets.find((x) => x.metadata.name === tlsSecretName);
 		check(`${caseName}: helm mode renders the TLS Secret the pods mount`, s && s.type === "kubernetes.io/tls" &&
 			s.data["tls.crt"] && s.data["tls.key"] && s.data["ca.crt"]);
@@ -616,7 +645,7 @@ function main() {
  * to it, a Service of its metrics port that the webhook's selectors never reach.
  */
 function checkWatch(caseName, wobjs, dep, svc, cm) {
-	const on = ["watch", "full"].includes(caseName);
+	const on = ["watch", "full", "watch-publish"].includes(caseName);
 	if (!on) {
 		check(`${caseName}: no watch objects unless watch.enabled`, wobjs.length === 0, wobjs.map((o) => o.kind).join(","));
 		return;
@@ -652,11 +681,15 @@ function checkWatch(caseName, wobjs, dep, svc, cm) {
 		!(pod.volumes || []).some((v) => v.hostPath) && !JSON.stringify(c.resources).match(/gpu/i));
 	check(`${caseName}: watch: resources sized to the measured memory (64Mi requested, 256Mi limit)`,
 		c.resources.requests.memory === "64Mi" && c.resources.limits.memory === "256Mi");
-	const known = ["addr", "config", "interval", "max-pods", "log-level", "kubeconfig"];
+	const known = ["addr", "config", "interval", "max-pods", "log-level", "kubeconfig", "policy-reports", "events",
+		"max-results"];
 	const args = c.args || [];
 	const flag = (n) => (args.find((x) => x.startsWith(`--${n}=`)) || "").slice(n.length + 3);
 	check(`${caseName}: watch: every flag is one watch knows`,
 		args.every((a) => known.includes(a.slice(2).split("=")[0])), args.join(" "));
+	/* helm renders a number from values as a float: 1000000 would be "1e+06", which the watch refuses. */
+	check(`${caseName}: watch: numbers are decimal integers`, ["interval", "max-pods"].every((n) => /^[0-9]+$/.test(flag(n))),
+		args.join(" "));
 	const mp = c.ports.find((p) => p.name === "metrics");
 	check(`${caseName}: watch: --addr is the metrics containerPort, probes on it`,
 		mp && flag("addr") === `0.0.0.0:${mp.containerPort}` && c.readinessProbe.httpGet.path === "/readyz" &&

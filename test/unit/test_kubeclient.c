@@ -320,7 +320,8 @@ struct fake_api {
 	int fd, port;
 	pthread_t thread;
 	atomic_int stop;
-	char log[4096];   /* each request's path, one a line */
+	char log[4096];   /* each request's path, one a line (a write's: "METHOD path type") */
+	char body[2048];  /* the last write's body */
 	int n;            /* requests answered */
 };
 
@@ -379,13 +380,39 @@ static void fake_answer(struct fake_api *f, int c, const char *path)
 			usleep(20000);
 }
 
+/* A write: logged with its media type, its body kept, answered as the API server would. */
+static void fake_write(struct fake_api *f, int c, const char *method, const char *path, char *req, size_t have,
+		       size_t size)
+{
+	const char *type = strstr(req, "Content-Type: "), *end = strstr(req, "\r\n\r\n"), *cl = strstr(req, "Content-Length: ");
+	size_t n = strlen(f->log), want = cl ? strtoul(cl + 16, NULL, 10) : 0, at = (size_t)(end + 4 - req);
+	char t[64] = "-";
+	ssize_t got;
+
+	if (type != NULL)
+		sscanf(type + 14, "%63[^\r]", t);
+	while (have < at + want && have < size - 1 && (got = read(c, req + have, size - 1 - have)) > 0)
+		have += (size_t)got;
+	req[have] = '\0';
+	snprintf(f->body, sizeof f->body, "%s", req + at);
+	snprintf(f->log + n, sizeof f->log - n, "%s %s %s\n", method, path, t);
+	if (strstr(path, "/missing") != NULL)
+		reply(c, "404 Not Found", "{\"kind\":\"Status\",\"code\":404,\"message\":\"things \\\"missing\\\" not found\"}");
+	else if (strstr(path, "/forbidden") != NULL)
+		reply(c, "403 Forbidden", "{\"kind\":\"Status\",\"code\":403,\"message\":\"cannot patch\"}");
+	else if (strcmp(method, "POST") == 0)
+		reply(c, "201 Created", "{\"metadata\":{\"name\":\"made-x1\"}}");
+	else
+		reply(c, "200 OK", "{\"kind\":\"Status\",\"status\":\"Success\"}");
+}
+
 static void *fake_run(void *arg)
 {
 	struct fake_api *f = arg;
 	struct timeval patient = { 30, 0 };
 
 	while (!atomic_load(&f->stop)) {
-		char req[2048], path[1024];
+		char req[4096], path[1024], method[8];
 		ssize_t got;
 		size_t have = 0, n;
 		int c = accept(f->fd, NULL, NULL);
@@ -405,6 +432,8 @@ static void *fake_run(void *arg)
 			n = strlen(f->log);
 			snprintf(f->log + n, sizeof f->log - n, "%s\n", path);
 			fake_answer(f, c, path);
+		} else if (sscanf(req, "%7s %1023s", method, path) == 2 && strstr(req, "\r\n\r\n") != NULL) {
+			fake_write(f, c, method, path, req, have, sizeof req);
 		}
 		close(c);
 		f->n++;
@@ -569,6 +598,76 @@ static void test_sink_against_fake_api(void)
 	kube_config_free(&kc);
 }
 
+static void test_write_path(void)
+{
+	char p[32];
+
+	CHECK_INT(kube_write_path(p, sizeof p, "/api/v1/x", "a=1"), 0);
+	CHECK_STR(p, "/api/v1/x?a=1");
+	CHECK_INT(kube_write_path(p, sizeof p, "/api/v1/x?l=m", "a=1"), 0);
+	CHECK_STR(p, "/api/v1/x?l=m&a=1");
+	CHECK_INT(kube_write_path(p, sizeof p, "/api/v1/namespaces/a-rather-long-path", "a=1"), -1);
+}
+
+/* Apply, create and delete against the fake: methods, media types, fieldManager, bodies, refusals, the bound. */
+static void test_writes_against_fake_api(void)
+{
+	struct fake_api f;
+	struct kube_config kc;
+	struct error err = { 0 };
+	struct kube_client *k;
+	char text[512], *big;
+	json_t *o = json_pack("{s:s,s:{s:s}}", "kind", "Thing", "metadata", "name", "a"), *got = NULL, *huge;
+	long status = 0;
+
+	if (fake_start(&f) != 0) {
+		CHECK(!"fake API server");
+		json_decref(o);
+		return;
+	}
+	snprintf(text, sizeof text, "clusters:\n- name: c\n  cluster: {server: \"http://127.0.0.1:%d\"}\n"
+		 "users:\n- name: u\n  user: {token: t0k}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
+		 "current-context: x\n", f.port);
+	CHECK_INT(kube_config_parse(&kc, "kc", text, strlen(text), NULL, &err), 0);
+	k = kube_client_new(&kc, NULL, &err);
+	CHECK_INT(kube_apply(k, "/apis/x/v1/namespaces/ns/things/a", "gpu-admission", o, &status, &err), 0);
+	CHECK_INT(status, 200);
+	CHECK_STR(f.body, "{\"kind\":\"Thing\",\"metadata\":{\"name\":\"a\"}}");
+	CHECK_INT(kube_create(k, "/api/v1/namespaces/ns/events", o, &got, &status, &err), 0);
+	CHECK_INT(status, 201);
+	CHECK_STR(json_string_value(json_object_get(json_object_get(got, "metadata"), "name")), "made-x1");
+	json_decref(got);
+	CHECK_INT(kube_delete(k, "/apis/x/v1/namespaces/ns/things/a", &status, &err), 0);
+	CHECK_INT(kube_delete(k, "/apis/x/v1/namespaces/ns/things/missing", &status, &err), -1);
+	CHECK_INT(status, 404);
+	CHECK_INT(err.kind, ERROR_NOT_FOUND);
+	CHECK_INT(kube_apply(k, "/apis/x/v1/namespaces/ns/things/forbidden", "gpu-admission", o, &status, &err), -1);
+	CHECK_INT(status, 403);
+	CHECK_INT(err.kind, ERROR_INPUT);
+	CHECK(strstr(err.msg, "PATCH /apis/x/v1/namespaces/ns/things/forbidden?fieldManager=gpu-admission&force=true: "
+			      "HTTP 403: cannot patch") != NULL);
+	/* Over the bound: refused before anything is sent. */
+	big = calloc(1, KUBE_WRITE_BODY_MAX + 1);
+	memset(big, 'x', KUBE_WRITE_BODY_MAX);
+	huge = json_pack("{s:s}", "x", big);
+	CHECK_INT(kube_apply(k, "/apis/x/v1/namespaces/ns/things/big", "gpu-admission", huge, &status, &err), -1);
+	CHECK_INT(err.kind, ERROR_TOO_LARGE);
+	CHECK_INT(status, 0);
+	json_decref(huge);
+	free(big);
+	kube_client_free(k);
+	fake_stop(&f);
+	CHECK_STR(f.log, "PATCH /apis/x/v1/namespaces/ns/things/a?fieldManager=gpu-admission&force=true "
+			 "application/apply-patch+yaml\n"
+			 "POST /api/v1/namespaces/ns/events application/json\n"
+			 "DELETE /apis/x/v1/namespaces/ns/things/a -\n"
+			 "DELETE /apis/x/v1/namespaces/ns/things/missing -\n"
+			 "PATCH /apis/x/v1/namespaces/ns/things/forbidden?fieldManager=gpu-admission&force=true "
+			 "application/apply-patch+yaml\n");
+	kube_config_free(&kc);
+	json_decref(o);
+}
+
 int main(void)
 {
 	char cmd[128];
@@ -587,6 +686,8 @@ int main(void)
 	RUN(test_store);
 	RUN(test_against_fake_api);
 	RUN(test_sink_against_fake_api);
+	RUN(test_write_path);
+	RUN(test_writes_against_fake_api);
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		return 1;

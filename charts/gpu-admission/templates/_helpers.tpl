@@ -42,6 +42,11 @@ app.kubernetes.io/component: admission-webhook
 {{- end -}}
 {{- end -}}
 
+{{/* The watch's own ServiceAccount (watch.enabled): the full name + "-watch". */}}
+{{- define "gpu-admission.watchServiceAccountName" -}}
+{{- printf "%s-watch" (include "gpu-admission.fullname" . | trunc 57 | trimSuffix "-") -}}
+{{- end -}}
+
 {{- define "gpu-admission.image" -}}
 {{- if not .Values.image.repository -}}
 {{- fail (printf "image.repository is required: no public gpu-admission image exists. Build it with `make image` (podman, from this repository), push it to a registry your cluster pulls from, e.g. `podman load -i build/image/gpu-admission.tar && podman push localhost/gpu-admission:dev myacr.azurecr.io/gpu-admission:%s`, and install with --set image.repository=myacr.azurecr.io/gpu-admission" .Chart.AppVersion) -}}

@@ -1,0 +1,457 @@
+/*
+ * report_publish's pure builders: the PolicyReports of a small snapshot
+ * (per namespace, capped, the summary and the omitted count), the Events
+ * (reason, message bound, the pod referred to), and which reasons have one.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "base/log.h"
+#include "report/report_publish.h"
+
+static int judge(const char *yaml, const char *text, struct config **cfg, struct report *r)
+{
+	struct error err = { 0 };
+	FILE *f = tmpfile();
+	int fd = -1, rc = -1;
+
+	*cfg = config_load_buffer(yaml, strlen(yaml), "policy.yaml", &err);
+	if (f == NULL || *cfg == NULL || fputs(text, f) < 0 || fflush(f) != 0)
+		goto out;
+	fd = dup(fileno(f));
+	lseek(fd, 0, SEEK_SET);
+	if (report_init(r, *cfg, &err) != 0 || report_input(r, "t", fd, &err) != 0 || report_finish(r, &err) != 0)
+		goto out;
+	rc = 0;
+out:
+	if (rc != 0)
+		fprintf(stderr, "  %s\n", err.msg);
+	if (fd >= 0)
+		close(fd);
+	if (f != NULL)
+		fclose(f);
+	return rc;
+}
+
+static const char policy[] = "pools:\n  - {name: a, nodeSelector: {agentpool: a}}\n";
+
+#define NODE(name) \
+	"{\"kind\":\"Node\",\"metadata\":{\"name\":\"" name "\",\"labels\":{\"agentpool\":\"a\"}}," \
+	"\"spec\":{\"taints\":[{\"key\":\"sku\",\"value\":\"gpu\",\"effect\":\"NoSchedule\"}]}," \
+	"\"status\":{\"allocatable\":{\"nvidia.com/gpu\":\"1\"}}}"
+/* A CPU pod bound to g1 without tolerating its taint. */
+#define CPU(ns, name) \
+	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"" name "\",\"namespace\":\"" ns "\"},\"spec\":{\"nodeName\":\"g1\"," \
+	"\"containers\":[{\"name\":\"c\"}]},\"status\":{\"phase\":\"Running\"}}"
+#define GPU(ns, name, node, n, phase) \
+	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"" name "\",\"namespace\":\"" ns "\"},\"spec\":{" node \
+	"\"tolerations\":[{\"key\":\"sku\",\"operator\":\"Exists\"}]," \
+	"\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"" n "\"}}}]}," \
+	"\"status\":{\"phase\":\"" phase "\"}}"
+
+static const char snapshot[] =
+	"{\"items\":[" NODE("g1") ","
+	CPU("web", "w1") "," CPU("web", "w2") "," CPU("web", "w3") "," CPU("web", "w4") "," CPU("web", "w5") ","
+	GPU("ml", "train", "\"nodeName\":\"g1\",", "1", "Running") ","
+	GPU("ml", "wait", "", "1", "Pending") ","
+	GPU("ml", "huge", "", "8", "Pending") "]}";
+
+static const json_t *result(const json_t *rep, size_t i)
+{
+	return json_array_get(json_object_get(rep, "results"), i);
+}
+
+static const char *str(const json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+static void test_reports(void)
+{
+	struct config *cfg = NULL;
+	struct report r;
+	struct error err = { 0 };
+	json_t *all, *web, *ml;
+	const json_t *res;
+
+	memset(&r, 0, sizeof r);
+	CHECK_INT(judge(policy, snapshot, &cfg, &r), 0);
+	CHECK_INT(r.cpu_pods.total, 5);
+	CHECK_INT(r.pending.total, 2);
+	all = report_publish_reports(&r, 3, &err);
+	CHECK(all != NULL);
+	CHECK_INT(json_object_size(all), 2);   /* web and ml; no namespace without findings */
+	web = json_object_get(all, "web");
+	ml = json_object_get(all, "ml");
+	CHECK_STR(str(web, "apiVersion"), "wgpolicyk8s.io/v1alpha2");
+	CHECK_STR(str(web, "kind"), "PolicyReport");
+	CHECK_STR(str(json_object_get(web, "metadata"), "name"), "gpu-admission");
+	CHECK_STR(str(json_object_get(web, "metadata"), "namespace"), "web");
+	CHECK(json_object_get(json_object_get(web, "metadata"), "ownerReferences") == NULL);
+	CHECK_STR(str(json_object_get(json_object_get(web, "metadata"), "labels"), "app.kubernetes.io/managed-by"),
+		  "gpu-admission");
+	/* Capped at 3 results, plus the one that says 2 were left out; the summary counts all 5. */
+	CHECK_INT(json_array_size(json_object_get(web, "results")), 4);
+	CHECK_INT(json_integer_value(json_object_get(json_object_get(web, "summary"), "fail")), 5);
+	CHECK_INT(json_integer_value(json_object_get(json_object_get(web, "summary"), "skip")), 1);
+	CHECK_STR(str(json_object_get(json_object_get(web, "metadata"), "annotations"), "gpu-admission/omitted-results"),
+		  "2");
+	res = result(web, 0);
+	CHECK_STR(str(res, "result"), "fail");
+	CHECK_STR(str(res, "rule"), "cpu-pod-on-gpu-node");
+	CHECK_STR(str(res, "policy"), "gpu-admission");
+	CHECK_STR(str(json_array_get(json_object_get(res, "resources"), 0), "name"), "w1");
+	CHECK_STR(str(json_array_get(json_object_get(res, "resources"), 0), "kind"), "Pod");
+	CHECK_STR(str(json_object_get(res, "properties"), "routes"), "untolerated-taint");
+	CHECK_STR(str(json_object_get(res, "properties"), "node"), "g1");
+	CHECK_STR(str(json_object_get(res, "properties"), "pool"), "a");
+	CHECK(strstr(str(res, "message"), "CPU-only pod on GPU node g1 via untolerated-taint (untolerated taint sku") != NULL);
+	res = result(web, 3);
+	CHECK_STR(str(res, "rule"), "results-omitted");
+	CHECK_STR(str(res, "result"), "skip");
+	CHECK_STR(str(json_object_get(res, "properties"), "omitted"), "2");
+	/* ml: two Pending pods, as warnings with the report's reasons and messages; nothing omitted. */
+	CHECK_INT(json_array_size(json_object_get(ml, "results")), 2);
+	CHECK_INT(json_integer_value(json_object_get(json_object_get(ml, "summary"), "warn")), 2);
+	CHECK_INT(json_integer_value(json_object_get(json_object_get(ml, "summary"), "fail")), 0);
+	CHECK_INT(json_integer_value(json_object_get(json_object_get(ml, "summary"), "skip")), 0);
+	CHECK(json_object_get(json_object_get(ml, "metadata"), "annotations") == NULL);
+	res = result(ml, 0);
+	CHECK_STR(str(res, "result"), "warn");
+	CHECK_STR(str(res, "rule"), "gpu-pod-pending");
+	CHECK_STR(str(json_object_get(res, "properties"), "reason"), "gpus-in-use");
+	CHECK_STR(str(json_object_get(res, "properties"), "gpus"), "nvidia.com/gpu=1");
+	CHECK_STR(str(res, "message"), REPORT_AT(r.pending, struct report_pending, 0)->message);
+	CHECK_STR(str(json_object_get(result(ml, 1), "properties"), "reason"), "too-many-gpus");
+	json_decref(all);
+	/* Large enough: every finding listed, nothing omitted. */
+	all = report_publish_reports(&r, 100, &err);
+	CHECK_INT(json_array_size(json_object_get(json_object_get(all, "web"), "results")), 5);
+	CHECK(json_object_get(json_object_get(json_object_get(all, "web"), "metadata"), "annotations") == NULL);
+	json_decref(all);
+	report_free(&r);
+	config_free(cfg);
+}
+
+/* The largest report the limit allows: every name at its API limit, the longest message. Under the write bound. */
+static void test_worst_case_fits(void)
+{
+	static struct report_cpu_pod pods[REPORT_PUBLISH_RESULTS_LIMIT + 1];
+	char ns[64], name[254], node[254], owner[320], taint[340], msg[4096];
+	struct report r;
+	struct error err = { 0 };
+	json_t *all;
+	char *body;
+	size_t i;
+
+	memset(&r, 0, sizeof r);
+	memset(ns, 'n', 63);
+	ns[63] = '\0';
+	memset(name, 'p', 253);
+	name[253] = '\0';
+	memset(node, 'd', 253);
+	node[253] = '\0';
+	snprintf(owner, sizeof owner, "ReplicaSet/%s", name);
+	snprintf(taint, sizeof taint, "%.253s=%.63s:NoSchedule", node, ns);
+	memset(msg, 'm', sizeof msg - 1);
+	msg[sizeof msg - 1] = '\0';
+	for (i = 0; i <= REPORT_PUBLISH_RESULTS_LIMIT; i++) {
+		pods[i].ns = ns;
+		pods[i].name = name;
+		pods[i].node = node;
+		pods[i].owner = owner;
+		pods[i].taint = taint;
+		pods[i].pool = -1;
+		pods[i].routes = (1u << REPORT_NROUTES) - 1;
+		pods[i].policy.reason = name;
+		pods[i].policy.message = msg;
+		pods[i].policy.would_reject = 1;
+	}
+	r.cpu_pods.v = pods;
+	r.cpu_pods.n = r.cpu_pods.total = REPORT_PUBLISH_RESULTS_LIMIT + 1;
+	all = report_publish_reports(&r, REPORT_PUBLISH_RESULTS_LIMIT, &err);
+	CHECK(all != NULL);
+	body = json_dumps(json_object_get(all, ns), JSON_COMPACT);
+	CHECK(body != NULL);
+	CHECK_INT(json_array_size(json_object_get(json_object_get(all, ns), "results")), REPORT_PUBLISH_RESULTS_LIMIT + 1);
+	CHECK(body != NULL && strlen(body) <= KUBE_WRITE_BODY_MAX);
+	if (body != NULL && strlen(body) > KUBE_WRITE_BODY_MAX)
+		fprintf(stderr, "  worst case: %zu bytes\n", strlen(body));
+	free(body);
+	json_decref(all);
+}
+
+static void test_nothing_to_report(void)
+{
+	struct config *cfg = NULL;
+	struct report r;
+	struct error err = { 0 };
+	json_t *all;
+
+	memset(&r, 0, sizeof r);
+	CHECK_INT(judge(policy, "{\"items\":[" NODE("g1") "," GPU("ml", "train", "\"nodeName\":\"g1\",", "1", "Running") "]}",
+			&cfg, &r), 0);
+	all = report_publish_reports(&r, 100, &err);
+	CHECK(all != NULL);
+	CHECK_INT(json_object_size(all), 0);
+	json_decref(all);
+	report_free(&r);
+	config_free(cfg);
+}
+
+static void test_event_reasons(void)
+{
+	CHECK_STR(report_publish_event_reason(REPORT_PENDING_UNSERVED), "GPUResourceUnserved");
+	CHECK_STR(report_publish_event_reason(REPORT_PENDING_FULL), "GPUPoolFull");
+	CHECK_STR(report_publish_event_reason(REPORT_PENDING_TOO_MANY), "GPURequestTooLarge");
+	CHECK(report_publish_event_reason(REPORT_PENDING_GATED) == NULL);
+	CHECK(report_publish_event_reason(REPORT_PENDING_OTHER) == NULL);
+}
+
+static void test_event(void)
+{
+	struct report_pending p;
+	struct error err = { 0 };
+	char name[] = "wait", ns[] = "ml", *msg = malloc(3000);
+	const json_t *io;
+	json_t *ev;
+	size_t i;
+
+	memset(&p, 0, sizeof p);
+	p.ns = ns;
+	p.name = name;
+	p.reason = REPORT_PENDING_FULL;
+	/* A message over the bound, with a 2-byte character across it: cut before the character. */
+	for (i = 0; i < 1023; i++)
+		msg[i] = 'x';
+	snprintf(msg + 1023, 3000 - 1023, "\xc3\xa9 and more");
+	p.message = msg;
+	ev = report_publish_event(&p, "u-1", 86400 * 365, &err);
+	CHECK(ev != NULL);
+	CHECK_STR(str(ev, "apiVersion"), "v1");
+	CHECK_STR(str(ev, "kind"), "Event");
+	CHECK_STR(str(ev, "reason"), "GPUPoolFull");
+	CHECK_STR(str(ev, "type"), "Warning");
+	CHECK_INT(strlen(str(ev, "message")), 1023);
+	CHECK_STR(str(json_object_get(ev, "metadata"), "generateName"), "wait.");
+	CHECK_STR(str(json_object_get(ev, "metadata"), "namespace"), "ml");
+	CHECK_STR(str(ev, "firstTimestamp"), "1971-01-01T00:00:00Z");
+	CHECK_STR(str(json_object_get(ev, "source"), "component"), "gpu-admission");
+	io = json_object_get(ev, "involvedObject");
+	CHECK_STR(str(io, "kind"), "Pod");
+	CHECK_STR(str(io, "namespace"), "ml");
+	CHECK_STR(str(io, "name"), "wait");
+	CHECK_STR(str(io, "uid"), "u-1");
+	json_decref(ev);
+	/* No Event for a gated pod. */
+	p.reason = REPORT_PENDING_GATED;
+	CHECK(report_publish_event(&p, "", 0, &err) == NULL);
+	CHECK_INT(err.kind, ERROR_INPUT);
+	free(msg);
+}
+
+/* ==== The publisher against a fake API server (plain HTTP on loopback) ==== */
+
+struct fake_api {
+	int fd, port;
+	pthread_t thread;
+	atomic_int stop, crd;
+	char log[8192];    /* "METHOD path" a line */
+	char event[4096];  /* the last Event's body */
+};
+
+static void reply(int c, const char *status, const char *body)
+{
+	char head[256];
+	int n = snprintf(head, sizeof head, "HTTP/1.1 %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
+			 "Connection: close\r\n\r\n", status, strlen(body));
+
+	if (write(c, head, (size_t)n) < 0 || write(c, body, strlen(body)) < 0)
+		return;
+}
+
+static void fake_answer(struct fake_api *f, int c, const char *method, const char *path, const char *body)
+{
+	if (strcmp(method, "GET") == 0 && strcmp(path, "/apis/wgpolicyk8s.io/v1alpha2") == 0) {
+		if (atomic_load(&f->crd))
+			reply(c, "200 OK", "{\"kind\":\"APIResourceList\",\"resources\":[{\"name\":\"policyreports\"}]}");
+		else
+			reply(c, "404 Not Found", "{\"kind\":\"Status\",\"code\":404,\"message\":\"not found\"}");
+	} else if (strcmp(method, "GET") == 0 && strncmp(path, "/apis/wgpolicyk8s.io/v1alpha2/policyreports?", 44) == 0) {
+		/* An earlier run's report in a namespace that has nothing to report now. */
+		reply(c, "200 OK", "{\"metadata\":{\"resourceVersion\":\"7\"},\"items\":[{\"metadata\":"
+		      "{\"namespace\":\"old\",\"name\":\"gpu-admission\"}},{\"metadata\":{\"namespace\":\"old\",\"name\":\"other\"}}]}");
+	} else if (strcmp(method, "GET") == 0 && strcmp(path, "/api/v1/namespaces/ml/pods/wait") == 0) {
+		reply(c, "200 OK", "{\"metadata\":{\"name\":\"wait\",\"uid\":\"u-wait\"}}");
+	} else if (strcmp(method, "GET") == 0) {
+		reply(c, "404 Not Found", "{\"kind\":\"Status\",\"code\":404,\"message\":\"gone\"}");
+	} else if (strcmp(method, "POST") == 0) {
+		snprintf(f->event, sizeof f->event, "%s", body);
+		reply(c, "201 Created", "{}");
+	} else {
+		reply(c, "200 OK", "{}");
+	}
+}
+
+static void *fake_run(void *arg)
+{
+	struct fake_api *f = arg;
+	struct timeval patient = { 30, 0 };
+
+	while (!atomic_load(&f->stop)) {
+		char req[16384], method[8], path[1024];
+		const char *end, *cl;
+		size_t have = 0, want = 0, n;
+		ssize_t got;
+		int c = accept(f->fd, NULL, NULL);
+
+		if (c < 0)
+			continue;
+		setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &patient, sizeof patient);
+		while (have < sizeof req - 1 && (got = read(c, req + have, sizeof req - 1 - have)) > 0) {
+			have += (size_t)got;
+			req[have] = '\0';
+			if ((end = strstr(req, "\r\n\r\n")) != NULL) {
+				cl = strstr(req, "Content-Length: ");
+				want = (size_t)(end + 4 - req) + (cl ? strtoul(cl + 16, NULL, 10) : 0);
+				if (have >= want)
+					break;
+			}
+		}
+		req[have] = '\0';
+		if (sscanf(req, "%7s %1023s", method, path) == 2 && (end = strstr(req, "\r\n\r\n")) != NULL) {
+			n = strlen(f->log);
+			snprintf(f->log + n, sizeof f->log - n, "%s %s\n", method, path);
+			fake_answer(f, c, method, path, end + 4);
+		}
+		close(c);
+	}
+	return NULL;
+}
+
+static int fake_start(struct fake_api *f)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof a;
+	struct timeval tv = { 0, 100000 };
+
+	memset(f, 0, sizeof *f);
+	memset(&a, 0, sizeof a);
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if ((f->fd = socket(AF_INET, SOCK_STREAM, 0)) < 0 || bind(f->fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+	    listen(f->fd, 8) != 0 || getsockname(f->fd, (struct sockaddr *)&a, &len) != 0)
+		return -1;
+	setsockopt(f->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	f->port = ntohs(a.sin_port);
+	return pthread_create(&f->thread, NULL, fake_run, f) == 0 ? 0 : -1;
+}
+
+static void fake_stop(struct fake_api *f)
+{
+	atomic_store(&f->stop, 1);
+	pthread_join(f->thread, NULL);
+	close(f->fd);
+}
+
+/* Runs p on r at now and returns the requests it made (the log since the last call). */
+static const char *run_at(struct fake_api *f, struct report_publisher *p, struct kube_client *k, const struct report *r,
+			  time_t now, int *rc)
+{
+	static char got[8192];
+	struct error err = { 0 };
+
+	f->log[0] = '\0';
+	*rc = report_publisher_run(p, k, r, now, &err);
+	if (*rc != 0)
+		fprintf(stderr, "  run: %s\n", err.msg);
+	snprintf(got, sizeof got, "%s", f->log);
+	return got;
+}
+
+static void test_publisher(void)
+{
+	struct fake_api f;
+	struct kube_config kc;
+	struct kube_client *k;
+	struct config *cfg = NULL;
+	struct report r;
+	struct error err = { 0 };
+	struct report_publish_options o = { 1, 1, 3, 0, 0, 0, 0 };
+	struct report_publisher *p;
+	struct report_publish_stats st;
+	char text[512];
+	int rc;
+
+	memset(&r, 0, sizeof r);
+	if (fake_start(&f) != 0 || judge(policy, snapshot, &cfg, &r) != 0) {
+		CHECK(!"fake API server and snapshot");
+		return;
+	}
+	snprintf(text, sizeof text, "clusters:\n- name: c\n  cluster: {server: \"http://127.0.0.1:%d\"}\n"
+		 "users:\n- name: u\n  user: {token: t0k}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
+		 "current-context: x\n", f.port);
+	CHECK_INT(kube_config_parse(&kc, "kc", text, strlen(text), NULL, &err), 0);
+	k = kube_client_new(&kc, NULL, &err);
+	p = report_publisher_new(&o, &err);
+	/* No CRD: discovery asked, nothing written; the Event of wait (by uid), huge's pod gone. */
+	CHECK_STR(run_at(&f, p, k, &r, 1000, &rc),
+		  "GET /apis/wgpolicyk8s.io/v1alpha2\n"
+		  "GET /api/v1/namespaces/ml/pods/wait\n"
+		  "POST /api/v1/namespaces/ml/events\n"
+		  "GET /api/v1/namespaces/ml/pods/huge\n");
+	CHECK_INT(rc, 0);
+	CHECK(strstr(f.event, "\"reason\":\"GPUPoolFull\"") != NULL);
+	CHECK(strstr(f.event, "\"uid\":\"u-wait\"") != NULL);
+	/* 10 s later: discovery's answer still holds; both pods within their hour: nothing at all. */
+	atomic_store(&f.crd, 1);
+	CHECK_STR(run_at(&f, p, k, &r, 1010, &rc), "");
+	report_publisher_stats(p, &st);
+	CHECK_INT(st.reports_skipped_no_crd, 2);
+	CHECK_INT(st.events_created, 1);
+	CHECK_INT(st.events_pod_gone, 1);
+	CHECK_INT(st.events_limited, 2);
+	/* Past the discovery interval: the CRD is served; the earlier run's reports listed, both namespaces
+	 * applied, the stale one deleted (only the report named ours). */
+	CHECK_STR(run_at(&f, p, k, &r, 1000 + REPORT_PUBLISH_DISCOVERY_S, &rc),
+		  "GET /apis/wgpolicyk8s.io/v1alpha2\n"
+		  "GET /apis/wgpolicyk8s.io/v1alpha2/policyreports?labelSelector=app.kubernetes.io%2Fmanaged-by%3Dgpu-admission&limit=25\n"
+		  "PATCH /apis/wgpolicyk8s.io/v1alpha2/namespaces/web/policyreports/gpu-admission?fieldManager=gpu-admission&force=true\n"
+		  "PATCH /apis/wgpolicyk8s.io/v1alpha2/namespaces/ml/policyreports/gpu-admission?fieldManager=gpu-admission&force=true\n"
+		  "DELETE /apis/wgpolicyk8s.io/v1alpha2/namespaces/old/policyreports/gpu-admission\n");
+	CHECK_INT(rc, 0);
+	/* Unchanged: nothing sent. */
+	CHECK_STR(run_at(&f, p, k, &r, 1000 + REPORT_PUBLISH_DISCOVERY_S + 10, &rc), "");
+	report_publisher_stats(p, &st);
+	CHECK_INT(st.reports_applied, 2);
+	CHECK_INT(st.reports_unchanged, 2);
+	CHECK_INT(st.reports_deleted, 1);
+	CHECK_INT(st.errors, 0);
+	CHECK_INT(st.runs, 4);
+	report_publisher_free(p);
+	kube_client_free(k);
+	kube_config_free(&kc);
+	fake_stop(&f);
+	report_free(&r);
+	config_free(cfg);
+}
+
+int main(void)
+{
+	log_set_level(LOG_LEVEL_ERROR);  /* the CRD's absence is logged on purpose here */
+	RUN(test_reports);
+	RUN(test_worst_case_fits);
+	RUN(test_nothing_to_report);
+	RUN(test_event_reasons);
+	RUN(test_event);
+	RUN(test_publisher);
+	return check_done("report_publish");
+}
