@@ -24,26 +24,6 @@ wh_metric() {
 # metric_is SAMPLE VALUE, metric_above SAMPLE N: for cp_wait.
 metric_is() { [ "$(wh_metric "$1")" = "$2" ]; }
 metric_above() { [ "$(wh_metric "$1")" -gt "$2" ]; }
-# sa_kubeconfig SERVER FILE: a kubeconfig for the chart's ServiceAccount (a token the
-# API server issues for it, as the kubelet mounts one), reaching SERVER.
-sa_kubeconfig() {
-	local tok
-	tok=$(kubectl create token "$REL" -n "$RNS" --duration 2h) || return 1
-	cat >"$2" <<EOK
-apiVersion: v1
-kind: Config
-clusters:
-- name: test
-  cluster: {server: "$1", certificate-authority: "$T/cp/pki/ca.crt"}
-users:
-- name: sa
-  user: {token: "$tok"}
-contexts:
-- name: test
-  context: {cluster: test, user: sa}
-current-context: test
-EOK
-}
 # lookup_counted TEMPLATE RESULT N: a dry-run pod of TEMPLATE reviewed, and the lookups
 # counted with RESULT above N (for cp_wait).
 lookup_counted() {
@@ -78,7 +58,7 @@ equals "$(kubectl auth can-i list secrets -n "$RNS" --as "$SA")" no "the Service
 # Cold: the replica cannot reach its API server (nothing listens on that port). It is
 # ready all the same, and a DRA pod is admitted as if its claim were unknown, with a
 # warning saying why, and counted.
-sa_kubeconfig "https://$CP_API_IP:1" "$T/sa-cold.kubeconfig" || bad "a token for the ServiceAccount"
+cp_sa_kubeconfig "$REL" "https://$CP_API_IP:1" "$T/sa-cold.kubeconfig" || bad "a token for the ServiceAccount"
 WH_EXTRA_ARGS="--kubeconfig=$T/sa-cold.kubeconfig"
 wh_restart && ok || bad "the replica is ready with its API server unreachable (lookups never gate readiness)"
 kubectl create -n team-dra -f - >/dev/null <<EOF2 || bad "the ResourceClaimTemplate gpu-1"
@@ -96,7 +76,7 @@ equals "$(wh_metric 'gpu_admission_claim_cache_synced{resource="resourceclaimtem
 [ "$(wh_metric 'gpu_admission_claim_cache_errors_total{resource="resourceclaims"}')" -ge 1 ] && ok || bad "cold cache: the failed lists are counted"
 
 # Warm: the real API server. The caches list and watch; a template is found.
-sa_kubeconfig "https://$CP_API_ADDR" "$T/sa.kubeconfig" || bad "a token for the ServiceAccount"
+cp_sa_kubeconfig "$REL" "https://$CP_API_ADDR" "$T/sa.kubeconfig" || bad "a token for the ServiceAccount"
 WH_EXTRA_ARGS="--kubeconfig=$T/sa.kubeconfig"
 wh_restart || bad "the replica with claim lookups"
 for r in resourceclaimtemplates resourceclaims deviceclasses; do

@@ -160,21 +160,7 @@ for a in "create pods -n team-w8" "delete nodes" "patch pods -n team-w8" "list s
 	# shellcheck disable=SC2086
 	equals "$(kubectl auth can-i $a --as "system:serviceaccount:$RNS:$WSA")" no "the watch may not $a"
 done
-tok=$(kubectl create token "$WSA" -n "$RNS" --duration 1h) || bad "a token for the watch's ServiceAccount"
-cat >"$T/watch-sa.kubeconfig" <<EOK
-apiVersion: v1
-kind: Config
-clusters:
-- name: test
-  cluster: {server: "https://$CP_API_ADDR", certificate-authority: "$T/cp/pki/ca.crt"}
-users:
-- name: watch
-  user: {token: "$tok"}
-contexts:
-- name: test
-  context: {cluster: test, user: watch}
-current-context: test
-EOK
+cp_sa_kubeconfig "$WSA" "https://$CP_API_ADDR" "$T/watch-sa.kubeconfig" || bad "a token for the watch's ServiceAccount"
 watch_start "$T/watch-sa.kubeconfig" && ok || { bad "the watch is ready as the chart's ServiceAccount"; tail -n 20 "$T/watch.log"; }
 expect_figures "t4-spot:1/0.158 t4:0/0 a100:1/27.197 h100:1/98.32 | | {reason=\"gpus-in-use\"}=1" \
 	"as the chart's ServiceAccount: the same figures (get, list, watch on nodes and pods suffice)"

@@ -131,21 +131,7 @@ equals "$(kubectl auth can-i patch policyreports.wgpolicyk8s.io -n team-pr2 --as
 # The watch itself publishing, as the chart's watch ServiceAccount with its token: the
 # chart's read role (get, list, watch on nodes and pods) and these writes suffice, and the
 # watch writes each interval what report --publish wrote once (the same module).
-tok=$(kubectl create token "$REL-watch" -n "$RNS" --duration 1h)
-cat >"$T/pr-sa.kubeconfig" <<EOK
-apiVersion: v1
-kind: Config
-clusters:
-- name: test
-  cluster: {server: "https://$CP_API_ADDR", certificate-authority: "$T/cp/pki/ca.crt"}
-users:
-- name: sa
-  user: {token: "$tok"}
-contexts:
-- name: test
-  context: {cluster: test, user: sa}
-current-context: test
-EOK
+cp_sa_kubeconfig "$REL-watch" "https://$CP_API_ADDR" "$T/pr-sa.kubeconfig" || bad "a token for the watch's ServiceAccount"
 kubectl delete policyreport -n team-pr2 gpu-admission >/dev/null 2>&1
 PR_WATCH_ADDR=127.0.0.1:19091
 "$B" watch -c "$T/pr-policy.yaml" --kubeconfig "$T/pr-sa.kubeconfig" --addr "$PR_WATCH_ADDR" --interval 2 \
