@@ -14,6 +14,7 @@
 # Taints are another plugin's (pkg/scheduler/framework/plugins/tainttoleration
 # Filter): a claim does not make a pod tolerate the GPU nodes' sku=gpu taint.
 clean
+cp_clear_pods
 ns team-dra
 
 # wh_metric SAMPLE: the value of one sample (name and labels as printed) of the replica's /metrics.

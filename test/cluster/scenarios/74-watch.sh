@@ -12,9 +12,7 @@
 clean
 # The figures are of the whole cluster: pods earlier scenarios left outside team-*/training-*
 # (55-placement.sh's train-x/two-pools on the a100 node) go first.
-for n in $(kubectl get namespaces -o name | sed 's|namespace/||' | grep -vE "^(kube-system|kube-public|kube-node-lease|default|$RNS)\$"); do
-	kubectl delete pods --all -n "$n" --force --grace-period=0 >/dev/null 2>&1
-done
+cp_clear_pods
 upgrade three-pools.yaml
 ns team-w8
 ns team-warn
