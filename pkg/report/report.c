@@ -334,6 +334,18 @@ void report_verdict_free(struct report_verdict *v)
 	memset(v, 0, sizeof *v);
 }
 
+void report_cpu_pod_free(struct report_cpu_pod *c)
+{
+	free(c->ns);
+	free(c->name);
+	free(c->node);
+	free(c->owner);
+	free(c->taint);
+	report_verdict_free(&c->policy);
+	report_verdict_free(&c->pinned);
+	json_decref(c->tolerations);
+}
+
 void report_free(struct report *r)
 {
 	size_t i, j;
@@ -356,14 +368,7 @@ void report_free(struct report *r)
 	for (i = 0; i < r->cpu_pods.n; i++) {
 		struct report_cpu_pod *c = REPORT_AT(r->cpu_pods, struct report_cpu_pod, i);
 
-		free(c->ns);
-		free(c->name);
-		free(c->node);
-		free(c->owner);
-		free(c->taint);
-		report_verdict_free(&c->policy);
-		report_verdict_free(&c->pinned);
-		json_decref(c->tolerations);
+		report_cpu_pod_free(c);
 	}
 	free(r->cpu_pods.v);
 	for (i = 0; i < r->daemonsets.n; i++) {

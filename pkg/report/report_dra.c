@@ -261,14 +261,7 @@ static void reclassify(struct report *r, const json_t *gpu_pods)
 		r->nodes[c->node_index].cpu_pods--;
 		r->nodes[c->node_index].gpu_pods++;
 		r->cpu_pods.total--;
-		free(c->ns);
-		free(c->name);
-		free(c->node);
-		free(c->owner);
-		free(c->taint);
-		report_verdict_free(&c->policy);
-		report_verdict_free(&c->pinned);
-		json_decref(c->tolerations);
+		report_cpu_pod_free(c);
 	}
 	r->cpu_pods.n = o;
 }

@@ -72,4 +72,7 @@ int report_whatif_running(struct report *r, const json_t *pod, size_t node, stru
 int report_whatif_finish(struct report *r, struct error *err);
 void report_whatif_free(struct report_whatif *w);
 
+/* Frees what c owns (its strings, verdicts, tolerations), not c itself: an entry of a report list. */
+void report_cpu_pod_free(struct report_cpu_pod *c);
+
 #endif
