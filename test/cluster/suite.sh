@@ -285,7 +285,7 @@ secret_mode() {
 	wh_reload certificate && ok || bad "the replica reloaded the renewed certificate"
 	wait "$loader"
 	equals "$(cat "$T/rot.failed" 2>/dev/null | wc -l)" 0 "no pod creation failed while the certificate was renewed"
-	[ -s "$T/rot.err" ] && sed 's/^/    /' "$T/rot.err" | head -n 5
+	[ -s "$T/rot.err" ] && indent "$T/rot.err" | head -n 5
 	serial1=$(echo | openssl s_client -connect "$CP_WEBHOOK_IP:$WH_PORT" -servername "$WH_HOST" 2>/dev/null | openssl x509 -noout -serial)
 	[ -n "$serial1" ] && [ "$serial1" != "$serial0" ] && ok || bad "the replica serves the renewed certificate ($serial0 -> $serial1)"
 	equals "$(kubectl get pods -n team-rot -o json | jq '[.items[] | select(.spec.nodeSelector["kubernetes.azure.com/agentpool"] == "gput4")] | length')" 40 \

@@ -129,7 +129,7 @@ for p in $LOADS; do
 done
 for i in 1 2 3; do
 	check "keep-alive client $i was told Connection: close" grep -q 'failed=0 closes=1' "$TMP/load$i.out"
-	sed 's/^/    /' "$TMP/load$i.out"
+	indent "$TMP/load$i.out"
 done
 has "$LOG" '"msg":"draining"' "drain logged"
 has "$LOG" '"msg":"stopped"' "stop logged"

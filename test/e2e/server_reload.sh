@@ -101,7 +101,7 @@ check "the load saw every certificate" grep -q 'failed=0 .*certs=3$' "$TMP/load.
 check "the load really ran" sh -c "awk -F'[ =]' '{ if (\$2 < 20) exit 1 }' $TMP/load.out"
 wait_exit "$KEEP" 30
 equals "$RC" 0 "keep-alive load across rotations: no failed request"
-cat "$TMP/load.out" "$TMP/keepalive.out" | sed 's/^/    /'
+cat "$TMP/load.out" "$TMP/keepalive.out" | indent
 equals "$(metric gpu_admission_cert_reloads_total)" 2 "cert reloads counted"
 # The good pair ended the retries: the refusals counted are those logged, no more come.
 counted_failures gpu_admission_cert_reload_failures_total '"msg":"certificate reload failed' \

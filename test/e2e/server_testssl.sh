@@ -73,7 +73,7 @@ renego_refused() {
 renego_probe "$PORT" >"$TMP/renego.txt"
 RENEGO_REFUSED=0
 if renego_refused "$TMP/renego.txt" >"$TMP/renego.why" 2>&1; then RENEGO_REFUSED=1; ok
-else bad "client-initiated renegotiation refused (direct probe)"; sed 's/^/    /' "$TMP/renego.why" | tail -n 30; fi
+else bad "client-initiated renegotiation refused (direct probe)"; indent "$TMP/renego.why" | tail -n 30; fi
 # Control: the probe does see a renegotiation a server accepts.
 SPORT=$("$CLIENT_BIN" --free-port)
 openssl s_server -accept "127.0.0.1:$SPORT" -cert "$TMP/c/tls.crt" -key "$TMP/c/tls.key" \
@@ -119,7 +119,7 @@ is() {
 # none DESCRIPTION JQ-FILTER: no finding selected by the filter (listed if any).
 none() {
 	jq -r "select($2) | \"\(.section)/\(.id) [\(.severity)] \(.finding)\"" "$TMP/findings" >"$TMP/none.out"
-	if [ -s "$TMP/none.out" ]; then bad "$1:"; sed 's/^/    /' "$TMP/none.out"; else ok; fi
+	if [ -s "$TMP/none.out" ]; then bad "$1:"; indent "$TMP/none.out"; else ok; fi
 }
 
 none "testssl reported no testing problem (WARN/DEBUG/FATAL, scanProblem)" \
@@ -146,7 +146,7 @@ is cipherlist_STRONG "offered" "AEAD ciphers offered (control)"
 # finding ends with the IANA name ----
 jq -r 'select(.id | test("^cipher-(ssl|tls)")) | "\(.id) \([.finding | splits("\\s+") | select(length > 0)] | last)"' \
 	"$TMP/findings" >"$TMP/ciphers"
-sed 's/^/    /' "$TMP/ciphers"
+indent "$TMP/ciphers"
 check "TLS 1.2 ciphers listed (control)" grep -q '^cipher-tls1_2_x' "$TMP/ciphers"
 check "TLS 1.3 ciphers listed (control)" grep -q '^cipher-tls1_3_x' "$TMP/ciphers"
 check "no cipher accepted below TLS 1.2" sh -c "! grep -v '^cipher-tls1_[23]_x' $TMP/ciphers"

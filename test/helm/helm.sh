@@ -69,7 +69,7 @@ for values in test/helm/cases/*/values.yaml; do
 	node test/helm/check.js "$c" "$d/render.yaml" "$d" >"$d/check.log" 2>&1
 	p=$(grep -c '^ok - ' "$d/check.log")
 	f=$(grep -c '^not ok - ' "$d/check.log")
-	grep -v '^ok - ' "$d/check.log" | grep -v 'check.js: .* passed' | sed 's/^/    /'
+	grep -v '^ok - ' "$d/check.log" | grep -v 'check.js: .* passed' | indent
 	if [ "$p" -eq 0 ]; then notok "$c: check.js ran no check"; fi
 	pass=$((pass + p)); fail=$((fail + f))
 	echo "ok - $c: $p object and contract checks ($f failed)"
@@ -211,7 +211,7 @@ refuse() {
 	elif grep -qiE "$want" "$T/out"; then
 		ok "$desc"
 	else
-		notok "$desc (wrong error)"; sed 's/^/    /' "$T/out" | head -n 5
+		notok "$desc (wrong error)"; indent "$T/out" | head -n 5
 	fi
 }
 want='schema'
@@ -370,7 +370,7 @@ if "$BIN" certs --help >/dev/null 2>&1 || "$BIN" help 2>&1 | grep -q '^  certs';
 	node test/helm/check.js --validate "$m/apply.yaml" >"$m/check.log" 2>&1
 	node test/helm/check.js --validate "$m/secret.yaml" >>"$m/check.log" 2>&1
 	p=$(grep -c '^ok - ' "$m/check.log"); f=$(grep -c '^not ok - ' "$m/check.log")
-	grep '^not ok' "$m/check.log" | sed 's/^/    /'
+	grep '^not ok' "$m/check.log" | indent
 	pass=$((pass + p)); fail=$((fail + f))
 	echo "ok - sequence: $p objects valid against OpenAPI ($f failed)"
 else

@@ -18,7 +18,7 @@ cd "$ROOT_DIR"
 # tg PATTERN CMD...: CMD exits 0 and prints a line matching PATTERN.
 tg() {
 	pat=$1; shift
-	if "$@" >"$T/out" 2>&1 && grep -qE "$pat" "$T/out"; then ok "$desc"; else notok "$desc"; sed 's/^/    /' "$T/out" | head -n 20; fi
+	if "$@" >"$T/out" 2>&1 && grep -qE "$pat" "$T/out"; then ok "$desc"; else notok "$desc"; indent "$T/out" | head -n 20; fi
 }
 CID=""
 finish() {
@@ -72,7 +72,7 @@ run() { # run COMMAND ARGS... in the hardened container, with extra podman optio
 
 desc="version"
 tg "^gpu-admission $(cat VERSION) \\([0-9a-f]{7}" run version
-sed 's/^/    /' "$T/out"
+indent "$T/out"
 
 # ---- the chart's files: Deployment args and policies ------------------------
 TOOLBIN=$(sh .ci/helm 2>"$T/tools.log") || { cat "$T/tools.log"; notok "install helm (.ci/helm)"; exit 1; }
@@ -92,7 +92,7 @@ chmod 0644 "$T/bad.yaml"
 desc="check-config refuses a bad policy (exit 1)"
 RUN_OPTS="-v $T/bad.yaml:/policy.yaml:ro" run check-config /policy.yaml >"$T/out" 2>&1
 rc=$?
-if [ "$rc" -eq 1 ]; then ok "$desc"; else notok "$desc (exit $rc)"; sed 's/^/    /' "$T/out"; fi
+if [ "$rc" -eq 1 ]; then ok "$desc"; else notok "$desc (exit $rc)"; indent "$T/out"; fi
 
 # ---- certs, written by uid 65532 into a mounted directory ---------------------
 mkdir -p "$T/certs"
@@ -117,7 +117,7 @@ CID=$(podman_ run -d $hardened -p "127.0.0.1:$port:$cport" \
 	-v "$T/tls:/etc/gpu-admission/tls:ro" -v "$T/policy:/etc/gpu-admission/policy:ro" \
 	"$IMAGE" "$@" 2>"$T/run.err")
 desc="serve started with the chart's args: $*"
-if [ -n "$CID" ]; then ok "$desc"; else notok "$desc"; sed 's/^/    /' "$T/run.err"; exit 1; fi
+if [ -n "$CID" ]; then ok "$desc"; else notok "$desc"; indent "$T/run.err"; exit 1; fi
 
 host=gpu-admission.gpu-admission.svc
 curl_() { curl -sS --max-time 5 --cacert "$T/certs/ca.crt" --resolve "$host:$port:127.0.0.1" "$@"; }
@@ -130,7 +130,7 @@ done
 for p in /healthz /readyz; do
 	code=$(curl_ -o /dev/null -w '%{http_code}' "https://$host:$port$p" 2>"$T/out")
 	desc="GET $p over TLS through the published port: 200"
-	if [ "$code" = 200 ]; then ok "$desc"; else notok "$desc (got $code)"; sed 's/^/    /' "$T/out"; fi
+	if [ "$code" = 200 ]; then ok "$desc"; else notok "$desc (got $code)"; indent "$T/out"; fi
 done
 printf '%s' '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"img-1","kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"},"namespace":"ml","operation":"CREATE","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"train","namespace":"ml"},"spec":{"containers":[{"name":"cuda","image":"x","resources":{"limits":{"nvidia.com/gpu":1}}}]}}}}' >"$T/review.json"
 curl_ -H 'Content-Type: application/json' --data-binary "@$T/review.json" "https://$host:$port/mutate" >"$T/mutate.json" 2>&1
@@ -141,7 +141,7 @@ if node -e '
 	const s = JSON.stringify(patch);
 	if (!(r.uid === "img-1" && r.allowed && r.patchType === "JSONPatch" &&
 	      /"key":"sku"/.test(s) && /"value":"gpu"/.test(s) && /kubernetes.azure.com\/accelerator/.test(s))) process.exit(1);
-' "$T/mutate.json" 2>"$T/out"; then ok "$desc"; else notok "$desc"; head -c 600 "$T/mutate.json" | sed 's/^/    /'; echo; fi
+' "$T/mutate.json" 2>"$T/out"; then ok "$desc"; else notok "$desc"; head -c 600 "$T/mutate.json" | indent; echo; fi
 curl_ -H 'Content-Type: application/json' --data-binary "@$T/review.json" "https://$host:$port/validate" >"$T/validate.json" 2>&1
 desc="POST /validate: answers the review, never with a patch"
 t sh -c "grep -q '\"uid\":\"img-1\"' '$T/validate.json' && ! grep -q '\"patch\"' '$T/validate.json'"
@@ -153,7 +153,7 @@ t sh -c "[ \"\$(podman --root '$PODMAN_ROOT' --runroot '$PODMAN_RUNROOT' inspect
 desc="SIGTERM (podman stop): exits 0 within the grace period"
 podman_ stop -t 20 "$CID" >/dev/null 2>&1
 code=$(podman_ inspect --format '{{.State.ExitCode}}' "$CID" 2>/dev/null)
-if [ "$code" = 0 ]; then ok "$desc"; else notok "$desc (exit $code)"; podman_ logs "$CID" 2>&1 | tail -n 10 | sed 's/^/    /'; fi
+if [ "$code" = 0 ]; then ok "$desc"; else notok "$desc (exit $code)"; podman_ logs "$CID" 2>&1 | tail -n 10 | indent; fi
 desc="no error logged by serve"
 podman_ logs "$CID" >"$T/serve.log" 2>&1
 t sh -c "! grep -q '\"level\":\"error\"' '$T/serve.log'"

@@ -35,7 +35,7 @@ trap 'rm -rf "$T"' EXIT
 count() {
 	p=$(grep -c '^ok - ' "$1")
 	f=$(grep -c '^not ok - ' "$1")
-	grep -v '^ok - ' "$1" | grep -v ': [0-9]* passed, [0-9]* failed$' | sed 's/^/    /'
+	grep -v '^ok - ' "$1" | grep -v ': [0-9]* passed, [0-9]* failed$' | indent
 	pass=$((pass + p)); fail=$((fail + f))
 	[ "$p" -gt 0 ] || notok "$2 ran no check"
 }

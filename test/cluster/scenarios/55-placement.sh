@@ -26,7 +26,7 @@ pod own-terms "$GPU1 | .spec.affinity.nodeAffinity.requiredDuringSchedulingIgnor
 	 {matchExpressions: [{key: \"topology.kubernetes.io/zone\", operator: \"In\", values: [\"eastus-1\"]}]}]" >"$T/own-terms.in"
 create team-f own-terms
 equals "$RC" 0 "fallback: a pod with its own required terms is created (the webhook recognises its own patch)"
-[ "$RC" -eq 0 ] || sed 's/^/    /' "$T/own-terms.err" | head -n 3
+[ "$RC" -eq 0 ] || indent "$T/own-terms.err" | head -n 3
 equals "$(node_of team-f own-terms)" aks-gput4-20000000-vmss000000 "fallback: bound to the t4 node of eastus-1"
 # Item 3: a pod whose own affinity allows a100 and h100 gets preferred terms cheapest
 # first, and the scheduler takes the a100.

@@ -34,7 +34,7 @@ golden_policy() {
 	fi
 	if ! helm upgrade "$REL" "$CHART" -n "$RNS" $HELM_FORCE --reset-values -f "$ROOT/test/cluster/values/image.yaml" -f "$v" >"$G/upgrade.out" 2>&1; then
 		bad "golden: helm upgrade to the policy of $2"
-		sed 's/^/    /' "$G/upgrade.out" | tail -n 5
+		indent "$G/upgrade.out" | tail -n 5
 		return 1
 	fi
 	wh_reload policy || { bad "golden: the replica did not reload the policy of $2"; return 1; }
@@ -61,7 +61,7 @@ golden_case() {
 	fi
 	if [ "$got" -ne "$want" ]; then
 		gf=$((gf + 1)); bad "golden $gc: the API server $( [ $got = 0 ] && echo admitted || echo refused) it, review predicts $( [ $want = 0 ] && echo admitted || echo refused)"
-		sed 's/^/    /' "$G/real.err" | head -n 3
+		indent "$G/real.err" | head -n 3
 		return
 	fi
 	if [ "$GOLDEN_KIND" = Pod ] && [ "$got" -eq 0 ]; then
@@ -78,7 +78,7 @@ golden_case() {
 		done
 		if ! cmp -s "$G/want.json" "$G/got.json"; then
 			gf=$((gf + 1)); bad "golden $gc: the stored pod differs from review's prediction"
-			diff "$G/want.json" "$G/got.json" | sed 's/^/    /' | head -n 12
+			diff "$G/want.json" "$G/got.json" | indent | head -n 12
 			return
 		fi
 	fi

@@ -117,7 +117,7 @@ admpolicy_golden() {
 			if ap_install "$cfgfile"; then AP_FRESH=1; else
 				skip=1
 				bad "admission policies: the policies of $c were not created"
-				sed 's/^/    /' "$AP/print.err" "$AP/apply.out" | head -n 8
+				indent "$AP/print.err" "$AP/apply.out" | head -n 8
 			fi
 		fi
 		[ -z "$skip" ] || continue
@@ -127,15 +127,15 @@ admpolicy_golden() {
 	grep -av '^#' "$ROOT/test/cluster/admpolicy-differences.txt" | cut -f1,2 | LC_ALL=C sort >"$AP/diff.want"
 	if cmp -s "$AP/diff.want" "$AP/diff.sorted"; then ok; else
 		bad "admission policies: the golden cases where the policies differ from review are not test/cluster/admpolicy-differences.txt's (< listed, > found)"
-		diff "$AP/diff.want" "$AP/diff.sorted" | sed 's/^/    /' | head -n 60
+		diff "$AP/diff.want" "$AP/diff.sorted" | indent | head -n 60
 		diff "$AP/diff.want" "$AP/diff.sorted" | sed -n 's/^> \([^	]*\).*/\1:/p' >"$AP/diff.new"
-		grep -F -f "$AP/diff.new" "$AP/diff.why" | sed 's/^/    /' | head -n 60
+		grep -F -f "$AP/diff.new" "$AP/diff.why" | indent | head -n 60
 	fi
 	cut -f1 "$AP/invalid.got" | LC_ALL=C sort >"$AP/invalid.sorted"
 	if cmp -s "$AP/invalid.want" "$AP/invalid.sorted"; then ok; else
 		bad "admission policies: the cases the API server refuses itself are not golden-invalid.txt's"
-		diff "$AP/invalid.want" "$AP/invalid.sorted" | sed 's/^/    /' | head -n 20
-		LC_ALL=C tr -cd '\11\12\40-\176' <"$AP/invalid.got" | sed 's/^/    /' | head -n 50
+		diff "$AP/invalid.want" "$AP/invalid.sorted" | indent | head -n 20
+		LC_ALL=C tr -cd '\11\12\40-\176' <"$AP/invalid.got" | indent | head -n 50
 	fi
 	echo "cluster: admission policies on the golden cases: $AP_SAME as review predicts, $(wc -l <"$AP/diff.sorted") listed differences, $(wc -l <"$AP/invalid.sorted") refused as invalid (of $(wc -l <"$AP/cases") sent) in $(( $(date +%s) - t0 )) s"
 }
@@ -191,7 +191,7 @@ admpolicy_chart_only() {
 	if helm install gpu-policies "$CHART" -n gpu-policies --create-namespace --set webhook.enabled=false \
 		--set inProcessPolicies.enabled=true --set-file "inProcessPolicies.manifest=$AP/chart-policies.yaml" \
 		>"$AP/chart.out" 2>&1; then ok; else
-		bad "policies only: helm install --set webhook.enabled=false"; sed 's/^/    /' "$AP/chart.out" | head -n 10; return
+		bad "policies only: helm install --set webhook.enabled=false"; indent "$AP/chart.out" | head -n 10; return
 	fi
 	kinds=$(helm get manifest gpu-policies -n gpu-policies | sed -n 's/^kind: //p' | sort | uniq -c | tr -s ' ' | tr '\n' ';')
 	equals "$kinds" " 1 MutatingAdmissionPolicy; 1 MutatingAdmissionPolicyBinding; 2 ValidatingAdmissionPolicy; 2 ValidatingAdmissionPolicyBinding;" \
