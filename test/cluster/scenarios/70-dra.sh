@@ -188,10 +188,17 @@ EOF2
 dra_pod dra-plain gpu-1
 create kube-system dra-plain
 equals "$RC" 0 "unjudged: a DRA pod without the GPU toleration is created"
-cp_wait 60 sh -c "kubectl get pod -n kube-system dra-plain -o json | jq -e '.status.conditions[]? | select(.type == \"PodScheduled\" and .reason == \"Unschedulable\")'" &&
-	ok || bad "unjudged: the DRA pod is unschedulable"
-kubectl get pod -n kube-system dra-plain -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}' >"$T/dra-plain.why"
-has "$T/dra-plain.why" "untolerated taint" "unjudged: ... for the GPU nodes' taint"
+# The condition's message is the last attempt's: an attempt made before the
+# scheduler's informers saw the DeviceClass or the claim fails in PreFilter ("device
+# class ... does not exist", "resourceclaim ... not found": dynamicresources.go
+# PreFilter, podResourceClaims) and the pod is retried when they arrive
+# (EventsToRegister), so wait for the attempt that reached the nodes' filters.
+dra_plain_why() {
+	kubectl get pod -n kube-system dra-plain -o json |
+		jq -r '.status.conditions[]? | select(.type == "PodScheduled" and .reason == "Unschedulable") | .message' >"$T/dra-plain.why"
+	grep -q "untolerated taint" "$T/dra-plain.why"
+}
+cp_wait 60 dra_plain_why && ok || { bad "unjudged: the DRA pod is unschedulable for the GPU nodes' taint"; indent "$T/dra-plain.why"; }
 
 # With the webhook: the same pod, no hand-written toleration. Its claim, looked up in
 # the cache, asks for one gpu.nvidia.com device (a default gpuDeviceClasses class):
