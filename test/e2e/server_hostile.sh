@@ -278,7 +278,15 @@ check "... never more than 8 connections open in the server at once" \
 touch "$TMP/stop"
 wait_exit "$BEFORE" $((30 * SLOW))
 equals "$RC" 0 "the connection open before the flood: no failed request"
-check "... and served on that same connection throughout" grep -q 'failed=0 closes=0 ' "$TMP/before.out"
+# That connection is a keep-alive client between two requests most of the time: a
+# second without CPU for it (a loaded machine) makes it the longest idle connection,
+# which the server gives away by design, as it does a flood client's. So it may have
+# reconnected as often as the server logged such a cut, never more; on a quiet
+# machine, never.
+before_closes=$(sed -n 's/.* closes=\([0-9]*\) .*/\1/p' "$TMP/before.out" | tail -n 1)
+evicted=$(grep -c -e '"closing the longest idle connection' -e '"closing the oldest partial body' "$TMP/flood.log")
+check "... and served on that same connection throughout, but for the idle cut ($before_closes reconnects, $evicted cuts)" \
+	sh -c "grep -q 'failed=0 ' '$TMP/before.out' && [ '${before_closes:-x}' -le '$evicted' ]"
 check "after the flood, new clients are served" client "$CA" --body "$SAMPLE_GPU" --count 5 --new-conn
 stop_server "the flooded server"
 
