@@ -221,7 +221,11 @@ test-cluster: $(BIN) test-deps
 bench-cluster: $(BIN) test-deps
 	@BIN=$(BIN) sh test/bench/cluster
 
-.PHONY: test-cluster bench-cluster
+# bench-watch-cluster: `gpu-admission watch` listing BENCH_PODS (20,000) pods from kube-apiserver
+bench-watch-cluster: $(BIN) test-deps
+	@BIN=$(BIN) sh test/bench/watch-cluster
+
+.PHONY: test-cluster bench-cluster bench-watch-cluster
 
 # ---- Benchmarks, all in test/bench/: figures, never assertions (test/bench/run.sh) ----
 $(BUILD)/bench/%: test/bench/%.c $(LIB)
