@@ -221,7 +221,11 @@ test-cluster: $(BIN) test-deps
 bench-cluster: $(BIN) test-deps
 	@BIN=$(BIN) sh test/bench/cluster
 
-.PHONY: test-cluster bench-cluster
+# bench-watch-cluster: `gpu-admission watch` listing BENCH_PODS (20,000) pods from kube-apiserver
+bench-watch-cluster: $(BIN) test-deps
+	@BIN=$(BIN) sh test/bench/watch-cluster
+
+.PHONY: test-cluster bench-cluster bench-watch-cluster
 
 # ---- Benchmarks, all in test/bench/: figures, never assertions (test/bench/run.sh) ----
 $(BUILD)/bench/%: test/bench/%.c $(LIB)
@@ -230,7 +234,7 @@ $(BUILD)/bench/%: test/bench/%.c $(LIB)
 
 bench: $(BIN) $(BUILD)/bench/bench_review $(BUILD)/bench/loadgen $(BUILD)/test/gen_manifests \
        $(BUILD)/test/gen_snapshot $(BUILD)/test/gen_review $(BUILD)/bench/bench_model $(BUILD)/test/gen_events \
-       test-deps
+       $(BUILD)/bench/fake_apiserver test-deps
 	@sh .ci/deps --check bench
 	@BUILD=$(BUILD) BIN=$(BIN) sh test/bench/run.sh
 
@@ -242,7 +246,11 @@ bench-report: $(BIN) $(BUILD)/test/gen_snapshot test-deps
 bench-model: $(BUILD)/bench/bench_model $(BUILD)/test/gen_snapshot $(BUILD)/test/gen_events test-deps
 	@BUILD=$(BUILD) sh test/bench/model.sh
 
-.PHONY: bench bench-report bench-model
+# `gpu-admission watch` against a fake API server serving the same cluster: lists, then ~200,000 watch events.
+bench-watch: $(BIN) $(BUILD)/bench/fake_apiserver $(BUILD)/test/gen_snapshot $(BUILD)/test/gen_events test-deps
+	@BUILD=$(BUILD) BIN=$(BIN) sh test/bench/watch.sh
+
+.PHONY: bench bench-report bench-model bench-watch
 
 # Audit benchmark: `audit` over 10,000 generated pod templates, timed (reported, never asserted).
 bench-audit: $(BIN) $(BUILD)/test/gen_manifests

@@ -422,6 +422,7 @@ struct xfer {
 	size_t len, cap, max;
 	int too_large;
 	struct kube_lines *lines;   /* stream mode when set */
+	const struct scan_shape *shape; /* the members of an event's object decoded; NULL: all */
 	kube_event_fn fn;
 	void *ctx;
 	int fn_rc;
@@ -461,6 +462,23 @@ void kube_client_free(struct kube_client *k)
 	free(k);
 }
 
+/*
+ * One watch event decoded: with a shape, only its type and the members the
+ * shape keeps of its object (jansson when the scanner is unsure); NULL when
+ * it is not JSON.
+ */
+static json_t *decode_event(const char *line, size_t len, const struct scan_shape *shape)
+{
+	const struct scan_shape event[] = {
+		{ "type", SCAN_WHOLE, NULL },
+		{ "object", SCAN_OBJECT, shape },
+		{ NULL, SCAN_WHOLE, NULL },
+	};
+	json_t *ev = shape != NULL ? scan_extract(line, len, event, KUBE_OBJECT_DEPTH_MAX + 1) : NULL;
+
+	return ev != NULL ? ev : json_loadb(line, len, JSON_REJECT_DUPLICATES, NULL);
+}
+
 /* An event line: decoded and handed to the caller. Lines that are not events are skipped. */
 static int on_line(void *ctx, const char *line, size_t len)
 {
@@ -472,7 +490,7 @@ static int on_line(void *ctx, const char *line, size_t len)
 		return x->fn(x->ctx, NULL, NULL, len);
 	if (len == 0)
 		return 0;
-	if ((ev = json_loadb(line, len, JSON_REJECT_DUPLICATES, NULL)) == NULL)
+	if ((ev = decode_event(line, len, x->shape)) == NULL)
 		return x->fn(x->ctx, "", NULL, len);  /* not JSON: the caller counts it */
 	rc = x->fn(x->ctx, json_string_value(json_object_get(ev, "type")) ? json_string_value(json_object_get(ev, "type")) : "",
 		   json_object_get(ev, "object"), len);
@@ -710,6 +728,17 @@ static int perform(struct kube_client *k, const char *path, struct xfer *x, long
 	return perform_send(k, path, NULL, x, timeout_s, err);
 }
 
+/* GET path's body, whole (x->body, owned by the caller, may stay NULL when empty), within KUBE_BODY_MAX. */
+static int get_body(struct kube_client *k, const char *path, struct xfer *x, long *status, struct error *err)
+{
+	int rc;
+
+	x->max = KUBE_BODY_MAX;
+	rc = perform(k, path, x, KUBE_REQUEST_TIMEOUT_S, err);
+	*status = x->status;
+	return rc;
+}
+
 int kube_get(struct kube_client *k, const char *path, json_t **obj, long *status, struct error *err)
 {
 	struct xfer x = { 0 };
@@ -717,9 +746,7 @@ int kube_get(struct kube_client *k, const char *path, json_t **obj, long *status
 	int rc;
 
 	*obj = NULL;
-	x.max = KUBE_BODY_MAX;
-	rc = perform(k, path, &x, KUBE_REQUEST_TIMEOUT_S, err);
-	*status = x.status;
+	rc = get_body(k, path, &x, status, err);
 	if (rc == 0 && (*obj = json_loadb(x.body ? x.body : "", x.len, JSON_REJECT_DUPLICATES, &je)) == NULL) {
 		error_set(err, ERROR_INPUT, "GET %s: not JSON: %s", path, je.text);
 		rc = -1;
@@ -748,8 +775,40 @@ static int page_path(struct kube_client *k, char *out, const char *path, const c
 	return 0;
 }
 
-int kube_list(struct kube_client *k, const char *path, kube_item_fn fn, void *ctx, char *rv, size_t cap,
-	      long *status, struct error *err)
+/* What a page's own metadata says: where the list stands, and where it goes on. */
+static const struct scan_shape page_metadata[] = {
+	{ "resourceVersion", SCAN_WHOLE, NULL },
+	{ "continue", SCAN_WHOLE, NULL },
+	{ NULL, SCAN_WHOLE, NULL },
+};
+
+/* GET one page of a LIST, decoded as kube_list_shaped() says: *page a new reference, or -1 with err. */
+static int get_page(struct kube_client *k, const char *path, const struct scan_shape *shape, json_t **page,
+		    long *status, struct error *err)
+{
+	const struct scan_shape shaped[] = {
+		{ "metadata", SCAN_OBJECT, page_metadata },
+		{ "items", SCAN_ARRAY_OF_OBJECTS, shape },
+		{ NULL, SCAN_WHOLE, NULL },
+	};
+	struct xfer x = { 0 };
+	json_error_t je;
+	int rc = get_body(k, path, &x, status, err);
+
+	*page = NULL;
+	if (rc == 0 && shape != NULL)
+		*page = scan_extract(x.body ? x.body : "", x.len, shaped, KUBE_OBJECT_DEPTH_MAX + 2);
+	if (rc == 0 && *page == NULL &&
+	    (*page = json_loadb(x.body ? x.body : "", x.len, JSON_REJECT_DUPLICATES, &je)) == NULL) {
+		error_set(err, ERROR_INPUT, "GET %s: not JSON: %s", path, je.text);
+		rc = -1;
+	}
+	free(x.body);
+	return rc;
+}
+
+int kube_list_shaped(struct kube_client *k, const char *path, const struct scan_shape *shape, kube_item_fn fn,
+		     void *ctx, char *rv, size_t cap, long *status, struct error *err)
 {
 	char p[KUBE_PATH_MAX], cont[KUBE_PATH_MAX];
 	int first = 1, rc;
@@ -761,7 +820,7 @@ int kube_list(struct kube_client *k, const char *path, kube_item_fn fn, void *ct
 		const char *c, *v;
 		size_t i;
 
-		if (page_path(k, p, path, cont[0] ? cont : NULL, err) != 0 || kube_get(k, p, &page, status, err) != 0)
+		if (page_path(k, p, path, cont[0] ? cont : NULL, err) != 0 || get_page(k, p, shape, &page, status, err) != 0)
 			return -1;
 		v = json_string_value(json_object_get(json_object_get(page, "metadata"), "resourceVersion"));
 		if (first && (v == NULL || strlen(v) >= cap)) {
@@ -785,8 +844,21 @@ int kube_list(struct kube_client *k, const char *path, kube_item_fn fn, void *ct
 	return 0;
 }
 
+int kube_list(struct kube_client *k, const char *path, kube_item_fn fn, void *ctx, char *rv, size_t cap,
+	      long *status, struct error *err)
+{
+	return kube_list_shaped(k, path, NULL, fn, ctx, rv, cap, status, err);
+}
+
 int kube_watch(struct kube_client *k, const char *path, const char *rv, unsigned timeout_s, size_t line_max,
 	       kube_event_fn fn, void *ctx, long *status, struct error *err)
+{
+	return kube_watch_shaped(k, path, rv, timeout_s, line_max, NULL, fn, ctx, status, err);
+}
+
+int kube_watch_shaped(struct kube_client *k, const char *path, const char *rv, unsigned timeout_s,
+		      size_t line_max, const struct scan_shape *shape, kube_event_fn fn, void *ctx, long *status,
+		      struct error *err)
 {
 	char p[KUBE_PATH_MAX], *esc;
 	struct kube_lines lines;
@@ -808,6 +880,7 @@ int kube_watch(struct kube_client *k, const char *path, const char *rv, unsigned
 		line_max = LIMIT_KUBE_WATCH_LINE_MAX;
 	kube_lines_init(&lines, line_max);
 	x.lines = &lines;
+	x.shape = shape;
 	x.fn = fn;
 	x.ctx = ctx;
 	rc = perform(k, p, &x, (long)timeout_s + KUBE_WATCH_GRACE_S, err);

@@ -26,6 +26,7 @@
 
 #include "base/error.h"
 #include "base/limit.h"
+#include "text/scan.h"
 
 #define KUBE_SERVER_MAX 512              /* "https://host:port" */
 #define KUBE_PATH_MAX 2048               /* an API path with its query (a continue token inside) */
@@ -50,6 +51,11 @@
  * connection is given this much more before it counts as dead.
  */
 #define KUBE_WATCH_GRACE_S 30
+/*
+ * Nesting a shaped read (kube_list_shaped(), kube_watch_shaped()) scans
+ * within an object; a deeper one is decoded whole by jansson instead.
+ */
+#define KUBE_OBJECT_DEPTH_MAX 128
 #define KUBE_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 
 struct kube_config {
@@ -156,6 +162,19 @@ int kube_list(struct kube_client *k, const char *path, kube_item_fn fn, void *ct
 	      long *status, struct error *err);
 
 /*
+ * As kube_list(), each item decoded with only the members shape (borrowed)
+ * keeps (pkg/text/scan.h): one validating pass over a page that builds
+ * jansson values for those members alone, where kube_list() builds every
+ * value of every item (managedFields included) to be read once and freed.
+ * A page the scanner is unsure of (scan_extract() NULL: a number jansson
+ * must judge, nesting over KUBE_OBJECT_DEPTH_MAX) is decoded whole by
+ * jansson, so fn may see whole items too, never wrong ones. shape NULL:
+ * kube_list().
+ */
+int kube_list_shaped(struct kube_client *k, const char *path, const struct scan_shape *shape, kube_item_fn fn,
+		     void *ctx, char *rv, size_t cap, long *status, struct error *err);
+
+/*
  * An event of a WATCH: type ("ADDED", "MODIFIED", "DELETED", "BOOKMARK",
  * "ERROR") and object (borrowed for the call), bytes the event line's
  * length. A line over the limit comes as type NULL, object NULL. 0 goes on,
@@ -172,6 +191,11 @@ typedef int (*kube_event_fn)(void *ctx, const char *type, json_t *object, size_t
  */
 int kube_watch(struct kube_client *k, const char *path, const char *rv, unsigned timeout_s, size_t line_max,
 	       kube_event_fn fn, void *ctx, long *status, struct error *err);
+
+/* As kube_watch(), each event's object decoded as kube_list_shaped() decodes an item (shape NULL: whole). */
+int kube_watch_shaped(struct kube_client *k, const char *path, const char *rv, unsigned timeout_s,
+		      size_t line_max, const struct scan_shape *shape, kube_event_fn fn, void *ctx, long *status,
+		      struct error *err);
 
 /* ==== Writes ==== */
 

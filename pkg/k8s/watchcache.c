@@ -20,6 +20,7 @@ struct watchcache {
 	unsigned backoff_min_ms, backoff_max_ms, watch_timeout_s;
 	const struct kube_config *kc;
 	struct watchcache_sink sink; /* sink.event NULL: keep a store */
+	struct scan_shape event_object[3]; /* a shaped sink's members of a watch event's object */
 
 	pthread_rwlock_t lock;      /* guards store */
 	json_t *store;              /* "ns/name" -> object */
@@ -94,6 +95,12 @@ struct watchcache *watchcache_new(const struct kube_config *kc, const struct wat
 	w->kc = kc;
 	if (o->sink != NULL)
 		w->sink = *o->sink;
+	if (w->sink.event != NULL && w->sink.shape != NULL) {
+		/* A watch's ERROR is a Status: its code (410: list again) and message, beside the sink's members. */
+		w->event_object[0] = (struct scan_shape){ "code", SCAN_WHOLE, NULL };
+		w->event_object[1] = (struct scan_shape){ "message", SCAN_WHOLE, NULL };
+		w->event_object[2] = (struct scan_shape){ NULL, SCAN_ALSO, w->sink.shape };
+	}
 	w->rnd = (uint32_t)time(NULL) ^ (uint32_t)getpid() ^ (uint32_t)(uintptr_t)w;
 	pthread_rwlock_init(&w->lock, NULL);
 	pthread_mutex_init(&w->wait_lock, NULL);
@@ -325,8 +332,11 @@ int watchcache_apply(struct watchcache *w, const char *type, json_t *obj, size_t
 static int on_item(void *ctx, json_t *item)
 {
 	struct watchcache *w = ctx;
-	size_t bytes = json_dumpb(item, NULL, 0, JSON_COMPACT);
+	size_t bytes;
 
+	if (w->sink.event != NULL && w->sink.shape != NULL)
+		return to_sink(w, "ADDED", item, 0);  /* its size unknown: see the header */
+	bytes = json_dumpb(item, NULL, 0, JSON_COMPACT);
 	if (w->sink.event != NULL)
 		return to_sink(w, "ADDED", item, bytes);
 	if (put(w, w->next, item, bytes, 0) < 0) {
@@ -358,7 +368,7 @@ static int list_to_sink(struct watchcache *w, struct kube_client *k, struct erro
 		error_set(err, ERROR_NOMEM, "%s: the sink cannot start a list", w->name);
 		return -1;
 	}
-	rc = kube_list(k, w->path, on_item, w, rv, sizeof rv, &status, err);
+	rc = kube_list_shaped(k, w->path, w->sink.shape, on_item, w, rv, sizeof rv, &status, err);
 	if (rc != 0 && w->err.kind != ERROR_NONE)
 		*err = w->err;
 	if (w->sink.list_end != NULL && w->sink.list_end(w->sink.ctx, rc == 0) != 0 && rc == 0) {
@@ -422,8 +432,8 @@ static int watch_once(struct watchcache *w, struct kube_client *k, unsigned long
 
 	error_clear(&w->err);
 	atomic_store(&w->watching, 1);
-	rc = kube_watch(k, w->path, w->rv, w->watch_timeout_s, w->max_object_bytes + KUBE_ERROR_BODY_MAX, on_event, w,
-			&status, err);
+	rc = kube_watch_shaped(k, w->path, w->rv, w->watch_timeout_s, w->max_object_bytes + KUBE_ERROR_BODY_MAX,
+			       w->event_object[2].children != NULL ? w->event_object : NULL, on_event, w, &status, err);
 	atomic_store(&w->watching, 0);
 	*got = atomic_load(&w->events) - before;
 	if (rc == -1 && status == 410)

@@ -73,12 +73,23 @@
  * Each returns 0, 1 when it refused the object (counted), or -1 to fail
  * the list or watch (retried after a backoff; a failed list ends with
  * list_end(0)).
+ *
+ * shape (NULL: whole objects): the members event reads. Objects are then
+ * decoded by the scanner with only these members (kube_list_shaped(),
+ * kube_watch_shaped()): at 150,000 pods, building every value of every pod
+ * (managedFields, env, probes) to read a few dozen of them was most of the
+ * watch's CPU. It must keep metadata.resourceVersion (a resumed watch starts
+ * from it); the cache adds code and message (a watch's ERROR). A list item
+ * then comes with bytes 0 and is never refused for its size (its page was
+ * bounded by KUBE_BODY_MAX), and, where the scanner is unsure of a page or
+ * an event, whole.
  */
 struct watchcache_sink {
 	void *ctx;
 	int (*list_begin)(void *ctx);
 	int (*list_end)(void *ctx, int complete);
 	int (*event)(void *ctx, const char *type, json_t *obj, size_t bytes);
+	const struct scan_shape *shape;
 };
 
 struct watchcache_options {

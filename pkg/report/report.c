@@ -41,6 +41,7 @@ static const struct scan_shape spec_shape[] = {
 static const struct scan_shape metadata_shape[] = {
 	{ "name", SCAN_WHOLE, NULL },
 	{ "generateName", SCAN_WHOLE, NULL },
+	{ "resourceVersion", SCAN_WHOLE, NULL },  /* the live watch resumes from it */
 	{ NULL, SCAN_ALSO, policy_pod_metadata_fields },
 };
 
@@ -1313,6 +1314,11 @@ json_t *report_event_parse(const char *bytes, size_t len, enum report_event_type
 	json_incref(obj);
 	json_decref(root);
 	return obj;
+}
+
+const struct scan_shape *report_item_shape(void)
+{
+	return item_shape;
 }
 
 json_t *report_item_parse(const char *bytes, size_t len, json_error_t *jerr)

@@ -36,6 +36,7 @@
 #include "policy/config.h"
 #include "policy/policy.h"
 #include "base/error.h"
+#include "text/scan.h"
 
 #define REPORT_NODES_MAX 100000       /* nodes (and node names pods refer to) in one report */
 #define REPORT_FINDINGS_MAX 10000     /* named entries kept per list; beyond, only counted */
@@ -251,6 +252,9 @@ int report_node_facts(const struct config *cfg, const json_t *node, int *gpu, ch
 
 /* New: one item's JSON (bytes borrowed) with only the fields the report reads, or NULL with jerr. */
 json_t *report_item_parse(const char *bytes, size_t len, json_error_t *jerr);
+
+/* The fields report_item_parse() keeps (and metadata.resourceVersion), for decoders that take a shape. */
+const struct scan_shape *report_item_shape(void);
 
 /* A watch event's type (BOOKMARK, ERROR and the unknown are OTHER). */
 enum report_event_type { REPORT_EVENT_ADDED = 0, REPORT_EVENT_MODIFIED, REPORT_EVENT_DELETED, REPORT_EVENT_OTHER };

@@ -84,36 +84,25 @@ static int sink_list_end(void *ctx, int complete)
 }
 
 /*
- * One object into the model, trimmed first to what the report reads (the
- * model keeps the trimmed item of a pod it names: a whole Pod is ten times
- * its size). List items come without their kind: the type says it.
+ * One object into the model. The cache decodes it with report_item_shape()
+ * (what the report reads: the model keeps the item of a pod it names, and a
+ * whole Pod is ten times that), or whole where its scanner was unsure. List
+ * items come without their kind: the type says it.
  */
-static int sink_event(void *ctx, const char *type, json_t *obj, size_t bytes)
+static int sink_event(void *ctx, const char *type, json_t *item, size_t bytes)
 {
 	struct wtype *t = ctx;
 	enum report_event_type ev = strcmp(type, "DELETED") == 0 ? REPORT_EVENT_DELETED :
 				    strcmp(type, "ADDED") == 0 ? REPORT_EVENT_ADDED : REPORT_EVENT_MODIFIED;
 	struct error err = { 0 };
-	char *text = json_dumps(obj, JSON_COMPACT);
-	json_error_t jerr;
-	json_t *item;
 	int rc;
 
 	(void)bytes;
-	if (text == NULL)
+	if (json_object_set_new(item, "kind", json_string(t->kind)) != 0)
 		return -1;
-	item = report_item_parse(text, strlen(text), &jerr);
-	free(text);
-	if (item == NULL)
-		return 1;
-	if (json_object_set_new(item, "kind", json_string(t->kind)) != 0) {
-		json_decref(item);
-		return -1;
-	}
 	pthread_mutex_lock(&t->w->lock);
 	rc = report_model_apply(t->w->model, ev, item, &err);
 	pthread_mutex_unlock(&t->w->lock);
-	json_decref(item);
 	atomic_store(&t->last_event, (long long)time(NULL));
 	if (rc != 0 && err.kind == ERROR_TOO_LARGE)
 		return 1;  /* beyond REPORT_NODES_MAX: refused, counted, the rest goes on */
@@ -249,7 +238,7 @@ static int start_caches(struct report_watch *w, const struct report_watch_option
 		t->kind = watched[i].kind;
 		t->resource = watched[i].resource;
 		t->path = watched[i].path;
-		t->sink = (struct watchcache_sink){ t, sink_list_begin, sink_list_end, sink_event };
+		t->sink = (struct watchcache_sink){ t, sink_list_begin, sink_list_end, sink_event, report_item_shape() };
 		wo.name = t->resource;
 		wo.path = t->path;
 		wo.api_version = "v1";

@@ -5,8 +5,10 @@
  * event, and a report of the current state built from the model once per
  * interval, for /metrics (report_serve.h).
  *
- * Each cache's thread feeds the model under one mutex: an event is trimmed
- * to the fields the report reads (report_item_parse()), then applied. A list
+ * Each cache's thread feeds the model under one mutex: the cache decodes an
+ * object with only the fields the report reads (its sink's shape,
+ * report_item_shape(): no jansson value is built for the rest), then it is
+ * applied. A list
  * (the first, or a relist after 410 Gone or an outage) is bracketed by
  * report_model_list_begin/_end, so objects deleted meanwhile disappear when
  * it completes. While a relist runs, the model holds old and new objects of

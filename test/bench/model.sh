@@ -13,15 +13,6 @@ set -eu
 BUILD=${BUILD:-build}
 NODES=${1:-3000}
 PODS=${2:-150000}
-snap="$BUILD/bench/snapshot-$NODES-$PODS.json"
-events="$BUILD/bench/events-$NODES-$PODS.jsonl"
-mkdir -p "$BUILD/bench"
-if [ ! -s "$snap" ] || [ "$BUILD/test/gen_snapshot" -nt "$snap" ]; then
-	"$BUILD/test/gen_snapshot" "$NODES" "$PODS" >"$snap.tmp"
-	mv "$snap.tmp" "$snap"
-fi
-if [ ! -s "$events" ] || [ "$BUILD/test/gen_events" -nt "$events" ] || [ "$snap" -nt "$events" ]; then
-	"$BUILD/test/gen_events" "$snap" >"$events.tmp" 2>/dev/null
-	mv "$events.tmp" "$events"
-fi
+. test/bench/streams.lib
+bench_streams "$NODES" "$PODS"
 "$BUILD/bench/bench_model" test/bench/report-policy.yaml "$events"

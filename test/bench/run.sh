@@ -212,6 +212,12 @@ model_out=$(BUILD=${BUILD:-build} sh test/bench/model.sh)
 echo "$model_out" | sed -n '2,3p'
 model_json=$(echo "$model_out" | tail -n 1)
 
+# 11. `gpu-admission watch` itself, the same cluster served by a fake API server (lists, then a watch).
+echo
+watch_out=$(BUILD=${BUILD:-build} BIN=$BIN sh test/bench/watch.sh)
+echo "$watch_out" | sed -n '1,4p'
+watch_json=$(echo "$watch_out" | tail -n 1)
+
 cat >"$OUT" <<JSON
 {
   "machine": {"cores": $(nproc), "cpu": "$(awk '/model name/ {$1=$2=$3=""; print; exit}' /proc/cpuinfo | sed 's/^ *//')"},
@@ -230,7 +236,8 @@ cat >"$OUT" <<JSON
   "audit_templates_per_second": ${audit_tps:-0},
   "audit_100000_small_documents_peak_rss_kb": ${small_kb:-0},
   "report_5000_nodes_150000_pods": ${report_json:-null},
-  "report_model_3000_nodes_150000_pods": ${model_json:-null}
+  "report_model_3000_nodes_150000_pods": ${model_json:-null},
+  "watch_3000_nodes_150000_pods": ${watch_json:-null}
 }
 JSON
 echo

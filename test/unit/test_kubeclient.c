@@ -558,19 +558,26 @@ static int sink_event(void *ctx, const char *type, json_t *o, size_t bytes)
 	char line[128];
 	const json_t *md = json_object_get(o, "metadata");
 
-	snprintf(line, sizeof line, "%s %s", type, json_string_value(json_object_get(md, "name")));
+	const char *ns = json_string_value(json_object_get(md, "namespace"));
+
+	snprintf(line, sizeof line, "%s %s%s%s", type, ns ? ns : "", ns ? "/" : "",
+		 json_string_value(json_object_get(md, "name")));
 	sink_say(ctx, line);
 	return 0;
 }
 
-/* The same list, watch and relist handed to a sink: a relist between begin and end, nothing stored. */
-static void test_sink_against_fake_api(void)
+/*
+ * The same list, watch and relist handed to a sink: a relist between begin
+ * and end, nothing stored. With a shape, only its members (no namespace
+ * here), and still the ERROR's code (the relist) and the bookmark's version.
+ */
+static void sink_against_fake_api(const struct scan_shape *shape, const char *want)
 {
 	struct fake_api f;
 	struct kube_config kc;
 	struct error err = { 0 };
 	struct sink_log log = { "" };
-	struct watchcache_sink sink = { &log, sink_begin, sink_end, sink_event };
+	struct watchcache_sink sink = { &log, sink_begin, sink_end, sink_event, shape };
 	struct watchcache_options o = { "things", "/apis/x/v1/things", "x/v1", "Thing", 0, 2048, 10, 20, 300, &sink };
 	char text[512];
 	struct watchcache *w;
@@ -594,8 +601,24 @@ static void test_sink_against_fake_api(void)
 	CHECK_INT(watchcache_get(w, "ns", "z", &got), WATCHCACHE_MISSING);
 	watchcache_free(w);
 	fake_stop(&f);
-	CHECK_STR(log.text, "begin\nADDED a\nADDED b\nend\nADDED c\nDELETED a\nbegin\nADDED z\nend\n");
+	CHECK_STR(log.text, want);
 	kube_config_free(&kc);
+}
+
+static void test_sink_against_fake_api(void)
+{
+	static const struct scan_shape metadata[] = {
+		{ "name", SCAN_WHOLE, NULL },
+		{ "resourceVersion", SCAN_WHOLE, NULL },
+		{ NULL, SCAN_WHOLE, NULL },
+	};
+	static const struct scan_shape shape[] = {
+		{ "metadata", SCAN_OBJECT, metadata },
+		{ NULL, SCAN_WHOLE, NULL },
+	};
+
+	sink_against_fake_api(NULL, "begin\nADDED ns/a\nADDED ns/b\nend\nADDED ns/c\nDELETED ns/a\nbegin\nADDED ns/z\nend\n");
+	sink_against_fake_api(shape, "begin\nADDED a\nADDED b\nend\nADDED c\nDELETED a\nbegin\nADDED z\nend\n");
 }
 
 static void test_write_path(void)
