@@ -138,7 +138,10 @@ const struct cli_command cmd_watch = {
 		"gpu_admission_watch_*), /healthz, /readyz (once Nodes and Pods are listed and\n"
 		"a report built), and POST /what-if with a policy file as the body (at most\n"
 		"1 MiB): report --what-if of the live state, ?output=json (default), text or\n"
-		"prometheus. With --policy-reports or --events it also writes each report\n"
+		"prometheus; of the running pods it judges those the model keeps the policy's\n"
+		"fields of, GPU pods and CPU pods on GPU nodes (not CPU-only DaemonSet pods\n"
+		"and CPU pods on CPU nodes: report --what-if over a snapshot judges those\n"
+		"too). With --policy-reports or --events it also writes each report\n"
 		"as report --publish does (PolicyReports, Events). SIGTERM or SIGINT stops it.",
 	.options = watch_options,
 	.exits = (const struct cli_exit[]){

@@ -69,6 +69,9 @@ void report_dra_free(struct report_dra *d);
 /* --what-if's parts (report_whatif.c): a Pending GPU pod p as read, a running pod on node, then once at the end. */
 int report_whatif_pending(struct report *r, const json_t *pod, struct report_pending *p, struct error *err);
 int report_whatif_running(struct report *r, const json_t *pod, size_t node, struct error *err);
+/* The same, of a pod as its creator wrote it (no spec.nodeName) named ns/name (all borrowed). */
+int report_whatif_running_as(struct report *r, const json_t *as_created, const char *ns, const char *name,
+			     size_t node, struct error *err);
 int report_whatif_finish(struct report *r, struct error *err);
 void report_whatif_free(struct report_whatif *w);
 

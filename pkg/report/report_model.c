@@ -18,12 +18,26 @@
 
 #define MODEL_RESOURCES_MAX 256    /* distinct GPU resource names a model holds */
 #define MODEL_INPUT "watch"        /* the input name the model's report gives its items */
+#define MODEL_JUDGED_INDEX_MIN 256  /* the judged texts' first index size (a power of two) */
 
 enum pod_class { POD_NOTHING = 0, POD_TERMINATED, POD_GPU, POD_DS, POD_KEPT };
 
 struct mgpu {
 	unsigned res;                  /* index into the model's resource names */
 	long long count;
+};
+
+/*
+ * What the policy reads of a running GPU pod (policy_pod_fields) but its
+ * name and node, as compact JSON: what --what-if judges it by. One text per
+ * distinct content, shared by the pods that read the same (a ReplicaSet's
+ * replicas often do), counted, freed with its last pod.
+ */
+struct mjudged {
+	uint64_t hash;
+	size_t refs;
+	size_t len;
+	char text[];                   /* len bytes and a NUL */
 };
 
 struct mpod {
@@ -34,8 +48,11 @@ struct mpod {
 	unsigned char live;
 	uint32_t mark;                 /* the pods' list epoch it was last applied in */
 	struct mgpu *gpus;             /* owned: POD_GPU */
-	char *ds;                      /* owned: POD_DS, the DaemonSet's name */
-	json_t *item;                  /* owned: POD_KEPT, the fields the report reads */
+	union {                        /* by cls; none for the others */
+		char *ds;              /* owned: POD_DS, the DaemonSet's name */
+		json_t *item;          /* owned: POD_KEPT, the fields the report reads */
+		struct mjudged *judged;/* a reference: POD_GPU, what the policy reads */
+	} u;
 };
 
 struct mnode {
@@ -57,6 +74,8 @@ struct report_model {
 	size_t *pod_index, cap_pod_index, used_pod_index;
 	char *res[MODEL_RESOURCES_MAX];
 	size_t n_res;
+	struct mjudged **judged;               /* the GPU pods' texts, by hash (linear probing) */
+	size_t cap_judged, n_judged, judged_bytes;
 	json_t *dra;                           /* ResourceSlices and ResourceClaims by kind, namespace
 	                                          and name: the items as the report reads them */
 	unsigned long refused;
@@ -189,16 +208,21 @@ static size_t *pod_slot(const struct report_model *m, size_t *index, size_t cap,
 	return &index[i];
 }
 
+static void judged_release(struct report_model *m, struct mjudged *j);
+
 static void pod_clear(struct report_model *m, struct mpod *p)
 {
-	if (p->cls == POD_KEPT)
+	if (p->cls == POD_KEPT) {
 		m->kept_pods--;
+		json_decref(p->u.item);
+	} else if (p->cls == POD_DS) {
+		free(p->u.ds);
+	} else if (p->cls == POD_GPU) {
+		judged_release(m, p->u.judged);
+	}
 	free(p->gpus);
-	free(p->ds);
-	json_decref(p->item);
 	p->gpus = NULL;
-	p->ds = NULL;
-	p->item = NULL;
+	memset(&p->u, 0, sizeof p->u);
 	p->cls = POD_NOTHING;
 	p->n_gpus = 0;
 	p->node = 0;
@@ -285,6 +309,129 @@ static int res_id(struct report_model *m, const char *resource, unsigned *id, st
 	return 0;
 }
 
+/* ==== What the policy reads of a running GPU pod ==== */
+
+static uint64_t hash_bytes(const char *s, size_t len)
+{
+	uint64_t h = 1469598103934665603ULL;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+	return h;
+}
+
+static size_t judged_slot(struct mjudged *const *index, size_t cap, uint64_t hash, const char *text, size_t len)
+{
+	size_t i = (size_t)hash & (cap - 1);
+
+	while (index[i] != NULL && (index[i]->hash != hash || index[i]->len != len ||
+				    memcmp(index[i]->text, text, len) != 0))
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
+/* The shared text equal to text[0..len) (made on first use), one more reference to it; NULL on ENOMEM. */
+static struct mjudged *judged_get(struct report_model *m, const char *text, size_t len, struct error *err)
+{
+	uint64_t hash = hash_bytes(text, len);
+	struct mjudged *j;
+	size_t i;
+
+	if ((m->n_judged + 1) * 2 > m->cap_judged) {
+		size_t cap = m->cap_judged ? m->cap_judged * 2 : MODEL_JUDGED_INDEX_MIN;
+		struct mjudged **index = calloc(cap, sizeof *index);
+
+		if (index == NULL)
+			return nomem(err);
+		for (i = 0; i < m->cap_judged; i++)
+			if (m->judged[i] != NULL)
+				index[judged_slot(index, cap, m->judged[i]->hash, m->judged[i]->text,
+						  m->judged[i]->len)] = m->judged[i];
+		free(m->judged);
+		m->judged = index;
+		m->cap_judged = cap;
+	}
+	i = judged_slot(m->judged, m->cap_judged, hash, text, len);
+	if ((j = m->judged[i]) != NULL) {
+		j->refs++;
+		return j;
+	}
+	if ((j = malloc(sizeof *j + len + 1)) == NULL)
+		return nomem(err);
+	j->hash = hash;
+	j->refs = 1;
+	j->len = len;
+	memcpy(j->text, text, len);
+	j->text[len] = '\0';
+	m->judged[i] = j;
+	m->n_judged++;
+	m->judged_bytes += sizeof *j + len + 1;
+	return j;
+}
+
+/* One reference fewer to j (may be NULL); with the last, j leaves the index (backward-shift deletion). */
+static void judged_release(struct report_model *m, struct mjudged *j)
+{
+	size_t i, next, home;
+
+	if (j == NULL || --j->refs > 0)
+		return;
+	i = judged_slot(m->judged, m->cap_judged, j->hash, j->text, j->len);
+	m->judged[i] = NULL;
+	/* Later entries of the run move back into the hole when their home is not between it and them. */
+	for (next = (i + 1) & (m->cap_judged - 1); m->judged[next] != NULL; next = (next + 1) & (m->cap_judged - 1)) {
+		home = (size_t)m->judged[next]->hash & (m->cap_judged - 1);
+		if (((next - home) & (m->cap_judged - 1)) >= ((next - i) & (m->cap_judged - 1))) {
+			m->judged[i] = m->judged[next];
+			m->judged[next] = NULL;
+			i = next;
+		}
+	}
+	m->n_judged--;
+	m->judged_bytes -= sizeof *j + j->len + 1;
+	free(j);
+}
+
+/* New: the members of obj (an object, else nothing) that shape names, in obj's order, but skip; NULL on ENOMEM. */
+static json_t *members_of(const json_t *obj, const struct scan_shape *shape, const char *skip)
+{
+	json_t *out = json_object(), *v;
+	const char *key;
+	size_t i;
+
+	json_object_foreach((json_t *)(uintptr_t)obj, key, v) {
+		for (i = 0; shape[i].key != NULL && strcmp(shape[i].key, key) != 0; i++)
+			;
+		if (out != NULL && shape[i].key != NULL && strcmp(key, skip) != 0 && json_object_set(out, key, v) != 0) {
+			json_decref(out);
+			out = NULL;
+		}
+	}
+	return out;
+}
+
+/*
+ * The text --what-if judges a running GPU pod by: its metadata and spec as
+ * the policy reads them (policy_pod_fields), without spec.nodeName (the pod
+ * is judged as its creator wrote it, report_whatif.c) and metadata.name (its
+ * key holds it; the policy does not read it), so that replicas share it.
+ */
+static struct mjudged *judged_of(struct report_model *m, const json_t *pod, struct error *err)
+{
+	json_t *meta = members_of(json_object_get(pod, "metadata"), policy_pod_metadata_fields, "name");
+	json_t *spec = members_of(json_object_get(pod, "spec"), policy_pod_spec_fields, "nodeName");
+	json_t *doc = meta && spec ? json_pack("{s:O, s:O}", "metadata", meta, "spec", spec) : NULL;
+	char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	struct mjudged *j = text ? judged_get(m, text, strlen(text), err) : nomem(err);
+
+	free(text);
+	json_decref(doc);
+	json_decref(meta);
+	json_decref(spec);
+	return j;
+}
+
 /* p = what the pod of facts f contributes (p cleared). */
 static int pod_fill(struct report_model *m, struct mpod *p, const json_t *obj, const struct report_pod_facts *f,
 		    struct error *err)
@@ -310,11 +457,13 @@ static int pod_fill(struct report_model *m, struct mpod *p, const json_t *obj, c
 			p->cls = m->nodes[node].item != NULL && !m->nodes[node].gpu ? POD_NOTHING : POD_KEPT;
 	}
 	if (p->cls == POD_KEPT) {
-		p->item = json_incref((json_t *)(uintptr_t)obj);
+		p->u.item = json_incref((json_t *)(uintptr_t)obj);
 		m->kept_pods++;
-	} else if (p->cls == POD_DS && (p->ds = strdup(f->ds_name)) == NULL) {
+	} else if (p->cls == POD_DS && (p->u.ds = strdup(f->ds_name)) == NULL) {
 		return nomem(err), -1;
 	} else if (p->cls == POD_GPU) {
+		if ((p->u.judged = judged_of(m, obj, err)) == NULL)
+			return -1;
 		if ((p->gpus = calloc(f->count, sizeof *p->gpus)) == NULL)
 			return nomem(err), -1;
 		for (i = 0; i < f->count; i++) {
@@ -419,6 +568,7 @@ void report_model_free(struct report_model *m)
 	}
 	for (i = 0; i < m->n_res; i++)
 		free(m->res[i]);
+	free(m->judged);  /* empty: each text went with its last pod */
 	free(m->nodes);
 	free(m->order);
 	free(m->node_index);
@@ -491,6 +641,22 @@ void report_model_stats(const struct report_model *m, struct report_model_stats 
 	s->pods = m->live_pods;
 	s->kept_pods = m->kept_pods;
 	s->refused = m->refused;
+	s->judged = m->n_judged;
+	s->judged_bytes = m->judged_bytes;
+}
+
+/* A running GPU pod on node idx judged by r's what-if, from what the model kept of it. */
+static int whatif_gpu_pod(const struct mpod *p, struct report *r, size_t idx, struct error *err)
+{
+	json_error_t jerr;
+	json_t *pod = json_loadb(p->u.judged->text, p->u.judged->len, JSON_ALLOW_NUL, &jerr);
+	int rc;
+
+	if (pod == NULL)  /* the model wrote it: only memory can fail */
+		return nomem(err), -1;
+	rc = report_whatif_running_as(r, pod, p->key, p->key + strlen(p->key) + 1, idx, err);
+	json_decref(pod);
+	return rc;
 }
 
 /* One pod's contribution to r, as pod_item() would fold the pod in. */
@@ -500,7 +666,7 @@ static int report_pod(const struct report_model *m, const struct mpod *p, struct
 	size_t idx, i;
 
 	if (p->cls == POD_KEPT)
-		return report_take_item(r, MODEL_INPUT, p->item, err);
+		return report_take_item(r, MODEL_INPUT, p->u.item, err);
 	r->items++;
 	r->pod_items++;
 	if (p->cls == POD_TERMINATED)
@@ -510,7 +676,9 @@ static int report_pod(const struct report_model *m, const struct mpod *p, struct
 	if (report_node_index(r, m->nodes[p->node - 1].name, &idx, err) != 0)
 		return -1;
 	if (p->cls == POD_DS)
-		return report_ds_pod_on(r, idx, p->key, p->ds, err);
+		return report_ds_pod_on(r, idx, p->key, p->u.ds, err);
+	if (r->whatif.cfg != NULL && whatif_gpu_pod(p, r, idx, err) != 0)
+		return -1;
 	for (i = 0; i < p->n_gpus; i++) {
 		req[i].resource = m->res[p->gpus[i].res];
 		req[i].count = p->gpus[i].count;

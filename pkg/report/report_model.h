@@ -12,6 +12,18 @@
  * pods and CPU pods on CPU nodes keep only their name. ResourceSlices and
  * ResourceClaims are kept as the report reads them (report_dra.c).
  *
+ * A running GPU pod also keeps, for the what-if, what the policy reads of it
+ * (policy_pod_fields: namespace, labels, annotations, owners; containers'
+ * names and resources, tolerations, nodeSelector, affinity, resourceClaims,
+ * schedulerName) but its name and node, as compact JSON text shared by the
+ * pods whose text is the same: a pointer per GPU pod, and per distinct text
+ * its bytes and 24 more (`make bench-model`'s GPU pods, each distinct: about
+ * 1 KB each). Every pod's own entry is 40 bytes, plus its key and requests.
+ * CPU-only DaemonSet pods and CPU pods on CPU nodes keep no such text: the
+ * what-if judges the running pods it holds fields of (GPU pods, CPU pods on
+ * GPU nodes), where `report --what-if` over a snapshot judges every running
+ * pod.
+ *
  * report_model_report() builds the report of the current state, the same as
  * `report` over a List of the same objects (nodes in the order first added,
  * then the ResourceSlices and ResourceClaims, then pods in the order last added): test/unit/test_report_model.c checks it
@@ -65,9 +77,10 @@ void report_model_limit(struct report_model *m, size_t max_pods);
 void report_model_list_begin(struct report_model *m, const char *kind);
 void report_model_list_end(struct report_model *m, const char *kind);
 
-/* Counts: nodes and pods held, events refused. */
+/* Counts: nodes and pods held, events refused; the running GPU pods' judged texts and their bytes. */
 struct report_model_stats {
 	unsigned long nodes, pods, kept_pods, refused;
+	unsigned long judged, judged_bytes;
 };
 void report_model_stats(const struct report_model *m, struct report_model_stats *s);
 
@@ -79,8 +92,9 @@ int report_model_report(const struct report_model *m, struct report *r, struct e
 
 /*
  * As report_model_report(), also judged by the policy whatif (borrowed;
- * must outlive r) named name (borrowed) as `report --what-if` does; whatif
- * NULL: none.
+ * must outlive r) named name (borrowed) as `report --what-if` does over the
+ * same objects, but for the running CPU-only DaemonSet pods and CPU pods on
+ * CPU nodes, which it does not judge (above); whatif NULL: none.
  */
 int report_model_whatif(const struct report_model *m, const struct config *whatif, const char *name,
 			struct report *r, struct error *err);

@@ -107,15 +107,26 @@ out:
 /* A running pod on node: listed when the what-if policy rejects it and today's does not. */
 int report_whatif_running(struct report *r, const json_t *pod, size_t node, struct error *err)
 {
-	struct report_verdict now = { 0 }, then = { 0 };
-	struct report_wi_refused *f;
 	json_t *as_created = report_unbound(pod);
-	int rc = -1;
+	int rc;
 
 	if (as_created == NULL) {
 		error_set(err, ERROR_NOMEM, "out of memory");
 		return -1;
 	}
+	rc = report_whatif_running_as(r, as_created, meta_str(pod, "namespace", "default"),
+				      meta_str(pod, "name", meta_str(pod, "generateName", "(unnamed)")), node, err);
+	json_decref(as_created);
+	return rc;
+}
+
+int report_whatif_running_as(struct report *r, const json_t *as_created, const char *ns, const char *name,
+			     size_t node, struct error *err)
+{
+	struct report_verdict now = { 0 }, then = { 0 };
+	struct report_wi_refused *f;
+	int rc = -1;
+
 	if (report_judge_pod(r->cfg, as_created, &now, err) != 0 ||
 	    report_judge_pod(r->whatif.cfg, as_created, &then, err) != 0)
 		goto out;
@@ -128,8 +139,8 @@ int report_whatif_running(struct report *r, const json_t *pod, size_t node, stru
 	}
 	if (f == NULL)
 		goto out;  /* counted, not named */
-	f->ns = strdup(meta_str(pod, "namespace", "default"));
-	f->name = strdup(meta_str(pod, "name", meta_str(pod, "generateName", "(unnamed)")));
+	f->ns = strdup(ns);
+	f->name = strdup(name);
 	f->node = strdup(r->nodes[node].name);
 	f->verdict = then;
 	memset(&then, 0, sizeof then);
@@ -140,7 +151,6 @@ int report_whatif_running(struct report *r, const json_t *pod, size_t node, stru
 out:
 	report_verdict_free(&now);
 	report_verdict_free(&then);
-	json_decref(as_created);
 	return rc;
 }
 

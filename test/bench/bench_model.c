@@ -4,8 +4,10 @@
  * would: each line parsed (report_event_parse: only the fields the report
  * reads), applied, freed. Reports events per second of CPU time (one core:
  * the process's CPU clock), RSS after the nodes, after the initial list and
- * at the end, memory per node and per pod, and the time to build the report
- * of the final state. Figures, never assertions (issue 25's goal: the whole
+ * at the end, memory per node and per pod, what the running GPU pods' texts
+ * for the what-if take (report_model.h), and the time to build the report of
+ * the final state, and its what-if by the same policy (every running GPU pod
+ * judged twice, none refused). Figures, never assertions (issue 25's goal: the whole
  * 150,000-pod cluster in <= 256 MB, >= 10,000 events/s on one core).
  *
  *   bench_model POLICY.yaml EVENTS.jsonl
@@ -57,7 +59,7 @@ int main(int argc, char **argv)
 	ssize_t len;
 	unsigned long events = 0, list_events = 0, bad = 0, nodes_at = 0;
 	long rss0, rss_nodes = -1, rss_list = -1, rss_end;
-	double t0, t_list = 0, t_end, t_report;
+	double t0, t_list = 0, t_end, t_report, t_whatif;
 	int in_list = 1;
 
 	if (argc != 3) {
@@ -114,6 +116,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	t_report = cpu_now() - t_report;
+	report_free(&r);
+	t_whatif = cpu_now();
+	memset(&r, 0, sizeof r);
+	if (report_model_whatif(m, cfg, "same", &r, &err) != 0) {
+		fprintf(stderr, "bench_model: what-if: %s\n", err.msg);
+		return 1;
+	}
+	t_whatif = cpu_now() - t_whatif;
 	{
 		char summary[1024];
 
@@ -131,12 +141,16 @@ int main(int argc, char **argv)
 	       nodes_at ? (double)(rss_nodes - rss0) / (double)nodes_at : 0,
 	       st.pods ? (double)(rss_list - rss_nodes) * 1024.0 / (double)(list_events - nodes_at) : 0,
 	       t_report * 1000);
+	printf("model: running GPU pods' texts for the what-if: %lu, %lu bytes (%.0f bytes each); what-if of "
+	       "the final state %.0f ms\n", st.judged, st.judged_bytes,
+	       st.judged ? (double)st.judged_bytes / (double)st.judged : 0, t_whatif * 1000);
 	printf("{\"events\": %lu, \"events_per_s\": %.0f, \"nodes\": %lu, \"pods\": %lu, \"rss_mb\": %.1f, "
-	       "\"peak_rss_mb\": %.1f, \"kb_per_node\": %.1f, \"bytes_per_pod\": %.0f, \"report_ms\": %.0f}\n",
+	       "\"peak_rss_mb\": %.1f, \"kb_per_node\": %.1f, \"bytes_per_pod\": %.0f, \"report_ms\": %.0f, "
+	       "\"judged_texts\": %lu, \"judged_bytes\": %lu, \"whatif_ms\": %.0f}\n",
 	       events, t_end > 0 ? (double)events / t_end : 0, st.nodes, st.pods, rss_end / 1024.0,
 	       status_kb("VmHWM") / 1024.0, nodes_at ? (double)(rss_nodes - rss0) / (double)nodes_at : 0,
 	       list_events > nodes_at ? (double)(rss_list - rss_nodes) * 1024.0 / (double)(list_events - nodes_at) : 0,
-	       t_report * 1000);
+	       t_report * 1000, st.judged, st.judged_bytes, t_whatif * 1000);
 	free(line);
 	fclose(in);
 	report_free(&r);

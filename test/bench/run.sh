@@ -209,7 +209,7 @@ report_json=$(echo "$report_out" | tail -n 1)
 # 10. The report's model fed the watch events of 3,000 nodes / 150,000 pods.
 echo
 model_out=$(BUILD=${BUILD:-build} sh test/bench/model.sh)
-echo "$model_out" | sed -n '2,3p'
+echo "$model_out" | sed -n '2,4p'
 model_json=$(echo "$model_out" | tail -n 1)
 
 # 11. `gpu-admission watch` itself, the same cluster served by a fake API server (lists, then a watch).

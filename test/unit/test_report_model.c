@@ -6,7 +6,9 @@
  * or not, of served, unserved and non-GPU classes), and at checkpoints the
  * model's JSON report compared with `report` over a List of the same objects
  * (nodes in the order first added, then the slices and claims, pods in the
- * order last added, as report_model.h promises). A relist (report_model_list_begin /
+ * order last added, as report_model.h promises), and the same for the what-if
+ * (`report --what-if` by another policy, which refuses running GPU pods: the
+ * model must name them as the report does). A relist (report_model_list_begin /
  * _end) after an outage in which objects were added, changed and deleted
  * unseen gives the report of the state listed.
  */
@@ -24,6 +26,8 @@
 #define CLAIMS 12     /* claim-NN, in namespace ml when NN is odd (as pod-NNN) */
 #define EVENTS 4000
 #define CHECKPOINT 250
+#define SHARED_PODS 900  /* test_judged_shared: GPU pods ... */
+#define TEXTS 400        /* ... of this many distinct texts at most */
 
 static unsigned long long rng;
 
@@ -41,6 +45,17 @@ static const char policy[] =
 	"     nodeSelector: {agentpool: t4}, deviceClasses: [gpu.nvidia.com]}\n"
 	"  - {name: a100, resources: [nvidia.com/gpu, nvidia.com/mig-*], pricePerNodeHour: 27.197, gpusPerNode: 8,\n"
 	"     nodeSelector: {agentpool: a100}, deviceClasses: [gpu.nvidia.com, mig.nvidia.com]}\n";
+
+/*
+ * The what-if policy: the same pools, the t4 pool kept for namespace web and the A100 pool's pods
+ * held to 1 GPU, so that running GPU pods of ml on t4 nodes, and of 2 GPUs on A100 nodes, are refused.
+ */
+static const char whatif_policy[] =
+	"pools:\n"
+	"  - {name: t4, resources: [nvidia.com/gpu], maxGPUsPerPod: 1, pricePerNodeHour: 0.526, gpusPerNode: 1,\n"
+	"     namespaces: [web], nodeSelector: {agentpool: t4}, deviceClasses: [gpu.nvidia.com]}\n"
+	"  - {name: a100, resources: [nvidia.com/gpu, nvidia.com/mig-*], maxGPUsPerPod: 1, pricePerNodeHour: 27.197,\n"
+	"     gpusPerNode: 8, nodeSelector: {agentpool: a100}, deviceClasses: [gpu.nvidia.com, mig.nvidia.com]}\n";
 
 static const char *const classes[] = { "gpu.nvidia.com", "gpu.amd.com", "example.com.fpga" };  /* served, unserved, no GPU */
 
@@ -177,8 +192,8 @@ struct tracked {
 	int seen;                  /* nodes: added once */
 };
 
-/* The JSON report of text (a List) read from scratch. */
-static char *from_scratch(const struct config *cfg, const char *text)
+/* The JSON report of text (a List) read from scratch, judged also by whatif (NULL: none) as `report --what-if`. */
+static char *from_scratch_whatif(const struct config *cfg, const struct config *whatif, const char *text)
 {
 	struct report r;
 	struct error err = { 0 };
@@ -192,7 +207,8 @@ static char *from_scratch(const struct config *cfg, const char *text)
 		goto done;
 	fd = dup(fileno(f));
 	lseek(fd, 0, SEEK_SET);
-	if (report_init(&r, cfg, &err) == 0 && report_input(&r, "list", fd, &err) == 0 &&
+	if (report_init(&r, cfg, &err) == 0 && (whatif == NULL || (report_whatif_set(&r, whatif, "what-if"), 1)) &&
+	    report_input(&r, "list", fd, &err) == 0 &&
 	    report_finish(&r, &err) == 0 && report_json_write(&r, out, report_exit_code(&r, 0), 'j') == 0 &&
 	    (len = ftell(out)) > 0 && (buf = calloc(1, (size_t)len + 1)) != NULL) {
 		rewind(out);
@@ -209,23 +225,45 @@ done:
 	return buf;
 }
 
-static char *of_model(const struct report_model *m)
+static char *from_scratch(const struct config *cfg, const char *text)
+{
+	return from_scratch_whatif(cfg, NULL, text);
+}
+
+/*
+ * The model's JSON report, judged also by whatif (NULL: none); *gpu_refused (may be NULL) = the running
+ * pods the what-if refuses that request GPUs (pods, the tracked state, names them).
+ */
+static char *of_model_whatif(const struct report_model *m, const struct config *whatif, const struct tracked *pods,
+			     int *gpu_refused)
 {
 	struct report r;
 	struct error err = { 0 };
 	char *buf = NULL;
-	size_t len = 0;
+	size_t len = 0, i;
 	FILE *out = open_memstream(&buf, &len);
 
 	memset(&r, 0, sizeof r);
-	if (out == NULL || report_model_report(m, &r, &err) != 0 ||
+	if (out == NULL || report_model_whatif(m, whatif, "what-if", &r, &err) != 0 ||
 	    report_json_write(&r, out, report_exit_code(&r, 0), 'j') != 0) {
 		fprintf(stderr, "  model report: %s\n", err.msg);
 	}
 	if (out != NULL)
 		fclose(out);
+	for (i = 0; gpu_refused != NULL && i < r.whatif.refused.n; i++) {
+		const struct report_wi_refused *f = REPORT_AT(r.whatif.refused, struct report_wi_refused, i);
+		int j = atoi(f->name + strlen("pod-"));
+		const json_t *c = json_array_get(json_object_get(json_object_get(pods[j].obj, "spec"), "containers"), 0);
+
+		*gpu_refused += json_object_size(json_object_get(json_object_get(c, "resources"), "limits")) > 0;
+	}
 	report_free(&r);
 	return buf;
+}
+
+static char *of_model(const struct report_model *m)
+{
+	return of_model_whatif(m, NULL, NULL, NULL);
 }
 
 /* The List of the tracked state: nodes by slot, then slices and claims (dra, may be NULL), pods by when last added. */
@@ -277,21 +315,37 @@ static int apply(struct report_model *m, enum report_event_type ev, const json_t
 	return rc;
 }
 
+/* Are want and got (JSON reports, NULL when not made) the same? If not, where they part, on stderr. */
+static int same_report(unsigned long long seed, int event, const char *what, const char *want, const char *got)
+{
+	size_t at = 0;
+
+	if (want != NULL && got != NULL && strcmp(want, got) == 0)
+		return 1;
+	while (want && got && want[at] && want[at] == got[at])
+		at++;
+	fprintf(stderr, "  seed %llu, event %d: the model's %s differs at byte %zu:\n    got:  %.200s\n"
+		"    want: %.200s\n", seed, event, what, at, got ? got + (at > 80 ? at - 80 : 0) : "(none)",
+		want ? want + (at > 80 ? at - 80 : 0) : "(none)");
+	return 0;
+}
+
 static void differential(unsigned long long seed)
 {
 	struct error err = { 0 };
 	struct config *cfg = config_load_buffer(policy, sizeof policy - 1, "policy.yaml", &err);
+	struct config *wcfg = config_load_buffer(whatif_policy, sizeof whatif_policy - 1, "what-if.yaml", &err);
 	struct report_model *m = cfg ? report_model_new(cfg, &err) : NULL;
 	struct tracked nodes[NODES], pods[PODS], dra[NODES + CLAIMS];  /* dra: the slices, then the claims */
 	unsigned long order = 0, node_order = 0;
-	int e, same = 0, checks = 0, unallocated = 0, unserved = 0;
+	int e, same = 0, same_wi = 0, checks = 0, unallocated = 0, unserved = 0, gpu_refused = 0;
 
 	rng = seed;
 	memset(nodes, 0, sizeof nodes);
 	memset(pods, 0, sizeof pods);
 	memset(dra, 0, sizeof dra);
-	CHECK(m != NULL);
-	for (e = 0; m != NULL && e < EVENTS; e++) {
+	CHECK(m != NULL && wcfg != NULL);
+	for (e = 0; m != NULL && wcfg != NULL && e < EVENTS; e++) {
 		int kind = (int)rnd(6), is_node = kind == 0, is_dra = kind == 1;
 		int i = (int)rnd(is_node ? NODES : is_dra ? NODES + CLAIMS : PODS), del = rnd(4) == 0;
 		struct tracked *t = is_node ? &nodes[i] : is_dra ? &dra[i] : &pods[i];
@@ -316,28 +370,26 @@ static void differential(unsigned long long seed)
 		if ((e + 1) % CHECKPOINT == 0) {
 			char *text = final_list(nodes, dra, pods), *want = text ? from_scratch(cfg, text) : NULL;
 			char *got = of_model(m);
+			char *want_wi = text ? from_scratch_whatif(cfg, wcfg, text) : NULL;
+			char *got_wi = of_model_whatif(m, wcfg, pods, &gpu_refused);
 
 			checks++;
 			unallocated += got != NULL && strstr(got, "claim not allocated") != NULL;
 			unserved += got != NULL && strstr(got, "DeviceClass no pool serves") != NULL;
-			if (want != NULL && got != NULL && strcmp(want, got) == 0) {
-				same++;
-			} else {
-				size_t at = 0;
-
-				while (want && got && want[at] && want[at] == got[at])
-					at++;
-				fprintf(stderr, "  seed %llu, event %d: the model differs at byte %zu:\n    got:  %.200s\n"
-					"    want: %.200s\n", seed, e + 1, at, got ? got + (at > 80 ? at - 80 : 0) : "(none)",
-					want ? want + (at > 80 ? at - 80 : 0) : "(none)");
-			}
+			same += same_report(seed, e + 1, "report", want, got);
+			same_wi += same_report(seed, e + 1, "what-if", want_wi, got_wi);
 			free(text);
 			free(want);
 			free(got);
+			free(want_wi);
+			free(got_wi);
 		}
 	}
 	CHECK_INT(same, EVENTS / CHECKPOINT);
+	CHECK_INT(same_wi, EVENTS / CHECKPOINT);
 	CHECK(checks == EVENTS / CHECKPOINT);
+	/* The what-if refuses running GPU pods, which the model must name as the report does. */
+	CHECK(gpu_refused > 0);
 	/* The streams reach the DRA judgements, not only the resources' (report_dra.c). */
 	CHECK(unallocated > 0 && unserved > 0);
 	for (e = 0; e < NODES; e++)
@@ -347,6 +399,7 @@ static void differential(unsigned long long seed)
 	for (e = 0; e < NODES + CLAIMS; e++)
 		json_decref(dra[e].obj);
 	report_model_free(m);
+	config_free(wcfg);
 	config_free(cfg);
 }
 
@@ -498,6 +551,94 @@ static void test_limit(void)
 	config_free(cfg);
 }
 
+/* A running GPU pod of label v=value on node-00, named p-NNN. */
+static json_t *labelled_gpu_pod(int i, int value)
+{
+	char name[32], v[16];
+
+	snprintf(name, sizeof name, "p-%03d", i);
+	snprintf(v, sizeof v, "%d", value);
+	return json_pack("{s:s, s:{s:s, s:s, s:{s:s}}, s:{s:s, s:[o]}, s:{s:s}}", "kind", "Pod", "metadata", "name",
+			 name, "namespace", "ml", "labels", "v", v, "spec", "nodeName", "node-00", "containers",
+			 container("nvidia.com/gpu", 1), "status", "phase", "Running");
+}
+
+/* The distinct values of value[0..n) that live[] marks. */
+static unsigned long distinct(const int *value, const int *live, int n)
+{
+	static char seen[TEXTS];
+	unsigned long count = 0;
+	int i;
+
+	memset(seen, 0, sizeof seen);
+	for (i = 0; i < n; i++)
+		if (live[i] && !seen[value[i]]) {
+			seen[value[i]] = 1;
+			count++;
+		}
+	return count;
+}
+
+/*
+ * The running GPU pods' texts are shared by equal content and freed with
+ * their last pod: across the index's growth and many removals (which move
+ * entries back in their runs), the model holds exactly one text per distinct
+ * content among the living pods.
+ */
+static void test_judged_shared(void)
+{
+	struct error err = { 0 };
+	struct config *cfg = config_load_buffer(policy, sizeof policy - 1, "policy.yaml", &err);
+	struct report_model *m = cfg ? report_model_new(cfg, &err) : NULL;
+	struct report_model_stats st;
+	int value[SHARED_PODS], live[SHARED_PODS], i, round;
+	json_t *obj;
+
+	CHECK(m != NULL);
+	rng = 31337;
+	for (i = 0; m != NULL && i < SHARED_PODS; i++) {
+		value[i] = (int)rnd(TEXTS);
+		live[i] = 1;
+		obj = labelled_gpu_pod(i, value[i]);
+		CHECK_INT(apply(m, REPORT_EVENT_ADDED, obj), 0);
+		json_decref(obj);
+	}
+	if (m != NULL) {
+		report_model_stats(m, &st);
+		CHECK_INT((int)st.judged, (int)distinct(value, live, SHARED_PODS));
+	}
+	for (round = 0; m != NULL && round < 3 * SHARED_PODS; round++) {
+		i = (int)rnd(SHARED_PODS);
+		if (live[i] && rnd(2)) {
+			obj = labelled_gpu_pod(i, value[i]);
+			CHECK_INT(apply(m, REPORT_EVENT_DELETED, obj), 0);
+			live[i] = 0;
+		} else {
+			value[i] = (int)rnd(TEXTS);
+			obj = labelled_gpu_pod(i, value[i]);
+			CHECK_INT(apply(m, live[i] ? REPORT_EVENT_MODIFIED : REPORT_EVENT_ADDED, obj), 0);
+			live[i] = 1;
+		}
+		json_decref(obj);
+		report_model_stats(m, &st);
+		if ((int)st.judged != (int)distinct(value, live, SHARED_PODS)) {
+			CHECK_INT((int)st.judged, (int)distinct(value, live, SHARED_PODS));
+			break;
+		}
+	}
+	for (i = 0; m != NULL && i < SHARED_PODS; i++)
+		live[i] = 0;
+	report_model_list_begin(m, "Pod");
+	report_model_list_end(m, "Pod");  /* an empty list: every pod goes, and every text with it */
+	if (m != NULL) {
+		report_model_stats(m, &st);
+		CHECK_INT((int)st.judged, 0);
+		CHECK_INT((int)st.judged_bytes, 0);
+	}
+	report_model_free(m);
+	config_free(cfg);
+}
+
 static void test_differential(void)
 {
 	differential(88172645463325252ULL);
@@ -511,5 +652,6 @@ int main(void)
 	RUN(test_blind);
 	RUN(test_relist);
 	RUN(test_limit);
+	RUN(test_judged_shared);
 	return check_done("report_model");
 }

@@ -4,7 +4,7 @@
 # of the state built here, follow each change (a GPU node added and deleted, GPU pods
 # placed, Pending, deleted) within its interval, survive a kube-apiserver restart with
 # changes made around it, and answer POST /what-if as `report --what-if` answers over
-# `kubectl get` of the same state. The watch judges by the report's example policy
+# `kubectl get` of the same state, a running GPU pod the what-if refuses named by both. The watch judges by the report's example policy
 # (test/report/cases/aks-snapshot/policy.yaml: t4-spot, t4, a100, h100, priced), whose
 # pools select the fake nodes' agentpool labels; the webhook keeps three-pools.yaml.
 # Pods stay Pending once bound (no kubelet): the report counts a bound pod's GPUs as
@@ -100,6 +100,14 @@ equals "$RC" 0 "warn mode: a CPU pod pinned to the h100 node is admitted"
 expect_figures "t4-spot:1/0.158 t4:0/0 a100:1/27.197 h100:1/98.32 | {pod_namespace=\"team-warn\",route=\"untolerated-taint\"}=1 | {reason=\"scheduling-gated\"}=1 {reason=\"gpus-in-use\"}=1" \
 	"pods: t4 busy, a CPU pod on the h100 node by nodeName, one GPU pod gated and one waiting for a t4 GPU"
 
+# --- a running GPU pod the what-if refuses: 2 GPUs in team-w8, which the webhook's policy sends to
+# the a100 pool (t4 takes 1) and the what-if's keeps for training (its h100 pool for training and research)
+pod w-a100 '.spec.containers[0].resources.limits["nvidia.com/gpu"] = "2"' >"$T/w-a100.in"
+create team-w8 w-a100
+equals "$(pool_of team-w8 w-a100)" gpua100 "the webhook sent the 2-GPU pod to the a100 node"
+expect_figures "t4-spot:1/0.158 t4:0/0 a100:0/0 h100:1/98.32 | {pod_namespace=\"team-warn\",route=\"untolerated-taint\"}=1 | {reason=\"scheduling-gated\"}=1 {reason=\"gpus-in-use\"}=1" \
+	"a 2-GPU pod runs on the a100 node: it is no longer idle"
+
 # --- the what-if on the README's example policy, over the live state ---------------------
 kubectl get nodes,pods -A -o json >"$T/w-cluster.json"
 "$B" report -c "$WATCH_POLICY" --what-if "$WATCH_WHATIF" -o json --fail-on none "$T/w-cluster.json" >"$T/w-offline.json" 2>/dev/null
@@ -108,6 +116,12 @@ curl -sf --data-binary "@$WATCH_WHATIF" "http://$WATCH_ADDR/what-if" >"$T/w-live
 norm='.whatIf | del(.policy) | (.placed, .refused) |= sort_by(.namespace, .name)'
 equals "$(jq -cS "$norm" "$T/w-live.json")" "$(jq -cS "$norm" "$T/w-offline.json")" \
 	"POST /what-if answers as report --what-if over kubectl get of the same state"
+# The running GPU pod is judged live as offline: from what the watch's model keeps of it.
+refused_a100='[.whatIf.refused[] | select(.namespace == "team-w8" and .name == "w-a100") | .node] | join(",")'
+equals "$(jq -r "$refused_a100" "$T/w-offline.json")" aks-gpua100-40000000-vmss000000 \
+	"report --what-if names the running GPU pod w-a100 the what-if policy refuses"
+equals "$(jq -r "$refused_a100" "$T/w-live.json")" aks-gpua100-40000000-vmss000000 \
+	"POST /what-if names the running GPU pod w-a100 the what-if policy refuses"
 equals "$(jq -r '.summary.pendingGpuPods' "$T/w-live.json")" 2 "what-if: its report is of the live state (2 Pending GPU pods)"
 curl -sf --data-binary "@$WATCH_WHATIF" "http://$WATCH_ADDR/what-if?output=prometheus" | grep -q '^gpu_admission_report_whatif_' &&
 	ok || bad "POST /what-if?output=prometheus gives the what-if gauges"
@@ -115,6 +129,9 @@ curl -sf --data-binary "@$WATCH_WHATIF" "http://$WATCH_ADDR/what-if?output=text"
 	ok || bad "POST /what-if?output=text gives the text report's what-if"
 equals "$(curl -s -o /dev/null -w '%{http_code}' --data-binary 'pools: 3' "http://$WATCH_ADDR/what-if")" 400 \
 	"POST /what-if with a policy that does not load: 400"
+kubectl delete pod -n team-w8 w-a100 --force --grace-period=0 >/dev/null 2>&1 || bad "deleting w-a100"
+expect_figures "t4-spot:1/0.158 t4:0/0 a100:1/27.197 h100:1/98.32 | {pod_namespace=\"team-warn\",route=\"untolerated-taint\"}=1 | {reason=\"scheduling-gated\"}=1 {reason=\"gpus-in-use\"}=1" \
+	"w-a100 deleted: the a100 node idle again"
 
 # --- kube-apiserver restarts; changes made while the watch reconnects ---------------------
 kill "$CP_APISERVER_PID"
