@@ -165,6 +165,32 @@ static int slice_item(struct report *r, const json_t *slice, struct error *err)
 	return 0;
 }
 
+json_t *report_dra_slim_slice(const json_t *slice)
+{
+	const json_t *spec = json_object_get(slice, "spec"), *v;
+	size_t devices = json_array_size(json_object_get(spec, "devices")), i;
+	json_t *out = json_pack("{s:s, s:{s:s}, s:{s:[]}}", "kind", "ResourceSlice", "metadata", "name",
+				report_str_at(json_object_get(slice, "metadata"), "name"), "spec", "devices");
+	json_t *slim_spec = json_object_get(out, "spec"), *list = json_object_get(slim_spec, "devices");
+
+	if (out == NULL)
+		return NULL;
+	/* Only strings are read (slice_item): another type stays out, as it would be ignored. */
+	if (json_is_string(v = json_object_get(spec, "driver")) &&
+	    json_object_set(slim_spec, "driver", (json_t *)(uintptr_t)v) != 0)
+		goto nomem;
+	if (json_is_string(v = json_object_get(spec, "nodeName")) &&
+	    json_object_set(slim_spec, "nodeName", (json_t *)(uintptr_t)v) != 0)
+		goto nomem;
+	for (i = 0; i < devices; i++)
+		if (json_array_append_new(list, json_null()) != 0)
+			goto nomem;
+	return out;
+nomem:
+	json_decref(out);
+	return NULL;
+}
+
 /* A claim as the end needs it: {node, gpus (held), class, count (asked), allocated, reserved: [names]}. */
 static int claim_item(struct report *r, const json_t *claim, struct error *err)
 {
