@@ -130,15 +130,18 @@ const struct cli_command cmd_watch = {
 	.summary = "the cost report kept live from the API, on /metrics",
 	.usage = "[OPTIONS]",
 	.description =
-		"Lists and watches the cluster's Nodes and Pods (read-only: get, list, watch)\n"
-		"and keeps the cost report's model up to date event by event; a relist after\n"
+		"Lists and watches the cluster's Nodes and Pods, and its ResourceSlices and\n"
+		"ResourceClaims when the API server serves DRA (resource.k8s.io v1, v1beta2 or\n"
+		"v1beta1; without it, nodes and pods only), read-only (get, list, watch), and\n"
+		"keeps the cost report's model up to date event by event; a relist after\n"
 		"an outage forgets what was deleted meanwhile. Each --interval the report is\n"
-		"rebuilt from the model. Serves over plain HTTP: GET /metrics (the gauges of\n"
-		"report -o prometheus, gpu_admission_report_*, and the watch's own,\n"
-		"gpu_admission_watch_*), /healthz, /readyz (once Nodes and Pods are listed and\n"
-		"a report built), and POST /what-if with a policy file as the body (at most\n"
-		"1 MiB): report --what-if of the live state, ?output=json (default), text or\n"
-		"prometheus. With --policy-reports or --events it also writes each report\n"
+		"rebuilt from the model: the figures of report over kubectl get\n"
+		"nodes,pods,resourceslices,resourceclaims -A -o json. Serves over plain HTTP:\n"
+		"GET /metrics (the gauges of report -o prometheus, gpu_admission_report_*, and\n"
+		"the watch's own, gpu_admission_watch_*), /healthz, /readyz (once every\n"
+		"resource served is listed and a report built), and POST /what-if with a\n"
+		"policy file as the body (at most 1 MiB): report --what-if of the live state,\n"
+		"?output=json (default), text or prometheus. With --policy-reports or --events it also writes each report\n"
 		"as report --publish does (PolicyReports, Events). SIGTERM or SIGINT stops it.",
 	.options = watch_options,
 	.exits = (const struct cli_exit[]){
