@@ -71,6 +71,12 @@ void report_dra_free(struct report_dra *d);
  * NULL on ENOMEM. The live model keeps this, not the devices' attributes.
  */
 json_t *report_dra_slim_slice(const json_t *slice);
+/*
+ * As report_dra_slim_slice(), a ResourceClaim item: its name and namespace,
+ * its requests' names, classes and counts, its allocation's node selector and
+ * results' request names, the kinds and names it is reserved for.
+ */
+json_t *report_dra_slim_claim(const json_t *claim);
 
 /* --what-if's parts (report_whatif.c): a Pending GPU pod p as read, a running pod on node, then once at the end. */
 int report_whatif_pending(struct report *r, const json_t *pod, struct report_pending *p, struct error *err);

@@ -377,9 +377,11 @@ static int apply_pod(struct report_model *m, enum report_event_type ev, const js
 /* ==== DRA objects ==== */
 
 /*
- * A ResourceSlice or ResourceClaim, by kind and name: a claim as
- * report_item_parse() read it, a slice boiled down to what the report reads
- * (report_dra_slim_slice(): its devices' attributes are most of it). Claims
+ * A ResourceSlice or ResourceClaim, by kind and name, boiled down to what
+ * the report reads (report_dra_slim_slice(), _claim(): a slice's devices'
+ * attributes, a claim's metadata and allocation results are most of them)
+ * and kept as its compact JSON text, parsed again as each report is built:
+ * as jansson values a claim takes ten times its text. Claims
  * are bounded as pods are (max_pods: about one claim per DRA pod), slices
  * by REPORT_MODEL_SLICES_MAX; beyond, a new one is refused (counted).
  */
@@ -387,9 +389,9 @@ static int apply_dra(struct report_model *m, enum report_event_type ev, const js
 		     struct error *err)
 {
 	const json_t *meta = json_object_get(obj, "metadata");
-	char key[MODEL_DRA_KEY_MAX];
+	char key[MODEL_DRA_KEY_MAX], *text;
 	int known;
-	json_t *kept;
+	json_t *slim, *kept;
 
 	snprintf(key, sizeof key, "%s\t%s/%s", dra_kinds[k], report_str_at(meta, "namespace"),
 		 report_str_at(meta, "name"));
@@ -404,7 +406,11 @@ static int apply_dra(struct report_model *m, enum report_event_type ev, const js
 		m->refused++;
 		return 0;
 	}
-	kept = k == DRA_SLICE ? report_dra_slim_slice(obj) : json_incref((json_t *)(uintptr_t)obj);
+	slim = k == DRA_SLICE ? report_dra_slim_slice(obj) : report_dra_slim_claim(obj);
+	text = slim != NULL ? json_dumps(slim, JSON_COMPACT) : NULL;
+	json_decref(slim);
+	kept = text != NULL ? json_string_nocheck(text) : NULL;
+	free(text);
 	if (kept == NULL || json_object_set_new(m->dra, key, kept) != 0)
 		return nomem(err), -1;
 	if (!known)
@@ -604,7 +610,7 @@ int report_model_whatif(const struct report_model *m, const struct config *whati
 			struct report *r, struct error *err)
 {
 	const char *key;
-	json_t *item;
+	json_t *text;
 	size_t i;
 
 	if (report_init(r, m->cfg, err) != 0)
@@ -615,9 +621,16 @@ int report_model_whatif(const struct report_model *m, const struct config *whati
 		if (m->nodes[m->order[i]].item != NULL &&
 		    report_take_item(r, MODEL_INPUT, m->nodes[m->order[i]].item, err) != 0)
 			return -1;
-	json_object_foreach(m->dra, key, item)
-		if (report_take_item(r, MODEL_INPUT, item, err) != 0)
+	json_object_foreach(m->dra, key, text) {
+		json_error_t jerr;
+		json_t *item = json_loads(json_string_value(text), 0, &jerr);  /* our own dump: fails only on ENOMEM */
+
+		int rc = item == NULL ? (nomem(err), -1) : report_take_item(r, MODEL_INPUT, item, err);
+
+		json_decref(item);
+		if (rc != 0)
 			return -1;
+	}
 	for (i = 0; i < m->n_pods; i++)
 		if (m->pods[i].live && report_pod(m, &m->pods[i], r, err) != 0)
 			return -1;
