@@ -1,8 +1,10 @@
 /*
  * gpu-admission watch's parts together (report_watch.h, report_serve.h),
  * against a fake API server on loopback: the lists feed the model, a 410 on
- * the pods' watch makes a relist that forgets the pod deleted meanwhile, and
- * the HTTP endpoints answer: /metrics with the report's gauges and the
+ * the pods' watch makes a relist that forgets the pod deleted meanwhile, a
+ * server that 404s resource.k8s.io is watched on nodes and pods alone, one
+ * that serves it has its ResourceSlices and ResourceClaims (and a claim's
+ * DELETED event) change the figures, and the HTTP endpoints answer: /metrics with the report's gauges and the
  * watch's own, /readyz, /healthz, POST /what-if (json, a bad policy, too
  * large), an unknown path. Waits poll over a generous deadline: never a
  * timing assertion.
