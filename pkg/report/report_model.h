@@ -9,9 +9,11 @@
  * DaemonSet pod its node and DaemonSet; only the pods the report names (CPU
  * pods on GPU nodes, or on nodes not seen yet, and Pending GPU pods) keep
  * their fields for judging, as do Pending pods with DRA claims. Terminated
- * pods and CPU pods on CPU nodes keep only their name. A ResourceClaim is
- * kept as report_item_parse() reads it; a ResourceSlice only as its driver,
- * node and number of devices (report_dra_slim_slice()).
+ * pods and CPU pods on CPU nodes keep only their name. A ResourceSlice keeps
+ * its driver, node and number of devices, a ResourceClaim its requests'
+ * classes and counts, its allocation's node and results, the pods it is
+ * reserved for (report_dra_slim_slice(), _claim()), each as compact JSON
+ * text (cmd/gpu-admission/README.md states the bytes).
  *
  * report_model_report() builds the report of the current state, the same as
  * `report` over a List of the same objects (nodes in the order first added,
