@@ -24,6 +24,7 @@
 enum { T_NODES = 0, T_PODS, T_SLICES, T_CLAIMS };
 #define WATCH_DRA_GROUP "resource.k8s.io"
 #define WATCH_DRA_VERSION_MAX 16
+#define WATCH_DRA_ATTEMPTS_MAX 32  /* failed discoveries counted for the backoff: long past its cap */
 
 /* What discovery found of resource.k8s.io. */
 enum dra_state { DRA_UNKNOWN = 0, DRA_SERVED, DRA_ABSENT };
@@ -290,7 +291,7 @@ static void discover(struct report_watch *w)
 		unsigned ms = watchcache_backoff_ms(w->dra_attempt, WATCHCACHE_BACKOFF_MIN_MS, w->wopts.backoff_max_ms,
 						    (uint32_t)now.tv_nsec);
 
-		if (w->dra_attempt < 32)
+		if (w->dra_attempt < WATCH_DRA_ATTEMPTS_MAX)
 			w->dra_attempt++;
 		snprintf(wait, sizeof wait, "%u", ms);
 		log_msg(LOG_LEVEL_WARN, "watch: cannot tell whether the API server serves " WATCH_DRA_GROUP,
