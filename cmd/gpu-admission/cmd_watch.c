@@ -141,8 +141,9 @@ const struct cli_command cmd_watch = {
 		"the watch's own, gpu_admission_watch_*), /healthz, /readyz (once every\n"
 		"resource served is listed and a report built), and POST /what-if with a\n"
 		"policy file as the body (at most 1 MiB): report --what-if of the live state,\n"
-		"?output=json (default), text or prometheus. With --policy-reports or --events it also writes each report\n"
-		"as report --publish does (PolicyReports, Events). SIGTERM or SIGINT stops it.",
+		"?output=json (default), text or prometheus. With --policy-reports or\n"
+		"--events it also writes each report as report --publish does\n"
+		"(PolicyReports, Events). SIGTERM or SIGINT stops it.",
 	.options = watch_options,
 	.exits = (const struct cli_exit[]){
 		{ EXIT_OK, "stopped cleanly after SIGTERM or SIGINT" },
