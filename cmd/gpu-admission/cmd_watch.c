@@ -130,19 +130,23 @@ const struct cli_command cmd_watch = {
 	.summary = "the cost report kept live from the API, on /metrics",
 	.usage = "[OPTIONS]",
 	.description =
-		"Lists and watches the cluster's Nodes and Pods (read-only: get, list, watch)\n"
-		"and keeps the cost report's model up to date event by event; a relist after\n"
+		"Lists and watches the cluster's Nodes and Pods, and its ResourceSlices and\n"
+		"ResourceClaims when the API server serves DRA (resource.k8s.io v1, v1beta2 or\n"
+		"v1beta1; without it, nodes and pods only), read-only (get, list, watch), and\n"
+		"keeps the cost report's model up to date event by event; a relist after\n"
 		"an outage forgets what was deleted meanwhile. Each --interval the report is\n"
-		"rebuilt from the model. Serves over plain HTTP: GET /metrics (the gauges of\n"
-		"report -o prometheus, gpu_admission_report_*, and the watch's own,\n"
-		"gpu_admission_watch_*), /healthz, /readyz (once Nodes and Pods are listed and\n"
-		"a report built), and POST /what-if with a policy file as the body (at most\n"
-		"1 MiB): report --what-if of the live state, ?output=json (default), text or\n"
-		"prometheus; of the running pods it judges those the model keeps the policy's\n"
-		"fields of, GPU pods and CPU pods on GPU nodes (not CPU-only DaemonSet pods\n"
-		"and CPU pods on CPU nodes: report --what-if over a snapshot judges those\n"
-		"too). With --policy-reports or --events it also writes each report\n"
-		"as report --publish does (PolicyReports, Events). SIGTERM or SIGINT stops it.",
+		"rebuilt from the model: the figures of report over kubectl get\n"
+		"nodes,pods,resourceslices,resourceclaims -A -o json. Serves over plain HTTP:\n"
+		"GET /metrics (the gauges of report -o prometheus, gpu_admission_report_*, and\n"
+		"the watch's own, gpu_admission_watch_*), /healthz, /readyz (once every\n"
+		"resource served is listed and a report built), and POST /what-if with a\n"
+		"policy file as the body (at most 1 MiB): report --what-if of the live state,\n"
+		"?output=json (default), text or prometheus; of the running pods it judges\n"
+		"those the model keeps the policy's fields of, GPU pods and CPU pods on GPU\n"
+		"nodes (not CPU-only DaemonSet pods and CPU pods on CPU nodes: report\n"
+		"--what-if over a snapshot judges those too). With --policy-reports or\n"
+		"--events it also writes each report as report --publish does\n"
+		"(PolicyReports, Events). SIGTERM or SIGINT stops it.",
 	.options = watch_options,
 	.exits = (const struct cli_exit[]){
 		{ EXIT_OK, "stopped cleanly after SIGTERM or SIGINT" },

@@ -165,6 +165,150 @@ static int slice_item(struct report *r, const json_t *slice, struct error *err)
 	return 0;
 }
 
+json_t *report_dra_slim_slice(const json_t *slice)
+{
+	const json_t *spec = json_object_get(slice, "spec"), *v;
+	size_t devices = json_array_size(json_object_get(spec, "devices")), i;
+	json_t *out = json_pack("{s:s, s:{s:s}, s:{s:[]}}", "kind", "ResourceSlice", "metadata", "name",
+				report_str_at(json_object_get(slice, "metadata"), "name"), "spec", "devices");
+	json_t *slim_spec = json_object_get(out, "spec"), *list = json_object_get(slim_spec, "devices");
+
+	if (out == NULL)
+		return NULL;
+	/* Only strings are read (slice_item): another type stays out, as it would be ignored. */
+	if (json_is_string(v = json_object_get(spec, "driver")) &&
+	    json_object_set(slim_spec, "driver", (json_t *)(uintptr_t)v) != 0)
+		goto nomem;
+	if (json_is_string(v = json_object_get(spec, "nodeName")) &&
+	    json_object_set(slim_spec, "nodeName", (json_t *)(uintptr_t)v) != 0)
+		goto nomem;
+	for (i = 0; i < devices; i++)
+		if (json_array_append_new(list, json_null()) != 0)
+			goto nomem;
+	return out;
+nomem:
+	json_decref(out);
+	return NULL;
+}
+
+/*
+ * A new object of obj's members named in keys (NULL-terminated), their values
+ * shared; obj itself (shared) when it is no object, as the readers then find
+ * nothing in it either way. NULL on ENOMEM.
+ */
+static json_t *pick(const json_t *obj, const char *const *keys)
+{
+	json_t *out, *v;
+
+	if (!json_is_object(obj))
+		return json_incref(iterable(obj));
+	if ((out = json_object()) == NULL)
+		return NULL;
+	for (; *keys != NULL; keys++)
+		if ((v = json_object_get(obj, *keys)) != NULL && json_object_set(out, *keys, v) != 0) {
+			json_decref(out);
+			return NULL;
+		}
+	return out;
+}
+
+/* Sets key of into to a new array of each element of from (when an array) as fn boils it down. 0, or -1 on ENOMEM. */
+static int slim_each(json_t *into, const char *key, const json_t *from, json_t *(*fn)(const json_t *))
+{
+	json_t *list, *v;
+	const json_t *e;
+	size_t i;
+
+	if (from == NULL)
+		return 0;
+	if (!json_is_array(from))
+		return json_object_set(into, key, iterable(from));
+	if ((list = json_array()) == NULL || json_object_set_new(into, key, list) != 0)
+		return -1;
+	json_array_foreach(iterable(from), i, e)
+		if ((v = fn(e)) == NULL || json_array_append_new(list, v) != 0)
+			return -1;
+	return 0;
+}
+
+static json_t *slim_exactly(const json_t *req)
+{
+	static const char *const keys[] = { "name", "deviceClassName", "count", NULL };
+	static const char *const exactly[] = { "deviceClassName", "count", NULL };
+	json_t *out = pick(req, keys), *v = json_object_get(req, "exactly");
+
+	if (out != NULL && json_is_object(out) && v != NULL && json_object_set_new(out, "exactly", pick(v, exactly)) != 0) {
+		json_decref(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* A request: what request_class() and claim_class() read (firstAvailable's subrequests as requests). */
+static json_t *slim_request(const json_t *req)
+{
+	json_t *out = slim_exactly(req);
+
+	if (out != NULL && json_is_object(out) &&
+	    slim_each(out, "firstAvailable", json_object_get(req, "firstAvailable"), slim_exactly) != 0) {
+		json_decref(out);
+		return NULL;
+	}
+	return out;
+}
+
+static json_t *slim_result(const json_t *res)
+{
+	static const char *const keys[] = { "request", NULL };
+
+	return pick(res, keys);
+}
+
+static json_t *slim_ref(const json_t *ref)
+{
+	static const char *const keys[] = { "resource", "name", NULL };
+
+	return pick(ref, keys);
+}
+
+json_t *report_dra_slim_claim(const json_t *claim)
+{
+	static const char *const meta_keys[] = { "name", "namespace", NULL };
+	static const char *const alloc_keys[] = { "nodeSelector", NULL };
+	const json_t *status = json_object_get(claim, "status"), *alloc = json_object_get(status, "allocation");
+	const json_t *requests = json_object_get(json_object_get(json_object_get(claim, "spec"), "devices"), "requests");
+	const json_t *meta = json_object_get(claim, "metadata");
+	json_t *m = meta != NULL ? pick(meta, meta_keys) : NULL, *out, *st, *a, *devs;
+
+	if (meta != NULL && m == NULL)
+		return NULL;
+	out = json_pack("{s:s, s:o?, s:{s:{}}, s:{}}", "kind", "ResourceClaim", "metadata", m, "spec", "devices", "status");
+	if (out == NULL)
+		return NULL;
+	st = json_object_get(out, "status");
+	if (slim_each(json_object_get(json_object_get(out, "spec"), "devices"), "requests", requests, slim_request) != 0 ||
+	    slim_each(st, "reservedFor", json_object_get(status, "reservedFor"), slim_ref) != 0)
+		goto nomem;
+	if (alloc != NULL) {
+		if ((a = pick(alloc, alloc_keys)) == NULL || json_object_set_new(st, "allocation", a) != 0)
+			goto nomem;
+		devs = json_object_get(alloc, "devices");
+		if (json_is_object(a) && json_is_object(devs)) {
+			json_t *d = json_object();
+
+			if (d == NULL || json_object_set_new(a, "devices", d) != 0 ||
+			    slim_each(d, "results", json_object_get(devs, "results"), slim_result) != 0)
+				goto nomem;
+		} else if (json_is_object(a) && devs != NULL && json_object_set(a, "devices", iterable(devs)) != 0) {
+			goto nomem;
+		}
+	}
+	return out;
+nomem:
+	json_decref(out);
+	return NULL;
+}
+
 /* A claim as the end needs it: {node, gpus (held), class, count (asked), allocated, reserved: [names]}. */
 static int claim_item(struct report *r, const json_t *claim, struct error *err)
 {

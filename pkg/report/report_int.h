@@ -65,6 +65,18 @@ int report_dra_pending_pod(struct report *r, const json_t *pod, struct error *er
 int report_dra_finish(struct report *r, struct error *err);   /* before the nodes are judged */
 int report_dra_pending(struct report *r, struct error *err);  /* after the Pending GPU pods are */
 void report_dra_free(struct report_dra *d);
+/*
+ * A ResourceSlice item boiled down to what report_dra_item() reads of it (its
+ * name, driver, node, and its devices as as many nulls): a new object, or
+ * NULL on ENOMEM. The live model keeps this, not the devices' attributes.
+ */
+json_t *report_dra_slim_slice(const json_t *slice);
+/*
+ * As report_dra_slim_slice(), a ResourceClaim item: its name and namespace,
+ * its requests' names, classes and counts, its allocation's node selector and
+ * results' request names, the kinds and names it is reserved for.
+ */
+json_t *report_dra_slim_claim(const json_t *claim);
 
 /* --what-if's parts (report_whatif.c): a Pending GPU pod p as read, a running pod on node, then once at the end. */
 int report_whatif_pending(struct report *r, const json_t *pod, struct report_pending *p, struct error *err);

@@ -20,6 +20,11 @@
 #define MODEL_INPUT "watch"        /* the input name the model's report gives its items */
 #define MODEL_JUDGED_INDEX_MIN 256  /* the judged texts' first index size (a power of two) */
 
+#define MODEL_DRA_KEY_MAX 600      /* "Kind\tnamespace/name": 13 + 1 + 63 + 1 + 253, with room */
+
+enum dra_kind { DRA_SLICE = 0, DRA_CLAIM, DRA_KINDS };
+static const char *const dra_kinds[DRA_KINDS] = { "ResourceSlice", "ResourceClaim" };
+
 enum pod_class { POD_NOTHING = 0, POD_TERMINATED, POD_GPU, POD_DS, POD_KEPT };
 
 struct mgpu {
@@ -78,6 +83,8 @@ struct report_model {
 	size_t cap_judged, n_judged, judged_bytes;
 	json_t *dra;                           /* ResourceSlices and ResourceClaims by kind, namespace
 	                                          and name: the items as the report reads them */
+	size_t n_dra[DRA_KINDS];               /* held of each kind */
+	json_t *dra_seen[DRA_KINDS];           /* while a list of the kind runs: the keys it handed over */
 	unsigned long refused;
 	size_t max_pods;                       /* living pods held at most (0: no bound) */
 	uint32_t node_epoch, pod_epoch;        /* bumped as a list of each kind begins */
@@ -519,21 +526,84 @@ static int apply_pod(struct report_model *m, enum report_event_type ev, const js
 
 /* ==== DRA objects ==== */
 
-/* A ResourceSlice or ResourceClaim: kept whole (as report_item_parse() reads it), by kind and name. */
-static int apply_dra(struct report_model *m, enum report_event_type ev, const json_t *obj, const char *kind,
+/*
+ * A ResourceSlice or ResourceClaim, by kind and name, boiled down to what
+ * the report reads (report_dra_slim_slice(), _claim(): a slice's devices'
+ * attributes, a claim's metadata and allocation results are most of them)
+ * and kept as its compact JSON text, parsed again as each report is built:
+ * as jansson values a claim takes ten times its text. Claims
+ * are bounded as pods are (max_pods: about one claim per DRA pod), slices
+ * by REPORT_MODEL_SLICES_MAX; beyond, a new one is refused (counted).
+ */
+static int apply_dra(struct report_model *m, enum report_event_type ev, const json_t *obj, enum dra_kind k,
 		     struct error *err)
 {
 	const json_t *meta = json_object_get(obj, "metadata");
-	char key[600];
+	char key[MODEL_DRA_KEY_MAX], *text;
+	int known;
+	json_t *slim, *kept;
 
-	snprintf(key, sizeof key, "%s\t%s/%s", kind, report_str_at(meta, "namespace"), report_str_at(meta, "name"));
+	snprintf(key, sizeof key, "%s\t%s/%s", dra_kinds[k], report_str_at(meta, "namespace"),
+		 report_str_at(meta, "name"));
+	known = json_object_get(m->dra, key) != NULL;
 	if (ev == REPORT_EVENT_DELETED) {
-		json_object_del(m->dra, key);
+		if (known && json_object_del(m->dra, key) == 0)
+			m->n_dra[k]--;
 		return 0;
 	}
-	if (json_object_set(m->dra, key, (json_t *)(uintptr_t)obj) != 0)
+	if (!known && ((k == DRA_CLAIM && m->max_pods != 0 && m->n_dra[k] >= m->max_pods) ||
+		       (k == DRA_SLICE && m->n_dra[k] >= REPORT_MODEL_SLICES_MAX))) {
+		m->refused++;
+		return 0;
+	}
+	slim = k == DRA_SLICE ? report_dra_slim_slice(obj) : report_dra_slim_claim(obj);
+	text = slim != NULL ? json_dumps(slim, JSON_COMPACT) : NULL;
+	json_decref(slim);
+	kept = text != NULL ? json_string_nocheck(text) : NULL;
+	free(text);
+	if (kept == NULL || json_object_set_new(m->dra, key, kept) != 0)
+		return nomem(err), -1;
+	if (!known)
+		m->n_dra[k]++;
+	if (m->dra_seen[k] != NULL && json_object_set_new(m->dra_seen[k], key, json_null()) != 0)
 		return nomem(err), -1;
 	return 0;
+}
+
+static int dra_kind_of(const char *kind)
+{
+	int k;
+
+	for (k = 0; k < DRA_KINDS; k++)
+		if (strcmp(kind, dra_kinds[k]) == 0)
+			return k;
+	return -1;
+}
+
+/* A list of kind k begins: the keys it hands over are noted, for its end's sweep. */
+static void dra_list_begin(struct report_model *m, enum dra_kind k)
+{
+	json_decref(m->dra_seen[k]);  /* a list that failed had no end */
+	m->dra_seen[k] = json_object();
+}
+
+/* A complete list of kind k: what it did not hand over is gone. */
+static void dra_list_end(struct report_model *m, enum dra_kind k)
+{
+	size_t plen = strlen(dra_kinds[k]);
+	const char *key;
+	json_t *item;
+	void *tmp;
+
+	/* Out of memory at the list's start: nothing is known to be gone, so nothing is swept. */
+	if (m->dra_seen[k] == NULL)
+		return;
+	json_object_foreach_safe(m->dra, tmp, key, item)
+		if (strncmp(key, dra_kinds[k], plen) == 0 && key[plen] == '\t' &&
+		    json_object_get(m->dra_seen[k], key) == NULL && json_object_del(m->dra, key) == 0)
+			m->n_dra[k]--;
+	json_decref(m->dra_seen[k]);
+	m->dra_seen[k] = NULL;
 }
 
 /* ==== The model ==== */
@@ -575,12 +645,15 @@ void report_model_free(struct report_model *m)
 	free(m->pods);
 	free(m->pod_index);
 	json_decref(m->dra);
+	json_decref(m->dra_seen[DRA_SLICE]);
+	json_decref(m->dra_seen[DRA_CLAIM]);
 	free(m);
 }
 
 int report_model_apply(struct report_model *m, enum report_event_type ev, const json_t *obj, struct error *err)
 {
 	const char *kind = json_string_value(json_object_get(obj, "kind"));
+	int k = kind != NULL ? dra_kind_of(kind) : -1;
 
 	if (ev == REPORT_EVENT_OTHER)
 		return 0;
@@ -588,8 +661,8 @@ int report_model_apply(struct report_model *m, enum report_event_type ev, const 
 		return apply_node(m, ev, obj, err);
 	if (kind != NULL && strcmp(kind, "Pod") == 0)
 		return apply_pod(m, ev, obj, err);
-	if (kind != NULL && (strcmp(kind, "ResourceSlice") == 0 || strcmp(kind, "ResourceClaim") == 0))
-		return apply_dra(m, ev, obj, kind, err);
+	if (k >= 0)
+		return apply_dra(m, ev, obj, (enum dra_kind)k, err);
 	m->refused++;
 	return 0;
 }
@@ -601,16 +674,25 @@ void report_model_limit(struct report_model *m, size_t max_pods)
 
 void report_model_list_begin(struct report_model *m, const char *kind)
 {
+	int k = dra_kind_of(kind);
+
 	if (strcmp(kind, "Node") == 0)
 		m->node_epoch++;
 	else if (strcmp(kind, "Pod") == 0)
 		m->pod_epoch++;
+	else if (k >= 0)
+		dra_list_begin(m, (enum dra_kind)k);
 }
 
 void report_model_list_end(struct report_model *m, const char *kind)
 {
+	int k = dra_kind_of(kind);
 	size_t i;
 
+	if (k >= 0) {
+		dra_list_end(m, (enum dra_kind)k);
+		return;
+	}
 	if (strcmp(kind, "Node") == 0) {
 		for (i = 0; i < m->n_nodes; i++) {
 			struct mnode *n = &m->nodes[i];
@@ -643,6 +725,8 @@ void report_model_stats(const struct report_model *m, struct report_model_stats 
 	s->refused = m->refused;
 	s->judged = m->n_judged;
 	s->judged_bytes = m->judged_bytes;
+	s->slices = m->n_dra[DRA_SLICE];
+	s->claims = m->n_dra[DRA_CLAIM];
 }
 
 /* A running GPU pod on node idx judged by r's what-if, from what the model kept of it. */
@@ -695,7 +779,7 @@ int report_model_whatif(const struct report_model *m, const struct config *whati
 			struct report *r, struct error *err)
 {
 	const char *key;
-	json_t *item;
+	json_t *text;
 	size_t i;
 
 	if (report_init(r, m->cfg, err) != 0)
@@ -706,9 +790,16 @@ int report_model_whatif(const struct report_model *m, const struct config *whati
 		if (m->nodes[m->order[i]].item != NULL &&
 		    report_take_item(r, MODEL_INPUT, m->nodes[m->order[i]].item, err) != 0)
 			return -1;
-	json_object_foreach(m->dra, key, item)
-		if (report_take_item(r, MODEL_INPUT, item, err) != 0)
+	json_object_foreach(m->dra, key, text) {
+		json_error_t jerr;
+		json_t *item = json_loads(json_string_value(text), 0, &jerr);  /* our own dump: fails only on ENOMEM */
+
+		int rc = item == NULL ? (nomem(err), -1) : report_take_item(r, MODEL_INPUT, item, err);
+
+		json_decref(item);
+		if (rc != 0)
 			return -1;
+	}
 	for (i = 0; i < m->n_pods; i++)
 		if (m->pods[i].live && report_pod(m, &m->pods[i], r, err) != 0)
 			return -1;

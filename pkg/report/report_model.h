@@ -9,8 +9,11 @@
  * DaemonSet pod its node and DaemonSet; only the pods the report names (CPU
  * pods on GPU nodes, or on nodes not seen yet, and Pending GPU pods) keep
  * their fields for judging, as do Pending pods with DRA claims. Terminated
- * pods and CPU pods on CPU nodes keep only their name. ResourceSlices and
- * ResourceClaims are kept as the report reads them (report_dra.c).
+ * pods and CPU pods on CPU nodes keep only their name. A ResourceSlice keeps
+ * its driver, node and number of devices, a ResourceClaim its requests'
+ * classes and counts, its allocation's node and results, the pods it is
+ * reserved for (report_dra_slim_slice(), _claim()), each as compact JSON
+ * text (cmd/gpu-admission/README.md states the bytes).
  *
  * A running GPU pod also keeps, for the what-if, what the policy reads of it
  * (policy_pod_fields: namespace, labels, annotations, owners; containers'
@@ -40,6 +43,9 @@
 #include "policy/config.h"
 #include "report/report.h"
 
+/* ResourceSlices a model holds at most: a few per node (one per driver and pool) at REPORT_NODES_MAX nodes. */
+#define REPORT_MODEL_SLICES_MAX (4u * REPORT_NODES_MAX)
+
 struct report_model;
 
 /* New: an empty model judged by cfg (borrowed; must outlive it), or NULL with ERROR_NOMEM. */
@@ -59,27 +65,30 @@ void report_model_free(struct report_model *m);
 int report_model_apply(struct report_model *m, enum report_event_type ev, const json_t *obj, struct error *err);
 
 /*
- * Bounds the living pods m holds (0: no bound, the default): a new pod
- * beyond max_pods is refused (counted), so that a cluster bigger than the
- * watch was sized for costs figures, not memory. Nodes are bounded by
- * REPORT_NODES_MAX.
+ * Bounds the living pods m holds (0: no bound, the default), and its
+ * ResourceClaims as many: a new pod or claim beyond max_pods is refused
+ * (counted), so that a cluster bigger than the watch was sized for costs
+ * figures, not memory. Nodes are bounded by REPORT_NODES_MAX, ResourceSlices
+ * by REPORT_MODEL_SLICES_MAX.
  */
 void report_model_limit(struct report_model *m, size_t max_pods);
 
 /*
- * A list of kind ("Node" or "Pod") begins: it hands over every object of
+ * A list of kind ("Node", "Pod", "ResourceSlice" or "ResourceClaim") begins: it hands over every object of
  * that kind, each as an ADDED event. report_model_list_end() after a
  * complete list deletes the objects of kind it did not hand over (deleted
  * while the watch was down); a list that failed simply has no end, and what
  * it applied stays (newer than what it replaced). Mark and sweep: one mark
- * per object, one pass over the kind at the end.
+ * per object, one pass over the kind at the end (DRA objects: the list's keys
+ * noted in a set that lives while it runs).
  */
 void report_model_list_begin(struct report_model *m, const char *kind);
 void report_model_list_end(struct report_model *m, const char *kind);
 
-/* Counts: nodes and pods held, events refused; the running GPU pods' judged texts and their bytes. */
+/* Counts: nodes, pods, ResourceSlices and ResourceClaims held, events refused; the running GPU
+ * pods' judged texts and their bytes. */
 struct report_model_stats {
-	unsigned long nodes, pods, kept_pods, refused;
+	unsigned long nodes, pods, kept_pods, refused, slices, claims;
 	unsigned long judged, judged_bytes;
 };
 void report_model_stats(const struct report_model *m, struct report_model_stats *s);

@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,15 +20,23 @@
 
 /* Until every type has synced, the interval's thread looks this often whether it may build the first report. */
 #define WATCH_FIRST_POLL_MS 200u
+/* The types: nodes and pods always, the DRA ones once discovered (report_watch.h). */
+enum { T_NODES = 0, T_PODS, T_SLICES, T_CLAIMS };
+#define WATCH_DRA_GROUP "resource.k8s.io"
+#define WATCH_DRA_VERSION_MAX 16
+#define WATCH_DRA_ATTEMPTS_MAX 32  /* failed discoveries counted for the backoff: long past its cap */
+
+/* What discovery found of resource.k8s.io. */
+enum dra_state { DRA_UNKNOWN = 0, DRA_SERVED, DRA_ABSENT };
 
 /* One watched type: its cache and what the metrics say of it. */
 struct wtype {
 	struct report_watch *w;
 	const char *kind;              /* the model's kind: "Node", "Pod" */
 	const char *resource;          /* the metrics' label: "nodes", "pods" */
-	const char *path;              /* the collection */
+	char path[KUBE_PATH_MAX];      /* the collection ("" for a DRA type not discovered) */
 	struct watchcache_sink sink;
-	struct watchcache *cache;
+	struct watchcache *cache;      /* NULL until started: a DRA type's once discovered; read after w->dra */
 	atomic_llong last_event;       /* unix seconds of the last object handed over; 0: none */
 };
 
@@ -40,6 +49,16 @@ struct report_watch {
 	pthread_mutex_t lock;          /* guards model */
 	struct report_model *model;
 	struct wtype types[REPORT_WATCH_TYPES];
+	struct watchcache_options wopts;      /* the caches' options but for the type's own */
+
+	/*
+	 * resource.k8s.io: the interval's thread alone asks and starts the DRA
+	 * caches; others read dra (DRA_SERVED is stored once both caches are).
+	 */
+	atomic_int dra;                       /* enum dra_state */
+	char dra_version[WATCH_DRA_VERSION_MAX];
+	time_t dra_asked;                     /* monotonic seconds of the last answer (DRA_ABSENT: ask again) */
+	unsigned dra_attempt;                 /* failed discoveries in a row: the backoff's */
 
 	pthread_mutex_t out_lock;      /* guards prom */
 	char *prom;                    /* owned: the latest report's metrics; NULL before the first */
@@ -49,7 +68,7 @@ struct report_watch {
 
 	/* Publishing: only the interval's thread writes; out_lock guards pub_stats for /metrics. */
 	struct report_publisher *publisher;   /* NULL: nothing to publish */
-	struct kube_client *client;           /* the publisher's writes, on the interval's thread only */
+	struct kube_client *client;           /* the interval's thread's only: discovery, the publisher's writes */
 	struct report_publish_stats pub_stats;
 
 	pthread_t thread;
@@ -113,12 +132,16 @@ static int sink_event(void *ctx, const char *type, json_t *item, size_t bytes)
 
 /* ==== The interval: the report rebuilt ==== */
 
+/* Every type the server serves has been listed once (DRA's: discovery has answered, and they are). */
 static int all_synced(const struct report_watch *w)
 {
+	int dra = atomic_load(&w->dra);
 	size_t i;
 
+	if (dra == DRA_UNKNOWN)
+		return 0;
 	for (i = 0; i < REPORT_WATCH_TYPES; i++)
-		if (!watchcache_synced(w->types[i].cache))
+		if ((i < T_SLICES || dra == DRA_SERVED) && !watchcache_synced(w->types[i].cache))
 			return 0;
 	return 1;
 }
@@ -204,15 +227,90 @@ static void nap(struct report_watch *w, unsigned ms)
 	pthread_mutex_unlock(&w->wait_lock);
 }
 
+/*
+ * Asks which version of resource.k8s.io the server serves with both
+ * resources, in the order of preference (GA first); starts their caches on
+ * the first it does. 404 for every version: the server has no DRA (before
+ * 1.32 by default, or disabled); the watch goes on with nodes and pods, says
+ * so once, and asks again every REPORT_WATCH_DRA_RECHECK_S (an upgrade
+ * brings it). Any other failure: asked again after a backoff, the watch not
+ * ready meanwhile (the caches of nodes and pods retry their own way).
+ */
+static int start_dra(struct report_watch *w, const char *version, struct error *err);
+
+static void discover(struct report_watch *w)
+{
+	static const char *const versions[] = { "v1", "v1beta2", "v1beta1" };
+	struct timespec now;
+	struct error err = { 0 };
+	size_t i, j;
+	int state = DRA_ABSENT;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (atomic_load(&w->dra) == DRA_SERVED ||
+	    (atomic_load(&w->dra) == DRA_ABSENT && now.tv_sec - w->dra_asked < REPORT_WATCH_DRA_RECHECK_S))
+		return;
+	for (i = 0; i < sizeof versions / sizeof versions[0] && state == DRA_ABSENT; i++) {
+		char path[KUBE_PATH_MAX];
+		json_t *list = NULL, *res;
+		long status = 0;
+		int have = 0;
+
+		snprintf(path, sizeof path, "/apis/%s/%s", WATCH_DRA_GROUP, versions[i]);
+		if (kube_get(w->client, path, &list, &status, &err) != 0) {
+			if (status == 404)
+				continue;
+			state = DRA_UNKNOWN;
+			break;
+		}
+		json_array_foreach(json_object_get(list, "resources"), j, res) {
+			const char *name = json_string_value(json_object_get(res, "name"));
+
+			have |= name == NULL ? 0 : strcmp(name, "resourceslices") == 0 ? 1 :
+						   strcmp(name, "resourceclaims") == 0 ? 2 : 0;
+		}
+		json_decref(list);
+		if (have == 3 && start_dra(w, versions[i], &err) != 0)
+			state = DRA_UNKNOWN;
+		else if (have == 3)
+			state = DRA_SERVED;
+	}
+	if (state == DRA_UNKNOWN) {
+		char wait[32];
+		unsigned ms = watchcache_backoff_ms(w->dra_attempt, WATCHCACHE_BACKOFF_MIN_MS, w->wopts.backoff_max_ms,
+						    (uint32_t)now.tv_nsec);
+
+		if (w->dra_attempt < WATCH_DRA_ATTEMPTS_MAX)
+			w->dra_attempt++;
+		snprintf(wait, sizeof wait, "%u", ms);
+		log_msg(LOG_LEVEL_WARN, "watch: cannot tell whether the API server serves " WATCH_DRA_GROUP,
+			"error", err.msg, "retry_ms", wait, LOG_END);
+		nap(w, ms);
+		return;
+	}
+	w->dra_attempt = 0;
+	w->dra_asked = now.tv_sec;
+	if (state == DRA_SERVED)
+		log_msg(LOG_LEVEL_INFO, "watch: watching ResourceSlices and ResourceClaims", "apiVersion",
+			w->dra_version, LOG_END);
+	else if (atomic_exchange(&w->dra, DRA_ABSENT) != DRA_ABSENT)
+		log_msg(LOG_LEVEL_WARN, "watch: the API server serves no " WATCH_DRA_GROUP " (v1, v1beta2 or v1beta1) "
+			"with resourceslices and resourceclaims: watching nodes and pods only, the report without DRA",
+			LOG_END);
+}
+
 static void *run(void *arg)
 {
 	struct report_watch *w = arg;
 
-	while (!atomic_load(&w->stop) && !all_synced(w))
+	while (!atomic_load(&w->stop) && !all_synced(w)) {
+		discover(w);
 		nap(w, WATCH_FIRST_POLL_MS);
+	}
 	while (!atomic_load(&w->stop)) {
 		build(w);
 		nap(w, w->interval_s * 1000u);
+		discover(w);
 	}
 	return NULL;
 }
@@ -224,34 +322,68 @@ static const struct {
 } watched[REPORT_WATCH_TYPES] = {
 	{ "Node", "nodes", "/api/v1/nodes" },
 	{ "Pod", "pods", "/api/v1/pods" },
+	{ "ResourceSlice", "resourceslices", NULL },   /* the path: discovered */
+	{ "ResourceClaim", "resourceclaims", NULL },
 };
+
+/* Type i's cache of w->types[i].path, api_version, made and started. */
+static int start_cache(struct report_watch *w, size_t i, const char *api_version, struct error *err)
+{
+	struct wtype *t = &w->types[i];
+	struct watchcache_options wo = w->wopts;
+	struct watchcache *c;
+
+	wo.name = t->resource;
+	wo.path = t->path;
+	wo.api_version = api_version;
+	wo.kind = t->kind;
+	wo.sink = &t->sink;
+	if ((c = watchcache_new(&w->kc, &wo, err)) == NULL)
+		return -1;
+	if (watchcache_start(c, err) != 0) {
+		watchcache_free(c);
+		return -1;
+	}
+	t->cache = c;
+	return 0;
+}
+
+/* The DRA types' caches, of resource.k8s.io/version: started, then w->dra says so. */
+static int start_dra(struct report_watch *w, const char *version, struct error *err)
+{
+	char api_version[WATCHCACHE_NAME_MAX];
+	size_t i;
+
+	snprintf(w->dra_version, sizeof w->dra_version, "%s", version);
+	snprintf(api_version, sizeof api_version, "%s/%s", WATCH_DRA_GROUP, version);
+	for (i = T_SLICES; i < REPORT_WATCH_TYPES; i++) {
+		snprintf(w->types[i].path, sizeof w->types[i].path, "/apis/%s/%s", api_version, w->types[i].resource);
+		if (w->types[i].cache == NULL && start_cache(w, i, api_version, err) != 0)
+			return -1;
+	}
+	atomic_store(&w->dra, DRA_SERVED);
+	return 0;
+}
 
 static int start_caches(struct report_watch *w, const struct report_watch_options *o, struct error *err)
 {
 	size_t i;
 
+	/* A Node or Pod event up to the line limit: a Pod of 200 containers is still judged; a slice of many devices. */
+	w->wopts.max_object_bytes = LIMIT_KUBE_WATCH_LINE_MAX;
+	w->wopts.backoff_max_ms = o->backoff_max_ms ? o->backoff_max_ms : WATCHCACHE_BACKOFF_MAX_MS;
 	for (i = 0; i < REPORT_WATCH_TYPES; i++) {
 		struct wtype *t = &w->types[i];
-		struct watchcache_options wo = { 0 };
 
 		t->w = w;
 		t->kind = watched[i].kind;
 		t->resource = watched[i].resource;
-		t->path = watched[i].path;
+		if (watched[i].path != NULL)
+			snprintf(t->path, sizeof t->path, "%s", watched[i].path);
 		t->sink = (struct watchcache_sink){ t, sink_list_begin, sink_list_end, sink_event, report_item_shape() };
-		wo.name = t->resource;
-		wo.path = t->path;
-		wo.api_version = "v1";
-		wo.kind = t->kind;
-		/* A Node or Pod event up to the line limit: a Pod of 200 containers is still judged. */
-		wo.max_object_bytes = LIMIT_KUBE_WATCH_LINE_MAX;
-		wo.backoff_max_ms = o->backoff_max_ms;
-		wo.sink = &t->sink;
-		if ((t->cache = watchcache_new(&w->kc, &wo, err)) == NULL)
-			return -1;
 	}
-	for (i = 0; i < REPORT_WATCH_TYPES; i++)
-		if (watchcache_start(w->types[i].cache, err) != 0)
+	for (i = T_NODES; i < T_SLICES; i++)
+		if (start_cache(w, i, "v1", err) != 0)
 			return -1;
 	return 0;
 }
@@ -301,9 +433,9 @@ struct report_watch *report_watch_start(const struct report_watch_options *o, st
 		return NULL;
 	}
 	report_model_limit(w->model, o->max_pods ? o->max_pods : REPORT_WATCH_PODS_MAX);
-	if (o->publish != NULL && (o->publish->policy_reports || o->publish->events) &&
-	    ((w->publisher = report_publisher_new(o->publish, err)) == NULL ||
-	     (w->client = kube_client_new(&w->kc, &w->stop, err)) == NULL)) {
+	if ((w->client = kube_client_new(&w->kc, &w->stop, err)) == NULL ||
+	    (o->publish != NULL && (o->publish->policy_reports || o->publish->events) &&
+	     (w->publisher = report_publisher_new(o->publish, err)) == NULL)) {
 		report_watch_free(w);
 		return NULL;
 	}
@@ -359,12 +491,18 @@ static void per_type(const struct report_watch *w, FILE *out, const char *name, 
 	for (i = 0; i < REPORT_WATCH_TYPES; i++) {
 		struct watchcache_stats s;
 
-		watchcache_stats(w->types[i].cache, &s);
+		memset(&s, 0, sizeof s);
+		if (i < T_SLICES || atomic_load(&w->dra) == DRA_SERVED)  /* a DRA cache: NULL before */
+			watchcache_stats(w->types[i].cache, &s);
 		fprintf(out, "gpu_admission_watch_%s{resource=\"%s\"} %llu\n", name, w->types[i].resource,
 			get(&w->types[i], &s, now));
 	}
 }
 
+static unsigned long long g_served(const struct wtype *t, const struct watchcache_stats *s, long long now)
+{
+	return t - t->w->types < T_SLICES || atomic_load(&t->w->dra) == DRA_SERVED;
+}
 static unsigned long long g_synced(const struct wtype *t, const struct watchcache_stats *s, long long now)
 {
 	return (unsigned long long)s->synced;
@@ -437,6 +575,8 @@ static void watch_metrics(struct report_watch *w, FILE *out)
 	struct report_model_stats ms;
 	long long built = atomic_load(&w->built_at), now = (long long)time(NULL);
 
+	per_type(w, out, "served", "gauge", "1 when the API server serves the resource (DRA's: resource.k8s.io "
+		 "discovered), so that it is watched", g_served);
 	per_type(w, out, "synced", "gauge", "1 once the resource has been listed completely", g_synced);
 	per_type(w, out, "watching", "gauge", "1 while a watch stream of the resource is open", g_watching);
 	per_type(w, out, "events_total", "counter", "Watch events received (bookmarks included)", g_events);
@@ -452,9 +592,11 @@ static void watch_metrics(struct report_watch *w, FILE *out)
 	fprintf(out, "# HELP gpu_admission_watch_objects Objects the report's model holds\n"
 		"# TYPE gpu_admission_watch_objects gauge\n"
 		"gpu_admission_watch_objects{resource=\"nodes\"} %lu\ngpu_admission_watch_objects{resource=\"pods\"} %lu\n"
+		"gpu_admission_watch_objects{resource=\"resourceslices\"} %lu\n"
+		"gpu_admission_watch_objects{resource=\"resourceclaims\"} %lu\n"
 		"# HELP gpu_admission_watch_model_refused_total Objects the report's model refused (bad fields, "
 		"over its bounds)\n# TYPE gpu_admission_watch_model_refused_total counter\n"
-		"gpu_admission_watch_model_refused_total %lu\n", ms.nodes, ms.pods, ms.refused);
+		"gpu_admission_watch_model_refused_total %lu\n", ms.nodes, ms.pods, ms.slices, ms.claims, ms.refused);
 	fprintf(out, "# HELP gpu_admission_watch_ready 1 once every resource is synced and a report built\n"
 		"# TYPE gpu_admission_watch_ready gauge\ngpu_admission_watch_ready %d\n"
 		"# HELP gpu_admission_watch_report_age_seconds Seconds since the report was last built (-1: never)\n"

@@ -1,9 +1,12 @@
 /*
  * report_watch: the cost report kept live from the API server (`gpu-admission
- * watch`): Nodes and Pods listed and watched (pkg/k8s/watchcache.h, with a
- * sink: no store of objects) into one report model (report_model.h), event by
- * event, and a report of the current state built from the model once per
- * interval, for /metrics (report_serve.h).
+ * watch`): Nodes, Pods, and when the server serves DRA (resource.k8s.io)
+ * ResourceSlices and ResourceClaims, listed and watched
+ * (pkg/k8s/watchcache.h, with a sink: no store of objects) into one report
+ * model (report_model.h), event by event, and a report of the current state
+ * built from the model once per interval, for /metrics (report_serve.h).
+ * The figures are those of `report` over `kubectl get
+ * nodes,pods,resourceslices,resourceclaims -A -o json` of the same state.
  *
  * Each cache's thread feeds the model under one mutex: the cache decodes an
  * object with only the fields the report reads (its sink's shape,
@@ -14,13 +17,20 @@
  * it completes. While a relist runs, the model holds old and new objects of
  * that kind together; the figures are right again when it ends.
  *
- * Memory: the model's (about 9 KB per node and 200 B per pod, more for the
- * pods the report names: cmd/gpu-admission/README.md), bounded by
- * REPORT_NODES_MAX nodes and max_pods pods (beyond: refused, counted), plus
- * one report and its Prometheus text, rebuilt each interval.
+ * DRA: the interval's thread asks the server (GET /apis/resource.k8s.io/V
+ * for V = v1, v1beta2, v1beta1: v1 from Kubernetes 1.34, the betas before)
+ * for the first version serving both resources, and watches them there. A
+ * server that serves none (404) is no error: the watch runs on nodes and
+ * pods, logs it once, gpu_admission_watch_served{resource="resourceslices"}
+ * says 0, and it asks again every REPORT_WATCH_DRA_RECHECK_S. Readiness
+ * waits for that answer, then for every resource served to be listed.
  *
- * ResourceClaims are not watched: the report reads no DRA claim yet (a pod's
- * GPUs are its extended resources), so they would cost memory for no figure.
+ * Memory: the model's (about 9 KB per node and 200 B per pod, more for the
+ * pods the report names, plus per ResourceSlice and ResourceClaim what
+ * cmd/gpu-admission/README.md states), bounded by REPORT_NODES_MAX nodes,
+ * REPORT_MODEL_SLICES_MAX slices and max_pods pods and as many claims
+ * (beyond: refused, counted), plus one report and its Prometheus text,
+ * rebuilt each interval.
  */
 #ifndef GPU_ADMISSION_REPORT_WATCH_H
 #define GPU_ADMISSION_REPORT_WATCH_H
@@ -35,7 +45,8 @@
 #define REPORT_WATCH_PODS_MAX 1000000u      /* default max_pods: ~200 MB of model at worst */
 #define REPORT_WATCH_INTERVAL_S 30u         /* default interval */
 #define REPORT_WATCH_INTERVAL_MAX_S 3600u
-#define REPORT_WATCH_TYPES 2                /* nodes, pods */
+#define REPORT_WATCH_TYPES 4                /* nodes, pods, resourceslices, resourceclaims */
+#define REPORT_WATCH_DRA_RECHECK_S 300u     /* a server without DRA asked again this often */
 
 struct report_watch_options {
 	const struct config *cfg;   /* borrowed: the policy the report judges by; must outlive the watch */
@@ -64,7 +75,7 @@ struct report_watch *report_watch_start(const struct report_watch_options *o, st
 /* Stops every thread and frees w. Accepts NULL. */
 void report_watch_free(struct report_watch *w);
 
-/* Every type has been listed once and a report of it built: /readyz. */
+/* Every type served has been listed once and a report of it built: /readyz. */
 int report_watch_ready(const struct report_watch *w);
 
 /*

@@ -641,7 +641,8 @@ function main() {
 
 /*
  * watch.enabled: one replica of `gpu-admission watch` with the webhook's hardening, its own
- * ServiceAccount, a ClusterRole of exactly get/list/watch on nodes and pods (read-only) bound
+ * ServiceAccount, a ClusterRole of exactly get/list/watch on nodes and pods and on
+ * resource.k8s.io's resourceslices and resourceclaims (read-only) bound
  * to it, a Service of its metrics port that the webhook's selectors never reach.
  */
 function checkWatch(caseName, wobjs, dep, svc, cm) {
@@ -657,10 +658,11 @@ function checkWatch(caseName, wobjs, dep, svc, cm) {
 		wd && wsa && wrole && wbind && wsvc);
 	if (!(wd && wsa && wrole && wbind && wsvc)) return;
 	const rules = wrole.rules || [];
-	check(`${caseName}: watch: ClusterRole of exactly get/list/watch on nodes and pods (read-only)`,
-		rules.length === 1 && eq(rules[0].apiGroups, [""]) && eq([...rules[0].resources].sort(), ["nodes", "pods"]) &&
-		eq([...rules[0].verbs].sort(), ["get", "list", "watch"]) && !rules[0].resourceNames &&
-		!rules[0].nonResourceURLs, JSON.stringify(rules));
+	const readOnly = (r, group, resources) => eq(r.apiGroups, [group]) && eq([...r.resources].sort(), resources) &&
+		eq([...r.verbs].sort(), ["get", "list", "watch"]) && !r.resourceNames && !r.nonResourceURLs;
+	check(`${caseName}: watch: ClusterRole of exactly get/list/watch on nodes, pods, resourceslices, resourceclaims`,
+		rules.length === 2 && readOnly(rules[0], "", ["nodes", "pods"]) &&
+		readOnly(rules[1], "resource.k8s.io", ["resourceclaims", "resourceslices"]), JSON.stringify(rules));
 	check(`${caseName}: watch: no Role or binding but its own`,
 		wobjs.filter((o) => /Role/.test(o.kind)).length === 2 && !wobjs.some((o) => o.kind === "Role" || o.kind === "RoleBinding"));
 	check(`${caseName}: watch: the ClusterRoleBinding binds that role to the watch's ServiceAccount only`,

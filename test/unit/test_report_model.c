@@ -646,6 +646,63 @@ static void test_differential(void)
 	differential(4242ULL);
 }
 
+/*
+ * DRA relists: a complete list of claims forgets the claims it did not hand
+ * over (deleted during an outage) and leaves the slices alone; a list that
+ * failed (no end) forgets nothing; a slice is kept without its devices'
+ * attributes, and the claims are bounded as the pods are.
+ */
+static void test_dra_relist(void)
+{
+	struct error err = { 0 };
+	struct config *cfg = config_load_buffer(policy, sizeof policy - 1, "policy.yaml", &err);
+	struct report_model *m = cfg ? report_model_new(cfg, &err) : NULL;
+	struct report_model_stats st;
+	json_t *slice, *c0, *c1, *c2;
+
+	rng = 11;
+	slice = make_slice(0);
+	c0 = make_claim(0);
+	c1 = make_claim(1);
+	c2 = make_claim(2);
+	CHECK(m != NULL);
+	if (m == NULL)
+		goto out;
+	CHECK_INT(apply(m, REPORT_EVENT_ADDED, slice), 0);
+	CHECK_INT(apply(m, REPORT_EVENT_ADDED, c0), 0);
+	CHECK_INT(apply(m, REPORT_EVENT_ADDED, c1), 0);
+	report_model_stats(m, &st);
+	CHECK(st.slices == 1 && st.claims == 2);
+	report_model_list_begin(m, "ResourceClaim");  /* fails after c1: no end */
+	CHECK_INT(apply(m, REPORT_EVENT_ADDED, c1), 0);
+	report_model_list_begin(m, "ResourceClaim");  /* c0 was deleted, c2 added, unseen */
+	CHECK_INT(apply(m, REPORT_EVENT_ADDED, c1), 0);
+	CHECK_INT(apply(m, REPORT_EVENT_ADDED, c2), 0);
+	report_model_stats(m, &st);
+	CHECK(st.slices == 1 && st.claims == 3);
+	report_model_list_end(m, "ResourceClaim");
+	report_model_stats(m, &st);
+	CHECK(st.slices == 1 && st.claims == 2);
+	CHECK_INT(apply(m, REPORT_EVENT_DELETED, c0), 0);  /* gone already: nothing to count down */
+	report_model_stats(m, &st);
+	CHECK(st.claims == 2);
+	report_model_list_begin(m, "ResourceSlice");
+	report_model_list_end(m, "ResourceSlice");
+	report_model_stats(m, &st);
+	CHECK(st.slices == 0 && st.claims == 2);
+	report_model_limit(m, 2);
+	CHECK_INT(apply(m, REPORT_EVENT_ADDED, c0), 0);
+	report_model_stats(m, &st);
+	CHECK(st.claims == 2 && st.refused == 1);
+out:
+	json_decref(slice);
+	json_decref(c0);
+	json_decref(c1);
+	json_decref(c2);
+	report_model_free(m);
+	config_free(cfg);
+}
+
 int main(void)
 {
 	RUN(test_differential);
@@ -653,5 +710,6 @@ int main(void)
 	RUN(test_relist);
 	RUN(test_limit);
 	RUN(test_judged_shared);
+	RUN(test_dra_relist);
 	return check_done("report_model");
 }

@@ -1,8 +1,10 @@
 /*
  * gpu-admission watch's parts together (report_watch.h, report_serve.h),
  * against a fake API server on loopback: the lists feed the model, a 410 on
- * the pods' watch makes a relist that forgets the pod deleted meanwhile, and
- * the HTTP endpoints answer: /metrics with the report's gauges and the
+ * the pods' watch makes a relist that forgets the pod deleted meanwhile, a
+ * server that 404s resource.k8s.io is watched on nodes and pods alone, one
+ * that serves it has its ResourceSlices and ResourceClaims (and a claim's
+ * DELETED event) change the figures, and the HTTP endpoints answer: /metrics with the report's gauges and the
  * watch's own, /readyz, /healthz, POST /what-if (json, a bad policy, too
  * large), an unknown path. Waits poll over a generous deadline: never a
  * timing assertion.
@@ -37,6 +39,8 @@ struct fake {
 	atomic_int stop;
 	atomic_int pod_lists;   /* pod lists answered */
 	atomic_int active;      /* connections being answered */
+	int dra;                /* serves resource.k8s.io/v1 (the DRA lists); 0: 404s the group */
+	atomic_int release;     /* the claims' watch sends its DELETED event once set */
 };
 
 static void reply(int c, const char *body)
@@ -46,6 +50,16 @@ static void reply(int c, const char *body)
 			 "Connection: close\r\n\r\n");
 
 	if (write(c, head, (size_t)n) < 0 || write(c, body, strlen(body)) < 0)
+		return;
+}
+
+static void reply_404(int c)
+{
+	static const char msg[] = "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"
+		"{\"kind\":\"Status\",\"code\":404,\"reason\":\"NotFound\",\"message\":\"the server could not find "
+		"the requested resource\"}";
+
+	if (write(c, msg, sizeof msg - 1) < 0)
 		return;
 }
 
@@ -66,9 +80,73 @@ static const char pods_list1[] = "{\"kind\":\"PodList\",\"metadata\":{\"resource
 static const char pods_list2[] = "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"20\"},\"items\":["
 	POD("p2", "") "]}";
 
+/*
+ * With DRA (resourceVersion 11: no 410): d1 runs on t4-a with claim c1,
+ * allocated there and reserved for it; d2 waits for claim c2, not allocated.
+ * t4-a's ResourceSlice publishes its GPU. The claims' watch then deletes c1.
+ */
+#define DRA_POD(name, node, claim, phase) \
+	"{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"ml\"},\"spec\":{" node \
+	"\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimName\":\"" claim "\"}]," \
+	"\"containers\":[{\"name\":\"c\",\"resources\":{\"claims\":[{\"name\":\"gpu\"}]}}]}," \
+	"\"status\":{\"phase\":\"" phase "\"}}"
+#define CLAIM(name, rv, status) \
+	"{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"ml\",\"resourceVersion\":\"" rv "\"}," \
+	"\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":\"gpu.nvidia.com\"}}]}}" \
+	status "}"
+#define C1_STATUS ",\"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"gpu\",\"driver\":" \
+	"\"gpu.nvidia.com\",\"pool\":\"t4-a\",\"device\":\"gpu-0\"}]},\"nodeSelector\":{\"nodeSelectorTerms\":" \
+	"[{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":[\"t4-a\"]}]}]}}," \
+	"\"reservedFor\":[{\"resource\":\"pods\",\"name\":\"d1\",\"uid\":\"u1\"}]}"
+
+static const char dra_pods[] = "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"11\"},\"items\":["
+	DRA_POD("d1", "\"nodeName\":\"t4-a\",", "c1", "Running") "," DRA_POD("d2", "", "c2", "Pending") "]}";
+static const char dra_slices[] = "{\"kind\":\"ResourceSliceList\",\"metadata\":{\"resourceVersion\":\"11\"},"
+	"\"items\":[{\"metadata\":{\"name\":\"t4-a-gpu\"},\"spec\":{\"driver\":\"gpu.nvidia.com\",\"nodeName\":"
+	"\"t4-a\",\"pool\":{\"name\":\"t4-a\",\"generation\":1,\"resourceSliceCount\":1},"
+	"\"devices\":[{\"name\":\"gpu-0\",\"attributes\":{\"productName\":{\"string\":\"Tesla T4\"}}}]}}]}";
+static const char dra_claims[] = "{\"kind\":\"ResourceClaimList\",\"metadata\":{\"resourceVersion\":\"11\"},"
+	"\"items\":[" CLAIM("c1", "11", C1_STATUS) "," CLAIM("c2", "11", "") "]}";
+static const char dra_resources[] = "{\"kind\":\"APIResourceList\",\"groupVersion\":\"resource.k8s.io/v1\","
+	"\"resources\":[{\"name\":\"deviceclasses\"},{\"name\":\"resourceclaims\"},{\"name\":\"resourceslices\"}]}";
+
+static void hold(struct fake *f)
+{
+	while (!atomic_load(&f->stop))
+		usleep(20000);
+}
+
+/* The DRA routes, when f serves them: 1 when path was one. */
+static int answer_dra(struct fake *f, int c, const char *path)
+{
+	if (!f->dra)
+		return 0;
+	if (strcmp(path, "/apis/resource.k8s.io/v1") == 0) {
+		reply(c, dra_resources);
+	} else if (strncmp(path, "/api/v1/pods?limit=", 19) == 0) {
+		reply(c, dra_pods);
+	} else if (strncmp(path, "/apis/resource.k8s.io/v1/resourceslices?limit=", 46) == 0) {
+		reply(c, dra_slices);
+	} else if (strncmp(path, "/apis/resource.k8s.io/v1/resourceclaims?limit=", 46) == 0) {
+		reply(c, dra_claims);
+	} else if (strstr(path, "/apis/resource.k8s.io/v1/resourceclaims?watch=1") != NULL &&
+		   strstr(path, "resourceVersion=11&") != NULL) {
+		while (!atomic_load(&f->stop) && !atomic_load(&f->release))
+			usleep(20000);
+		reply(c, "{\"type\":\"DELETED\",\"object\":" CLAIM("c1", "12", C1_STATUS) "}\n");
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
 static void answer(struct fake *f, int c, const char *path)
 {
-	if (strncmp(path, "/api/v1/nodes?limit=", 20) == 0) {
+	if (answer_dra(f, c, path))
+		return;
+	if (strncmp(path, "/apis/resource.k8s.io/", 22) == 0 && strstr(path, "watch=1") == NULL) {
+		reply_404(c);
+	} else if (strncmp(path, "/api/v1/nodes?limit=", 20) == 0) {
 		reply(c, nodes_list);
 	} else if (strncmp(path, "/api/v1/pods?limit=", 19) == 0) {
 		reply(c, atomic_fetch_add(&f->pod_lists, 1) == 0 ? pods_list1 : pods_list2);
@@ -76,8 +154,7 @@ static void answer(struct fake *f, int c, const char *path)
 		reply(c, "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\","
 		      "\"message\":\"too old resource version\"}}\n");
 	} else {  /* every other watch: held open until the test ends */
-		while (!atomic_load(&f->stop))
-			usleep(20000);
+		hold(f);
 	}
 }
 
@@ -140,13 +217,14 @@ static void *serve_fake(void *arg)
 	return NULL;
 }
 
-static int fake_start(struct fake *f)
+static int fake_start(struct fake *f, int dra)
 {
 	struct sockaddr_in a;
 	socklen_t len = sizeof a;
 	struct timeval tv = { 0, 100000 };
 
 	memset(f, 0, sizeof *f);
+	f->dra = dra;
 	memset(&a, 0, sizeof a);
 	a.sin_family = AF_INET;
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -250,6 +328,21 @@ static int is(unsigned port, const char *sample, const char *want)
 
 /* ==== The test ==== */
 
+/* path[cap] = dir/kubeconfig, written: the fake server on port, a token. */
+static void write_kubeconfig(char *path, size_t cap, const char *dir, int port)
+{
+	char kc[256];
+	FILE *fp;
+
+	snprintf(path, cap, "%s/kubeconfig", dir);
+	snprintf(kc, sizeof kc, "clusters:\n- name: c\n  cluster: {server: \"http://127.0.0.1:%d\"}\nusers:\n- name: u\n"
+		 "  user: {token: t}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n", port);
+	if ((fp = fopen(path, "w")) != NULL) {
+		fputs(kc, fp);
+		fclose(fp);
+	}
+}
+
 static void test_watch_against_fake_api(void)
 {
 	struct fake f;
@@ -258,24 +351,17 @@ static void test_watch_against_fake_api(void)
 	struct report_watch_options o = { 0 };
 	struct report_watch *w = NULL;
 	struct report_serve *s = NULL;
-	char kc[256], dir[] = "/tmp/test_report_watch.XXXXXX", path[300], *text, *big;
+	char dir[] = "/tmp/test_report_watch.XXXXXX", path[300], *text, *big;
 	unsigned port;
 	int status;
-	FILE *fp;
 
 	CHECK(cfg != NULL);
-	if (cfg == NULL || fake_start(&f) != 0 || mkdtemp(dir) == NULL) {
+	if (cfg == NULL || fake_start(&f, 0) != 0 || mkdtemp(dir) == NULL) {
 		CHECK(!"set-up");
 		config_free(cfg);
 		return;
 	}
-	snprintf(path, sizeof path, "%s/kubeconfig", dir);
-	snprintf(kc, sizeof kc, "clusters:\n- name: c\n  cluster: {server: \"http://127.0.0.1:%d\"}\nusers:\n- name: u\n"
-		 "  user: {token: t}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n", f.port);
-	if ((fp = fopen(path, "w")) != NULL) {
-		fputs(kc, fp);
-		fclose(fp);
-	}
+	write_kubeconfig(path, sizeof path, dir, f.port);
 	o.cfg = cfg;
 	o.kubeconfig = path;
 	o.interval_s = 1;
@@ -295,6 +381,11 @@ static void test_watch_against_fake_api(void)
 	CHECK_STR(metric(port, "gpu_admission_watch_objects{resource=\"pods\"}"), "1");
 	CHECK_STR(metric(port, "gpu_admission_watch_synced{resource=\"nodes\"}"), "1");
 	CHECK_STR(metric(port, "gpu_admission_watch_ready"), "1");
+	/* The server 404s resource.k8s.io: nodes and pods are watched all the same, DRA said absent. */
+	CHECK_STR(metric(port, "gpu_admission_watch_served{resource=\"resourceslices\"}"), "0");
+	CHECK_STR(metric(port, "gpu_admission_watch_served{resource=\"pods\"}"), "1");
+	CHECK_STR(metric(port, "gpu_admission_watch_synced{resource=\"resourceclaims\"}"), "0");
+	CHECK_STR(metric(port, "gpu_admission_watch_errors_total{resource=\"resourceclaims\"}"), "0");
 	free(http(port, "GET", "/readyz", NULL, 0, &status));
 	CHECK_INT(status, 200);
 	free(http(port, "GET", "/healthz", NULL, 0, &status));
@@ -334,9 +425,67 @@ out:
 	config_free(cfg);
 }
 
+/*
+ * With resource.k8s.io/v1 served: the slices and claims feed the model, so
+ * t4-a, whose GPU claim c1 holds, is not idle and d2 waits for its
+ * unallocated claim; c1's DELETED event makes t4-a idle again and d1 a CPU
+ * pod on a GPU node.
+ */
+static void test_watch_dra(void)
+{
+	struct fake f;
+	struct error err = { 0 };
+	struct config *cfg = config_load_buffer(policy, sizeof policy - 1, "policy.yaml", &err);
+	struct report_watch_options o = { 0 };
+	struct report_watch *w = NULL;
+	struct report_serve *s = NULL;
+	char dir[] = "/tmp/test_report_watch.XXXXXX", path[300];
+	unsigned port;
+
+	CHECK(cfg != NULL);
+	if (cfg == NULL || fake_start(&f, 1) != 0 || mkdtemp(dir) == NULL) {
+		CHECK(!"set-up");
+		config_free(cfg);
+		return;
+	}
+	write_kubeconfig(path, sizeof path, dir, f.port);
+	o.cfg = cfg;
+	o.kubeconfig = path;
+	o.interval_s = 1;
+	o.backoff_max_ms = 200;
+	CHECK((w = report_watch_start(&o, &err)) != NULL);
+	CHECK(w == NULL || (s = report_serve_start(w, "127.0.0.1:0", &err)) != NULL);
+	if (s == NULL) {
+		fprintf(stderr, "  %s\n", err.msg);
+		goto out;
+	}
+	port = report_serve_port(s);
+	EVENTUALLY(is(port, "gpu_admission_watch_ready", "1"));
+	CHECK_STR(metric(port, "gpu_admission_watch_served{resource=\"resourceclaims\"}"), "1");
+	CHECK_STR(metric(port, "gpu_admission_watch_synced{resource=\"resourceslices\"}"), "1");
+	CHECK_STR(metric(port, "gpu_admission_watch_objects{resource=\"resourceslices\"}"), "1");
+	CHECK_STR(metric(port, "gpu_admission_watch_objects{resource=\"resourceclaims\"}"), "2");
+	CHECK_STR(metric(port, "gpu_admission_report_idle_gpu_nodes{pool=\"t4\"}"), "1");
+	CHECK_STR(metric(port, "gpu_admission_report_pending_gpu_pods{reason=\"claim-unallocated\"}"), "1");
+	CHECK_STR(metric(port, "gpu_admission_report_cpu_pods_on_gpu_nodes{pool=\"t4\",owner=\"other\"}"), "0");
+	atomic_store(&f.release, 1);
+	EVENTUALLY(is(port, "gpu_admission_report_idle_gpu_nodes{pool=\"t4\"}", "2"));
+	CHECK_STR(metric(port, "gpu_admission_watch_objects{resource=\"resourceclaims\"}"), "1");
+	CHECK_STR(metric(port, "gpu_admission_report_cpu_pods_on_gpu_nodes{pool=\"t4\",owner=\"other\"}"), "1");
+	CHECK_STR(metric(port, "gpu_admission_report_pending_gpu_pods{reason=\"claim-unallocated\"}"), "1");
+out:
+	report_serve_free(s);
+	report_watch_free(w);
+	fake_stop(&f);
+	unlink(path);
+	rmdir(dir);
+	config_free(cfg);
+}
+
 int main(void)
 {
 	log_set_level(LOG_LEVEL_ERROR);  /* the watch's info lines are not the test's output */
 	RUN(test_watch_against_fake_api);
+	RUN(test_watch_dra);
 	return check_done("report_watch");
 }

@@ -234,12 +234,78 @@ equals "$(jq -r --arg n "$node" '[.pools[] | .idleNodeNames[] | select(. == $n)]
 equals "$(jq -r '[.pendingGpuPods[] | "\(.namespace)/\(.name) \(.reason)"] | join(",")' "$T/dra-report.json")" \
 	"kube-system/dra-plain claim-unallocated" "report: the Pending DRA pod's reason is its unallocated claim"
 [ -s "$T/dra-report.err" ] && { bad "report wrote to stderr"; head -n 5 "$T/dra-report.err"; } || ok
+
 kubectl get pods,resourceclaimtemplates,resourceclaims -A -o json >"$T/dra-live.json"
 "$B" audit -c "$T/dra-policy.yaml" -o json "$T/dra-live.json" >"$T/dra-audit.json" 2>"$T/dra-audit.err"
 equals "$(jq '.errors | length' "$T/dra-audit.json")" 0 "audit of the live DRA objects: no input error"
 equals "$(jq -r '[.findings[] | select(.name == "dra-gpu" or .name == "dra-plain") | "\(.name) \(.verdict) \(.reason)"] | sort | join(",")' "$T/dra-audit.json")" \
 	"dra-gpu ok gpu-pod-ok,dra-plain exempt exempt-namespace" \
 	"audit: dra-gpu, its claim looked up in the input, is a placed GPU pod; dra-plain is kube-system's"
+
+# The live watch over the same state (issue 25): `gpu-admission watch` lists and watches
+# ResourceSlices and ResourceClaims beside nodes and pods, so its /metrics must give the
+# figures `report -o prometheus` gives over `kubectl get nodes,pods,resourceslices,
+# resourceclaims -A -o json` of this state, and follow a claim allocated then deleted.
+# Which resource.k8s.io version to read it asks discovery: GET /apis/resource.k8s.io/v1
+# (an APIResourceList; k8s.io/apiserver pkg/endpoints/discovery/version.go), open to every
+# authenticated user, so the watch needs no grant for it (the system:discovery ClusterRole,
+# "/apis/*", bound to system:authenticated: k8s.io/kubernetes
+# plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go).
+DW_ADDR=127.0.0.1:19091
+"$B" watch -c "$T/dra-policy.yaml" --kubeconfig "$KUBECONFIG" --addr "$DW_ADDR" --interval 2 --log-format json \
+	>>"$T/dra-watch.log" 2>&1 &
+DW_PID=$!
+CP_PIDS="$CP_PIDS $DW_PID"
+CP_WAIT_PID=$DW_PID cp_wait 60 curl -sf "http://$DW_ADDR/readyz" && ok ||
+	{ bad "gpu-admission watch is ready against the API server with DRA"; tail -n 20 "$T/dra-watch.log"; }
+# dw_metric SAMPLE: one sample of the watch's /metrics; dw_report: its report figures, sorted;
+# snap_report FILE: report -o prometheus's over FILE, sorted; dw_same FILE: for cp_wait.
+dw_metric() { curl -sf "http://$DW_ADDR/metrics" | awk -v m="$1" '$1 == m { print $2 }'; }
+dw_report() { curl -sf "http://$DW_ADDR/metrics" | grep '^gpu_admission_report_' | sort; }
+snap_report() {
+	"$B" report -c "$T/dra-policy.yaml" -o prometheus --fail-on none "$1" 2>/dev/null | grep '^gpu_admission_report_' | sort
+}
+dw_is() { [ "$(dw_metric "$1")" = "$2" ]; }
+dw_same() { [ "$(dw_report)" = "$(snap_report "$1")" ]; }
+# idle_sum: idle GPU nodes over every pool, from the watch.
+idle_sum() { dw_report | awk '/^gpu_admission_report_idle_gpu_nodes\{/ { n += $2 } END { print n + 0 }'; }
+equals "$(for r in resourceslices resourceclaims; do dw_metric "gpu_admission_watch_served{resource=\"$r\"}"; \
+	dw_metric "gpu_admission_watch_synced{resource=\"$r\"}"; done | tr '\n' ' ')" "1 1 1 1 " \
+	"the watch found resource.k8s.io served and listed ResourceSlices and ResourceClaims"
+grep -q 'watching ResourceSlices and ResourceClaims.*"apiVersion":"v1"' "$T/dra-watch.log" && ok ||
+	bad "the watch reads resource.k8s.io/v1 (GA on 1.34)"
+cp_wait 60 dw_same "$T/dra-state.json" || true
+equals "$(dw_report)" "$(snap_report "$T/dra-state.json")" \
+	"the watch's figures are report -o prometheus's over kubectl get nodes,pods,resourceslices,resourceclaims"
+# kinds FILE KIND: how many objects of KIND the snapshot FILE holds.
+kinds() { jq --arg k "$2" '[.items[] | select(.kind == $k)] | length' "$1"; }
+equals "$(dw_metric 'gpu_admission_watch_objects{resource="resourceslices"}') $(dw_metric 'gpu_admission_watch_objects{resource="resourceclaims"}')" \
+	"5 $(kinds "$T/dra-state.json" ResourceClaim)" "the watch holds the five ResourceSlices and the snapshot's claims"
+equals "$(idle_sum) $(dw_metric 'gpu_admission_report_pending_gpu_pods{reason="claim-unallocated"}')" "4 1" \
+	"the watch: 4 idle GPU nodes (dra-gpu's claim holds its node's GPU), dra-plain Pending on its unallocated claim"
+
+# The claim allocated, then deleted: dra-gpu goes (no kubelet: forced). The resourceclaim
+# controller sees the claim reserved for a pod that no longer exists, clears reservedFor and
+# the allocation and drops its finalizer; the claim, generated for the pod (its owner), is
+# then deleted by the garbage collector (k8s.io/kubernetes pkg/controller/resourceclaim/
+# controller.go syncClaim: "deallocates a claim as soon as the last consumer stops using
+# it", and "let the garbage collector handle the case that the pod is truly gone").
+kubectl delete pod -n team-dra dra-gpu --force --grace-period=0 >/dev/null 2>&1
+cp_wait 90 sh -c "! kubectl get resourceclaim -n team-dra '$claim' >/dev/null 2>&1" && ok ||
+	bad "dra-gpu's claim is deallocated and deleted with its pod"
+kubectl get nodes,pods,resourceslices,resourceclaims -A -o json >"$T/dra-state2.json"
+cp_wait 60 dw_is 'gpu_admission_watch_objects{resource="resourceclaims"}' "$(kinds "$T/dra-state2.json" ResourceClaim)" && ok ||
+	bad "the watch saw the claim's deletion"
+"$B" report -c "$T/dra-policy.yaml" -o json --fail-on none "$T/dra-state2.json" >"$T/dra-report2.json" 2>/dev/null
+equals "$(jq -c '.summary | [.gpuNodes, .idleNodes, .pendingGpuPods]' "$T/dra-report2.json")" '[5,5,1]' \
+	"report after the claim's deletion: its node idle again (5 of 5)"
+cp_wait 60 dw_same "$T/dra-state2.json" || true
+equals "$(dw_report)" "$(snap_report "$T/dra-state2.json")" \
+	"after the claim's deletion: the watch's figures are again report -o prometheus's over kubectl get"
+equals "$(idle_sum)" 5 "the watch: the node whose claim was deleted is idle again"
+equals "$(grep -c '"level":"error"' "$T/dra-watch.log")" 0 "the watch logged no error"
+kill "$DW_PID" 2>/dev/null
+wait "$DW_PID" 2>/dev/null
 kubectl delete pod -n kube-system dra-plain --force --grace-period=0 >/dev/null 2>&1
 kubectl delete resourceclaimtemplate gpu-1 -n kube-system >/dev/null 2>&1
 clean

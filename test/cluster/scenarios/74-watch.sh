@@ -1,5 +1,6 @@
 # Sourced by suite.sh (full mode): issue 25 items 1 and 6, the live waste watch.
-# `gpu-admission watch` lists and watches this control plane's Nodes and Pods and
+# `gpu-admission watch` lists and watches this control plane's Nodes and Pods (and its
+# ResourceSlices and ResourceClaims: 70-dra.sh checks those figures) and
 # keeps the report's model event by event; its /metrics must show the exact figures
 # of the state built here, follow each change (a GPU node added and deleted, GPU pods
 # placed, Pending, deleted) within its interval, survive a kube-apiserver restart with
@@ -69,6 +70,8 @@ watch_start "$KUBECONFIG" && ok || { bad "gpu-admission watch is ready against t
 equals "$(w_metric 'gpu_admission_watch_synced{resource="nodes"}') $(w_metric 'gpu_admission_watch_synced{resource="pods"}')" \
 	"1 1" "the watch has listed Nodes and Pods"
 equals "$(w_metric 'gpu_admission_watch_objects{resource="nodes"}')" 6 "the watch holds the six fake nodes"
+equals "$(w_metric 'gpu_admission_watch_served{resource="resourceslices"}') $(w_metric 'gpu_admission_watch_synced{resource="resourceclaims"}')" \
+	"1 1" "the watch found DRA served (resource.k8s.io/v1, 1.34) and listed its objects too"
 expect_figures "t4-spot:1/0.158 t4:2/1.052 a100:1/27.197 h100:1/98.32 | |" \
 	"no pod: every GPU node idle, at its pool's price"
 
@@ -170,17 +173,24 @@ kubectl create --dry-run=client -o json -f "$T/watch-chart.yaml" |
 for v in get list watch; do
 	equals "$(kubectl auth can-i "$v" nodes --as "system:serviceaccount:$RNS:$WSA")" yes "the watch may $v nodes"
 	equals "$(kubectl auth can-i "$v" pods --all-namespaces --as "system:serviceaccount:$RNS:$WSA")" yes "the watch may $v pods"
+	equals "$(kubectl auth can-i "$v" resourceslices.resource.k8s.io --as "system:serviceaccount:$RNS:$WSA")" yes \
+		"the watch may $v resourceslices"
+	equals "$(kubectl auth can-i "$v" resourceclaims.resource.k8s.io --all-namespaces --as "system:serviceaccount:$RNS:$WSA")" yes \
+		"the watch may $v resourceclaims"
 done
-for a in "create pods -n team-w8" "delete nodes" "patch pods -n team-w8" "list secrets -n $RNS" "list resourceclaims.resource.k8s.io -A"; do
+for a in "create pods -n team-w8" "delete nodes" "patch pods -n team-w8" "list secrets -n $RNS" \
+	"list resourceclaimtemplates.resource.k8s.io -A" "create resourceclaims.resource.k8s.io -n team-w8" \
+	"patch resourceslices.resource.k8s.io"; do
 	# shellcheck disable=SC2086
 	equals "$(kubectl auth can-i $a --as "system:serviceaccount:$RNS:$WSA")" no "the watch may not $a"
 done
 cp_sa_kubeconfig "$WSA" "https://$CP_API_ADDR" "$T/watch-sa.kubeconfig" || bad "a token for the watch's ServiceAccount"
 watch_start "$T/watch-sa.kubeconfig" && ok || { bad "the watch is ready as the chart's ServiceAccount"; tail -n 20 "$T/watch.log"; }
 expect_figures "t4-spot:1/0.158 t4:0/0 a100:1/27.197 h100:1/98.32 | | {reason=\"gpus-in-use\"}=1" \
-	"as the chart's ServiceAccount: the same figures (get, list, watch on nodes and pods suffice)"
-equals "$(w_metric 'gpu_admission_watch_errors_total{resource="pods"}') $(w_metric 'gpu_admission_watch_errors_total{resource="nodes"}')" \
-	"0 0" "as the chart's ServiceAccount: no list or watch refused"
+	"as the chart's ServiceAccount: the same figures (its get, list, watch suffice)"
+equals "$(for r in pods nodes resourceslices resourceclaims; do w_metric "gpu_admission_watch_errors_total{resource=\"$r\"}"; done | tr '\n' ' ')" \
+	"0 0 0 0 " "as the chart's ServiceAccount: no list or watch refused (DRA's included)"
+equals "$(w_metric 'gpu_admission_watch_synced{resource="resourceclaims"}')" 1 "as the chart's ServiceAccount: claims listed"
 watch_stop
 kubectl delete -f "$T/watch-chart.yaml" --ignore-not-found >/dev/null 2>&1
 clean
