@@ -3,43 +3,15 @@
  * (per namespace, capped, the summary and the omitted count), the Events
  * (reason, message bound, the pod referred to), and which reasons have one.
  */
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include "check.h"
+#include "fake_api.h"
+#include "report_fixture.h"
 #include "base/log.h"
 #include "report/report_publish.h"
-
-static int judge(const char *yaml, const char *text, struct config **cfg, struct report *r)
-{
-	struct error err = { 0 };
-	FILE *f = tmpfile();
-	int fd = -1, rc = -1;
-
-	*cfg = config_load_buffer(yaml, strlen(yaml), "policy.yaml", &err);
-	if (f == NULL || *cfg == NULL || fputs(text, f) < 0 || fflush(f) != 0)
-		goto out;
-	fd = dup(fileno(f));
-	lseek(fd, 0, SEEK_SET);
-	if (report_init(r, *cfg, &err) != 0 || report_input(r, "t", fd, &err) != 0 || report_finish(r, &err) != 0)
-		goto out;
-	rc = 0;
-out:
-	if (rc != 0)
-		fprintf(stderr, "  %s\n", err.msg);
-	if (fd >= 0)
-		close(fd);
-	if (f != NULL)
-		fclose(f);
-	return rc;
-}
 
 static const char policy[] = "pools:\n  - {name: a, nodeSelector: {agentpool: a}}\n";
 
@@ -83,7 +55,7 @@ static void test_reports(void)
 	const json_t *res;
 
 	memset(&r, 0, sizeof r);
-	CHECK_INT(judge(policy, snapshot, &cfg, &r), 0);
+	CHECK_INT(report_fixture_judge(policy, snapshot, &cfg, &r), 0);
 	CHECK_INT(r.cpu_pods.total, 5);
 	CHECK_INT(r.pending.total, 2);
 	all = report_publish_reports(&r, 3, &err);
@@ -197,7 +169,7 @@ static void test_nothing_to_report(void)
 	json_t *all;
 
 	memset(&r, 0, sizeof r);
-	CHECK_INT(judge(policy, "{\"items\":[" NODE("g1") "," GPU("ml", "train", "\"nodeName\":\"g1\",", "1", "Running") "]}",
+	CHECK_INT(report_fixture_judge(policy, "{\"items\":[" NODE("g1") "," GPU("ml", "train", "\"nodeName\":\"g1\",", "1", "Running") "]}",
 			&cfg, &r), 0);
 	all = report_publish_reports(&r, 100, &err);
 	CHECK(all != NULL);
@@ -258,122 +230,46 @@ static void test_event(void)
 	free(msg);
 }
 
-/* ==== The publisher against a fake API server (plain HTTP on loopback) ==== */
+/* ==== The publisher against the fake API server (fake_api.h) ==== */
 
-struct fake_api {
-	int fd, port;
-	pthread_t thread;
-	atomic_int stop, crd;
-	char log[8192];    /* "METHOD path" a line */
-	char event[4096];  /* the last Event's body */
+/* Discovery: the CRD served once the test says so (ctx: an atomic_int). */
+static void fake_discovery(struct fake_api *f, int c, const struct fake_api_request *req)
+{
+	if (atomic_load((atomic_int *)f->ctx))
+		fake_api_reply(c, "200 OK", "{\"kind\":\"APIResourceList\",\"resources\":[{\"name\":\"policyreports\"}]}");
+	else
+		fake_api_reply(c, "404 Not Found", "{\"kind\":\"Status\",\"code\":404,\"message\":\"not found\"}");
+}
+
+static const struct fake_api_route fake_routes[] = {
+	{ "GET", FAKE_API_EXACT, "/apis/wgpolicyk8s.io/v1alpha2", NULL, NULL, fake_discovery },
+	/* An earlier run's report in a namespace that has nothing to report now. */
+	{ "GET", FAKE_API_PREFIX, "/apis/wgpolicyk8s.io/v1alpha2/policyreports?", "200 OK",
+	  "{\"metadata\":{\"resourceVersion\":\"7\"},\"items\":[{\"metadata\":"
+	  "{\"namespace\":\"old\",\"name\":\"gpu-admission\"}},{\"metadata\":{\"namespace\":\"old\",\"name\":\"other\"}}]}",
+	  NULL },
+	{ "GET", FAKE_API_EXACT, "/api/v1/namespaces/ml/pods/wait", "200 OK",
+	  "{\"metadata\":{\"name\":\"wait\",\"uid\":\"u-wait\"}}", NULL },
+	{ "GET", FAKE_API_PREFIX, "/", "404 Not Found", "{\"kind\":\"Status\",\"code\":404,\"message\":\"gone\"}", NULL },
+	{ "POST", FAKE_API_PREFIX, "/", "201 Created", "{}", NULL },
+	{ NULL, FAKE_API_PREFIX, "/", "200 OK", "{}", NULL },
+	{ NULL, FAKE_API_EXACT, NULL, NULL, NULL, NULL },
 };
-
-static void reply(int c, const char *status, const char *body)
-{
-	char head[256];
-	int n = snprintf(head, sizeof head, "HTTP/1.1 %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
-			 "Connection: close\r\n\r\n", status, strlen(body));
-
-	if (write(c, head, (size_t)n) < 0 || write(c, body, strlen(body)) < 0)
-		return;
-}
-
-static void fake_answer(struct fake_api *f, int c, const char *method, const char *path, const char *body)
-{
-	if (strcmp(method, "GET") == 0 && strcmp(path, "/apis/wgpolicyk8s.io/v1alpha2") == 0) {
-		if (atomic_load(&f->crd))
-			reply(c, "200 OK", "{\"kind\":\"APIResourceList\",\"resources\":[{\"name\":\"policyreports\"}]}");
-		else
-			reply(c, "404 Not Found", "{\"kind\":\"Status\",\"code\":404,\"message\":\"not found\"}");
-	} else if (strcmp(method, "GET") == 0 && strncmp(path, "/apis/wgpolicyk8s.io/v1alpha2/policyreports?", 44) == 0) {
-		/* An earlier run's report in a namespace that has nothing to report now. */
-		reply(c, "200 OK", "{\"metadata\":{\"resourceVersion\":\"7\"},\"items\":[{\"metadata\":"
-		      "{\"namespace\":\"old\",\"name\":\"gpu-admission\"}},{\"metadata\":{\"namespace\":\"old\",\"name\":\"other\"}}]}");
-	} else if (strcmp(method, "GET") == 0 && strcmp(path, "/api/v1/namespaces/ml/pods/wait") == 0) {
-		reply(c, "200 OK", "{\"metadata\":{\"name\":\"wait\",\"uid\":\"u-wait\"}}");
-	} else if (strcmp(method, "GET") == 0) {
-		reply(c, "404 Not Found", "{\"kind\":\"Status\",\"code\":404,\"message\":\"gone\"}");
-	} else if (strcmp(method, "POST") == 0) {
-		snprintf(f->event, sizeof f->event, "%s", body);
-		reply(c, "201 Created", "{}");
-	} else {
-		reply(c, "200 OK", "{}");
-	}
-}
-
-static void *fake_run(void *arg)
-{
-	struct fake_api *f = arg;
-	struct timeval patient = { 30, 0 };
-
-	while (!atomic_load(&f->stop)) {
-		char req[16384], method[8], path[1024];
-		const char *end, *cl;
-		size_t have = 0, want = 0, n;
-		ssize_t got;
-		int c = accept(f->fd, NULL, NULL);
-
-		if (c < 0)
-			continue;
-		setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &patient, sizeof patient);
-		while (have < sizeof req - 1 && (got = read(c, req + have, sizeof req - 1 - have)) > 0) {
-			have += (size_t)got;
-			req[have] = '\0';
-			if ((end = strstr(req, "\r\n\r\n")) != NULL) {
-				cl = strstr(req, "Content-Length: ");
-				want = (size_t)(end + 4 - req) + (cl ? strtoul(cl + 16, NULL, 10) : 0);
-				if (have >= want)
-					break;
-			}
-		}
-		req[have] = '\0';
-		if (sscanf(req, "%7s %1023s", method, path) == 2 && (end = strstr(req, "\r\n\r\n")) != NULL) {
-			n = strlen(f->log);
-			snprintf(f->log + n, sizeof f->log - n, "%s %s\n", method, path);
-			fake_answer(f, c, method, path, end + 4);
-		}
-		close(c);
-	}
-	return NULL;
-}
-
-static int fake_start(struct fake_api *f)
-{
-	struct sockaddr_in a;
-	socklen_t len = sizeof a;
-	struct timeval tv = { 0, 100000 };
-
-	memset(f, 0, sizeof *f);
-	memset(&a, 0, sizeof a);
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if ((f->fd = socket(AF_INET, SOCK_STREAM, 0)) < 0 || bind(f->fd, (struct sockaddr *)&a, sizeof a) != 0 ||
-	    listen(f->fd, 8) != 0 || getsockname(f->fd, (struct sockaddr *)&a, &len) != 0)
-		return -1;
-	setsockopt(f->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-	f->port = ntohs(a.sin_port);
-	return pthread_create(&f->thread, NULL, fake_run, f) == 0 ? 0 : -1;
-}
-
-static void fake_stop(struct fake_api *f)
-{
-	atomic_store(&f->stop, 1);
-	pthread_join(f->thread, NULL);
-	close(f->fd);
-}
 
 /* Runs p on r at now and returns the requests it made (the log since the last call). */
 static const char *run_at(struct fake_api *f, struct report_publisher *p, struct kube_client *k, const struct report *r,
 			  time_t now, int *rc)
 {
-	static char got[8192];
+	static char got[FAKE_API_LOG_MAX];
 	struct error err = { 0 };
 
-	f->log[0] = '\0';
+	fake_api_clear(f);
 	*rc = report_publisher_run(p, k, r, now, &err);
 	if (*rc != 0)
 		fprintf(stderr, "  run: %s\n", err.msg);
+	pthread_mutex_lock(&f->lock);
 	snprintf(got, sizeof got, "%s", f->log);
+	pthread_mutex_unlock(&f->lock);
 	return got;
 }
 
@@ -389,16 +285,15 @@ static void test_publisher(void)
 	struct report_publisher *p;
 	struct report_publish_stats st;
 	char text[512];
+	atomic_int crd = 0;
 	int rc;
 
 	memset(&r, 0, sizeof r);
-	if (fake_start(&f) != 0 || judge(policy, snapshot, &cfg, &r) != 0) {
+	if (fake_api_start(&f, fake_routes, &crd) != 0 || report_fixture_judge(policy, snapshot, &cfg, &r) != 0 ||
+	    fake_api_kubeconfig(&f, text, sizeof text) != 0) {
 		CHECK(!"fake API server and snapshot");
 		return;
 	}
-	snprintf(text, sizeof text, "clusters:\n- name: c\n  cluster: {server: \"http://127.0.0.1:%d\"}\n"
-		 "users:\n- name: u\n  user: {token: t0k}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
-		 "current-context: x\n", f.port);
 	CHECK_INT(kube_config_parse(&kc, "kc", text, strlen(text), NULL, &err), 0);
 	k = kube_client_new(&kc, NULL, &err);
 	p = report_publisher_new(&o, &err);
@@ -406,13 +301,13 @@ static void test_publisher(void)
 	CHECK_STR(run_at(&f, p, k, &r, 1000, &rc),
 		  "GET /apis/wgpolicyk8s.io/v1alpha2\n"
 		  "GET /api/v1/namespaces/ml/pods/wait\n"
-		  "POST /api/v1/namespaces/ml/events\n"
+		  "POST /api/v1/namespaces/ml/events application/json\n"
 		  "GET /api/v1/namespaces/ml/pods/huge\n");
 	CHECK_INT(rc, 0);
-	CHECK(strstr(f.event, "\"reason\":\"GPUPoolFull\"") != NULL);
-	CHECK(strstr(f.event, "\"uid\":\"u-wait\"") != NULL);
+	CHECK(strstr(f.body, "\"reason\":\"GPUPoolFull\"") != NULL);
+	CHECK(strstr(f.body, "\"uid\":\"u-wait\"") != NULL);
 	/* 10 s later: discovery's answer still holds; both pods within their hour: nothing at all. */
-	atomic_store(&f.crd, 1);
+	atomic_store(&crd, 1);
 	CHECK_STR(run_at(&f, p, k, &r, 1010, &rc), "");
 	report_publisher_stats(p, &st);
 	CHECK_INT(st.reports_skipped_no_crd, 2);
@@ -424,8 +319,10 @@ static void test_publisher(void)
 	CHECK_STR(run_at(&f, p, k, &r, 1000 + REPORT_PUBLISH_DISCOVERY_S, &rc),
 		  "GET /apis/wgpolicyk8s.io/v1alpha2\n"
 		  "GET /apis/wgpolicyk8s.io/v1alpha2/policyreports?labelSelector=app.kubernetes.io%2Fmanaged-by%3Dgpu-admission&limit=25\n"
-		  "PATCH /apis/wgpolicyk8s.io/v1alpha2/namespaces/web/policyreports/gpu-admission?fieldManager=gpu-admission&force=true\n"
-		  "PATCH /apis/wgpolicyk8s.io/v1alpha2/namespaces/ml/policyreports/gpu-admission?fieldManager=gpu-admission&force=true\n"
+		  "PATCH /apis/wgpolicyk8s.io/v1alpha2/namespaces/web/policyreports/gpu-admission?fieldManager=gpu-admission&force=true "
+		  "application/apply-patch+yaml\n"
+		  "PATCH /apis/wgpolicyk8s.io/v1alpha2/namespaces/ml/policyreports/gpu-admission?fieldManager=gpu-admission&force=true "
+		  "application/apply-patch+yaml\n"
 		  "DELETE /apis/wgpolicyk8s.io/v1alpha2/namespaces/old/policyreports/gpu-admission\n");
 	CHECK_INT(rc, 0);
 	/* Unchanged: nothing sent. */
@@ -439,7 +336,7 @@ static void test_publisher(void)
 	report_publisher_free(p);
 	kube_client_free(k);
 	kube_config_free(&kc);
-	fake_stop(&f);
+	fake_api_stop(&f);
 	report_free(&r);
 	config_free(cfg);
 }
