@@ -240,10 +240,10 @@ function main() {
 		const rules = role ? role.rules : [];
 		const rule = (group) => rules.find((r) => eq(r.apiGroups, [group])) || {};
 		check(`${caseName}: one ClusterRole of the publishing writes, one binding`, publishRbac.length === 2 && role && binding);
-		check(`${caseName}: policyreports: create, update, patch, delete, list; events: create, patch; nothing else`,
+		check(`${caseName}: policyreports: create, update, patch, delete, list; events: create, get, patch; nothing else`,
 			rules.length === 2 && eq(rule("wgpolicyk8s.io").resources, ["policyreports"]) &&
 			eq([...(rule("wgpolicyk8s.io").verbs || [])].sort(), ["create", "delete", "list", "patch", "update"]) &&
-			eq(rule("").resources, ["events"]) && eq([...(rule("").verbs || [])].sort(), ["create", "patch"]) &&
+			eq(rule("").resources, ["events"]) && eq([...(rule("").verbs || [])].sort(), ["create", "get", "patch"]) &&
 			!rules.some((r) => r.resourceNames), JSON.stringify(rules));
 		check(`${caseName}: bound to the watch's ServiceAccount, not the webhook's`, binding &&
 			binding.roleRef.name === role.metadata.name && eq(binding.subjects, [{ kind: "ServiceAccount",

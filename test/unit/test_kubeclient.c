@@ -527,7 +527,7 @@ static void test_write_path(void)
 	CHECK_INT(kube_write_path(p, sizeof p, "/api/v1/namespaces/a-rather-long-path", "a=1"), -1);
 }
 
-/* Apply, create and delete against the fake: methods, media types, fieldManager, bodies, refusals, the bound. */
+/* Apply, create, merge patch and delete against the fake: methods, media types, fieldManager, bodies, refusals, the bound. */
 static void test_writes_against_fake_api(void)
 {
 	struct fake_api f;
@@ -551,6 +551,14 @@ static void test_writes_against_fake_api(void)
 	CHECK_INT(status, 201);
 	CHECK_STR(json_string_value(json_object_get(json_object_get(got, "metadata"), "name")), "made-x1");
 	json_decref(got);
+	CHECK_INT(kube_patch(k, "/api/v1/namespaces/ns/events/e1", o, &got, &status, &err), 0);
+	CHECK_INT(status, 200);
+	CHECK_STR(f.body, "{\"kind\":\"Thing\",\"metadata\":{\"name\":\"a\"}}");
+	CHECK_STR(json_string_value(json_object_get(got, "status")), "Success");
+	json_decref(got);
+	CHECK_INT(kube_patch(k, "/api/v1/namespaces/ns/events/missing", o, NULL, &status, &err), -1);
+	CHECK_INT(status, 404);
+	CHECK_INT(err.kind, ERROR_NOT_FOUND);
 	CHECK_INT(kube_delete(k, "/apis/x/v1/namespaces/ns/things/a", &status, &err), 0);
 	CHECK_INT(kube_delete(k, "/apis/x/v1/namespaces/ns/things/missing", &status, &err), -1);
 	CHECK_INT(status, 404);
@@ -574,6 +582,8 @@ static void test_writes_against_fake_api(void)
 	CHECK_STR(f.log, "PATCH /apis/x/v1/namespaces/ns/things/a?fieldManager=gpu-admission&force=true "
 			 "application/apply-patch+yaml\n"
 			 "POST /api/v1/namespaces/ns/events application/json\n"
+			 "PATCH /api/v1/namespaces/ns/events/e1 application/merge-patch+json\n"
+			 "PATCH /api/v1/namespaces/ns/events/missing application/merge-patch+json\n"
 			 "DELETE /apis/x/v1/namespaces/ns/things/a\n"
 			 "DELETE /apis/x/v1/namespaces/ns/things/missing\n"
 			 "PATCH /apis/x/v1/namespaces/ns/things/forbidden?fieldManager=gpu-admission&force=true "

@@ -5,6 +5,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -213,7 +214,9 @@ static void test_event(void)
 	CHECK_STR(str(ev, "reason"), "GPUPoolFull");
 	CHECK_STR(str(ev, "type"), "Warning");
 	CHECK_INT(strlen(str(ev, "message")), 1023);
-	CHECK_STR(str(json_object_get(ev, "metadata"), "generateName"), "wait.");
+	CHECK(strncmp(str(json_object_get(ev, "metadata"), "name"), "wait.", 5) == 0);
+	CHECK_INT(strlen(str(json_object_get(ev, "metadata"), "name")), 5 + 16);
+	CHECK_INT(json_integer_value(json_object_get(ev, "count")), 1);
 	CHECK_STR(str(json_object_get(ev, "metadata"), "namespace"), "ml");
 	CHECK_STR(str(ev, "firstTimestamp"), "1971-01-01T00:00:00Z");
 	CHECK_STR(str(json_object_get(ev, "source"), "component"), "gpu-admission");
@@ -230,12 +233,107 @@ static void test_event(void)
 	free(msg);
 }
 
+/* One Event per pod (uid), reason and message, as client-go's getEventKey: its name says which. */
+static void test_event_name(void)
+{
+	struct report_pending p;
+	char a[REPORT_PUBLISH_EVENT_NAME_MAX + 1], b[REPORT_PUBLISH_EVENT_NAME_MAX + 1], ns[] = "ml", name[300];
+
+	memset(&p, 0, sizeof p);
+	p.ns = ns;
+	p.name = name;
+	p.reason = REPORT_PENDING_UNSERVED;
+	p.message = "no pool serves amd.com/gpu";
+	snprintf(name, sizeof name, "wait");
+	CHECK_INT(report_publish_event_name(&p, "u-1", a, sizeof a), 0);
+	CHECK_INT(report_publish_event_name(&p, "u-1", b, sizeof b), 0);
+	CHECK_STR(a, b);
+	CHECK_INT(report_publish_event_name(&p, "u-2", b, sizeof b), 0);   /* the pod made again */
+	CHECK(strcmp(a, b) != 0);
+	p.reason = REPORT_PENDING_FULL;
+	CHECK_INT(report_publish_event_name(&p, "u-1", b, sizeof b), 0);
+	CHECK(strcmp(a, b) != 0);
+	p.reason = REPORT_PENDING_UNSERVED;
+	p.message = "another message";
+	CHECK_INT(report_publish_event_name(&p, "u-1", b, sizeof b), 0);
+	CHECK(strcmp(a, b) != 0);
+	/* A pod name at its limit: cut, never before a '.' or '-' of its own. */
+	memset(name, 'p', 253);
+	name[235] = '-';
+	name[253] = '\0';
+	CHECK_INT(report_publish_event_name(&p, "u-1", a, sizeof a), 0);
+	CHECK_INT(strlen(a), 235 + 17);
+	CHECK(strncmp(a + 233, "pp.", 3) == 0);
+	CHECK_INT(report_publish_event_name(&p, "u-1", a, 20), -1);
+	p.reason = REPORT_PENDING_GATED;
+	CHECK_INT(report_publish_event_name(&p, "u-1", a, sizeof a), -1);
+}
+
 /* ==== The publisher against the fake API server (fake_api.h) ==== */
 
-/* Discovery: the CRD served once the test says so (ctx: an atomic_int). */
+/* The fake's state: whether the CRD is served; the one Event it holds (count 0: none). */
+struct fake_state {
+	atomic_int crd;
+	atomic_int event_count;
+	char event_name[REPORT_PUBLISH_EVENT_NAME_MAX + 1];
+};
+
+#define EVENTS_PATH "/api/v1/namespaces/ml/events"
+
+static int event_named(struct fake_state *st, const char *path)
+{
+	return atomic_load(&st->event_count) > 0 && strcmp(path + sizeof EVENTS_PATH, st->event_name) == 0;
+}
+
+/* POST: made, or 409 when it exists (the API server's AlreadyExists). */
+static void fake_event_create(struct fake_api *f, int c, const struct fake_api_request *req)
+{
+	struct fake_state *st = f->ctx;
+	json_t *ev = json_loads(req->body, 0, NULL);
+	const char *name = json_string_value(json_object_get(json_object_get(ev, "metadata"), "name"));
+
+	if (atomic_load(&st->event_count) > 0) {
+		fake_api_reply(c, "409 Conflict", "{\"kind\":\"Status\",\"code\":409,\"reason\":\"AlreadyExists\"}");
+	} else {
+		snprintf(st->event_name, sizeof st->event_name, "%s", name ? name : "");
+		atomic_store(&st->event_count, (int)json_integer_value(json_object_get(ev, "count")));
+		fake_api_reply(c, "201 Created", req->body);
+	}
+	json_decref(ev);
+}
+
+/* PATCH (a merge patch of count): 404 when the Event is not there. */
+static void fake_event_patch(struct fake_api *f, int c, const struct fake_api_request *req)
+{
+	struct fake_state *st = f->ctx;
+	json_t *patch = json_loads(req->body, 0, NULL);
+
+	if (!event_named(st, req->path)) {
+		fake_api_reply(c, "404 Not Found", "{\"kind\":\"Status\",\"code\":404,\"message\":\"gone\"}");
+	} else {
+		atomic_store(&st->event_count, (int)json_integer_value(json_object_get(patch, "count")));
+		fake_api_reply(c, "200 OK", "{}");
+	}
+	json_decref(patch);
+}
+
+static void fake_event_get(struct fake_api *f, int c, const struct fake_api_request *req)
+{
+	struct fake_state *st = f->ctx;
+	char body[128];
+
+	if (!event_named(st, req->path)) {
+		fake_api_reply(c, "404 Not Found", "{\"kind\":\"Status\",\"code\":404,\"message\":\"gone\"}");
+		return;
+	}
+	snprintf(body, sizeof body, "{\"kind\":\"Event\",\"count\":%d}", atomic_load(&st->event_count));
+	fake_api_reply(c, "200 OK", body);
+}
+
+/* Discovery: the CRD served once the test says so. */
 static void fake_discovery(struct fake_api *f, int c, const struct fake_api_request *req)
 {
-	if (atomic_load((atomic_int *)f->ctx))
+	if (atomic_load(&((struct fake_state *)f->ctx)->crd))
 		fake_api_reply(c, "200 OK", "{\"kind\":\"APIResourceList\",\"resources\":[{\"name\":\"policyreports\"}]}");
 	else
 		fake_api_reply(c, "404 Not Found", "{\"kind\":\"Status\",\"code\":404,\"message\":\"not found\"}");
@@ -250,8 +348,10 @@ static const struct fake_api_route fake_routes[] = {
 	  NULL },
 	{ "GET", FAKE_API_EXACT, "/api/v1/namespaces/ml/pods/wait", "200 OK",
 	  "{\"metadata\":{\"name\":\"wait\",\"uid\":\"u-wait\"}}", NULL },
+	{ "GET", FAKE_API_PREFIX, EVENTS_PATH "/", NULL, NULL, fake_event_get },
 	{ "GET", FAKE_API_PREFIX, "/", "404 Not Found", "{\"kind\":\"Status\",\"code\":404,\"message\":\"gone\"}", NULL },
-	{ "POST", FAKE_API_PREFIX, "/", "201 Created", "{}", NULL },
+	{ "POST", FAKE_API_EXACT, EVENTS_PATH, NULL, NULL, fake_event_create },
+	{ "PATCH", FAKE_API_PREFIX, EVENTS_PATH "/", NULL, NULL, fake_event_patch },
 	{ NULL, FAKE_API_PREFIX, "/", "200 OK", "{}", NULL },
 	{ NULL, FAKE_API_EXACT, NULL, NULL, NULL, NULL },
 };
@@ -281,15 +381,15 @@ static void test_publisher(void)
 	struct config *cfg = NULL;
 	struct report r;
 	struct error err = { 0 };
-	struct report_publish_options o = { 1, 1, 3, 0, 0, 0, 0 };
+	struct report_publish_options o = { 1, 1, 3, 0, 0, 3600, 0 };
 	struct report_publisher *p;
 	struct report_publish_stats st;
 	char text[512];
-	atomic_int crd = 0;
+	struct fake_state fs = { 0 };
 	int rc;
 
 	memset(&r, 0, sizeof r);
-	if (fake_api_start(&f, fake_routes, &crd) != 0 || report_fixture_judge(policy, snapshot, &cfg, &r) != 0 ||
+	if (fake_api_start(&f, fake_routes, &fs) != 0 || report_fixture_judge(policy, snapshot, &cfg, &r) != 0 ||
 	    fake_api_kubeconfig(&f, text, sizeof text) != 0) {
 		CHECK(!"fake API server and snapshot");
 		return;
@@ -306,8 +406,8 @@ static void test_publisher(void)
 	CHECK_INT(rc, 0);
 	CHECK(strstr(f.body, "\"reason\":\"GPUPoolFull\"") != NULL);
 	CHECK(strstr(f.body, "\"uid\":\"u-wait\"") != NULL);
-	/* 10 s later: discovery's answer still holds; both pods within their hour: nothing at all. */
-	atomic_store(&crd, 1);
+	/* 10 s later: discovery's answer still holds; both pods within their hour (event_pod_s): nothing at all. */
+	atomic_store(&fs.crd, 1);
 	CHECK_STR(run_at(&f, p, k, &r, 1010, &rc), "");
 	report_publisher_stats(p, &st);
 	CHECK_INT(st.reports_skipped_no_crd, 2);
@@ -341,6 +441,89 @@ static void test_publisher(void)
 	config_free(cfg);
 }
 
+/*
+ * The same Pending pod across runs: ONE Event whose count grows (client-go's
+ * EventCorrelator), each write let through by the per-pod limit: created,
+ * PATCHed (count 2), created again once gone (the API server's --event-ttl),
+ * and found by a new publisher (a restart: 409) and PATCHed on from its count.
+ */
+static void test_publisher_aggregates_events(void)
+{
+	struct fake_api f;
+	struct kube_config kc;
+	struct kube_client *k;
+	struct config *cfg = NULL;
+	struct report r;
+	struct error err = { 0 };
+	struct report_publish_options o = { 0, 1, 0, 0, 0, 60, 0 };
+	struct report_publisher *p;
+	struct report_publish_stats st;
+	struct fake_state fs = { 0 };
+	char text[512], name[REPORT_PUBLISH_EVENT_NAME_MAX + 1], want[1024];
+	int rc;
+
+	memset(&r, 0, sizeof r);
+	if (fake_api_start(&f, fake_routes, &fs) != 0 || report_fixture_judge(policy, snapshot, &cfg, &r) != 0 ||
+	    fake_api_kubeconfig(&f, text, sizeof text) != 0 ||
+	    report_publish_event_name(REPORT_AT(r.pending, struct report_pending, 0), "u-wait", name, sizeof name) != 0) {
+		CHECK(!"fake API server and snapshot");
+		return;
+	}
+	CHECK_INT(kube_config_parse(&kc, "kc", text, strlen(text), NULL, &err), 0);
+	k = kube_client_new(&kc, NULL, &err);
+	p = report_publisher_new(&o, &err);
+	CHECK_STR(run_at(&f, p, k, &r, 1000, &rc),
+		  "GET /api/v1/namespaces/ml/pods/wait\n"
+		  "POST " EVENTS_PATH " application/json\n"
+		  "GET /api/v1/namespaces/ml/pods/huge\n");
+	CHECK_STR(fs.event_name, name);
+	CHECK_INT(atomic_load(&fs.event_count), 1);
+	/* Within the pod's minute: nothing. Past it: the same Event, its count and lastTimestamp patched. */
+	CHECK_STR(run_at(&f, p, k, &r, 1030, &rc), "");
+	snprintf(want, sizeof want, "GET /api/v1/namespaces/ml/pods/wait\n"
+		 "PATCH " EVENTS_PATH "/%s application/merge-patch+json\n"
+		 "GET /api/v1/namespaces/ml/pods/huge\n", name);
+	CHECK_STR(run_at(&f, p, k, &r, 1061, &rc), want);
+	CHECK_INT(rc, 0);
+	CHECK_INT(atomic_load(&fs.event_count), 2);
+	CHECK_STR(f.body, "{\"count\":2,\"lastTimestamp\":\"1970-01-01T00:17:41Z\"}");
+	/* Gone (expired): the PATCH's 404, then made again. */
+	atomic_store(&fs.event_count, 0);
+	snprintf(want, sizeof want, "GET /api/v1/namespaces/ml/pods/wait\n"
+		 "PATCH " EVENTS_PATH "/%s application/merge-patch+json\n"
+		 "POST " EVENTS_PATH " application/json\n"
+		 "GET /api/v1/namespaces/ml/pods/huge\n", name);
+	CHECK_STR(run_at(&f, p, k, &r, 1122, &rc), want);
+	CHECK_INT(rc, 0);
+	CHECK_INT(atomic_load(&fs.event_count), 1);
+	report_publisher_stats(p, &st);
+	CHECK_INT(st.events_created, 2);
+	CHECK_INT(st.events_updated, 1);
+	CHECK_INT(st.errors, 0);
+	report_publisher_free(p);
+	/* A new publisher (the watch restarted, or the next report --publish): it exists, so read and bumped. */
+	atomic_store(&fs.event_count, 4);
+	p = report_publisher_new(&o, &err);
+	snprintf(want, sizeof want, "GET /api/v1/namespaces/ml/pods/wait\n"
+		 "POST " EVENTS_PATH " application/json\n"
+		 "GET " EVENTS_PATH "/%s\n"
+		 "PATCH " EVENTS_PATH "/%s application/merge-patch+json\n"
+		 "GET /api/v1/namespaces/ml/pods/huge\n", name, name);
+	CHECK_STR(run_at(&f, p, k, &r, 1200, &rc), want);
+	CHECK_INT(rc, 0);
+	CHECK_INT(atomic_load(&fs.event_count), 5);
+	report_publisher_stats(p, &st);
+	CHECK_INT(st.events_created, 0);
+	CHECK_INT(st.events_updated, 1);
+	CHECK_INT(st.errors, 0);
+	report_publisher_free(p);
+	kube_client_free(k);
+	kube_config_free(&kc);
+	fake_api_stop(&f);
+	report_free(&r);
+	config_free(cfg);
+}
+
 int main(void)
 {
 	log_set_level(LOG_LEVEL_ERROR);  /* the CRD's absence is logged on purpose here */
@@ -349,6 +532,8 @@ int main(void)
 	RUN(test_nothing_to_report);
 	RUN(test_event_reasons);
 	RUN(test_event);
+	RUN(test_event_name);
 	RUN(test_publisher);
+	RUN(test_publisher_aggregates_events);
 	return check_done("report_publish");
 }
