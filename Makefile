@@ -138,7 +138,9 @@ $(BUILD)/test/test_strbuf: LDFLAGS += -Wl,--wrap=realloc -Wl,--wrap=free
 
 $(BUILD)/test/%: test/tools/%.c $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(pkgcflags) -Itest/unit -o $@ $< $(LIB) $(LDFLAGS) $(pkglibs)
+	$(CC) $(CFLAGS) $(pkgcflags) -Itest/unit -o $@ $(filter %.c,$^) $(LIB) $(LDFLAGS) $(pkglibs)
+# watch_metrics runs the watch against the unit tests' fake API server.
+$(BUILD)/test/watch_metrics: test/unit/fake_api.c test/unit/fake_api.h
 
 test-deps:
 	@sh .ci/deps $(DEPS_CHECK) test

@@ -122,6 +122,12 @@ if command -v promtool >/dev/null 2>&1; then
 	desc="PrometheusRule: promtool check rules"; t promtool check rules "$T/promtool/rules.yaml"
 	desc="PrometheusRule: promtool test rules (every alert fires, and only when it should)"
 	t sh -c "cd '$T/promtool' && promtool test rules alerts.test.yaml"
+	# What the watch really exports: test/tools/watch_metrics runs it (publishing on) against
+	# the unit tests' fake API server and prints its /metrics. Prometheus refuses a scrape
+	# that names a family twice (a second HELP or TYPE line), so promtool must parse it.
+	desc="the watch's /metrics (test/tools/watch_metrics): promtool check metrics"
+	t sh -c "'${BUILD:-build}/test/watch_metrics' >'$T/promtool/watch-metrics.txt' &&
+		promtool check metrics <'$T/promtool/watch-metrics.txt'"
 else
 	notok "promtool missing (sh .ci/deps test installs the prometheus package)"
 fi

@@ -161,8 +161,14 @@ equals "$(pr_metric 'gpu_admission_watch_policyreports_total{result="applied"}')
 equals "$(pr_metric 'gpu_admission_watch_publish_errors_total')" 0 "the watch's writes: none failed"
 # The watch's first interval found the Event report --publish made (409), read its count and
 # patched it, as its ServiceAccount (create, get, patch): still one Event, its count 3.
-equals "$(pr_metric 'gpu_admission_watch_events_total{result="updated"}')" 1 "the watch updated the Event"
+equals "$(pr_metric 'gpu_admission_watch_pod_events_total{result="updated"}')" 1 "the watch updated the Event"
 equals "$(pr_amd_events)" "[1,3]" "still ONE Event on pr-amd, its count 3"
+if command -v promtool >/dev/null 2>&1; then
+	curl -sf "http://$PR_WATCH_ADDR/metrics" >"$T/pr-metrics.txt"
+	promtool check metrics <"$T/pr-metrics.txt" >"$T/pr-promtool.out" 2>&1
+	equals "$?" 0 "the publishing watch's /metrics parse (promtool check metrics: one HELP and TYPE a family)"
+	[ -s "$T/pr-promtool.out" ] && sed 's/^/    promtool: /' "$T/pr-promtool.out"
+fi
 kubectl get policyreport -n team-pr2 gpu-admission -o json >"$T/pr-watch-report.json" 2>&1
 pr_results='[.summary, [.results[] | {policy, rule, result, resources: [.resources[].name], reason: .properties.reason}]]'
 equals "$(jq -c "$pr_results" "$T/pr-watch-report.json")" "$(jq -c "$pr_results" "$T/pr-team2.json")" \
