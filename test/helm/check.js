@@ -606,14 +606,19 @@ function main() {
 		check(`${caseName}: dashboard shows the report's idle cost, CPU pods by route, Pending by reason, misconfiguration`,
 			["Idle GPU cost by pool", "CPU pods on GPU nodes by route and namespace", "Pending GPU pods by reason",
 				"Misconfigured GPU nodes by pool"].every((t) => panels.includes(t)), panels.join(", "));
+		check(`${caseName}: dashboard shows the watch's health: synced and watching, relists, ages, publishing`,
+			["Watch synced and watching by resource", "Watch relists and errors by resource",
+				"Watch: seconds since the last event and the last report",
+				"Watch publishing: PolicyReports, Events, failed writes"].every((t) => panels.includes(t)), panels.join(", "));
 		const rule = one("PrometheusRule");
 		const alerts = rule ? rule.spec.groups.flatMap((g) => g.rules.map((r) => r.alert)) : [];
-		check(`${caseName}: PrometheusRule with the nine alerts, labelled for the Prometheus ruleSelector`,
+		check(`${caseName}: PrometheusRule with the thirteen alerts (the watch's four with watch.enabled), labelled for the Prometheus ruleSelector`,
 			rule && rule.metadata.labels.release === "kube-prometheus-stack" &&
 			eq(alerts.sort(), ["GpuAdmissionAnsweringErrors", "GpuAdmissionCertificateExpiringSoon",
 				"GpuAdmissionCpuPodsOnGpuNodes", "GpuAdmissionGpuPodsUnplaceable", "GpuAdmissionGpuPoolMisconfigured",
 				"GpuAdmissionIdleGpuCost", "GpuAdmissionNoReadyReplica", "GpuAdmissionRejectionSpike",
-				"GpuAdmissionReloadFailing"]),
+				"GpuAdmissionReloadFailing", "GpuAdmissionWatchNotSynced", "GpuAdmissionWatchNotWatching",
+				"GpuAdmissionWatchPublishFailing", "GpuAdmissionWatchRelistsFrequent"]),
 			alerts.join(","));
 		if (outDir) {
 			if (rule) fs.writeFileSync(path.join(outDir, "rules.yaml"), YAML.stringify({ groups: rule.spec.groups }));
