@@ -373,42 +373,70 @@ static const char *run_at(struct fake_api *f, struct report_publisher *p, struct
 	return got;
 }
 
-static void test_publisher(void)
-{
+/* The fake (its state in fs), the snapshot judged into r, a client of the fake: what a publisher test runs on. */
+struct bench {
 	struct fake_api f;
+	struct fake_state fs;
 	struct kube_config kc;
 	struct kube_client *k;
-	struct config *cfg = NULL;
+	struct config *cfg;
 	struct report r;
+};
+
+static int bench_start(struct bench *b)
+{
+	struct error err = { 0 };
+	char text[512];
+
+	memset(b, 0, sizeof *b);
+	if (fake_api_start(&b->f, fake_routes, &b->fs) != 0)
+		return -1;
+	if (report_fixture_judge(policy, snapshot, &b->cfg, &b->r) != 0 || fake_api_kubeconfig(&b->f, text, sizeof text) != 0 ||
+	    kube_config_parse(&b->kc, "kc", text, strlen(text), NULL, &err) != 0) {
+		fake_api_stop(&b->f);
+		report_free(&b->r);
+		config_free(b->cfg);
+		return -1;
+	}
+	b->k = kube_client_new(&b->kc, NULL, &err);
+	return 0;
+}
+
+static void bench_stop(struct bench *b)
+{
+	kube_client_free(b->k);
+	kube_config_free(&b->kc);
+	fake_api_stop(&b->f);
+	report_free(&b->r);
+	config_free(b->cfg);
+}
+
+static void test_publisher(void)
+{
+	static struct bench b;
 	struct error err = { 0 };
 	struct report_publish_options o = { 1, 1, 3, 0, 0, 3600, 0 };
 	struct report_publisher *p;
 	struct report_publish_stats st;
-	char text[512];
-	struct fake_state fs = { 0 };
 	int rc;
 
-	memset(&r, 0, sizeof r);
-	if (fake_api_start(&f, fake_routes, &fs) != 0 || report_fixture_judge(policy, snapshot, &cfg, &r) != 0 ||
-	    fake_api_kubeconfig(&f, text, sizeof text) != 0) {
+	if (bench_start(&b) != 0) {
 		CHECK(!"fake API server and snapshot");
 		return;
 	}
-	CHECK_INT(kube_config_parse(&kc, "kc", text, strlen(text), NULL, &err), 0);
-	k = kube_client_new(&kc, NULL, &err);
 	p = report_publisher_new(&o, &err);
 	/* No CRD: discovery asked, nothing written; the Event of wait (by uid), huge's pod gone. */
-	CHECK_STR(run_at(&f, p, k, &r, 1000, &rc),
+	CHECK_STR(run_at(&b.f, p, b.k, &b.r, 1000, &rc),
 		  "GET /apis/wgpolicyk8s.io/v1alpha2\n"
 		  "GET /api/v1/namespaces/ml/pods/wait\n"
 		  "POST /api/v1/namespaces/ml/events application/json\n"
 		  "GET /api/v1/namespaces/ml/pods/huge\n");
 	CHECK_INT(rc, 0);
-	CHECK(strstr(f.body, "\"reason\":\"GPUPoolFull\"") != NULL);
-	CHECK(strstr(f.body, "\"uid\":\"u-wait\"") != NULL);
+	CHECK(strstr(b.f.body, "\"reason\":\"GPUPoolFull\"") != NULL);
+	CHECK(strstr(b.f.body, "\"uid\":\"u-wait\"") != NULL);
 	/* 10 s later: discovery's answer still holds; both pods within their hour (event_pod_s): nothing at all. */
-	atomic_store(&fs.crd, 1);
-	CHECK_STR(run_at(&f, p, k, &r, 1010, &rc), "");
+	atomic_store(&b.fs.crd, 1);
+	CHECK_STR(run_at(&b.f, p, b.k, &b.r, 1010, &rc), "");
 	report_publisher_stats(p, &st);
 	CHECK_INT(st.reports_skipped_no_crd, 2);
 	CHECK_INT(st.events_created, 1);
@@ -416,7 +444,7 @@ static void test_publisher(void)
 	CHECK_INT(st.events_limited, 2);
 	/* Past the discovery interval: the CRD is served; the earlier run's reports listed, both namespaces
 	 * applied, the stale one deleted (only the report named ours). */
-	CHECK_STR(run_at(&f, p, k, &r, 1000 + REPORT_PUBLISH_DISCOVERY_S, &rc),
+	CHECK_STR(run_at(&b.f, p, b.k, &b.r, 1000 + REPORT_PUBLISH_DISCOVERY_S, &rc),
 		  "GET /apis/wgpolicyk8s.io/v1alpha2\n"
 		  "GET /apis/wgpolicyk8s.io/v1alpha2/policyreports?labelSelector=app.kubernetes.io%2Fmanaged-by%3Dgpu-admission&limit=25\n"
 		  "PATCH /apis/wgpolicyk8s.io/v1alpha2/namespaces/web/policyreports/gpu-admission?fieldManager=gpu-admission&force=true "
@@ -426,7 +454,7 @@ static void test_publisher(void)
 		  "DELETE /apis/wgpolicyk8s.io/v1alpha2/namespaces/old/policyreports/gpu-admission\n");
 	CHECK_INT(rc, 0);
 	/* Unchanged: nothing sent. */
-	CHECK_STR(run_at(&f, p, k, &r, 1000 + REPORT_PUBLISH_DISCOVERY_S + 10, &rc), "");
+	CHECK_STR(run_at(&b.f, p, b.k, &b.r, 1000 + REPORT_PUBLISH_DISCOVERY_S + 10, &rc), "");
 	report_publisher_stats(p, &st);
 	CHECK_INT(st.reports_applied, 2);
 	CHECK_INT(st.reports_unchanged, 2);
@@ -434,11 +462,7 @@ static void test_publisher(void)
 	CHECK_INT(st.errors, 0);
 	CHECK_INT(st.runs, 4);
 	report_publisher_free(p);
-	kube_client_free(k);
-	kube_config_free(&kc);
-	fake_api_stop(&f);
-	report_free(&r);
-	config_free(cfg);
+	bench_stop(&b);
 }
 
 /*
@@ -449,79 +473,66 @@ static void test_publisher(void)
  */
 static void test_publisher_aggregates_events(void)
 {
-	struct fake_api f;
-	struct kube_config kc;
-	struct kube_client *k;
-	struct config *cfg = NULL;
-	struct report r;
+	static struct bench b;
 	struct error err = { 0 };
 	struct report_publish_options o = { 0, 1, 0, 0, 0, 60, 0 };
 	struct report_publisher *p;
 	struct report_publish_stats st;
-	struct fake_state fs = { 0 };
-	char text[512], name[REPORT_PUBLISH_EVENT_NAME_MAX + 1], want[1024];
+	char name[REPORT_PUBLISH_EVENT_NAME_MAX + 1], want[1024];
 	int rc;
 
-	memset(&r, 0, sizeof r);
-	if (fake_api_start(&f, fake_routes, &fs) != 0 || report_fixture_judge(policy, snapshot, &cfg, &r) != 0 ||
-	    fake_api_kubeconfig(&f, text, sizeof text) != 0 ||
-	    report_publish_event_name(REPORT_AT(r.pending, struct report_pending, 0), "u-wait", name, sizeof name) != 0) {
+	if (bench_start(&b) != 0) {
 		CHECK(!"fake API server and snapshot");
 		return;
 	}
-	CHECK_INT(kube_config_parse(&kc, "kc", text, strlen(text), NULL, &err), 0);
-	k = kube_client_new(&kc, NULL, &err);
+	CHECK_INT(report_publish_event_name(REPORT_AT(b.r.pending, struct report_pending, 0), "u-wait", name, sizeof name), 0);
 	p = report_publisher_new(&o, &err);
-	CHECK_STR(run_at(&f, p, k, &r, 1000, &rc),
+	CHECK_STR(run_at(&b.f, p, b.k, &b.r, 1000, &rc),
 		  "GET /api/v1/namespaces/ml/pods/wait\n"
 		  "POST " EVENTS_PATH " application/json\n"
 		  "GET /api/v1/namespaces/ml/pods/huge\n");
-	CHECK_STR(fs.event_name, name);
-	CHECK_INT(atomic_load(&fs.event_count), 1);
+	CHECK_STR(b.fs.event_name, name);
+	CHECK_INT(atomic_load(&b.fs.event_count), 1);
 	/* Within the pod's minute: nothing. Past it: the same Event, its count and lastTimestamp patched. */
-	CHECK_STR(run_at(&f, p, k, &r, 1030, &rc), "");
+	CHECK_STR(run_at(&b.f, p, b.k, &b.r, 1030, &rc), "");
 	snprintf(want, sizeof want, "GET /api/v1/namespaces/ml/pods/wait\n"
 		 "PATCH " EVENTS_PATH "/%s application/merge-patch+json\n"
 		 "GET /api/v1/namespaces/ml/pods/huge\n", name);
-	CHECK_STR(run_at(&f, p, k, &r, 1061, &rc), want);
+	CHECK_STR(run_at(&b.f, p, b.k, &b.r, 1061, &rc), want);
 	CHECK_INT(rc, 0);
-	CHECK_INT(atomic_load(&fs.event_count), 2);
-	CHECK_STR(f.body, "{\"count\":2,\"lastTimestamp\":\"1970-01-01T00:17:41Z\"}");
+	CHECK_INT(atomic_load(&b.fs.event_count), 2);
+	CHECK_STR(b.f.body, "{\"count\":2,\"lastTimestamp\":\"1970-01-01T00:17:41Z\"}");
 	/* Gone (expired): the PATCH's 404, then made again. */
-	atomic_store(&fs.event_count, 0);
+	atomic_store(&b.fs.event_count, 0);
 	snprintf(want, sizeof want, "GET /api/v1/namespaces/ml/pods/wait\n"
 		 "PATCH " EVENTS_PATH "/%s application/merge-patch+json\n"
 		 "POST " EVENTS_PATH " application/json\n"
 		 "GET /api/v1/namespaces/ml/pods/huge\n", name);
-	CHECK_STR(run_at(&f, p, k, &r, 1122, &rc), want);
+	CHECK_STR(run_at(&b.f, p, b.k, &b.r, 1122, &rc), want);
 	CHECK_INT(rc, 0);
-	CHECK_INT(atomic_load(&fs.event_count), 1);
+	CHECK_INT(atomic_load(&b.fs.event_count), 1);
 	report_publisher_stats(p, &st);
 	CHECK_INT(st.events_created, 2);
 	CHECK_INT(st.events_updated, 1);
 	CHECK_INT(st.errors, 0);
 	report_publisher_free(p);
 	/* A new publisher (the watch restarted, or the next report --publish): it exists, so read and bumped. */
-	atomic_store(&fs.event_count, 4);
+	atomic_store(&b.fs.event_count, 4);
 	p = report_publisher_new(&o, &err);
 	snprintf(want, sizeof want, "GET /api/v1/namespaces/ml/pods/wait\n"
 		 "POST " EVENTS_PATH " application/json\n"
 		 "GET " EVENTS_PATH "/%s\n"
 		 "PATCH " EVENTS_PATH "/%s application/merge-patch+json\n"
 		 "GET /api/v1/namespaces/ml/pods/huge\n", name, name);
-	CHECK_STR(run_at(&f, p, k, &r, 1200, &rc), want);
+	CHECK_STR(run_at(&b.f, p, b.k, &b.r, 1200, &rc), want);
 	CHECK_INT(rc, 0);
-	CHECK_INT(atomic_load(&fs.event_count), 5);
+	CHECK_INT(atomic_load(&b.fs.event_count), 5);
 	report_publisher_stats(p, &st);
 	CHECK_INT(st.events_created, 0);
 	CHECK_INT(st.events_updated, 1);
 	CHECK_INT(st.errors, 0);
 	report_publisher_free(p);
-	kube_client_free(k);
-	kube_config_free(&kc);
-	fake_api_stop(&f);
-	report_free(&r);
-	config_free(cfg);
+	bench_stop(&b);
 }
 
 int main(void)
