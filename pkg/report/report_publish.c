@@ -354,14 +354,16 @@ struct report_publisher *report_publisher_new(const struct report_publish_option
 	if (p->o.event_pods_max == 0)
 		p->o.event_pods_max = REPORT_PUBLISH_EVENT_PODS_MAX;
 	p->crd = -1;
-	if (p->o.events && (ratelimit_init(&p->rl, p->o.event_burst, p->o.event_refill_s, p->o.event_pod_s,
-					   p->o.event_pods_max, err) != 0 ||
-			    (p->seen = calloc(p->o.event_pods_max, sizeof *p->seen)) == NULL)) {
-		if (p->rl.keys != NULL)
-			error_set(err, ERROR_NOMEM, "out of memory");
+	if (p->o.events && ratelimit_init(&p->rl, p->o.event_burst, p->o.event_refill_s, p->o.event_pod_s,
+					  p->o.event_pods_max, err) != 0) {
 		ratelimit_free(&p->rl);
 		free(p);
 		return NULL;
+	}
+	if (p->o.events && (p->seen = calloc(p->o.event_pods_max, sizeof *p->seen)) == NULL) {
+		ratelimit_free(&p->rl);
+		free(p);
+		return nomem(err);
 	}
 	return p;
 }
