@@ -117,7 +117,13 @@ $(BIN): $(CMD_OBJ) $(LIB)
 
 $(BUILD)/test/%: test/unit/%.c $(LIB) test/unit/check.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(pkgcflags) -Itest/unit -o $@ $< $(LIB) $(LDFLAGS) $(pkglibs)
+	$(CC) $(CFLAGS) $(pkgcflags) -Itest/unit -o $@ $(filter %.c,$^) $(LIB) $(LDFLAGS) $(pkglibs)
+
+# The unit tests' shared pieces, linked into the tests that use them: one fake API server, one report fixture.
+FAKE_API_TESTS := test_kubeclient test_report_watch test_report_publish
+$(FAKE_API_TESTS:%=$(BUILD)/test/%): test/unit/fake_api.c test/unit/fake_api.h
+REPORT_FIXTURE_TESTS := test_report test_report_publish
+$(REPORT_FIXTURE_TESTS:%=$(BUILD)/test/%): test/unit/report_fixture.c test/unit/report_fixture.h
 
 # The scanner's portable C (no SSE2), as machines other than x86-64 run it: test_scan again, over it.
 UNIT_BIN += $(BUILD)/test/test_scan_portable
@@ -132,7 +138,9 @@ $(BUILD)/test/test_strbuf: LDFLAGS += -Wl,--wrap=realloc -Wl,--wrap=free
 
 $(BUILD)/test/%: test/tools/%.c $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(pkgcflags) -Itest/unit -o $@ $< $(LIB) $(LDFLAGS) $(pkglibs)
+	$(CC) $(CFLAGS) $(pkgcflags) -Itest/unit -o $@ $(filter %.c,$^) $(LIB) $(LDFLAGS) $(pkglibs)
+# watch_metrics runs the watch against the unit tests' fake API server.
+$(BUILD)/test/watch_metrics: test/unit/fake_api.c test/unit/fake_api.h
 
 test-deps:
 	@sh .ci/deps $(DEPS_CHECK) test

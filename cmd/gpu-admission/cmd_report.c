@@ -117,9 +117,9 @@ static int publish_cluster(const struct config *cfg, const char *kubeconfig, con
 	rc = report_publisher_run(pub, k, r, time(NULL), err);
 	report_publisher_stats(pub, &st);
 	fprintf(stderr, "gpu-admission report: published: %lu PolicyReports applied, %lu unchanged, %lu deleted%s; "
-		"%lu Events created, %lu rate-limited, %lu for pods gone; %lu failed\n", st.reports_applied,
+		"%lu Events created, %lu updated, %lu rate-limited, %lu for pods gone; %lu failed\n", st.reports_applied,
 		st.reports_unchanged, st.reports_deleted, st.reports_skipped_no_crd ? " (PolicyReport CRD absent: skipped)" : "",
-		st.events_created, st.events_limited, st.events_pod_gone, st.errors);
+		st.events_created, st.events_updated, st.events_limited, st.events_pod_gone, st.errors);
 out:
 	report_publisher_free(pub);
 	kube_client_free(k);

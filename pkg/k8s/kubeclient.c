@@ -961,6 +961,12 @@ int kube_create(struct kube_client *k, const char *path, const json_t *obj, json
 	return write_req(k, "POST", path, "application/json", obj, out, status, err);
 }
 
+int kube_patch(struct kube_client *k, const char *path, const json_t *patch, json_t **out, long *status,
+	       struct error *err)
+{
+	return write_req(k, "PATCH", path, "application/merge-patch+json", patch, out, status, err);
+}
+
 int kube_delete(struct kube_client *k, const char *path, long *status, struct error *err)
 {
 	return write_req(k, "DELETE", path, NULL, NULL, NULL, status, err);

@@ -221,6 +221,15 @@ int kube_apply(struct kube_client *k, const char *path, const char *manager, con
 int kube_create(struct kube_client *k, const char *path, const json_t *obj, json_t **out, long *status,
 		struct error *err);
 
+/*
+ * JSON merge patch (RFC 7386, application/merge-patch+json): PATCH the
+ * object at path with patch (borrowed): the members it names replace the
+ * object's, the rest are kept. *out (NULL: not wanted) the object patched
+ * (new reference). A missing object is ERROR_NOT_FOUND with *status 404.
+ */
+int kube_patch(struct kube_client *k, const char *path, const json_t *patch, json_t **out, long *status,
+	       struct error *err);
+
 /* DELETE the object at path. 404 is ERROR_NOT_FOUND (callers deleting what may be gone check *status). */
 int kube_delete(struct kube_client *k, const char *path, long *status, struct error *err);
 

@@ -25,11 +25,25 @@
 #define PR_OMITTED_ANNOTATION "gpu-admission/omitted-results"
 #define PR_NAME_MAX 253                    /* a pod's name: a DNS subdomain */
 #define PR_NS_MAX 63                       /* a namespace: a DNS label */
-#define EVENT_GENERATE_MAX 240             /* generateName: the server adds 5 characters */
+/* An Event's name: the pod's (cut to this) '.' and 16 hex digits of its key, at most a DNS subdomain's 253. */
+#define EVENT_NAME_POD_MAX (REPORT_PUBLISH_EVENT_NAME_MAX - 17)
+
+/*
+ * An Event this publisher wrote, by its key (event_key()): the count it last
+ * gave it. client-go's eventLogger keeps the same (count, name) in an LRU;
+ * here a direct-mapped table of event_pods_max entries, a colliding key
+ * overwriting: a forgotten Event is created again, found to exist (409) and
+ * its count read back, so forgetting costs a request, never a second Event.
+ */
+struct event_seen {
+	uint64_t key;   /* 0: empty */
+	long count;
+};
 
 struct report_publisher {
 	struct report_publish_options o;
 	struct ratelimit rl;
+	struct event_seen *seen;   /* owned: event_pods_max entries when events are on */
 	int crd;                   /* -1 not asked yet, 0 absent, 1 served */
 	time_t crd_asked;
 	json_t *written;           /* {namespace: hash of the body applied, or "" unknown}; NULL: not listed */
@@ -243,24 +257,68 @@ static void cut_utf8(char *buf, const char *s, size_t max)
 	buf[n] = '\0';
 }
 
+/* The Event's message for p into buf[REPORT_PUBLISH_MESSAGE_MAX + 1]. */
+static void event_message(char *buf, const struct report_pending *p)
+{
+	cut_utf8(buf, p->message ? p->message : report_pending_name(p->reason), REPORT_PUBLISH_MESSAGE_MAX);
+}
+
+/* now as an RFC 3339 time in UTC into ts[cap]. */
+static void rfc3339(char *ts, size_t cap, time_t now)
+{
+	struct tm tm;
+
+	if (gmtime_r(&now, &tm) == NULL || strftime(ts, cap, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(ts, cap, "1970-01-01T00:00:00Z");
+}
+
+/*
+ * What makes two Events one (client-go's getEventKey, tools/record/events_cache.go:
+ * source, involvedObject, type, reason, message; ours has one source and one type).
+ */
+static uint64_t event_key(const struct report_pending *p, const char *uid, const char *reason)
+{
+	char msg[REPORT_PUBLISH_MESSAGE_MAX + 1], key[PR_NS_MAX + PR_NAME_MAX + 128 + 64 + sizeof msg];
+	int n;
+
+	event_message(msg, p);
+	n = snprintf(key, sizeof key, "%.*s%c%.*s%c%.127s%c%s%c%s", PR_NS_MAX, p->ns, 0, PR_NAME_MAX, p->name, 0,
+		     uid ? uid : "", 0, reason, 0, msg);
+	return ratelimit_key(key, n > 0 && (size_t)n < sizeof key ? (size_t)n : sizeof key - 1);
+}
+
+int report_publish_event_name(const struct report_pending *p, const char *uid, char *out, size_t cap)
+{
+	const char *reason = report_publish_event_reason(p->reason);
+	size_t keep = strlen(p->name);
+	int n;
+
+	if (reason == NULL)
+		return -1;
+	if (keep > EVENT_NAME_POD_MAX)
+		keep = EVENT_NAME_POD_MAX;
+	/* A cut name must still be a DNS subdomain: no '.' or '-' before ours. */
+	while (keep > 0 && (p->name[keep - 1] == '.' || p->name[keep - 1] == '-'))
+		keep--;
+	n = snprintf(out, cap, "%.*s.%016llx", (int)keep, p->name, (unsigned long long)event_key(p, uid, reason));
+	return n > 0 && (size_t)n < cap ? 0 : -1;
+}
+
 json_t *report_publish_event(const struct report_pending *p, const char *uid, time_t now, struct error *err)
 {
 	const char *reason = report_publish_event_reason(p->reason);
-	char msg[REPORT_PUBLISH_MESSAGE_MAX + 1], gen[EVENT_GENERATE_MAX + 2], ts[32];
-	struct tm tm;
+	char msg[REPORT_PUBLISH_MESSAGE_MAX + 1], name[REPORT_PUBLISH_EVENT_NAME_MAX + 1], ts[32];
 	json_t *ev;
 
-	if (reason == NULL) {
+	if (reason == NULL || report_publish_event_name(p, uid, name, sizeof name) != 0) {
 		error_set(err, ERROR_INPUT, "no Event for a pod Pending as %s", report_pending_name(p->reason));
 		return NULL;
 	}
-	cut_utf8(msg, p->message ? p->message : report_pending_name(p->reason), REPORT_PUBLISH_MESSAGE_MAX);
-	snprintf(gen, sizeof gen, "%.*s.", EVENT_GENERATE_MAX, p->name);
-	if (gmtime_r(&now, &tm) == NULL || strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-		snprintf(ts, sizeof ts, "1970-01-01T00:00:00Z");
+	event_message(msg, p);
+	rfc3339(ts, sizeof ts, now);
 	ev = json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s}},s:{s:s,s:s,s:s,s:s},s:s,s:s,s:s,s:{s:s},s:s,s:s,s:i,s:s}",
 		       "apiVersion", "v1", "kind", "Event",
-		       "metadata", "generateName", gen, "namespace", p->ns, "labels", "app.kubernetes.io/managed-by",
+		       "metadata", "name", name, "namespace", p->ns, "labels", "app.kubernetes.io/managed-by",
 		       REPORT_PUBLISH_MANAGED_BY,
 		       "involvedObject", "apiVersion", "v1", "kind", "Pod", "namespace", p->ns, "name", p->name,
 		       "reason", reason, "message", msg, "type", "Warning", "source", "component", REPORT_PUBLISH_NAME,
@@ -298,8 +356,14 @@ struct report_publisher *report_publisher_new(const struct report_publish_option
 	p->crd = -1;
 	if (p->o.events && ratelimit_init(&p->rl, p->o.event_burst, p->o.event_refill_s, p->o.event_pod_s,
 					  p->o.event_pods_max, err) != 0) {
+		ratelimit_free(&p->rl);
 		free(p);
 		return NULL;
+	}
+	if (p->o.events && (p->seen = calloc(p->o.event_pods_max, sizeof *p->seen)) == NULL) {
+		ratelimit_free(&p->rl);
+		free(p);
+		return nomem(err);
 	}
 	return p;
 }
@@ -309,6 +373,7 @@ void report_publisher_free(struct report_publisher *p)
 	if (p == NULL)
 		return;
 	ratelimit_free(&p->rl);
+	free(p->seen);
 	json_decref(p->written);
 	free(p);
 }
@@ -531,13 +596,89 @@ static int pod_uid(struct kube_client *k, const struct report_pending *pd, char 
 	return 0;
 }
 
+/* PATCH the Event name in ns to count, seen again at now (client-go's eventObserve patch: count, lastTimestamp). */
+static int event_bump(struct kube_client *k, const char *ns, const char *name, long count, time_t now, long *status,
+		      struct error *err)
+{
+	char path[KUBE_PATH_MAX], ts[32];
+	json_t *patch;
+	int rc;
+
+	rfc3339(ts, sizeof ts, now);
+	snprintf(path, sizeof path, "/api/v1/namespaces/%s/events/%s", ns, name);
+	if ((patch = json_pack("{s:I,s:s}", "count", (json_int_t)count, "lastTimestamp", ts)) == NULL) {
+		*status = 0;
+		nomem(err);
+		return -1;
+	}
+	rc = kube_patch(k, path, patch, NULL, status, err);
+	json_decref(patch);
+	return rc;
+}
+
+/* The count of the Event name in ns as the API server has it, or -1 with err. */
+static long event_count(struct kube_client *k, const char *ns, const char *name, struct error *err)
+{
+	char path[KUBE_PATH_MAX];
+	json_t *ev = NULL;
+	long status = 0, n;
+
+	snprintf(path, sizeof path, "/api/v1/namespaces/%s/events/%s", ns, name);
+	if (kube_get(k, path, &ev, &status, err) != 0)
+		return -1;
+	n = (long)json_integer_value(json_object_get(ev, "count"));
+	json_decref(ev);
+	return n > 0 ? n : 1;  /* an Event without a count happened once */
+}
+
+/*
+ * Writes ev (borrowed), named name, as client-go's recorder does (tools/record
+ * event.go recordEvent): an Event this publisher already made has its count
+ * and lastTimestamp PATCHed; when that one is gone (404: expired by the API
+ * server's --event-ttl, or deleted), or was never seen, it is created; when
+ * the create finds it made by an earlier run (409), its count is read back
+ * and PATCHed. 0, or -1 with err.
+ */
+static int event_write(struct report_publisher *p, struct kube_client *k, const json_t *ev, const char *ns,
+		       const char *name, uint64_t key, time_t now, struct error *err)
+{
+	struct event_seen *seen;
+	char path[KUBE_PATH_MAX];
+	long status = 0, count;
+
+	key = key ? key : 1;
+	seen = &p->seen[key % p->o.event_pods_max];
+	if (seen->key == key && seen->count > 0) {
+		if (event_bump(k, ns, name, seen->count + 1, now, &status, err) == 0) {
+			seen->count++;
+			p->st.events_updated++;
+			return 0;
+		}
+		if (status != 404)
+			return -1;
+	}
+	snprintf(path, sizeof path, "/api/v1/namespaces/%s/events", ns);
+	if (kube_create(k, path, ev, NULL, &status, err) == 0) {
+		seen->key = key;
+		seen->count = 1;
+		p->st.events_created++;
+		return 0;
+	}
+	if (status != 409 || (count = event_count(k, ns, name, err)) < 0 ||
+	    event_bump(k, ns, name, count + 1, now, &status, err) != 0)
+		return -1;
+	seen->key = key;
+	seen->count = count + 1;
+	p->st.events_updated++;
+	return 0;
+}
+
 static int publish_events(struct report_publisher *p, struct kube_client *k, const struct report *r, time_t now,
 			  struct error *err)
 {
-	char key[PR_NS_MAX + PR_NAME_MAX + 64], uid[128], path[KUBE_PATH_MAX];
+	char key[PR_NS_MAX + PR_NAME_MAX + 64], uid[128], name[REPORT_PUBLISH_EVENT_NAME_MAX + 1];
 	struct error e = { 0 };
 	size_t i;
-	long status;
 	int rc = 0, gone;
 
 	for (i = 0; i < r->pending.n; i++) {
@@ -564,11 +705,9 @@ static int publish_events(struct report_publisher *p, struct kube_client *k, con
 			failed(p, &e, err, &rc);
 			continue;
 		}
-		snprintf(path, sizeof path, "/api/v1/namespaces/%s/events", pd->ns);
-		if (kube_create(k, path, ev, NULL, &status, &e) != 0)
+		report_publish_event_name(pd, uid, name, sizeof name);
+		if (event_write(p, k, ev, pd->ns, name, event_key(pd, uid, reason), now, &e) != 0)
 			failed(p, &e, err, &rc);
-		else
-			p->st.events_created++;
 		json_decref(ev);
 	}
 	return rc;

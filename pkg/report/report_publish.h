@@ -17,9 +17,16 @@
  *    REPORT_PUBLISH_DISCOVERY_S); otherwise skipped, one log line when that
  *    changes and a counter each run.
  *  - A core/v1 Event on a GPU pod Pending for a reason the report knows
- *    (report_publish_event_reason()), at most one per pod and reason per
- *    event_pod_interval_s and event_burst at once overall, then one every
- *    event_refill_s (pkg/base/ratelimit.h).
+ *    (report_publish_event_reason()), aggregated as Kubernetes' own recorder
+ *    does (client-go tools/record/events_cache.go, EventCorrelator's
+ *    eventLogger): the same pod (uid), reason and message is one Event, named
+ *    after them (report_publish_event_name()), whose count and lastTimestamp
+ *    are PATCHed each time it is seen again; created when it is not there.
+ *    The limiter (pkg/base/ratelimit.h) bounds the writes, creates and
+ *    updates alike: one per pod and reason per event_pod_s (so count grows
+ *    by at most one per event_pod_s: client-go's spam filter allows one per
+ *    object per 5 minutes after its burst), event_burst at once overall, then
+ *    one every event_refill_s.
  *
  * The objects are built by pure functions (no I/O); the publisher holds what
  * must last across runs (the CRD's presence, what it wrote, the limiter) and
@@ -49,9 +56,10 @@
 #define REPORT_PUBLISH_RELIST_S 3600               /* its reports are listed again after this long */
 #define REPORT_PUBLISH_EVENT_BURST 20              /* Events at once, overall ... */
 #define REPORT_PUBLISH_EVENT_REFILL_S 6            /* ... then one every 6 s (10 a minute) */
-#define REPORT_PUBLISH_EVENT_POD_S 3600            /* one Event per pod and reason per hour */
+#define REPORT_PUBLISH_EVENT_POD_S 300             /* one write per pod and reason per 5 minutes */
 #define REPORT_PUBLISH_EVENT_PODS_MAX 10000        /* pods (and reasons) the limiter remembers */
 #define REPORT_PUBLISH_MESSAGE_MAX 1024            /* an Event's message (events.k8s.io's note limit) */
+#define REPORT_PUBLISH_EVENT_NAME_MAX 253          /* an Event's name: a DNS subdomain */
 
 struct report_publish_options {
 	int policy_reports;          /* write the PolicyReports */
@@ -67,7 +75,7 @@ struct report_publish_stats {
 	unsigned long runs;
 	unsigned long reports_applied, reports_unchanged, reports_deleted;
 	unsigned long reports_skipped_no_crd;  /* runs that wrote none: the CRD is absent */
-	unsigned long events_created, events_limited, events_pod_gone;
+	unsigned long events_created, events_updated, events_limited, events_pod_gone;
 	unsigned long errors;                  /* writes that failed */
 };
 
@@ -84,9 +92,18 @@ json_t *report_publish_reports(const struct report *r, size_t results_max, struc
 const char *report_publish_event_reason(enum report_pending_reason reason);
 
 /*
+ * The name of the Event on Pending pod p of uid ("": unknown) into out[cap]
+ * (REPORT_PUBLISH_EVENT_NAME_MAX + 1 is enough): the pod's name (cut to fit),
+ * '.', and 16 hex digits of a hash of namespace, pod, uid, reason and
+ * message. The same for the same Event in any run, so a later run finds the
+ * one an earlier made. 0, or -1 when p's reason has no Event or out is short.
+ */
+int report_publish_event_name(const struct report_pending *p, const char *uid, char *out, size_t cap);
+
+/*
  * New: the core/v1 Event on Pending pod p (borrowed) of uid (borrowed; "":
- * unknown) at now, or NULL with ERROR_NOMEM, or ERROR_INPUT when p's reason
- * has no Event.
+ * unknown) at now, count 1, named report_publish_event_name(), or NULL with
+ * ERROR_NOMEM, or ERROR_INPUT when p's reason has no Event.
  */
 json_t *report_publish_event(const struct report_pending *p, const char *uid, time_t now, struct error *err);
 

@@ -559,15 +559,16 @@ static void publish_metrics(struct report_watch *w, FILE *out)
 		"# HELP gpu_admission_watch_policyreports_skipped_total Runs that wrote no PolicyReport: the CRD is absent\n"
 		"# TYPE gpu_admission_watch_policyreports_skipped_total counter\n"
 		"gpu_admission_watch_policyreports_skipped_total %lu\n"
-		"# HELP gpu_admission_watch_events_total Events on Pending GPU pods by what was done\n"
-		"# TYPE gpu_admission_watch_events_total counter\n"
-		"gpu_admission_watch_events_total{result=\"created\"} %lu\n"
-		"gpu_admission_watch_events_total{result=\"rate_limited\"} %lu\n"
-		"gpu_admission_watch_events_total{result=\"pod_gone\"} %lu\n"
+		"# HELP gpu_admission_watch_pod_events_total Kubernetes Events on Pending GPU pods by what was done\n"
+		"# TYPE gpu_admission_watch_pod_events_total counter\n"
+		"gpu_admission_watch_pod_events_total{result=\"created\"} %lu\n"
+		"gpu_admission_watch_pod_events_total{result=\"updated\"} %lu\n"
+		"gpu_admission_watch_pod_events_total{result=\"rate_limited\"} %lu\n"
+		"gpu_admission_watch_pod_events_total{result=\"pod_gone\"} %lu\n"
 		"# HELP gpu_admission_watch_publish_errors_total Writes to the API server that failed\n"
 		"# TYPE gpu_admission_watch_publish_errors_total counter\ngpu_admission_watch_publish_errors_total %lu\n",
 		st.runs, st.reports_applied, st.reports_unchanged, st.reports_deleted, st.reports_skipped_no_crd,
-		st.events_created, st.events_limited, st.events_pod_gone, st.errors);
+		st.events_created, st.events_updated, st.events_limited, st.events_pod_gone, st.errors);
 }
 
 static void watch_metrics(struct report_watch *w, FILE *out)

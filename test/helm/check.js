@@ -240,10 +240,10 @@ function main() {
 		const rules = role ? role.rules : [];
 		const rule = (group) => rules.find((r) => eq(r.apiGroups, [group])) || {};
 		check(`${caseName}: one ClusterRole of the publishing writes, one binding`, publishRbac.length === 2 && role && binding);
-		check(`${caseName}: policyreports: create, update, patch, delete, list; events: create, patch; nothing else`,
+		check(`${caseName}: policyreports: create, update, patch, delete, list; events: create, get, patch; nothing else`,
 			rules.length === 2 && eq(rule("wgpolicyk8s.io").resources, ["policyreports"]) &&
 			eq([...(rule("wgpolicyk8s.io").verbs || [])].sort(), ["create", "delete", "list", "patch", "update"]) &&
-			eq(rule("").resources, ["events"]) && eq([...(rule("").verbs || [])].sort(), ["create", "patch"]) &&
+			eq(rule("").resources, ["events"]) && eq([...(rule("").verbs || [])].sort(), ["create", "get", "patch"]) &&
 			!rules.some((r) => r.resourceNames), JSON.stringify(rules));
 		check(`${caseName}: bound to the watch's ServiceAccount, not the webhook's`, binding &&
 			binding.roleRef.name === role.metadata.name && eq(binding.subjects, [{ kind: "ServiceAccount",
@@ -606,14 +606,19 @@ function main() {
 		check(`${caseName}: dashboard shows the report's idle cost, CPU pods by route, Pending by reason, misconfiguration`,
 			["Idle GPU cost by pool", "CPU pods on GPU nodes by route and namespace", "Pending GPU pods by reason",
 				"Misconfigured GPU nodes by pool"].every((t) => panels.includes(t)), panels.join(", "));
+		check(`${caseName}: dashboard shows the watch's health: synced and watching, relists, ages, publishing`,
+			["Watch synced and watching by resource", "Watch relists and errors by resource",
+				"Watch: seconds since the last event and the last report",
+				"Watch publishing: PolicyReports, Events, failed writes"].every((t) => panels.includes(t)), panels.join(", "));
 		const rule = one("PrometheusRule");
 		const alerts = rule ? rule.spec.groups.flatMap((g) => g.rules.map((r) => r.alert)) : [];
-		check(`${caseName}: PrometheusRule with the nine alerts, labelled for the Prometheus ruleSelector`,
+		check(`${caseName}: PrometheusRule with the thirteen alerts (the watch's four with watch.enabled), labelled for the Prometheus ruleSelector`,
 			rule && rule.metadata.labels.release === "kube-prometheus-stack" &&
 			eq(alerts.sort(), ["GpuAdmissionAnsweringErrors", "GpuAdmissionCertificateExpiringSoon",
 				"GpuAdmissionCpuPodsOnGpuNodes", "GpuAdmissionGpuPodsUnplaceable", "GpuAdmissionGpuPoolMisconfigured",
 				"GpuAdmissionIdleGpuCost", "GpuAdmissionNoReadyReplica", "GpuAdmissionRejectionSpike",
-				"GpuAdmissionReloadFailing"]),
+				"GpuAdmissionReloadFailing", "GpuAdmissionWatchNotSynced", "GpuAdmissionWatchNotWatching",
+				"GpuAdmissionWatchPublishFailing", "GpuAdmissionWatchRelistsFrequent"]),
 			alerts.join(","));
 		if (outDir) {
 			if (rule) fs.writeFileSync(path.join(outDir, "rules.yaml"), YAML.stringify({ groups: rule.spec.groups }));

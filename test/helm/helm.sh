@@ -122,6 +122,12 @@ if command -v promtool >/dev/null 2>&1; then
 	desc="PrometheusRule: promtool check rules"; t promtool check rules "$T/promtool/rules.yaml"
 	desc="PrometheusRule: promtool test rules (every alert fires, and only when it should)"
 	t sh -c "cd '$T/promtool' && promtool test rules alerts.test.yaml"
+	# What the watch really exports: test/tools/watch_metrics runs it (publishing on) against
+	# the unit tests' fake API server and prints its /metrics. Prometheus refuses a scrape
+	# that names a family twice (a second HELP or TYPE line), so promtool must parse it.
+	desc="the watch's /metrics (test/tools/watch_metrics): promtool check metrics"
+	t sh -c "'${BUILD:-build}/test/watch_metrics' >'$T/promtool/watch-metrics.txt' &&
+		promtool check metrics <'$T/promtool/watch-metrics.txt'"
 else
 	notok "promtool missing (sh .ci/deps test installs the prometheus package)"
 fi
@@ -412,6 +418,9 @@ if "$BIN" help 2>&1 | grep -q '^  serve'; then
 	# ... or one the cost report exports (every family, on a snapshot with a finding of each kind).
 	"$BIN" report -o prometheus --config test/report/cases/aks-snapshot/policy.yaml \
 		test/report/cases/aks-snapshot/cluster.json >>"$T/metrics.txt" 2>/dev/null
+	# ... or one the live watch exports (the real watch, publishing on, against the fake API
+	# server: test/tools/watch_metrics), so a gpu_admission_watch_* family renamed fails here.
+	"${BUILD:-build}/test/watch_metrics" >>"$T/metrics.txt" 2>/dev/null
 	t node -e '
 		const fs = require("fs");
 		const have = new Set(fs.readFileSync(process.argv[1], "utf8").split("\n")

@@ -3,19 +3,14 @@
  * kubeconfig and in-cluster configuration, the watch stream's line framing,
  * the backoff, and the store's semantics (limits, deletes, lookups).
  */
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include "check.h"
+#include "fake_api.h"
 #include "base/log.h"
 #include "k8s/kubeclient.h"
 #include "k8s/watchcache.h"
@@ -314,173 +309,82 @@ static void test_store(void)
 }
 
 
-/* ==== Against a fake API server (plain HTTP on loopback) ==== */
+/* ==== Against the fake API server (fake_api.h) ==== */
 
-struct fake_api {
-	int fd, port;
-	pthread_t thread;
-	atomic_int stop;
-	char log[4096];   /* each request's path, one a line (a write's: "METHOD path type") */
-	char body[2048];  /* the last write's body */
-	int n;            /* requests answered */
-};
-
-/* One response: status line, headers, body; the connection closes after it. */
-static void reply(int c, const char *status, const char *body)
-{
-	char head[256];
-	int n = snprintf(head, sizeof head, "HTTP/1.1 %s\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n",
-			 status);
-
-	if (write(c, head, (size_t)n) < 0 || write(c, body, strlen(body)) < 0)
-		return;
-}
-
-static const char *const fake_page1 =
+static const char fake_page1[] =
 	"{\"kind\":\"ThingList\",\"metadata\":{\"resourceVersion\":\"10\",\"continue\":\"c 1\"},"
 	"\"items\":[{\"metadata\":{\"namespace\":\"ns\",\"name\":\"a\",\"resourceVersion\":\"5\"}}]}";
-static const char *const fake_page2 =
+static const char fake_page2[] =
 	"{\"kind\":\"ThingList\",\"metadata\":{\"resourceVersion\":\"10\"},"
 	"\"items\":[{\"metadata\":{\"namespace\":\"ns\",\"name\":\"b\",\"resourceVersion\":\"6\"}}]}";
-static const char *const fake_relist =
+static const char fake_relist[] =
 	"{\"kind\":\"ThingList\",\"metadata\":{\"resourceVersion\":\"20\"},"
 	"\"items\":[{\"metadata\":{\"namespace\":\"ns\",\"name\":\"z\",\"resourceVersion\":\"19\"}}]}";
+static const char fake_missing[] = "{\"kind\":\"Status\",\"code\":404,\"message\":\"things \\\"missing\\\" not found\"}";
 
 /* The first watch: an add, a delete, an event over the line limit, a bookmark; then the server ends it. */
-static void fake_watch1(int c)
+static void fake_watch1(struct fake_api *f, int c, const struct fake_api_request *req)
 {
 	static char big[6000];
 	char *body = malloc(sizeof big + 1024);
 
+	if (body == NULL)
+		return;
 	memset(big, 'x', sizeof big - 1);
 	snprintf(body, sizeof big + 1024,
 		 "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"namespace\":\"ns\",\"name\":\"c\",\"resourceVersion\":\"12\"}}}\n"
 		 "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"namespace\":\"ns\",\"name\":\"a\",\"resourceVersion\":\"13\"}}}\n"
 		 "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"namespace\":\"ns\",\"name\":\"big\"},\"x\":\"%s\"}}\n"
 		 "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"14\"}}}\n", big);
-	reply(c, "200 OK", body);
+	fake_api_reply(c, "200 OK", body);
 	free(body);
 }
 
-static void fake_answer(struct fake_api *f, int c, const char *path)
+/* The first list's pages; after the bookmark's version has been watched, the relist. */
+static void fake_list(struct fake_api *f, int c, const struct fake_api_request *req)
 {
-	if (strstr(path, "/missing") != NULL)
-		reply(c, "404 Not Found", "{\"kind\":\"Status\",\"code\":404,\"message\":\"things \\\"missing\\\" not found\"}");
-	else if (strstr(path, "continue=c%201") != NULL)
-		reply(c, "200 OK", fake_page2);
-	else if (strstr(path, "?limit=") != NULL)
-		reply(c, "200 OK", strstr(f->log, "resourceVersion=14") ? fake_relist : fake_page1);
-	else if (strstr(path, "resourceVersion=10&") != NULL)
-		fake_watch1(c);
-	else if (strstr(path, "resourceVersion=14&") != NULL)  /* the bookmark's version: gone */
-		reply(c, "200 OK", "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,"
-		      "\"reason\":\"Expired\",\"message\":\"too old resource version\"}}\n");
-	else  /* the watch after the relist: held open until the test ends */
-		while (!atomic_load(&f->stop))
-			usleep(20000);
+	fake_api_reply(c, "200 OK", fake_api_logged(f, "resourceVersion=14") ? fake_relist : fake_page1);
 }
 
-/* A write: logged with its media type, its body kept, answered as the API server would. */
-static void fake_write(struct fake_api *f, int c, const char *method, const char *path, char *req, size_t have,
-		       size_t size)
+static const struct fake_api_route fake_routes[] = {
+	{ NULL, FAKE_API_CONTAINS, "/missing", "404 Not Found", fake_missing, NULL },
+	{ "PATCH", FAKE_API_CONTAINS, "/forbidden", "403 Forbidden",
+	  "{\"kind\":\"Status\",\"code\":403,\"message\":\"cannot patch\"}", NULL },
+	{ "POST", FAKE_API_PREFIX, "/", "201 Created", "{\"metadata\":{\"name\":\"made-x1\"}}", NULL },
+	{ "PATCH", FAKE_API_PREFIX, "/", "200 OK", "{\"kind\":\"Status\",\"status\":\"Success\"}", NULL },
+	{ "DELETE", FAKE_API_PREFIX, "/", "200 OK", "{\"kind\":\"Status\",\"status\":\"Success\"}", NULL },
+	{ "GET", FAKE_API_CONTAINS, "continue=c%201", "200 OK", fake_page2, NULL },
+	{ "GET", FAKE_API_CONTAINS, "?limit=", NULL, NULL, fake_list },
+	{ "GET", FAKE_API_CONTAINS, "resourceVersion=10&", NULL, NULL, fake_watch1 },
+	/* The bookmark's version: gone. */
+	{ "GET", FAKE_API_CONTAINS, "resourceVersion=14&", "200 OK",
+	  "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,"
+	  "\"reason\":\"Expired\",\"message\":\"too old resource version\"}}\n", NULL },
+	/* The watch after the relist: held open until the test ends. */
+	{ "GET", FAKE_API_PREFIX, "/", NULL, NULL, fake_api_hold },
+	{ NULL, FAKE_API_EXACT, NULL, NULL, NULL, NULL },
+};
+
+/* Starts the fake with fake_routes and parses a kubeconfig for it into kc; 0 or -1. */
+static int fake_with_config(struct fake_api *f, struct kube_config *kc)
 {
-	const char *type = strstr(req, "Content-Type: "), *end = strstr(req, "\r\n\r\n"), *cl = strstr(req, "Content-Length: ");
-	size_t n = strlen(f->log), want = cl ? strtoul(cl + 16, NULL, 10) : 0, at = (size_t)(end + 4 - req);
-	char t[64] = "-";
-	ssize_t got;
+	struct error err = { 0 };
+	char text[512];
 
-	if (type != NULL)
-		sscanf(type + 14, "%63[^\r]", t);
-	while (have < at + want && have < size - 1 && (got = read(c, req + have, size - 1 - have)) > 0)
-		have += (size_t)got;
-	req[have] = '\0';
-	snprintf(f->body, sizeof f->body, "%s", req + at);
-	snprintf(f->log + n, sizeof f->log - n, "%s %s %s\n", method, path, t);
-	if (strstr(path, "/missing") != NULL)
-		reply(c, "404 Not Found", "{\"kind\":\"Status\",\"code\":404,\"message\":\"things \\\"missing\\\" not found\"}");
-	else if (strstr(path, "/forbidden") != NULL)
-		reply(c, "403 Forbidden", "{\"kind\":\"Status\",\"code\":403,\"message\":\"cannot patch\"}");
-	else if (strcmp(method, "POST") == 0)
-		reply(c, "201 Created", "{\"metadata\":{\"name\":\"made-x1\"}}");
-	else
-		reply(c, "200 OK", "{\"kind\":\"Status\",\"status\":\"Success\"}");
-}
-
-static void *fake_run(void *arg)
-{
-	struct fake_api *f = arg;
-	struct timeval patient = { 30, 0 };
-
-	while (!atomic_load(&f->stop)) {
-		char req[4096], path[1024], method[8];
-		ssize_t got;
-		size_t have = 0, n;
-		int c = accept(f->fd, NULL, NULL);
-
-		if (c < 0)
-			continue;
-		/* The listening socket's short timeout is for accept() only. */
-		setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &patient, sizeof patient);
-		while (have < sizeof req - 1 && (got = read(c, req + have, sizeof req - 1 - have)) > 0) {
-			have += (size_t)got;
-			req[have] = '\0';
-			if (strstr(req, "\r\n\r\n") != NULL)
-				break;
-		}
-		req[have] = '\0';
-		if (sscanf(req, "GET %1023s", path) == 1) {
-			n = strlen(f->log);
-			snprintf(f->log + n, sizeof f->log - n, "%s\n", path);
-			fake_answer(f, c, path);
-		} else if (sscanf(req, "%7s %1023s", method, path) == 2 && strstr(req, "\r\n\r\n") != NULL) {
-			fake_write(f, c, method, path, req, have, sizeof req);
-		}
-		close(c);
-		f->n++;
-	}
-	return NULL;
-}
-
-static int fake_start(struct fake_api *f)
-{
-	struct sockaddr_in a;
-	socklen_t len = sizeof a;
-	struct timeval tv = { 0, 100000 };
-
-	memset(f, 0, sizeof *f);
-	memset(&a, 0, sizeof a);
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if ((f->fd = socket(AF_INET, SOCK_STREAM, 0)) < 0 || bind(f->fd, (struct sockaddr *)&a, sizeof a) != 0 ||
-	    listen(f->fd, 8) != 0 || getsockname(f->fd, (struct sockaddr *)&a, &len) != 0)
+	if (fake_api_start(f, fake_routes, NULL) != 0)
 		return -1;
-	/* accept() wakes up to see the stop flag. */
-	setsockopt(f->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-	f->port = ntohs(a.sin_port);
-	return pthread_create(&f->thread, NULL, fake_run, f) == 0 ? 0 : -1;
+	if (fake_api_kubeconfig(f, text, sizeof text) != 0 || kube_config_parse(kc, "kc", text, strlen(text), NULL, &err) != 0) {
+		fake_api_stop(f);
+		return -1;
+	}
+	return 0;
 }
-
-static void fake_stop(struct fake_api *f)
-{
-	atomic_store(&f->stop, 1);
-	pthread_join(f->thread, NULL);
-	close(f->fd);
-}
-
-/* Polls cond over a generous deadline (the machine may be loaded): never a timing assertion. */
-#define EVENTUALLY(cond) do { \
-	int tries_ = 0; \
-	while (!(cond) && tries_++ < 1500) \
-		usleep(20000); \
-	CHECK(cond); \
-} while (0)
 
 static void test_against_fake_api(void)
 {
 	struct fake_api f;
 	struct kube_config kc;
 	struct error err = { 0 };
-	char text[512];
 	struct watchcache_options o = { "things", "/apis/x/v1/things", "x/v1", "Thing", 0, 2048, 10, 20, 300, NULL };
 	struct watchcache *w;
 	struct watchcache_stats st;
@@ -488,14 +392,10 @@ static void test_against_fake_api(void)
 	json_t *got = NULL;
 	long status = 0;
 
-	if (fake_start(&f) != 0) {
+	if (fake_with_config(&f, &kc) != 0) {
 		CHECK(!"fake API server");
 		return;
 	}
-	snprintf(text, sizeof text, "clusters:\n- name: c\n  cluster: {server: \"http://127.0.0.1:%d\"}\n"
-		 "users:\n- name: u\n  user: {token: t0k}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
-		 "current-context: x\n", f.port);
-	CHECK_INT(kube_config_parse(&kc, "kc", text, strlen(text), NULL, &err), 0);
 	/* GET: a refusal's Status message and kind. */
 	k = kube_client_new(&kc, NULL, &err);
 	CHECK_INT(kube_get(k, "/apis/x/v1/namespaces/ns/things/missing", &got, &status, &err), -1);
@@ -506,7 +406,7 @@ static void test_against_fake_api(void)
 	/* The cache: two pages, a watch (add, delete, an over-long event, a bookmark), 410 at the bookmark's version, a relist. */
 	w = watchcache_new(&kc, &o, &err);
 	CHECK_INT(watchcache_start(w, &err), 0);
-	EVENTUALLY((watchcache_stats(w, &st), st.relists == 1 && st.lists == 2 && strstr(f.log, "resourceVersion=20")));
+	EVENTUALLY((watchcache_stats(w, &st), st.relists == 1 && st.lists == 2 && fake_api_logged(&f, "resourceVersion=20")));
 	watchcache_stats(w, &st);
 	CHECK_INT(st.synced, 1);
 	CHECK_INT(st.objects, 1);
@@ -516,14 +416,14 @@ static void test_against_fake_api(void)
 	json_decref(got);
 	CHECK_INT(watchcache_get(w, "ns", "b", &got), WATCHCACHE_MISSING);  /* the relist replaced the store */
 	watchcache_free(w);
-	fake_stop(&f);
+	fake_api_stop(&f);
 	/* In order: both pages (the token sent, the continue token escaped), the watch from the list's version, the
 	 * next from the bookmark's, the relist, the watch from its version. */
-	CHECK(strstr(f.log, "/apis/x/v1/things?limit=25\n/apis/x/v1/things?limit=25&continue=c%201\n"
-			    "/apis/x/v1/things?watch=1&allowWatchBookmarks=true&resourceVersion=10&timeoutSeconds=300\n"
-			    "/apis/x/v1/things?watch=1&allowWatchBookmarks=true&resourceVersion=14&timeoutSeconds=300\n"
-			    "/apis/x/v1/things?limit=25\n"
-			    "/apis/x/v1/things?watch=1&allowWatchBookmarks=true&resourceVersion=20&timeoutSeconds=300\n") != NULL);
+	CHECK(strstr(f.log, "GET /apis/x/v1/things?limit=25\nGET /apis/x/v1/things?limit=25&continue=c%201\n"
+			    "GET /apis/x/v1/things?watch=1&allowWatchBookmarks=true&resourceVersion=10&timeoutSeconds=300\n"
+			    "GET /apis/x/v1/things?watch=1&allowWatchBookmarks=true&resourceVersion=14&timeoutSeconds=300\n"
+			    "GET /apis/x/v1/things?limit=25\n"
+			    "GET /apis/x/v1/things?watch=1&allowWatchBookmarks=true&resourceVersion=20&timeoutSeconds=300\n") != NULL);
 	if (check_current_failed)
 		fprintf(stderr, "  requests:\n%s", f.log);
 	kube_config_free(&kc);
@@ -579,28 +479,23 @@ static void sink_against_fake_api(const struct scan_shape *shape, const char *wa
 	struct sink_log log = { "" };
 	struct watchcache_sink sink = { &log, sink_begin, sink_end, sink_event, shape };
 	struct watchcache_options o = { "things", "/apis/x/v1/things", "x/v1", "Thing", 0, 2048, 10, 20, 300, &sink };
-	char text[512];
 	struct watchcache *w;
 	struct watchcache_stats st;
 	json_t *got = NULL;
 
-	if (fake_start(&f) != 0) {
+	if (fake_with_config(&f, &kc) != 0) {
 		CHECK(!"fake API server");
 		return;
 	}
-	snprintf(text, sizeof text, "clusters:\n- name: c\n  cluster: {server: \"http://127.0.0.1:%d\"}\n"
-		 "users:\n- name: u\n  user: {token: t0k}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
-		 "current-context: x\n", f.port);
-	CHECK_INT(kube_config_parse(&kc, "kc", text, strlen(text), NULL, &err), 0);
 	w = watchcache_new(&kc, &o, &err);
 	CHECK_INT(watchcache_start(w, &err), 0);
-	EVENTUALLY((watchcache_stats(w, &st), st.relists == 1 && st.lists == 2 && strstr(f.log, "resourceVersion=20")));
+	EVENTUALLY((watchcache_stats(w, &st), st.relists == 1 && st.lists == 2 && fake_api_logged(&f, "resourceVersion=20")));
 	watchcache_stats(w, &st);
 	CHECK_INT(st.objects, 0);
 	CHECK_INT(st.refused, 1);  /* the over-long event */
 	CHECK_INT(watchcache_get(w, "ns", "z", &got), WATCHCACHE_MISSING);
 	watchcache_free(w);
-	fake_stop(&f);
+	fake_api_stop(&f);
 	CHECK_STR(log.text, want);
 	kube_config_free(&kc);
 }
@@ -632,26 +527,22 @@ static void test_write_path(void)
 	CHECK_INT(kube_write_path(p, sizeof p, "/api/v1/namespaces/a-rather-long-path", "a=1"), -1);
 }
 
-/* Apply, create and delete against the fake: methods, media types, fieldManager, bodies, refusals, the bound. */
+/* Apply, create, merge patch and delete against the fake: methods, media types, fieldManager, bodies, refusals, the bound. */
 static void test_writes_against_fake_api(void)
 {
 	struct fake_api f;
 	struct kube_config kc;
 	struct error err = { 0 };
 	struct kube_client *k;
-	char text[512], *big;
+	char *big;
 	json_t *o = json_pack("{s:s,s:{s:s}}", "kind", "Thing", "metadata", "name", "a"), *got = NULL, *huge;
 	long status = 0;
 
-	if (fake_start(&f) != 0) {
+	if (fake_with_config(&f, &kc) != 0) {
 		CHECK(!"fake API server");
 		json_decref(o);
 		return;
 	}
-	snprintf(text, sizeof text, "clusters:\n- name: c\n  cluster: {server: \"http://127.0.0.1:%d\"}\n"
-		 "users:\n- name: u\n  user: {token: t0k}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
-		 "current-context: x\n", f.port);
-	CHECK_INT(kube_config_parse(&kc, "kc", text, strlen(text), NULL, &err), 0);
 	k = kube_client_new(&kc, NULL, &err);
 	CHECK_INT(kube_apply(k, "/apis/x/v1/namespaces/ns/things/a", "gpu-admission", o, &status, &err), 0);
 	CHECK_INT(status, 200);
@@ -660,6 +551,14 @@ static void test_writes_against_fake_api(void)
 	CHECK_INT(status, 201);
 	CHECK_STR(json_string_value(json_object_get(json_object_get(got, "metadata"), "name")), "made-x1");
 	json_decref(got);
+	CHECK_INT(kube_patch(k, "/api/v1/namespaces/ns/events/e1", o, &got, &status, &err), 0);
+	CHECK_INT(status, 200);
+	CHECK_STR(f.body, "{\"kind\":\"Thing\",\"metadata\":{\"name\":\"a\"}}");
+	CHECK_STR(json_string_value(json_object_get(got, "status")), "Success");
+	json_decref(got);
+	CHECK_INT(kube_patch(k, "/api/v1/namespaces/ns/events/missing", o, NULL, &status, &err), -1);
+	CHECK_INT(status, 404);
+	CHECK_INT(err.kind, ERROR_NOT_FOUND);
 	CHECK_INT(kube_delete(k, "/apis/x/v1/namespaces/ns/things/a", &status, &err), 0);
 	CHECK_INT(kube_delete(k, "/apis/x/v1/namespaces/ns/things/missing", &status, &err), -1);
 	CHECK_INT(status, 404);
@@ -679,12 +578,14 @@ static void test_writes_against_fake_api(void)
 	json_decref(huge);
 	free(big);
 	kube_client_free(k);
-	fake_stop(&f);
+	fake_api_stop(&f);
 	CHECK_STR(f.log, "PATCH /apis/x/v1/namespaces/ns/things/a?fieldManager=gpu-admission&force=true "
 			 "application/apply-patch+yaml\n"
 			 "POST /api/v1/namespaces/ns/events application/json\n"
-			 "DELETE /apis/x/v1/namespaces/ns/things/a -\n"
-			 "DELETE /apis/x/v1/namespaces/ns/things/missing -\n"
+			 "PATCH /api/v1/namespaces/ns/events/e1 application/merge-patch+json\n"
+			 "PATCH /api/v1/namespaces/ns/events/missing application/merge-patch+json\n"
+			 "DELETE /apis/x/v1/namespaces/ns/things/a\n"
+			 "DELETE /apis/x/v1/namespaces/ns/things/missing\n"
 			 "PATCH /apis/x/v1/namespaces/ns/things/forbidden?fieldManager=gpu-admission&force=true "
 			 "application/apply-patch+yaml\n");
 	kube_config_free(&kc);

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "report_fixture.h"
 #include "report/report.h"
 
 static void test_fail_on(void)
@@ -36,31 +37,6 @@ static void test_money(void)
 	CHECK_STR(buf, "$100/h");
 }
 
-/* Reads text as one input of a report under policy yaml; the report is finished. */
-static int judge(const char *yaml, const char *text, struct config **cfg, struct report *r)
-{
-	struct error err = { 0 };
-	FILE *f = tmpfile();
-	int fd = -1, rc = -1;
-
-	*cfg = config_load_buffer(yaml, strlen(yaml), "policy.yaml", &err);
-	if (f == NULL || *cfg == NULL || fputs(text, f) < 0 || fflush(f) != 0)
-		goto out;
-	fd = dup(fileno(f));
-	lseek(fd, 0, SEEK_SET);
-	if (report_init(r, *cfg, &err) != 0 || report_input(r, "t", fd, &err) != 0 || report_finish(r, &err) != 0)
-		goto out;
-	rc = 0;
-out:
-	if (rc != 0)
-		fprintf(stderr, "  %s\n", err.msg);
-	if (fd >= 0)
-		close(fd);
-	if (f != NULL)
-		fclose(f);
-	return rc;
-}
-
 #define NODE(name, pool, taint, gpus) \
 	"{\"kind\":\"Node\",\"metadata\":{\"name\":\"" name "\",\"labels\":{\"agentpool\":\"" pool "\"}}," \
 	"\"spec\":{" taint "},\"status\":{\"allocatable\":{\"nvidia.com/gpu\":\"" gpus "\"}}}"
@@ -88,7 +64,7 @@ static void test_tiny_cluster(void)
 		 POD("wait", "", "\"tolerations\":[{\"key\":\"sku\",\"operator\":\"Exists\"}],", "4") ","
 		 NODE("n1", "a", SKU, "4") "," NODE("n2", "a", SKU, "4") "," NODE("n3", "a", "", "0")
 		 "]}", "Running", "Succeeded", "Pending");
-	CHECK_INT(judge(policy, text, &cfg, &r), 0);
+	CHECK_INT(report_fixture_judge(policy, text, &cfg, &r), 0);
 	report_totals(&r, &t);
 	CHECK_INT(t.nodes, 3);
 	CHECK_INT(t.idle_nodes, 2);                 /* n2 ran only a terminated pod; n3 has nothing */

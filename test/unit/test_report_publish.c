@@ -3,43 +3,16 @@
  * (per namespace, capped, the summary and the omitted count), the Events
  * (reason, message bound, the pod referred to), and which reasons have one.
  */
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/socket.h>
-#include <sys/time.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "check.h"
+#include "fake_api.h"
+#include "report_fixture.h"
 #include "base/log.h"
 #include "report/report_publish.h"
-
-static int judge(const char *yaml, const char *text, struct config **cfg, struct report *r)
-{
-	struct error err = { 0 };
-	FILE *f = tmpfile();
-	int fd = -1, rc = -1;
-
-	*cfg = config_load_buffer(yaml, strlen(yaml), "policy.yaml", &err);
-	if (f == NULL || *cfg == NULL || fputs(text, f) < 0 || fflush(f) != 0)
-		goto out;
-	fd = dup(fileno(f));
-	lseek(fd, 0, SEEK_SET);
-	if (report_init(r, *cfg, &err) != 0 || report_input(r, "t", fd, &err) != 0 || report_finish(r, &err) != 0)
-		goto out;
-	rc = 0;
-out:
-	if (rc != 0)
-		fprintf(stderr, "  %s\n", err.msg);
-	if (fd >= 0)
-		close(fd);
-	if (f != NULL)
-		fclose(f);
-	return rc;
-}
 
 static const char policy[] = "pools:\n  - {name: a, nodeSelector: {agentpool: a}}\n";
 
@@ -83,7 +56,7 @@ static void test_reports(void)
 	const json_t *res;
 
 	memset(&r, 0, sizeof r);
-	CHECK_INT(judge(policy, snapshot, &cfg, &r), 0);
+	CHECK_INT(report_fixture_judge(policy, snapshot, &cfg, &r), 0);
 	CHECK_INT(r.cpu_pods.total, 5);
 	CHECK_INT(r.pending.total, 2);
 	all = report_publish_reports(&r, 3, &err);
@@ -197,7 +170,7 @@ static void test_nothing_to_report(void)
 	json_t *all;
 
 	memset(&r, 0, sizeof r);
-	CHECK_INT(judge(policy, "{\"items\":[" NODE("g1") "," GPU("ml", "train", "\"nodeName\":\"g1\",", "1", "Running") "]}",
+	CHECK_INT(report_fixture_judge(policy, "{\"items\":[" NODE("g1") "," GPU("ml", "train", "\"nodeName\":\"g1\",", "1", "Running") "]}",
 			&cfg, &r), 0);
 	all = report_publish_reports(&r, 100, &err);
 	CHECK(all != NULL);
@@ -241,7 +214,9 @@ static void test_event(void)
 	CHECK_STR(str(ev, "reason"), "GPUPoolFull");
 	CHECK_STR(str(ev, "type"), "Warning");
 	CHECK_INT(strlen(str(ev, "message")), 1023);
-	CHECK_STR(str(json_object_get(ev, "metadata"), "generateName"), "wait.");
+	CHECK(strncmp(str(json_object_get(ev, "metadata"), "name"), "wait.", 5) == 0);
+	CHECK_INT(strlen(str(json_object_get(ev, "metadata"), "name")), 5 + 16);
+	CHECK_INT(json_integer_value(json_object_get(ev, "count")), 1);
 	CHECK_STR(str(json_object_get(ev, "metadata"), "namespace"), "ml");
 	CHECK_STR(str(ev, "firstTimestamp"), "1971-01-01T00:00:00Z");
 	CHECK_STR(str(json_object_get(ev, "source"), "component"), "gpu-admission");
@@ -258,162 +233,210 @@ static void test_event(void)
 	free(msg);
 }
 
-/* ==== The publisher against a fake API server (plain HTTP on loopback) ==== */
+/* One Event per pod (uid), reason and message, as client-go's getEventKey: its name says which. */
+static void test_event_name(void)
+{
+	struct report_pending p;
+	char a[REPORT_PUBLISH_EVENT_NAME_MAX + 1], b[REPORT_PUBLISH_EVENT_NAME_MAX + 1], ns[] = "ml", name[300];
 
-struct fake_api {
-	int fd, port;
-	pthread_t thread;
-	atomic_int stop, crd;
-	char log[8192];    /* "METHOD path" a line */
-	char event[4096];  /* the last Event's body */
+	memset(&p, 0, sizeof p);
+	p.ns = ns;
+	p.name = name;
+	p.reason = REPORT_PENDING_UNSERVED;
+	p.message = "no pool serves amd.com/gpu";
+	snprintf(name, sizeof name, "wait");
+	CHECK_INT(report_publish_event_name(&p, "u-1", a, sizeof a), 0);
+	CHECK_INT(report_publish_event_name(&p, "u-1", b, sizeof b), 0);
+	CHECK_STR(a, b);
+	CHECK_INT(report_publish_event_name(&p, "u-2", b, sizeof b), 0);   /* the pod made again */
+	CHECK(strcmp(a, b) != 0);
+	p.reason = REPORT_PENDING_FULL;
+	CHECK_INT(report_publish_event_name(&p, "u-1", b, sizeof b), 0);
+	CHECK(strcmp(a, b) != 0);
+	p.reason = REPORT_PENDING_UNSERVED;
+	p.message = "another message";
+	CHECK_INT(report_publish_event_name(&p, "u-1", b, sizeof b), 0);
+	CHECK(strcmp(a, b) != 0);
+	/* A pod name at its limit: cut, never before a '.' or '-' of its own. */
+	memset(name, 'p', 253);
+	name[235] = '-';
+	name[253] = '\0';
+	CHECK_INT(report_publish_event_name(&p, "u-1", a, sizeof a), 0);
+	CHECK_INT(strlen(a), 235 + 17);
+	CHECK(strncmp(a + 233, "pp.", 3) == 0);
+	CHECK_INT(report_publish_event_name(&p, "u-1", a, 20), -1);
+	p.reason = REPORT_PENDING_GATED;
+	CHECK_INT(report_publish_event_name(&p, "u-1", a, sizeof a), -1);
+}
+
+/* ==== The publisher against the fake API server (fake_api.h) ==== */
+
+/* The fake's state: whether the CRD is served; the one Event it holds (count 0: none). */
+struct fake_state {
+	atomic_int crd;
+	atomic_int event_count;
+	char event_name[REPORT_PUBLISH_EVENT_NAME_MAX + 1];
 };
 
-static void reply(int c, const char *status, const char *body)
-{
-	char head[256];
-	int n = snprintf(head, sizeof head, "HTTP/1.1 %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
-			 "Connection: close\r\n\r\n", status, strlen(body));
+#define EVENTS_PATH "/api/v1/namespaces/ml/events"
 
-	if (write(c, head, (size_t)n) < 0 || write(c, body, strlen(body)) < 0)
-		return;
+static int event_named(struct fake_state *st, const char *path)
+{
+	return atomic_load(&st->event_count) > 0 && strcmp(path + sizeof EVENTS_PATH, st->event_name) == 0;
 }
 
-static void fake_answer(struct fake_api *f, int c, const char *method, const char *path, const char *body)
+/* POST: made, or 409 when it exists (the API server's AlreadyExists). */
+static void fake_event_create(struct fake_api *f, int c, const struct fake_api_request *req)
 {
-	if (strcmp(method, "GET") == 0 && strcmp(path, "/apis/wgpolicyk8s.io/v1alpha2") == 0) {
-		if (atomic_load(&f->crd))
-			reply(c, "200 OK", "{\"kind\":\"APIResourceList\",\"resources\":[{\"name\":\"policyreports\"}]}");
-		else
-			reply(c, "404 Not Found", "{\"kind\":\"Status\",\"code\":404,\"message\":\"not found\"}");
-	} else if (strcmp(method, "GET") == 0 && strncmp(path, "/apis/wgpolicyk8s.io/v1alpha2/policyreports?", 44) == 0) {
-		/* An earlier run's report in a namespace that has nothing to report now. */
-		reply(c, "200 OK", "{\"metadata\":{\"resourceVersion\":\"7\"},\"items\":[{\"metadata\":"
-		      "{\"namespace\":\"old\",\"name\":\"gpu-admission\"}},{\"metadata\":{\"namespace\":\"old\",\"name\":\"other\"}}]}");
-	} else if (strcmp(method, "GET") == 0 && strcmp(path, "/api/v1/namespaces/ml/pods/wait") == 0) {
-		reply(c, "200 OK", "{\"metadata\":{\"name\":\"wait\",\"uid\":\"u-wait\"}}");
-	} else if (strcmp(method, "GET") == 0) {
-		reply(c, "404 Not Found", "{\"kind\":\"Status\",\"code\":404,\"message\":\"gone\"}");
-	} else if (strcmp(method, "POST") == 0) {
-		snprintf(f->event, sizeof f->event, "%s", body);
-		reply(c, "201 Created", "{}");
+	struct fake_state *st = f->ctx;
+	json_t *ev = json_loads(req->body, 0, NULL);
+	const char *name = json_string_value(json_object_get(json_object_get(ev, "metadata"), "name"));
+
+	if (atomic_load(&st->event_count) > 0) {
+		fake_api_reply(c, "409 Conflict", "{\"kind\":\"Status\",\"code\":409,\"reason\":\"AlreadyExists\"}");
 	} else {
-		reply(c, "200 OK", "{}");
+		snprintf(st->event_name, sizeof st->event_name, "%s", name ? name : "");
+		atomic_store(&st->event_count, (int)json_integer_value(json_object_get(ev, "count")));
+		fake_api_reply(c, "201 Created", req->body);
 	}
+	json_decref(ev);
 }
 
-static void *fake_run(void *arg)
+/* PATCH (a merge patch of count): 404 when the Event is not there. */
+static void fake_event_patch(struct fake_api *f, int c, const struct fake_api_request *req)
 {
-	struct fake_api *f = arg;
-	struct timeval patient = { 30, 0 };
+	struct fake_state *st = f->ctx;
+	json_t *patch = json_loads(req->body, 0, NULL);
 
-	while (!atomic_load(&f->stop)) {
-		char req[16384], method[8], path[1024];
-		const char *end, *cl;
-		size_t have = 0, want = 0, n;
-		ssize_t got;
-		int c = accept(f->fd, NULL, NULL);
-
-		if (c < 0)
-			continue;
-		setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &patient, sizeof patient);
-		while (have < sizeof req - 1 && (got = read(c, req + have, sizeof req - 1 - have)) > 0) {
-			have += (size_t)got;
-			req[have] = '\0';
-			if ((end = strstr(req, "\r\n\r\n")) != NULL) {
-				cl = strstr(req, "Content-Length: ");
-				want = (size_t)(end + 4 - req) + (cl ? strtoul(cl + 16, NULL, 10) : 0);
-				if (have >= want)
-					break;
-			}
-		}
-		req[have] = '\0';
-		if (sscanf(req, "%7s %1023s", method, path) == 2 && (end = strstr(req, "\r\n\r\n")) != NULL) {
-			n = strlen(f->log);
-			snprintf(f->log + n, sizeof f->log - n, "%s %s\n", method, path);
-			fake_answer(f, c, method, path, end + 4);
-		}
-		close(c);
+	if (!event_named(st, req->path)) {
+		fake_api_reply(c, "404 Not Found", "{\"kind\":\"Status\",\"code\":404,\"message\":\"gone\"}");
+	} else {
+		atomic_store(&st->event_count, (int)json_integer_value(json_object_get(patch, "count")));
+		fake_api_reply(c, "200 OK", "{}");
 	}
-	return NULL;
+	json_decref(patch);
 }
 
-static int fake_start(struct fake_api *f)
+static void fake_event_get(struct fake_api *f, int c, const struct fake_api_request *req)
 {
-	struct sockaddr_in a;
-	socklen_t len = sizeof a;
-	struct timeval tv = { 0, 100000 };
+	struct fake_state *st = f->ctx;
+	char body[128];
 
-	memset(f, 0, sizeof *f);
-	memset(&a, 0, sizeof a);
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if ((f->fd = socket(AF_INET, SOCK_STREAM, 0)) < 0 || bind(f->fd, (struct sockaddr *)&a, sizeof a) != 0 ||
-	    listen(f->fd, 8) != 0 || getsockname(f->fd, (struct sockaddr *)&a, &len) != 0)
-		return -1;
-	setsockopt(f->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-	f->port = ntohs(a.sin_port);
-	return pthread_create(&f->thread, NULL, fake_run, f) == 0 ? 0 : -1;
+	if (!event_named(st, req->path)) {
+		fake_api_reply(c, "404 Not Found", "{\"kind\":\"Status\",\"code\":404,\"message\":\"gone\"}");
+		return;
+	}
+	snprintf(body, sizeof body, "{\"kind\":\"Event\",\"count\":%d}", atomic_load(&st->event_count));
+	fake_api_reply(c, "200 OK", body);
 }
 
-static void fake_stop(struct fake_api *f)
+/* Discovery: the CRD served once the test says so. */
+static void fake_discovery(struct fake_api *f, int c, const struct fake_api_request *req)
 {
-	atomic_store(&f->stop, 1);
-	pthread_join(f->thread, NULL);
-	close(f->fd);
+	if (atomic_load(&((struct fake_state *)f->ctx)->crd))
+		fake_api_reply(c, "200 OK", "{\"kind\":\"APIResourceList\",\"resources\":[{\"name\":\"policyreports\"}]}");
+	else
+		fake_api_reply(c, "404 Not Found", "{\"kind\":\"Status\",\"code\":404,\"message\":\"not found\"}");
 }
+
+static const struct fake_api_route fake_routes[] = {
+	{ "GET", FAKE_API_EXACT, "/apis/wgpolicyk8s.io/v1alpha2", NULL, NULL, fake_discovery },
+	/* An earlier run's report in a namespace that has nothing to report now. */
+	{ "GET", FAKE_API_PREFIX, "/apis/wgpolicyk8s.io/v1alpha2/policyreports?", "200 OK",
+	  "{\"metadata\":{\"resourceVersion\":\"7\"},\"items\":[{\"metadata\":"
+	  "{\"namespace\":\"old\",\"name\":\"gpu-admission\"}},{\"metadata\":{\"namespace\":\"old\",\"name\":\"other\"}}]}",
+	  NULL },
+	{ "GET", FAKE_API_EXACT, "/api/v1/namespaces/ml/pods/wait", "200 OK",
+	  "{\"metadata\":{\"name\":\"wait\",\"uid\":\"u-wait\"}}", NULL },
+	{ "GET", FAKE_API_PREFIX, EVENTS_PATH "/", NULL, NULL, fake_event_get },
+	{ "GET", FAKE_API_PREFIX, "/", "404 Not Found", "{\"kind\":\"Status\",\"code\":404,\"message\":\"gone\"}", NULL },
+	{ "POST", FAKE_API_EXACT, EVENTS_PATH, NULL, NULL, fake_event_create },
+	{ "PATCH", FAKE_API_PREFIX, EVENTS_PATH "/", NULL, NULL, fake_event_patch },
+	{ NULL, FAKE_API_PREFIX, "/", "200 OK", "{}", NULL },
+	{ NULL, FAKE_API_EXACT, NULL, NULL, NULL, NULL },
+};
 
 /* Runs p on r at now and returns the requests it made (the log since the last call). */
 static const char *run_at(struct fake_api *f, struct report_publisher *p, struct kube_client *k, const struct report *r,
 			  time_t now, int *rc)
 {
-	static char got[8192];
+	static char got[FAKE_API_LOG_MAX];
 	struct error err = { 0 };
 
-	f->log[0] = '\0';
+	fake_api_clear(f);
 	*rc = report_publisher_run(p, k, r, now, &err);
 	if (*rc != 0)
 		fprintf(stderr, "  run: %s\n", err.msg);
+	pthread_mutex_lock(&f->lock);
 	snprintf(got, sizeof got, "%s", f->log);
+	pthread_mutex_unlock(&f->lock);
 	return got;
+}
+
+/* The fake (its state in fs), the snapshot judged into r, a client of the fake: what a publisher test runs on. */
+struct bench {
+	struct fake_api f;
+	struct fake_state fs;
+	struct kube_config kc;
+	struct kube_client *k;
+	struct config *cfg;
+	struct report r;
+};
+
+static int bench_start(struct bench *b)
+{
+	struct error err = { 0 };
+	char text[512];
+
+	memset(b, 0, sizeof *b);
+	if (fake_api_start(&b->f, fake_routes, &b->fs) != 0)
+		return -1;
+	if (report_fixture_judge(policy, snapshot, &b->cfg, &b->r) != 0 || fake_api_kubeconfig(&b->f, text, sizeof text) != 0 ||
+	    kube_config_parse(&b->kc, "kc", text, strlen(text), NULL, &err) != 0) {
+		fake_api_stop(&b->f);
+		report_free(&b->r);
+		config_free(b->cfg);
+		return -1;
+	}
+	b->k = kube_client_new(&b->kc, NULL, &err);
+	return 0;
+}
+
+static void bench_stop(struct bench *b)
+{
+	kube_client_free(b->k);
+	kube_config_free(&b->kc);
+	fake_api_stop(&b->f);
+	report_free(&b->r);
+	config_free(b->cfg);
 }
 
 static void test_publisher(void)
 {
-	struct fake_api f;
-	struct kube_config kc;
-	struct kube_client *k;
-	struct config *cfg = NULL;
-	struct report r;
+	static struct bench b;
 	struct error err = { 0 };
-	struct report_publish_options o = { 1, 1, 3, 0, 0, 0, 0 };
+	struct report_publish_options o = { 1, 1, 3, 0, 0, 3600, 0 };
 	struct report_publisher *p;
 	struct report_publish_stats st;
-	char text[512];
 	int rc;
 
-	memset(&r, 0, sizeof r);
-	if (fake_start(&f) != 0 || judge(policy, snapshot, &cfg, &r) != 0) {
+	if (bench_start(&b) != 0) {
 		CHECK(!"fake API server and snapshot");
 		return;
 	}
-	snprintf(text, sizeof text, "clusters:\n- name: c\n  cluster: {server: \"http://127.0.0.1:%d\"}\n"
-		 "users:\n- name: u\n  user: {token: t0k}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
-		 "current-context: x\n", f.port);
-	CHECK_INT(kube_config_parse(&kc, "kc", text, strlen(text), NULL, &err), 0);
-	k = kube_client_new(&kc, NULL, &err);
 	p = report_publisher_new(&o, &err);
 	/* No CRD: discovery asked, nothing written; the Event of wait (by uid), huge's pod gone. */
-	CHECK_STR(run_at(&f, p, k, &r, 1000, &rc),
+	CHECK_STR(run_at(&b.f, p, b.k, &b.r, 1000, &rc),
 		  "GET /apis/wgpolicyk8s.io/v1alpha2\n"
 		  "GET /api/v1/namespaces/ml/pods/wait\n"
-		  "POST /api/v1/namespaces/ml/events\n"
+		  "POST /api/v1/namespaces/ml/events application/json\n"
 		  "GET /api/v1/namespaces/ml/pods/huge\n");
 	CHECK_INT(rc, 0);
-	CHECK(strstr(f.event, "\"reason\":\"GPUPoolFull\"") != NULL);
-	CHECK(strstr(f.event, "\"uid\":\"u-wait\"") != NULL);
-	/* 10 s later: discovery's answer still holds; both pods within their hour: nothing at all. */
-	atomic_store(&f.crd, 1);
-	CHECK_STR(run_at(&f, p, k, &r, 1010, &rc), "");
+	CHECK(strstr(b.f.body, "\"reason\":\"GPUPoolFull\"") != NULL);
+	CHECK(strstr(b.f.body, "\"uid\":\"u-wait\"") != NULL);
+	/* 10 s later: discovery's answer still holds; both pods within their hour (event_pod_s): nothing at all. */
+	atomic_store(&b.fs.crd, 1);
+	CHECK_STR(run_at(&b.f, p, b.k, &b.r, 1010, &rc), "");
 	report_publisher_stats(p, &st);
 	CHECK_INT(st.reports_skipped_no_crd, 2);
 	CHECK_INT(st.events_created, 1);
@@ -421,15 +444,17 @@ static void test_publisher(void)
 	CHECK_INT(st.events_limited, 2);
 	/* Past the discovery interval: the CRD is served; the earlier run's reports listed, both namespaces
 	 * applied, the stale one deleted (only the report named ours). */
-	CHECK_STR(run_at(&f, p, k, &r, 1000 + REPORT_PUBLISH_DISCOVERY_S, &rc),
+	CHECK_STR(run_at(&b.f, p, b.k, &b.r, 1000 + REPORT_PUBLISH_DISCOVERY_S, &rc),
 		  "GET /apis/wgpolicyk8s.io/v1alpha2\n"
 		  "GET /apis/wgpolicyk8s.io/v1alpha2/policyreports?labelSelector=app.kubernetes.io%2Fmanaged-by%3Dgpu-admission&limit=25\n"
-		  "PATCH /apis/wgpolicyk8s.io/v1alpha2/namespaces/web/policyreports/gpu-admission?fieldManager=gpu-admission&force=true\n"
-		  "PATCH /apis/wgpolicyk8s.io/v1alpha2/namespaces/ml/policyreports/gpu-admission?fieldManager=gpu-admission&force=true\n"
+		  "PATCH /apis/wgpolicyk8s.io/v1alpha2/namespaces/web/policyreports/gpu-admission?fieldManager=gpu-admission&force=true "
+		  "application/apply-patch+yaml\n"
+		  "PATCH /apis/wgpolicyk8s.io/v1alpha2/namespaces/ml/policyreports/gpu-admission?fieldManager=gpu-admission&force=true "
+		  "application/apply-patch+yaml\n"
 		  "DELETE /apis/wgpolicyk8s.io/v1alpha2/namespaces/old/policyreports/gpu-admission\n");
 	CHECK_INT(rc, 0);
 	/* Unchanged: nothing sent. */
-	CHECK_STR(run_at(&f, p, k, &r, 1000 + REPORT_PUBLISH_DISCOVERY_S + 10, &rc), "");
+	CHECK_STR(run_at(&b.f, p, b.k, &b.r, 1000 + REPORT_PUBLISH_DISCOVERY_S + 10, &rc), "");
 	report_publisher_stats(p, &st);
 	CHECK_INT(st.reports_applied, 2);
 	CHECK_INT(st.reports_unchanged, 2);
@@ -437,11 +462,77 @@ static void test_publisher(void)
 	CHECK_INT(st.errors, 0);
 	CHECK_INT(st.runs, 4);
 	report_publisher_free(p);
-	kube_client_free(k);
-	kube_config_free(&kc);
-	fake_stop(&f);
-	report_free(&r);
-	config_free(cfg);
+	bench_stop(&b);
+}
+
+/*
+ * The same Pending pod across runs: ONE Event whose count grows (client-go's
+ * EventCorrelator), each write let through by the per-pod limit: created,
+ * PATCHed (count 2), created again once gone (the API server's --event-ttl),
+ * and found by a new publisher (a restart: 409) and PATCHed on from its count.
+ */
+static void test_publisher_aggregates_events(void)
+{
+	static struct bench b;
+	struct error err = { 0 };
+	struct report_publish_options o = { 0, 1, 0, 0, 0, 60, 0 };
+	struct report_publisher *p;
+	struct report_publish_stats st;
+	char name[REPORT_PUBLISH_EVENT_NAME_MAX + 1], want[1024];
+	int rc;
+
+	if (bench_start(&b) != 0) {
+		CHECK(!"fake API server and snapshot");
+		return;
+	}
+	CHECK_INT(report_publish_event_name(REPORT_AT(b.r.pending, struct report_pending, 0), "u-wait", name, sizeof name), 0);
+	p = report_publisher_new(&o, &err);
+	CHECK_STR(run_at(&b.f, p, b.k, &b.r, 1000, &rc),
+		  "GET /api/v1/namespaces/ml/pods/wait\n"
+		  "POST " EVENTS_PATH " application/json\n"
+		  "GET /api/v1/namespaces/ml/pods/huge\n");
+	CHECK_STR(b.fs.event_name, name);
+	CHECK_INT(atomic_load(&b.fs.event_count), 1);
+	/* Within the pod's minute: nothing. Past it: the same Event, its count and lastTimestamp patched. */
+	CHECK_STR(run_at(&b.f, p, b.k, &b.r, 1030, &rc), "");
+	snprintf(want, sizeof want, "GET /api/v1/namespaces/ml/pods/wait\n"
+		 "PATCH " EVENTS_PATH "/%s application/merge-patch+json\n"
+		 "GET /api/v1/namespaces/ml/pods/huge\n", name);
+	CHECK_STR(run_at(&b.f, p, b.k, &b.r, 1061, &rc), want);
+	CHECK_INT(rc, 0);
+	CHECK_INT(atomic_load(&b.fs.event_count), 2);
+	CHECK_STR(b.f.body, "{\"count\":2,\"lastTimestamp\":\"1970-01-01T00:17:41Z\"}");
+	/* Gone (expired): the PATCH's 404, then made again. */
+	atomic_store(&b.fs.event_count, 0);
+	snprintf(want, sizeof want, "GET /api/v1/namespaces/ml/pods/wait\n"
+		 "PATCH " EVENTS_PATH "/%s application/merge-patch+json\n"
+		 "POST " EVENTS_PATH " application/json\n"
+		 "GET /api/v1/namespaces/ml/pods/huge\n", name);
+	CHECK_STR(run_at(&b.f, p, b.k, &b.r, 1122, &rc), want);
+	CHECK_INT(rc, 0);
+	CHECK_INT(atomic_load(&b.fs.event_count), 1);
+	report_publisher_stats(p, &st);
+	CHECK_INT(st.events_created, 2);
+	CHECK_INT(st.events_updated, 1);
+	CHECK_INT(st.errors, 0);
+	report_publisher_free(p);
+	/* A new publisher (the watch restarted, or the next report --publish): it exists, so read and bumped. */
+	atomic_store(&b.fs.event_count, 4);
+	p = report_publisher_new(&o, &err);
+	snprintf(want, sizeof want, "GET /api/v1/namespaces/ml/pods/wait\n"
+		 "POST " EVENTS_PATH " application/json\n"
+		 "GET " EVENTS_PATH "/%s\n"
+		 "PATCH " EVENTS_PATH "/%s application/merge-patch+json\n"
+		 "GET /api/v1/namespaces/ml/pods/huge\n", name, name);
+	CHECK_STR(run_at(&b.f, p, b.k, &b.r, 1200, &rc), want);
+	CHECK_INT(rc, 0);
+	CHECK_INT(atomic_load(&b.fs.event_count), 5);
+	report_publisher_stats(p, &st);
+	CHECK_INT(st.events_created, 0);
+	CHECK_INT(st.events_updated, 1);
+	CHECK_INT(st.errors, 0);
+	report_publisher_free(p);
+	bench_stop(&b);
 }
 
 int main(void)
@@ -452,6 +543,8 @@ int main(void)
 	RUN(test_nothing_to_report);
 	RUN(test_event_reasons);
 	RUN(test_event);
+	RUN(test_event_name);
 	RUN(test_publisher);
+	RUN(test_publisher_aggregates_events);
 	return check_done("report_publish");
 }

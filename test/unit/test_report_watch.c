@@ -11,16 +11,14 @@
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include "check.h"
+#include "fake_api.h"
 #include "base/log.h"
 #include "policy/config.h"
 #include "report/report_serve.h"
@@ -31,37 +29,7 @@ static const char policy[] =
 	"  - {name: t4, resources: [nvidia.com/gpu], pricePerNodeHour: 0.5, gpusPerNode: 1,\n"
 	"     nodeSelector: {agentpool: t4}}\n";
 
-/* ==== The fake API server ==== */
-
-struct fake {
-	int fd, port;
-	pthread_t thread;
-	atomic_int stop;
-	atomic_int pod_lists;   /* pod lists answered */
-	atomic_int active;      /* connections being answered */
-	int dra;                /* serves resource.k8s.io/v1 (the DRA lists); 0: 404s the group */
-	atomic_int release;     /* the claims' watch sends its DELETED event once set */
-};
-
-static void reply(int c, const char *body)
-{
-	char head[160];
-	int n = snprintf(head, sizeof head, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-			 "Connection: close\r\n\r\n");
-
-	if (write(c, head, (size_t)n) < 0 || write(c, body, strlen(body)) < 0)
-		return;
-}
-
-static void reply_404(int c)
-{
-	static const char msg[] = "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"
-		"{\"kind\":\"Status\",\"code\":404,\"reason\":\"NotFound\",\"message\":\"the server could not find "
-		"the requested resource\"}";
-
-	if (write(c, msg, sizeof msg - 1) < 0)
-		return;
-}
+/* ==== The fake API server's routes (fake_api.h) ==== */
 
 #define NODE(name, pool, gpu) \
 	"{\"metadata\":{\"name\":\"" name "\",\"labels\":{\"agentpool\":\"" pool "\"}}," \
@@ -79,6 +47,29 @@ static const char pods_list1[] = "{\"kind\":\"PodList\",\"metadata\":{\"resource
 	POD("p1", "\"nodeName\":\"t4-a\",") "]}";
 static const char pods_list2[] = "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"20\"},\"items\":["
 	POD("p2", "") "]}";
+
+/* The first pod list, then (after the 410) the second; ctx counts them (an atomic_int). */
+static void pods_list(struct fake_api *f, int c, const struct fake_api_request *req)
+{
+	fake_api_reply(c, "200 OK", atomic_fetch_add((atomic_int *)f->ctx, 1) == 0 ? pods_list1 : pods_list2);
+}
+
+#define NOT_FOUND "{\"kind\":\"Status\",\"code\":404,\"reason\":\"NotFound\"," \
+	"\"message\":\"the server could not find the requested resource\"}"
+
+/* A server without DRA: resource.k8s.io 404s. */
+static const struct fake_api_route routes[] = {
+	{ "GET", FAKE_API_PREFIX, "/apis/resource.k8s.io/", "404 Not Found", NOT_FOUND, NULL },
+	{ "GET", FAKE_API_PREFIX, "/api/v1/nodes?limit=", "200 OK", nodes_list, NULL },
+	{ "GET", FAKE_API_PREFIX, "/api/v1/pods?limit=", NULL, NULL, pods_list },
+	/* The pods' first watch: its version is gone. */
+	{ "GET", FAKE_API_PREFIX, "/api/v1/pods?watch=1&allowWatchBookmarks=true&resourceVersion=10&", "200 OK",
+	  "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\","
+	  "\"message\":\"too old resource version\"}}\n", NULL },
+	/* Every other watch: held open until the test ends. */
+	{ "GET", FAKE_API_PREFIX, "/", NULL, NULL, fake_api_hold },
+	{ NULL, FAKE_API_EXACT, NULL, NULL, NULL, NULL },
+};
 
 /*
  * With DRA (resourceVersion 11: no 410): d1 runs on t4-a with claim c1,
@@ -110,140 +101,30 @@ static const char dra_claims[] = "{\"kind\":\"ResourceClaimList\",\"metadata\":{
 static const char dra_resources[] = "{\"kind\":\"APIResourceList\",\"groupVersion\":\"resource.k8s.io/v1\","
 	"\"resources\":[{\"name\":\"deviceclasses\"},{\"name\":\"resourceclaims\"},{\"name\":\"resourceslices\"}]}";
 
-static void hold(struct fake *f)
+/* The claims' watch from the list's version: c1's DELETED once ctx (an atomic_int) is set; others held. */
+static void claims_watch(struct fake_api *f, int c, const struct fake_api_request *req)
 {
-	while (!atomic_load(&f->stop))
-		usleep(20000);
-}
-
-/* The DRA routes, when f serves them: 1 when path was one. */
-static int answer_dra(struct fake *f, int c, const char *path)
-{
-	if (!f->dra)
-		return 0;
-	if (strcmp(path, "/apis/resource.k8s.io/v1") == 0) {
-		reply(c, dra_resources);
-	} else if (strncmp(path, "/api/v1/pods?limit=", 19) == 0) {
-		reply(c, dra_pods);
-	} else if (strncmp(path, "/apis/resource.k8s.io/v1/resourceslices?limit=", 46) == 0) {
-		reply(c, dra_slices);
-	} else if (strncmp(path, "/apis/resource.k8s.io/v1/resourceclaims?limit=", 46) == 0) {
-		reply(c, dra_claims);
-	} else if (strstr(path, "/apis/resource.k8s.io/v1/resourceclaims?watch=1") != NULL &&
-		   strstr(path, "resourceVersion=11&") != NULL) {
-		while (!atomic_load(&f->stop) && !atomic_load(&f->release))
-			usleep(20000);
-		reply(c, "{\"type\":\"DELETED\",\"object\":" CLAIM("c1", "12", C1_STATUS) "}\n");
-	} else {
-		return 0;
-	}
-	return 1;
-}
-
-static void answer(struct fake *f, int c, const char *path)
-{
-	if (answer_dra(f, c, path))
+	if (strstr(req->path, "resourceVersion=11&") == NULL) {
+		fake_api_hold(f, c, req);
 		return;
-	if (strncmp(path, "/apis/resource.k8s.io/", 22) == 0 && strstr(path, "watch=1") == NULL) {
-		reply_404(c);
-	} else if (strncmp(path, "/api/v1/nodes?limit=", 20) == 0) {
-		reply(c, nodes_list);
-	} else if (strncmp(path, "/api/v1/pods?limit=", 19) == 0) {
-		reply(c, atomic_fetch_add(&f->pod_lists, 1) == 0 ? pods_list1 : pods_list2);
-	} else if (strstr(path, "/api/v1/pods?watch=1") != NULL && strstr(path, "resourceVersion=10&") != NULL) {
-		reply(c, "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\","
-		      "\"message\":\"too old resource version\"}}\n");
-	} else {  /* every other watch: held open until the test ends */
-		hold(f);
 	}
+	while (!atomic_load(&f->stop) && !atomic_load((atomic_int *)f->ctx))
+		usleep(20000);
+	fake_api_reply(c, "200 OK", "{\"type\":\"DELETED\",\"object\":" CLAIM("c1", "12", C1_STATUS) "}\n");
 }
 
-/* One connection, on a thread of its own: a held watch must not stop the others. */
-struct conn {
-	struct fake *f;
-	int c;
+/* A server with resource.k8s.io/v1. */
+static const struct fake_api_route dra_routes[] = {
+	{ "GET", FAKE_API_EXACT, "/apis/resource.k8s.io/v1", "200 OK", dra_resources, NULL },
+	{ "GET", FAKE_API_PREFIX, "/api/v1/nodes?limit=", "200 OK", nodes_list, NULL },
+	{ "GET", FAKE_API_PREFIX, "/api/v1/pods?limit=", "200 OK", dra_pods, NULL },
+	{ "GET", FAKE_API_PREFIX, "/apis/resource.k8s.io/v1/resourceslices?limit=", "200 OK", dra_slices, NULL },
+	{ "GET", FAKE_API_PREFIX, "/apis/resource.k8s.io/v1/resourceclaims?limit=", "200 OK", dra_claims, NULL },
+	{ "GET", FAKE_API_PREFIX, "/apis/resource.k8s.io/v1/resourceclaims?watch=1", NULL, NULL, claims_watch },
+	{ "GET", FAKE_API_PREFIX, "/apis/resource.k8s.io/", "404 Not Found", NOT_FOUND, NULL },
+	{ "GET", FAKE_API_PREFIX, "/", NULL, NULL, fake_api_hold },
+	{ NULL, FAKE_API_EXACT, NULL, NULL, NULL, NULL },
 };
-
-static void *serve_conn(void *arg)
-{
-	struct conn *k = arg;
-	struct timeval patient = { 30, 0 };
-	char req[2048], path[1024];
-	size_t have = 0;
-	ssize_t got;
-
-	setsockopt(k->c, SOL_SOCKET, SO_RCVTIMEO, &patient, sizeof patient);
-	while (have < sizeof req - 1 && (got = read(k->c, req + have, sizeof req - 1 - have)) > 0) {
-		have += (size_t)got;
-		req[have] = '\0';
-		if (strstr(req, "\r\n\r\n") != NULL)
-			break;
-	}
-	req[have] = '\0';
-	if (sscanf(req, "GET %1023s", path) == 1)
-		answer(k->f, k->c, path);
-	close(k->c);
-	atomic_fetch_sub(&k->f->active, 1);
-	free(k);
-	return NULL;
-}
-
-static void *serve_fake(void *arg)
-{
-	struct fake *f = arg;
-
-	while (!atomic_load(&f->stop)) {
-		struct conn *k;
-		pthread_t t;
-		int c = accept(f->fd, NULL, NULL);
-
-		if (c < 0)
-			continue;
-		if ((k = malloc(sizeof *k)) == NULL) {
-			close(c);
-			continue;
-		}
-		k->f = f;
-		k->c = c;
-		atomic_fetch_add(&f->active, 1);
-		if (pthread_create(&t, NULL, serve_conn, k) != 0) {
-			atomic_fetch_sub(&f->active, 1);
-			close(c);
-			free(k);
-			continue;
-		}
-		pthread_detach(t);
-	}
-	return NULL;
-}
-
-static int fake_start(struct fake *f, int dra)
-{
-	struct sockaddr_in a;
-	socklen_t len = sizeof a;
-	struct timeval tv = { 0, 100000 };
-
-	memset(f, 0, sizeof *f);
-	f->dra = dra;
-	memset(&a, 0, sizeof a);
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if ((f->fd = socket(AF_INET, SOCK_STREAM, 0)) < 0 || bind(f->fd, (struct sockaddr *)&a, sizeof a) != 0 ||
-	    listen(f->fd, 16) != 0 || getsockname(f->fd, (struct sockaddr *)&a, &len) != 0)
-		return -1;
-	setsockopt(f->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-	f->port = ntohs(a.sin_port);
-	return pthread_create(&f->thread, NULL, serve_fake, f) == 0 ? 0 : -1;
-}
-
-static void fake_stop(struct fake *f)
-{
-	atomic_store(&f->stop, 1);
-	pthread_join(f->thread, NULL);
-	while (atomic_load(&f->active) > 0)  /* held watches see the stop within 20 ms */
-		usleep(10000);
-	close(f->fd);
-}
 
 /* ==== A minimal HTTP client ==== */
 
@@ -314,13 +195,6 @@ static const char *metric(unsigned port, const char *sample)
 	return value;
 }
 
-#define EVENTUALLY(cond) do { \
-	int tries_ = 0; \
-	while (!(cond) && tries_++ < 1500) \
-		usleep(20000); \
-	CHECK(cond); \
-} while (0)
-
 static int is(unsigned port, const char *sample, const char *want)
 {
 	return strcmp(metric(port, sample), want) == 0;
@@ -328,16 +202,14 @@ static int is(unsigned port, const char *sample, const char *want)
 
 /* ==== The test ==== */
 
-/* path[cap] = dir/kubeconfig, written: the fake server on port, a token. */
-static void write_kubeconfig(char *path, size_t cap, const char *dir, int port)
+/* path[cap] = dir/kubeconfig, written for f. */
+static void write_kubeconfig(char *path, size_t cap, const char *dir, const struct fake_api *f)
 {
 	char kc[256];
 	FILE *fp;
 
 	snprintf(path, cap, "%s/kubeconfig", dir);
-	snprintf(kc, sizeof kc, "clusters:\n- name: c\n  cluster: {server: \"http://127.0.0.1:%d\"}\nusers:\n- name: u\n"
-		 "  user: {token: t}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n", port);
-	if ((fp = fopen(path, "w")) != NULL) {
+	if (fake_api_kubeconfig(f, kc, sizeof kc) == 0 && (fp = fopen(path, "w")) != NULL) {
 		fputs(kc, fp);
 		fclose(fp);
 	}
@@ -345,7 +217,8 @@ static void write_kubeconfig(char *path, size_t cap, const char *dir, int port)
 
 static void test_watch_against_fake_api(void)
 {
-	struct fake f;
+	struct fake_api f;
+	atomic_int pod_lists = 0;
 	struct error err = { 0 };
 	struct config *cfg = config_load_buffer(policy, sizeof policy - 1, "policy.yaml", &err);
 	struct report_watch_options o = { 0 };
@@ -356,12 +229,12 @@ static void test_watch_against_fake_api(void)
 	int status;
 
 	CHECK(cfg != NULL);
-	if (cfg == NULL || fake_start(&f, 0) != 0 || mkdtemp(dir) == NULL) {
+	if (cfg == NULL || fake_api_start(&f, routes, &pod_lists) != 0 || mkdtemp(dir) == NULL) {
 		CHECK(!"set-up");
 		config_free(cfg);
 		return;
 	}
-	write_kubeconfig(path, sizeof path, dir, f.port);
+	write_kubeconfig(path, sizeof path, dir, &f);
 	o.cfg = cfg;
 	o.kubeconfig = path;
 	o.interval_s = 1;
@@ -419,7 +292,7 @@ static void test_watch_against_fake_api(void)
 out:
 	report_serve_free(s);
 	report_watch_free(w);
-	fake_stop(&f);
+	fake_api_stop(&f);
 	unlink(path);
 	rmdir(dir);
 	config_free(cfg);
@@ -433,7 +306,8 @@ out:
  */
 static void test_watch_dra(void)
 {
-	struct fake f;
+	struct fake_api f;
+	atomic_int release = 0;
 	struct error err = { 0 };
 	struct config *cfg = config_load_buffer(policy, sizeof policy - 1, "policy.yaml", &err);
 	struct report_watch_options o = { 0 };
@@ -443,12 +317,12 @@ static void test_watch_dra(void)
 	unsigned port;
 
 	CHECK(cfg != NULL);
-	if (cfg == NULL || fake_start(&f, 1) != 0 || mkdtemp(dir) == NULL) {
+	if (cfg == NULL || fake_api_start(&f, dra_routes, &release) != 0 || mkdtemp(dir) == NULL) {
 		CHECK(!"set-up");
 		config_free(cfg);
 		return;
 	}
-	write_kubeconfig(path, sizeof path, dir, f.port);
+	write_kubeconfig(path, sizeof path, dir, &f);
 	o.cfg = cfg;
 	o.kubeconfig = path;
 	o.interval_s = 1;
@@ -468,7 +342,7 @@ static void test_watch_dra(void)
 	CHECK_STR(metric(port, "gpu_admission_report_idle_gpu_nodes{pool=\"t4\"}"), "1");
 	CHECK_STR(metric(port, "gpu_admission_report_pending_gpu_pods{reason=\"claim-unallocated\"}"), "1");
 	CHECK_STR(metric(port, "gpu_admission_report_cpu_pods_on_gpu_nodes{pool=\"t4\",owner=\"other\"}"), "0");
-	atomic_store(&f.release, 1);
+	atomic_store(&release, 1);
 	EVENTUALLY(is(port, "gpu_admission_report_idle_gpu_nodes{pool=\"t4\"}", "2"));
 	CHECK_STR(metric(port, "gpu_admission_watch_objects{resource=\"resourceclaims\"}"), "1");
 	CHECK_STR(metric(port, "gpu_admission_report_cpu_pods_on_gpu_nodes{pool=\"t4\",owner=\"other\"}"), "1");
@@ -476,7 +350,7 @@ static void test_watch_dra(void)
 out:
 	report_serve_free(s);
 	report_watch_free(w);
-	fake_stop(&f);
+	fake_api_stop(&f);
 	unlink(path);
 	rmdir(dir);
 	config_free(cfg);

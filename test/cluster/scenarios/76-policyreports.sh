@@ -13,7 +13,8 @@
 # owned by nothing; a namespace with nothing left has its report deleted. Each
 # unserved Pending pod gets one Warning Event, referring to it by uid (kubectl describe
 # finds Events by the pod's uid: k8s.io/kubectl pkg/describe/describe.go searches with
-# the object reference, uid included).
+# the object reference, uid included); seen again (a second run, then the watch), that
+# Event's count grows: one Event, never several.
 clean
 ns team-pr control-plane=test
 ns team-pr2 control-plane=test
@@ -102,6 +103,18 @@ equals "$(jq '[.items[] | select(.involvedObject.name == "pr-gated" and .source.
 	"no Event on the gated pod"
 kubectl describe pod -n team-pr2 pr-amd >"$T/pr-describe.txt" 2>&1
 has "$T/pr-describe.txt" "GPUResourceUnserved" "kubectl describe shows the Event"
+# pr_amd_events: [how many Events from gpu-admission refer to pr-amd (by uid) as unserved, the count of the first].
+pr_amd_events() {
+	kubectl get events -n team-pr2 -o json | jq -c --arg uid "$uid" '[.items[] | select(.involvedObject.uid == $uid and
+		.reason == "GPUResourceUnserved" and .source.component == "gpu-admission")] | [length, (.[0].count // 0)]'
+}
+equals "$(pr_amd_events)" "[1,1]" "one Event on pr-amd, count 1"
+# The same pod, still unserved, at the next run: aggregated as Kubernetes' recorder does
+# (client-go tools/record/events_cache.go): the Event it made, its count patched, not a second.
+publish --events
+equals "$RC" 0 "publish --events again: exit 0"
+has "$T/pr.err" "0 Events created, 1 updated" "the second run updates the Event the first made"
+equals "$(pr_amd_events)" "[1,2]" "still ONE Event on pr-amd, its count 2"
 
 # Nothing left in team-pr: its report is deleted; team-pr2 keeps its own.
 kubectl delete pod -n team-pr --all --force --grace-period=0 >/dev/null 2>&1
@@ -122,7 +135,7 @@ helm upgrade "$REL" "$CHART" -n "$RNS" $HELM_FORCE --reuse-values --set watch.en
 for v in create patch update delete list; do
 	equals "$(kubectl auth can-i "$v" policyreports.wgpolicyk8s.io --all-namespaces --as "$SA_W")" yes "the watch may $v policyreports"
 done
-for v in create patch; do
+for v in create get patch; do
 	equals "$(kubectl auth can-i "$v" events --all-namespaces --as "$SA_W")" yes "the watch may $v events"
 done
 equals "$(kubectl auth can-i delete events --all-namespaces --as "$SA_W")" no "the watch may not delete events"
@@ -146,6 +159,16 @@ cp_wait 30 pr_unchanged || bad "the watch's next interval finds the report uncha
 equals "$(pr_metric 'gpu_admission_watch_policyreports_total{result="applied"}')" 1 \
 	"the watch applied one PolicyReport (team-pr2's), then left it as it was"
 equals "$(pr_metric 'gpu_admission_watch_publish_errors_total')" 0 "the watch's writes: none failed"
+# The watch's first interval found the Event report --publish made (409), read its count and
+# patched it, as its ServiceAccount (create, get, patch): still one Event, its count 3.
+equals "$(pr_metric 'gpu_admission_watch_pod_events_total{result="updated"}')" 1 "the watch updated the Event"
+equals "$(pr_amd_events)" "[1,3]" "still ONE Event on pr-amd, its count 3"
+if command -v promtool >/dev/null 2>&1; then
+	curl -sf "http://$PR_WATCH_ADDR/metrics" >"$T/pr-metrics.txt"
+	promtool check metrics <"$T/pr-metrics.txt" >"$T/pr-promtool.out" 2>&1
+	equals "$?" 0 "the publishing watch's /metrics parse (promtool check metrics: one HELP and TYPE a family)"
+	[ -s "$T/pr-promtool.out" ] && sed 's/^/    promtool: /' "$T/pr-promtool.out"
+fi
 kubectl get policyreport -n team-pr2 gpu-admission -o json >"$T/pr-watch-report.json" 2>&1
 pr_results='[.summary, [.results[] | {policy, rule, result, resources: [.resources[].name], reason: .properties.reason}]]'
 equals "$(jq -c "$pr_results" "$T/pr-watch-report.json")" "$(jq -c "$pr_results" "$T/pr-team2.json")" \
