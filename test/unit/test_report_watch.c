@@ -202,50 +202,74 @@ static int is(unsigned port, const char *sample, const char *want)
 
 /* ==== The test ==== */
 
-/* path[cap] = dir/kubeconfig, written for f. */
-static void write_kubeconfig(char *path, size_t cap, const char *dir, const struct fake_api *f)
+/* A watch and its HTTP endpoints on a fake API server: what each test sets up. */
+struct bench {
+	struct fake_api f;
+	struct config *cfg;
+	struct report_watch *w;
+	struct report_serve *s;
+	char dir[sizeof "/tmp/test_report_watch.XXXXXX"], path[300];
+	unsigned port;
+	int started;  /* the fake runs */
+};
+
+/* Starts b's fake on table (ctx for their functions) and the watch against it; 0, or -1 (b->port 0). */
+static int bench_start(struct bench *b, const struct fake_api_route *table, void *ctx)
 {
+	struct error err = { 0 };
+	struct report_watch_options o = { 0 };
 	char kc[256];
 	FILE *fp;
 
-	snprintf(path, cap, "%s/kubeconfig", dir);
-	if (fake_api_kubeconfig(f, kc, sizeof kc) == 0 && (fp = fopen(path, "w")) != NULL) {
+	memset(b, 0, sizeof *b);
+	snprintf(b->dir, sizeof b->dir, "/tmp/test_report_watch.XXXXXX");
+	b->cfg = config_load_buffer(policy, sizeof policy - 1, "policy.yaml", &err);
+	CHECK(b->cfg != NULL);
+	if (b->cfg == NULL || (b->started = fake_api_start(&b->f, table, ctx) == 0) == 0 || mkdtemp(b->dir) == NULL) {
+		CHECK(!"set-up");
+		return -1;
+	}
+	snprintf(b->path, sizeof b->path, "%s/kubeconfig", b->dir);
+	if (fake_api_kubeconfig(&b->f, kc, sizeof kc) == 0 && (fp = fopen(b->path, "w")) != NULL) {
 		fputs(kc, fp);
 		fclose(fp);
 	}
+	o.cfg = b->cfg;
+	o.kubeconfig = b->path;
+	o.interval_s = 1;
+	o.backoff_max_ms = 200;
+	CHECK((b->w = report_watch_start(&o, &err)) != NULL);
+	CHECK(b->w == NULL || (b->s = report_serve_start(b->w, "127.0.0.1:0", &err)) != NULL);
+	if (b->s == NULL) {
+		fprintf(stderr, "  %s\n", err.msg);
+		return -1;
+	}
+	b->port = report_serve_port(b->s);
+	return 0;
+}
+
+static void bench_stop(struct bench *b)
+{
+	report_serve_free(b->s);
+	report_watch_free(b->w);
+	if (b->started)
+		fake_api_stop(&b->f);
+	unlink(b->path);
+	rmdir(b->dir);
+	config_free(b->cfg);
 }
 
 static void test_watch_against_fake_api(void)
 {
-	struct fake_api f;
+	struct bench b;
 	atomic_int pod_lists = 0;
-	struct error err = { 0 };
-	struct config *cfg = config_load_buffer(policy, sizeof policy - 1, "policy.yaml", &err);
-	struct report_watch_options o = { 0 };
-	struct report_watch *w = NULL;
-	struct report_serve *s = NULL;
-	char dir[] = "/tmp/test_report_watch.XXXXXX", path[300], *text, *big;
+	char *text, *big;
 	unsigned port;
 	int status;
 
-	CHECK(cfg != NULL);
-	if (cfg == NULL || fake_api_start(&f, routes, &pod_lists) != 0 || mkdtemp(dir) == NULL) {
-		CHECK(!"set-up");
-		config_free(cfg);
-		return;
-	}
-	write_kubeconfig(path, sizeof path, dir, &f);
-	o.cfg = cfg;
-	o.kubeconfig = path;
-	o.interval_s = 1;
-	o.backoff_max_ms = 200;
-	CHECK((w = report_watch_start(&o, &err)) != NULL);
-	CHECK(w == NULL || (s = report_serve_start(w, "127.0.0.1:0", &err)) != NULL);
-	if (s == NULL) {
-		fprintf(stderr, "  %s\n", err.msg);
+	if (bench_start(&b, routes, &pod_lists) != 0)
 		goto out;
-	}
-	port = report_serve_port(s);
+	port = b.port;
 	/* The relist after the 410 forgot p1 (so t4-a is idle again) and added p2 (Pending). */
 	EVENTUALLY(is(port, "gpu_admission_watch_relists_total{resource=\"pods\"}", "1") &&
 		   is(port, "gpu_admission_report_idle_gpu_nodes{pool=\"t4\"}", "2") &&
@@ -290,12 +314,7 @@ static void test_watch_against_fake_api(void)
 		free(big);
 	}
 out:
-	report_serve_free(s);
-	report_watch_free(w);
-	fake_api_stop(&f);
-	unlink(path);
-	rmdir(dir);
-	config_free(cfg);
+	bench_stop(&b);
 }
 
 /*
@@ -306,34 +325,13 @@ out:
  */
 static void test_watch_dra(void)
 {
-	struct fake_api f;
+	struct bench b;
 	atomic_int release = 0;
-	struct error err = { 0 };
-	struct config *cfg = config_load_buffer(policy, sizeof policy - 1, "policy.yaml", &err);
-	struct report_watch_options o = { 0 };
-	struct report_watch *w = NULL;
-	struct report_serve *s = NULL;
-	char dir[] = "/tmp/test_report_watch.XXXXXX", path[300];
 	unsigned port;
 
-	CHECK(cfg != NULL);
-	if (cfg == NULL || fake_api_start(&f, dra_routes, &release) != 0 || mkdtemp(dir) == NULL) {
-		CHECK(!"set-up");
-		config_free(cfg);
-		return;
-	}
-	write_kubeconfig(path, sizeof path, dir, &f);
-	o.cfg = cfg;
-	o.kubeconfig = path;
-	o.interval_s = 1;
-	o.backoff_max_ms = 200;
-	CHECK((w = report_watch_start(&o, &err)) != NULL);
-	CHECK(w == NULL || (s = report_serve_start(w, "127.0.0.1:0", &err)) != NULL);
-	if (s == NULL) {
-		fprintf(stderr, "  %s\n", err.msg);
+	if (bench_start(&b, dra_routes, &release) != 0)
 		goto out;
-	}
-	port = report_serve_port(s);
+	port = b.port;
 	EVENTUALLY(is(port, "gpu_admission_watch_ready", "1"));
 	CHECK_STR(metric(port, "gpu_admission_watch_served{resource=\"resourceclaims\"}"), "1");
 	CHECK_STR(metric(port, "gpu_admission_watch_synced{resource=\"resourceslices\"}"), "1");
@@ -348,12 +346,7 @@ static void test_watch_dra(void)
 	CHECK_STR(metric(port, "gpu_admission_report_cpu_pods_on_gpu_nodes{pool=\"t4\",owner=\"other\"}"), "1");
 	CHECK_STR(metric(port, "gpu_admission_report_pending_gpu_pods{reason=\"claim-unallocated\"}"), "1");
 out:
-	report_serve_free(s);
-	report_watch_free(w);
-	fake_api_stop(&f);
-	unlink(path);
-	rmdir(dir);
-	config_free(cfg);
+	bench_stop(&b);
 }
 
 int main(void)
