@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/stopper.h"
 #include "k8s/watchcache.h"
 
 struct watchcache {
@@ -31,14 +32,13 @@ struct watchcache {
 	uint32_t rnd;
 	struct error err;           /* a callback's error */
 
-	atomic_int synced, watching, stop;
+	atomic_int synced, watching;
+	struct stopper stopper;     /* the thread's stop, and its backoff's sleeps */
 	atomic_size_t objects;
 	atomic_ullong lists, relists, errors, refused, events;
 
 	pthread_t thread;
 	int started;
-	pthread_mutex_t wait_lock;  /* with wake: sleeps a stop cuts short */
-	pthread_cond_t wake;
 };
 
 /* What a watch callback answers besides 0 (go on). */
@@ -74,7 +74,6 @@ struct watchcache *watchcache_new(const struct kube_config *kc, const struct wat
 				  struct error *err)
 {
 	struct watchcache *w = calloc(1, sizeof *w);
-	pthread_condattr_t ca;
 
 	if (w == NULL || (w->store = json_object()) == NULL) {
 		free(w);
@@ -103,11 +102,7 @@ struct watchcache *watchcache_new(const struct kube_config *kc, const struct wat
 	}
 	w->rnd = (uint32_t)time(NULL) ^ (uint32_t)getpid() ^ (uint32_t)(uintptr_t)w;
 	pthread_rwlock_init(&w->lock, NULL);
-	pthread_mutex_init(&w->wait_lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&w->wake, &ca);
-	pthread_condattr_destroy(&ca);
+	stopper_init(&w->stopper);
 	return w;
 }
 
@@ -116,17 +111,13 @@ void watchcache_free(struct watchcache *w)
 	if (w == NULL)
 		return;
 	if (w->started) {
-		pthread_mutex_lock(&w->wait_lock);
-		atomic_store(&w->stop, 1);
-		pthread_cond_broadcast(&w->wake);
-		pthread_mutex_unlock(&w->wait_lock);
+		stopper_stop(&w->stopper);
 		pthread_join(w->thread, NULL);
 	}
 	json_decref(w->store);
 	json_decref(w->next);
 	pthread_rwlock_destroy(&w->lock);
-	pthread_mutex_destroy(&w->wait_lock);
-	pthread_cond_destroy(&w->wake);
+	stopper_destroy(&w->stopper);
 	free(w);
 }
 
@@ -443,31 +434,13 @@ static int watch_once(struct watchcache *w, struct kube_client *k, unsigned long
 	return rc;
 }
 
-/* Waits ms unless stopped first. */
-static void nap(struct watchcache *w, unsigned ms)
-{
-	struct timespec until;
-
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += ms / 1000;
-	until.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
-	pthread_mutex_lock(&w->wait_lock);
-	while (!atomic_load(&w->stop) && pthread_cond_timedwait(&w->wake, &w->wait_lock, &until) == 0)
-		;
-	pthread_mutex_unlock(&w->wait_lock);
-}
-
 /* A failure: counted, logged, then the backoff. */
 static void failed(struct watchcache *w, unsigned *attempt, const char *what, const struct error *err)
 {
 	unsigned ms;
 	char wait[32];
 
-	if (atomic_load(&w->stop))
+	if (stopper_stopped(&w->stopper))
 		return;
 	atomic_fetch_add(&w->errors, 1);
 	ms = watchcache_backoff_ms(*attempt, w->backoff_min_ms, w->backoff_max_ms, next_rnd(w));
@@ -475,20 +448,20 @@ static void failed(struct watchcache *w, unsigned *attempt, const char *what, co
 		(*attempt)++;
 	snprintf(wait, sizeof wait, "%u", ms);
 	log_msg(LOG_LEVEL_WARN, what, "cache", w->name, "error", err->msg, "retry_ms", wait, LOG_END);
-	nap(w, ms);
+	stopper_nap(&w->stopper, ms);
 }
 
 static void *run(void *arg)
 {
 	struct watchcache *w = arg;
 	struct error err = { 0 };
-	struct kube_client *k = kube_client_new(w->kc, &w->stop, &err);
+	struct kube_client *k = kube_client_new(w->kc, &w->stopper.stop, &err);
 	unsigned attempt = 0;
 	unsigned long long got;
 	struct timespec t0, t1;
 	int need_list = 1, rc;
 
-	while (k != NULL && !atomic_load(&w->stop)) {
+	while (k != NULL && !stopper_stopped(&w->stopper)) {
 		error_clear(&err);
 		if (need_list) {
 			if (list_all(w, k, &err) != 0) {

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "base/log.h"
+#include "base/stopper.h"
 #include "k8s/kubeclient.h"
 #include "k8s/watchcache.h"
 
@@ -73,9 +74,7 @@ struct report_watch {
 
 	pthread_t thread;
 	int started_thread;
-	atomic_int stop;
-	pthread_mutex_t wait_lock;     /* with wake: naps a stop cuts short */
-	pthread_cond_t wake;
+	struct stopper stopper;        /* the builder's stop, and its intervals' naps */
 };
 
 /* ==== The sink: events into the model ==== */
@@ -209,24 +208,6 @@ static void build(struct report_watch *w)
 		log_msg(LOG_LEVEL_INFO, "watch: synced, first report built", LOG_END);
 }
 
-/* Waits ms unless stopped first. */
-static void nap(struct report_watch *w, unsigned ms)
-{
-	struct timespec until;
-
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += ms / 1000;
-	until.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
-	pthread_mutex_lock(&w->wait_lock);
-	while (!atomic_load(&w->stop) && pthread_cond_timedwait(&w->wake, &w->wait_lock, &until) == 0)
-		;
-	pthread_mutex_unlock(&w->wait_lock);
-}
-
 /*
  * Asks which version of resource.k8s.io the server serves with both
  * resources, in the order of preference (GA first); starts their caches on
@@ -285,7 +266,7 @@ static void discover(struct report_watch *w)
 		snprintf(wait, sizeof wait, "%u", ms);
 		log_msg(LOG_LEVEL_WARN, "watch: cannot tell whether the API server serves " WATCH_DRA_GROUP,
 			"error", err.msg, "retry_ms", wait, LOG_END);
-		nap(w, ms);
+		stopper_nap(&w->stopper, ms);
 		return;
 	}
 	w->dra_attempt = 0;
@@ -303,13 +284,13 @@ static void *run(void *arg)
 {
 	struct report_watch *w = arg;
 
-	while (!atomic_load(&w->stop) && !all_synced(w)) {
+	while (!stopper_stopped(&w->stopper) && !all_synced(w)) {
 		discover(w);
-		nap(w, WATCH_FIRST_POLL_MS);
+		stopper_nap(&w->stopper, WATCH_FIRST_POLL_MS);
 	}
-	while (!atomic_load(&w->stop)) {
+	while (!stopper_stopped(&w->stopper)) {
 		build(w);
-		nap(w, w->interval_s * 1000u);
+		stopper_nap(&w->stopper, w->interval_s * 1000u);
 		discover(w);
 	}
 	return NULL;
@@ -409,7 +390,6 @@ static int start_thread(struct report_watch *w, struct error *err)
 struct report_watch *report_watch_start(const struct report_watch_options *o, struct error *err)
 {
 	struct report_watch *w = calloc(1, sizeof *w);
-	pthread_condattr_t ca;
 	int rc;
 
 	if (w == NULL) {
@@ -421,11 +401,7 @@ struct report_watch *report_watch_start(const struct report_watch_options *o, st
 	w->started = (long long)time(NULL);
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_mutex_init(&w->out_lock, NULL);
-	pthread_mutex_init(&w->wait_lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&w->wake, &ca);
-	pthread_condattr_destroy(&ca);
+	stopper_init(&w->stopper);
 	rc = o->kubeconfig != NULL ? kube_config_load(&w->kc, o->kubeconfig, err) :
 				     kube_config_in_cluster(&w->kc, o->sa_dir, err);
 	if (rc != 0 || kube_global_init(err) != 0 || (w->model = report_model_new(o->cfg, err)) == NULL) {
@@ -433,7 +409,7 @@ struct report_watch *report_watch_start(const struct report_watch_options *o, st
 		return NULL;
 	}
 	report_model_limit(w->model, o->max_pods ? o->max_pods : REPORT_WATCH_PODS_MAX);
-	if ((w->client = kube_client_new(&w->kc, &w->stop, err)) == NULL ||
+	if ((w->client = kube_client_new(&w->kc, &w->stopper.stop, err)) == NULL ||
 	    (o->publish != NULL && (o->publish->policy_reports || o->publish->events) &&
 	     (w->publisher = report_publisher_new(o->publish, err)) == NULL)) {
 		report_watch_free(w);
@@ -453,10 +429,7 @@ void report_watch_free(struct report_watch *w)
 	if (w == NULL)
 		return;
 	if (w->started_thread) {
-		pthread_mutex_lock(&w->wait_lock);
-		atomic_store(&w->stop, 1);
-		pthread_cond_broadcast(&w->wake);
-		pthread_mutex_unlock(&w->wait_lock);
+		stopper_stop(&w->stopper);
 		pthread_join(w->thread, NULL);
 	}
 	for (i = 0; i < REPORT_WATCH_TYPES; i++)
@@ -468,8 +441,7 @@ void report_watch_free(struct report_watch *w)
 	free(w->prom);
 	pthread_mutex_destroy(&w->lock);
 	pthread_mutex_destroy(&w->out_lock);
-	pthread_mutex_destroy(&w->wait_lock);
-	pthread_cond_destroy(&w->wake);
+	stopper_destroy(&w->stopper);
 	free(w);
 }
 
