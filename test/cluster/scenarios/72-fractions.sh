@@ -13,6 +13,17 @@ clean
 ns team-frac
 upgrade three-pools.yaml
 
+# HAMi's device plugin advertises nvidia.com/gpumem on its nodes: the t4 nodes offer it
+# for the HAMi pod below. Patched first, so that the scheduler's node informer has it
+# long before that pod comes: an attempt made before would find no node that fits and
+# wait for the update's requeue and a backoff (seen once on a loaded machine: the pod
+# was still unscheduled after 30 s).
+for n in $(kubectl get nodes -l kubernetes.azure.com/agentpool=gput4 -o name); do
+	kubectl patch "$n" --subresource=status --type=merge \
+		-p '{"status": {"capacity": {"nvidia.com/gpumem": "15360"}, "allocatable": {"nvidia.com/gpumem": "15360"}}}' >/dev/null ||
+		bad "$n offers nvidia.com/gpumem"
+done
+
 # The stand-in scheduler, as the main one is started (cluster.lib cp_up), on its own port.
 cat >"$T/kai-scheduler.yaml" <<EOF
 apiVersion: kubescheduler.config.k8s.io/v1
@@ -52,20 +63,18 @@ jq -e '.spec.tolerations // [] | map(select(.key == "sku")) | length == 0' "$T/p
 	bad "a default-scheduler pod with gpu-fraction gets no GPU toleration"
 equals "$(pool_of team-frac plain-half)" system "... and runs on the CPU pool"
 
-# A HAMi pod asking only for GPU memory (MiB). HAMi's device plugin advertises
-# nvidia.com/gpumem on its nodes: the t4 nodes offer it here for this test.
-for n in $(kubectl get nodes -l kubernetes.azure.com/agentpool=gput4 -o name); do
-	kubectl patch "$n" --subresource=status --type=merge \
-		-p '{"status": {"capacity": {"nvidia.com/gpumem": "15360"}, "allocatable": {"nvidia.com/gpumem": "15360"}}}' >/dev/null ||
-		bad "$n offers nvidia.com/gpumem"
-done
+# A HAMi pod asking only for GPU memory (MiB); the t4 nodes offer it from the top of
+# the scenario.
 pod hami-mem '.spec.containers[0].resources.limits["nvidia.com/gpumem"] = "4000"' >"$T/hami-mem.in"
 create team-frac hami-mem
 equals "$RC" 0 "the HAMi gpumem pod is created"
 gpu_tolerated "$T/hami-mem.out" && ok || bad "the HAMi gpumem pod is mutated: it tolerates sku=gpu:NoSchedule"
 equals "$(jq -r '.spec.nodeSelector["kubernetes.azure.com/agentpool"] // "none"' "$T/hami-mem.out")" gput4 \
 	"the HAMi gpumem pod is pinned to the t4 pool"
-equals "$(pool_of team-frac hami-mem)" gput4 "the scheduler binds the HAMi gpumem pod to a tainted t4 node"
+got=$(pool_of team-frac hami-mem)
+equals "$got" gput4 "the scheduler binds the HAMi gpumem pod to a tainted t4 node"
+[ "$got" = gput4 ] ||
+	kubectl get pod -n team-frac hami-mem -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}' | indent
 equals "$(wh_count '"level":"error"')" 0 "the replica logged no error"
 
 clean
