@@ -74,6 +74,10 @@ int fake_api_logged(struct fake_api *f, const char *text);
 /* A kubeconfig for f (a bearer token, plain http) into out; 0, or -1 when it does not fit. */
 int fake_api_kubeconfig(const struct fake_api *f, char *out, size_t size);
 
+/* A watch's ERROR event for a version the server no longer has (410 Gone): the cache lists again. */
+#define FAKE_API_WATCH_GONE "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410," \
+	"\"reason\":\"Expired\",\"message\":\"too old resource version\"}}\n"
+
 /* Polls cond (CHECK, from check.h) over a generous deadline (the machine may be loaded): never a timing assertion. */
 #define EVENTUALLY(cond) do { \
 	int tries_ = 0; \

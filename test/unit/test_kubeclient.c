@@ -357,9 +357,7 @@ static const struct fake_api_route fake_routes[] = {
 	{ "GET", FAKE_API_CONTAINS, "?limit=", NULL, NULL, fake_list },
 	{ "GET", FAKE_API_CONTAINS, "resourceVersion=10&", NULL, NULL, fake_watch1 },
 	/* The bookmark's version: gone. */
-	{ "GET", FAKE_API_CONTAINS, "resourceVersion=14&", "200 OK",
-	  "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,"
-	  "\"reason\":\"Expired\",\"message\":\"too old resource version\"}}\n", NULL },
+	{ "GET", FAKE_API_CONTAINS, "resourceVersion=14&", "200 OK", FAKE_API_WATCH_GONE, NULL },
 	/* The watch after the relist: held open until the test ends. */
 	{ "GET", FAKE_API_PREFIX, "/", NULL, NULL, fake_api_hold },
 	{ NULL, FAKE_API_EXACT, NULL, NULL, NULL, NULL },

@@ -64,8 +64,7 @@ static const struct fake_api_route routes[] = {
 	{ "GET", FAKE_API_PREFIX, "/api/v1/pods?limit=", NULL, NULL, pods_list },
 	/* The pods' first watch: its version is gone. */
 	{ "GET", FAKE_API_PREFIX, "/api/v1/pods?watch=1&allowWatchBookmarks=true&resourceVersion=10&", "200 OK",
-	  "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\","
-	  "\"message\":\"too old resource version\"}}\n", NULL },
+	  FAKE_API_WATCH_GONE, NULL },
 	/* Every other watch: held open until the test ends. */
 	{ "GET", FAKE_API_PREFIX, "/", NULL, NULL, fake_api_hold },
 	{ NULL, FAKE_API_EXACT, NULL, NULL, NULL, NULL },
