@@ -115,6 +115,19 @@ static void ssl_errors(const char *what)
 	fprintf(stderr, "\n");
 }
 
+/*
+ * A read or write that a stop and continue (SIGSTOP, a debugger, a test that
+ * stops a process to play a starved one) cut short: with SO_RCVTIMEO set the
+ * kernel does not restart it (signal(7)) and OpenSSL reports a retry; the
+ * data is still to come, so it is tried again. A real timeout stays an error.
+ */
+static int interrupted(SSL *ssl, int ret)
+{
+	int e = SSL_get_error(ssl, ret);
+
+	return (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) && errno == EINTR;
+}
+
 static SSL_CTX *make_ctx(const struct opts *o)
 {
 	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
@@ -166,7 +179,7 @@ static int tcp_connect(const struct opts *o, int *refused)
 
 static SSL *tls_connect(SSL_CTX *ctx, const struct opts *o, struct stats *st, int *refused)
 {
-	int fd = tcp_connect(o, refused);
+	int fd = tcp_connect(o, refused), rc;
 	SSL *ssl;
 	X509 *peer;
 
@@ -178,7 +191,10 @@ static SSL *tls_connect(SSL_CTX *ctx, const struct opts *o, struct stats *st, in
 		SSL_set_tlsext_host_name(ssl, o->servername);
 		SSL_set1_host(ssl, o->servername);
 	}
-	if (SSL_connect(ssl) != 1) {
+	errno = 0;
+	while ((rc = SSL_connect(ssl)) != 1 && interrupted(ssl, rc))
+		errno = 0;
+	if (rc != 1) {
 		ssl_errors("handshake failed");
 		SSL_free(ssl);
 		close(fd);
@@ -218,8 +234,12 @@ static void tls_close(SSL **ssl)
 static int write_all(SSL *ssl, const char *p, size_t n)
 {
 	while (n > 0) {
-		int w = SSL_write(ssl, p, n > 65536 ? 65536 : (int)n);
+		int w;
 
+		errno = 0;
+		w = SSL_write(ssl, p, n > 65536 ? 65536 : (int)n);
+		if (w <= 0 && interrupted(ssl, w))
+			continue;
 		if (w <= 0)
 			return -1;
 		p += w;
@@ -246,7 +266,10 @@ static int read_reply(SSL *ssl, struct reply *r)
 	while (end == NULL) {
 		if (n >= sizeof buf - 1)
 			return -1;
+		errno = 0;
 		got = SSL_read(ssl, buf + n, (int)(sizeof buf - 1 - n));
+		if (got <= 0 && interrupted(ssl, got))
+			continue;
 		if (got <= 0)
 			return -1;
 		n += (size_t)got;
@@ -271,7 +294,10 @@ static int read_reply(SSL *ssl, struct reply *r)
 		char more[16384];
 		size_t room = sizeof r->body - 1 - r->body_len;
 
+		errno = 0;
 		got = SSL_read(ssl, more, sizeof more);
+		if (got <= 0 && interrupted(ssl, got))
+			continue;
 		if (got <= 0)
 			return -1;
 		if (room > (size_t)got)
