@@ -63,7 +63,8 @@ counted_failures() {
 
 # ---- certificate rotation under load ----
 "$CLIENT_BIN" --port "$PORT" --cafile "$CA" --servername "$HOST" --body "$SAMPLE_GPU" --new-conn \
-	--count 100000 --until "$TMP/stop" --expect-body '"patchType":"JSONPatch"' >"$TMP/load.out" 2>&1 &
+	--count 100000 --until "$TMP/stop" --certs-file "$TMP/load.certs" --expect-body '"patchType":"JSONPatch"' \
+	>"$TMP/load.out" 2>&1 &
 LOAD=$!
 PIDS="$PIDS $LOAD"
 "$CLIENT_BIN" --port "$PORT" --cafile "$CA" --servername "$HOST" --body "$SAMPLE_GPU" \
@@ -71,6 +72,17 @@ PIDS="$PIDS $LOAD"
 KEEP=$!
 PIDS="$PIDS $KEEP"
 equals "$(fingerprint)" "$(want_fp "$TMP/a/tls.crt")" "serving the first certificate"
+# load_saw N: waits (bounded) until the new-connection load has shaken hands with N
+# certificates. "The load saw every certificate" needs a handshake of the load in each
+# one's time in service: one in the time it takes the test to check the fingerprint and
+# move on is what a starved load process may not get.
+load_saw() {
+	i=0
+	until [ "$(cat "$TMP/load.certs" 2>/dev/null)" = "$1" ] || [ $i -ge $((600 * SLOW)) ]; do
+		sleep 0.1; i=$((i + 1))
+	done
+}
+load_saw 1
 
 swap v2 "$TMP/b/tls.crt" "$TMP/b/tls.key"
 check "rotation noticed without a restart" wait_for "$LOG" '"msg":"certificate reloaded"' 15
@@ -89,11 +101,13 @@ check "the refused pair is tried again (1 s later, then doubling)" retried
 counted_failures gpu_admission_cert_reload_failures_total '"msg":"certificate reload failed' \
 	"the refused rotation is counted, each try"
 
+load_saw 2
 swap v4 "$TMP/c/tls.crt" "$TMP/c/tls.key"
 i=0
 until [ "$(metric gpu_admission_cert_reloads_total)" = 2 ] || [ $i -ge 150 ]; do sleep 0.1; i=$((i + 1)); done
 equals "$(fingerprint)" "$(want_fp "$TMP/c/tls.crt")" "a good pair after a bad one is taken"
 
+load_saw 3
 touch "$TMP/stop"
 wait_exit "$LOAD" 30
 equals "$RC" 0 "new-connection load across three certificates: no failed request"

@@ -9,6 +9,8 @@
  *
  * Last line: "sent=N ok=N failed=N closes=N refused=N certs=N"; exit 0 when
  * nothing failed (slowloris: when the server closed the connection).
+ * --certs-file F holds the certs figure as it grows, so that a test can wait
+ * until a rotation has been seen instead of guessing how long that takes.
  */
 #define _GNU_SOURCE  /* POLLRDHUP: the server closed its side while a request is held */
 #include <arpa/inet.h>
@@ -35,7 +37,7 @@
 
 struct opts {
 	const char *host, *servername, *cafile, *method, *path, *ctype, *body_file, *until, *ready_file;
-	const char *expect_body, *release;
+	const char *expect_body, *release, *certs_file;
 	int port, count, new_conn, expect, chunked, stop_on_close, tls_min, tls_max, slowloris;
 	int hold_ms, verbose;
 };
@@ -62,7 +64,7 @@ static void usage(void)
 		"         [--method POST] [--path /mutate] [--content-type application/json] [--body FILE]\n"
 		"         [--count N] [--new-conn] [--until FILE] [--stop-on-close] [--expect CODE]\n"
 		"         [--expect-body TEXT] [--chunked] [--tls-min V] [--tls-max V] [--hold MS]\n"
-		"         [--release F] [--ready-file F] [--slowloris SECONDS] [--verbose]\n"
+		"         [--release F] [--ready-file F] [--certs-file F] [--slowloris SECONDS] [--verbose]\n"
 		"       tls_client --free-port\n");
 	exit(2);
 }
@@ -100,6 +102,19 @@ static void touch(const char *path)
 
 	if (f != NULL)
 		fclose(f);
+}
+
+/* Writes n to path (when given) as a whole: a reader sees the old count or the new one. */
+static void write_count(const char *path, int n)
+{
+	char tmp[4096];
+	FILE *f;
+
+	if (path == NULL || snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp || (f = fopen(tmp, "w")) == NULL)
+		return;
+	fprintf(f, "%d\n", n);
+	if (fclose(f) == 0)
+		rename(tmp, path);
 }
 
 static void ssl_errors(const char *what)
@@ -209,8 +224,10 @@ static SSL *tls_connect(SSL_CTX *ctx, const struct opts *o, struct stats *st, in
 		X509_digest(peer, EVP_sha256(), md, &len);
 		for (i = 0; i < st->n_certs && memcmp(st->certs[i], md, 32) != 0; i++)
 			;
-		if (i == st->n_certs && st->n_certs < MAX_CERTS)
+		if (i == st->n_certs && st->n_certs < MAX_CERTS) {
 			memcpy(st->certs[st->n_certs++], md, 32);
+			write_count(o->certs_file, st->n_certs);
+		}
 		X509_free(peer);
 	}
 	if (o->verbose)
@@ -421,7 +438,7 @@ static int free_port(void)
 int main(int argc, char **argv)
 {
 	struct opts o = { "127.0.0.1", NULL, NULL, "POST", "/mutate", "application/json", NULL, NULL, NULL,
-			  NULL, NULL, 0, 1, 0, 200, 0, 0, 0, 0, 0, 0, 0 };
+			  NULL, NULL, NULL, 0, 1, 0, 200, 0, 0, 0, 0, 0, 0, 0 };
 	struct stats st;
 	struct reply r;
 	SSL_CTX *ctx;
@@ -449,6 +466,7 @@ int main(int argc, char **argv)
 		else if (ARG("--count")) o.count = atoi(v);
 		else if (ARG("--until")) o.until = v;
 		else if (ARG("--ready-file")) o.ready_file = v;
+		else if (ARG("--certs-file")) o.certs_file = v;
 		else if (ARG("--expect")) o.expect = atoi(v);
 		else if (ARG("--expect-body")) o.expect_body = v;
 		else if (ARG("--tls-min")) o.tls_min = tls_version(v);
