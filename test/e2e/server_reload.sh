@@ -85,11 +85,11 @@ load_saw() {
 load_saw 1
 
 swap v2 "$TMP/b/tls.crt" "$TMP/b/tls.key"
-check "rotation noticed without a restart" wait_for "$LOG" '"msg":"certificate reloaded"' 15
+check "rotation noticed without a restart" wait_for "$LOG" '"msg":"certificate reloaded"' $((60 * SLOW))
 equals "$(fingerprint)" "$(want_fp "$TMP/b/tls.crt")" "new handshakes get the new certificate"
 
 swap v3 "$TMP/c/tls.crt" "$TMP/b/tls.key"
-check "a mismatched new pair is refused" wait_for "$LOG" '"msg":"certificate reload failed' 15
+check "a mismatched new pair is refused" wait_for "$LOG" '"msg":"certificate reload failed' $((60 * SLOW))
 has "$LOG" "does not match" "the refusal says why"
 equals "$(fingerprint)" "$(want_fp "$TMP/b/tls.crt")" "the old certificate stays in service"
 equals "$(hcurl "$CA" /readyz -o /dev/null -w '%{http_code}')" 200 "/readyz stays 200 after the refused rotation"
@@ -104,7 +104,7 @@ counted_failures gpu_admission_cert_reload_failures_total '"msg":"certificate re
 load_saw 2
 swap v4 "$TMP/c/tls.crt" "$TMP/c/tls.key"
 i=0
-until [ "$(metric gpu_admission_cert_reloads_total)" = 2 ] || [ $i -ge 150 ]; do sleep 0.1; i=$((i + 1)); done
+until [ "$(metric gpu_admission_cert_reloads_total)" = 2 ] || [ $i -ge $((600 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
 equals "$(fingerprint)" "$(want_fp "$TMP/c/tls.crt")" "a good pair after a bad one is taken"
 
 load_saw 3
@@ -126,14 +126,14 @@ equals "$(metric gpu_admission_cert_expiry_timestamp_seconds)" "$want" "expiry m
 # ---- policy reload ----
 post() { hcurl "$CA" /mutate -H 'Content-Type: application/json' --data-binary "@$SAMPLE_GPU" -o "$TMP/out"; }
 printf 'mode: strict\n' >"$TMP/policy.new" && mv "$TMP/policy.new" "$TMP/policy.yaml"
-check "an invalid policy is refused" wait_for "$LOG" '"msg":"policy reload failed' 15
+check "an invalid policy is refused" wait_for "$LOG" '"msg":"policy reload failed' $((60 * SLOW))
 post
 check "the old policy stays in service (still patching)" jq -e '.response.patchType == "JSONPatch"' "$TMP/out"
 counted_failures gpu_admission_config_reload_failures_total '"msg":"policy reload failed' \
 	"config reload failures counted"
 
 printf 'mode: dryrun\n' >"$TMP/policy.new" && mv "$TMP/policy.new" "$TMP/policy.yaml"
-check "a valid new policy is loaded" wait_for "$LOG" '"msg":"policy reloaded"' 15
+check "a valid new policy is loaded" wait_for "$LOG" '"msg":"policy reloaded"' $((60 * SLOW))
 post
 check "the new policy answers (dryrun: warning, no patch)" \
 	jq -e '(.response | has("patch") | not) and (.response.warnings[0] | test("dryrun"))' "$TMP/out"
@@ -141,9 +141,11 @@ equals "$(metric gpu_admission_config_reloads_total)" 1 "config reload counted"
 
 # ---- SIGHUP ----
 kill -HUP "$SERVER_PID"
-check "SIGHUP reloads" wait_for "$LOG" '"msg":"SIGHUP received' 10
+check "SIGHUP reloads" wait_for "$LOG" '"msg":"SIGHUP received' $((60 * SLOW))
+# The policy is reloaded first, then the certificate: the second count is waited for too.
 i=0
-until [ "$(metric gpu_admission_config_reloads_total)" = 2 ] || [ $i -ge 100 ]; do sleep 0.1; i=$((i + 1)); done
+until { [ "$(metric gpu_admission_config_reloads_total)" = 2 ] && [ "$(metric gpu_admission_cert_reloads_total)" = 3 ]; } ||
+	[ $i -ge $((300 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
 equals "$(metric gpu_admission_config_reloads_total)" 2 "SIGHUP reloaded the policy"
 equals "$(metric gpu_admission_cert_reloads_total)" 3 "SIGHUP reloaded the certificate"
 check "still alive" kill -0 "$SERVER_PID"
