@@ -38,14 +38,16 @@ stop_server "the slow-client server"
 # with --timeout 4 and the default --header-timeout 5 the held connections were cut
 # when starting the fourth client took seconds, and the fourth was then served (or
 # waited for a timeout) instead of being refused (or making room at once). The test
-# closes the held connections itself.
+# closes the held connections itself; until then they drip on (they closed themselves
+# after 20 s, which a slow start of the fourth client could outlast: now 300 s, so the
+# server's 60 s come first).
 hold() {
 	start_server "$TMP/limit.log" --tls-cert "$TMP/c/tls.crt" --tls-key "$TMP/c/tls.key" --timeout 60 \
 		--header-timeout 60 --log-level debug "$@" || { bad "server did not start"; return 1; }
 	HOLD=""
 	for i in 1 2 3; do
 		rm -f "$TMP/hold$i"
-		"$CLIENT_BIN" --port "$PORT" --cafile "$CA" --servername "$HOST" --slowloris 20 \
+		"$CLIENT_BIN" --port "$PORT" --cafile "$CA" --servername "$HOST" --slowloris 300 \
 			--ready-file "$TMP/hold$i" >/dev/null 2>&1 &
 		HOLD="$HOLD $!"
 	done
