@@ -105,7 +105,7 @@ HELD=$!
 IDLE=$!
 PIDS="$PIDS $LOADS $HELD $IDLE"
 i=0
-while { [ ! -e "$TMP/held" ] || [ ! -e "$TMP/idle" ]; } && [ $i -lt $((100 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
+while { [ ! -e "$TMP/held" ] || [ ! -e "$TMP/idle" ]; } && [ $i -lt $((600 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
 check "a request is half-sent when SIGTERM comes" test -e "$TMP/held"
 kill -TERM "$SERVER_PID"
 # The server's main thread turns readiness off when it takes the signal, then logs

@@ -206,7 +206,7 @@ prlimit --nofile=96:96 "$BIN" serve --addr 127.0.0.1:0 --tls-cert "$TMP/live/tls
 SERVER_PID=$!
 SERVER_LOG=$TMP/fd.log
 PIDS="$PIDS $SERVER_PID"
-wait_for "$TMP/fd.log" '"scheme":"http"' $((10 * SLOW)) || { bad "fd server did not start"; cat "$TMP/fd.log"; return; }
+wait_for "$TMP/fd.log" '"scheme":"http"' $((60 * SLOW)) || { bad "fd server did not start"; cat "$TMP/fd.log"; return; }
 PORT=$(sed -n 's/.*"msg":"listening".*"port":"\([0-9]*\)","scheme":"https".*/\1/p' "$TMP/fd.log")
 MPORT=$(sed -n 's/.*"msg":"listening".*"port":"\([0-9]*\)","scheme":"http".*/\1/p' "$TMP/fd.log")
 rm -f "$TMP/held" "$TMP/release"
@@ -217,7 +217,7 @@ PIDS="$PIDS $HOLDER"
 i=0
 until [ -s "$TMP/held" ] || [ $i -ge $((300 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
 i=0
-until [ "$(fds)" -ge 96 ] || [ $i -ge $((100 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
+until [ "$(fds)" -ge 96 ] || [ $i -ge $((600 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
 check "the server's descriptors are exhausted (96 of 96)" sh -c "[ $(fds) -ge 96 ]"
 # The metrics listener gets a client it cannot accept; a spinning accept loop would
 # burn a core. Measured over 3 s: a generous bound, a third of one core.
@@ -305,7 +305,7 @@ check "... with Retry-After" grep -qi '^retry-after: 1' "$TMP/m.head"
 has "$TMP/bad.log" '"msg":"policy did not load; not ready until it does, retrying"' "the log says why it is not ready"
 printf 'mode: enforce\n' >"$TMP/bad.yaml.new" && mv "$TMP/bad.yaml.new" "$TMP/bad.yaml"
 i=0
-until [ "$(hcurl "$CA" /readyz -o /dev/null -w '%{http_code}')" = 200 ] || [ $i -ge $((150 * SLOW)) ]; do
+until [ "$(hcurl "$CA" /readyz -o /dev/null -w '%{http_code}')" = 200 ] || [ $i -ge $((600 * SLOW)) ]; do
 	sleep 0.1; i=$((i + 1))
 done
 equals "$(hcurl "$CA" /readyz -o /dev/null -w '%{http_code}')" 200 "the policy fixed: ready without a restart"

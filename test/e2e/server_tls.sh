@@ -89,7 +89,7 @@ refuse() { # refuse DESCRIPTION TEXT serve-args...: serve exits 2 and logs TEXT
 	what=$1; text=$2; shift 2
 	"$BIN" serve --addr 127.0.0.1:0 "$@" </dev/null 2>"$TMP/refuse.log" &
 	p=$!; PIDS="$PIDS $p"
-	if wait_exit "$p" 10 && [ "$RC" = 2 ] && grep -qF -- "$text" "$TMP/refuse.log"; then ok
+	if wait_exit "$p" $((60 * SLOW)) && [ "$RC" = 2 ] && grep -qF -- "$text" "$TMP/refuse.log"; then ok
 	else bad "$what (exit $RC)"; cat "$TMP/refuse.log"; kill -9 "$p" 2>/dev/null; fi
 }
 refuse "key of another certificate" "does not match" --tls-cert "$TMP/c/tls.crt" --tls-key "$TMP/other/tls.key"
@@ -162,7 +162,7 @@ $WRAP "$BIN" serve --addr "127.0.0.1:$PORT" --tls-cert "$TMP/c/tls.crt" --tls-ke
 	--service-name other-svc --log-level warn 2>"$TMP/warn.log" &
 SERVER_PID=$!; PIDS="$PIDS $SERVER_PID"; SERVER_LOG=$TMP/warn.log
 i=0
-until client "$CA" --body "$SAMPLE_GPU" --count 5 >/dev/null 2>&1 || [ $i -ge $((50 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
+until client "$CA" --body "$SAMPLE_GPU" --count 5 >/dev/null 2>&1 || [ $i -ge $((600 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
 check "--log-level warn server answers" client "$CA" --body "$SAMPLE_GPU" --count 5
 has "$TMP/warn.log" 'do not cover service \"other-svc\"' "SANs missing --service-name: warned"
 equals "$(hcurl "$CA" /readyz -o "$TMP/ready.out" -w '%{http_code}')" 503 \
@@ -230,14 +230,14 @@ RPORT=$("$CLIENT_BIN" --free-port)
 ADDR=127.0.0.1:$RPORT sh test/run-local "$BIN" >"$TMP/run.out" 2>"$TMP/run.log" &
 RUN=$!
 PIDS="$PIDS $RUN"
-check "make run: listening" wait_for "$TMP/run.log" '"msg":"listening"' 10
-check "make run: then its banner" wait_for "$TMP/run.out" 'Ctrl-C to stop' 10
+check "make run: listening" wait_for "$TMP/run.log" '"msg":"listening"' 60
+check "make run: then its banner" wait_for "$TMP/run.out" 'Ctrl-C to stop' 60
 cmd=$(grep -m1 '^  curl ' "$TMP/run.out")
 check "make run prints a curl command for the sample" test -n "$cmd"
 sh -c "$cmd" >"$TMP/run.answer" 2>&1
 check "the printed command gets the sample mutated" jq -e \
 	'.response.allowed == true and .response.patchType == "JSONPatch" and .response.uid == "5a1e0001-8d3c-4a52-9a0e-6c1f3e2b7a10"' \
 	"$TMP/run.answer"
-kill -INT "$RUN"; wait_exit "$RUN" 10
+kill -INT "$RUN"; wait_exit "$RUN" 60
 equals "$RC" 0 "make run: Ctrl-C stops it cleanly"
 finish
