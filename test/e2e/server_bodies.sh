@@ -125,6 +125,8 @@ check "a new client is served while 8 partial bodies hold every slot" review_now
 check "... and the next one" review_now
 lacks "$TMP/h3.out" "opened=0" "the holder ran"
 release "$TMP/h3.out"
+# The limit held: the slot was one of the eight, given up by the server's close.
+check "... each in the slot of a partial body the server closed" grep -q 'closed_by_server=[1-9]' "$TMP/h3.out"
 stop_server "the slot server"
 
 # The memory budget held by partial bodies (1 MiB - 1 byte of 1 MiB each): pre-issue, six
@@ -141,6 +143,7 @@ sleep 1.5  # stalled for over a second: the floor before one gives way for a rev
 check "a valid review is answered 200 (within three tries a second apart)" review_soon
 check "... and again" review_soon
 release "$TMP/h4.out"
+check "... in room a stalled partial body the server closed gave up" grep -q 'closed_by_server=[1-9]' "$TMP/h4.out"
 stop_server "the budget server"
 
 # ---- 3. memory per connection ----
