@@ -53,6 +53,17 @@ hold() {
 	[ -s "$out.ready" ]
 }
 release() { touch "$TMP/release"; wait_exit "$HOLDER" 30; echo "    holder: $(tail -n 1 "$1")"; rm -f "$TMP/release"; }
+# unread: bytes sent to the server's TLS port that it has not read yet (its sockets' Recv-Q).
+unread() { ss -Htn state established "( sport = :$PORT )" | awk '{ n += $1 } END { print n + 0 }'; }
+# all_read: waits (bounded) until the server has read every byte sent to it. A holder is
+# ready once the kernel took its bytes; the server may read them seconds later on a busy
+# machine, and a body is not stalled (the server's floor before it gives way) until a
+# second after its last byte was read.
+all_read() {
+	i=0
+	until [ "$(unread)" = 0 ] || [ $i -ge $((600 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
+	[ "$(unread)" = 0 ] || { echo "$(unread) bytes unread"; return 1; }
+}
 # review_now: one valid review, answered 200 with its patch at the first try.
 review_now() { client "$CA" --body "$SAMPLE_GPU" --count 1 --expect-body '"patchType":"JSONPatch"'; }
 # review_soon: the same within three tries a second apart (a 503 says Retry-After: 1).
@@ -114,6 +125,8 @@ check "a new client is served while 8 partial bodies hold every slot" review_now
 check "... and the next one" review_now
 lacks "$TMP/h3.out" "opened=0" "the holder ran"
 release "$TMP/h3.out"
+# The limit held: the slot was one of the eight, given up by the server's close.
+check "... each in the slot of a partial body the server closed" grep -q 'closed_by_server=[1-9]' "$TMP/h3.out"
 stop_server "the slot server"
 
 # The memory budget held by partial bodies (1 MiB - 1 byte of 1 MiB each): pre-issue, six
@@ -125,10 +138,12 @@ start_server "$TMP/s4.log" $CERT --threads 2 --timeout 60 --header-timeout 60 $B
 	--memory-budget "$B" --metrics-addr 127.0.0.1:0 || { bad "server did not start"; finish; }
 check "warm-up" review_now
 check "six connections stall 1 byte short of 1 MiB bodies (--memory-budget $B)" hold 6 "$TMP/mib" "$TMP/h4.out"
-sleep 1.5
+check "... and the server has read what they sent" all_read
+sleep 1.5  # stalled for over a second: the floor before one gives way for a review
 check "a valid review is answered 200 (within three tries a second apart)" review_soon
 check "... and again" review_soon
 release "$TMP/h4.out"
+check "... in room a stalled partial body the server closed gave up" grep -q 'closed_by_server=[1-9]' "$TMP/h4.out"
 stop_server "the budget server"
 
 # ---- 3. memory per connection ----

@@ -63,7 +63,8 @@ counted_failures() {
 
 # ---- certificate rotation under load ----
 "$CLIENT_BIN" --port "$PORT" --cafile "$CA" --servername "$HOST" --body "$SAMPLE_GPU" --new-conn \
-	--count 100000 --until "$TMP/stop" --expect-body '"patchType":"JSONPatch"' >"$TMP/load.out" 2>&1 &
+	--count 100000 --until "$TMP/stop" --certs-file "$TMP/load.certs" --expect-body '"patchType":"JSONPatch"' \
+	>"$TMP/load.out" 2>&1 &
 LOAD=$!
 PIDS="$PIDS $LOAD"
 "$CLIENT_BIN" --port "$PORT" --cafile "$CA" --servername "$HOST" --body "$SAMPLE_GPU" \
@@ -71,13 +72,24 @@ PIDS="$PIDS $LOAD"
 KEEP=$!
 PIDS="$PIDS $KEEP"
 equals "$(fingerprint)" "$(want_fp "$TMP/a/tls.crt")" "serving the first certificate"
+# load_saw N: waits (bounded) until the new-connection load has shaken hands with N
+# certificates. "The load saw every certificate" needs a handshake of the load in each
+# one's time in service: one in the time it takes the test to check the fingerprint and
+# move on is what a starved load process may not get.
+load_saw() {
+	i=0
+	until [ "$(cat "$TMP/load.certs" 2>/dev/null)" = "$1" ] || [ $i -ge $((600 * SLOW)) ]; do
+		sleep 0.1; i=$((i + 1))
+	done
+}
+load_saw 1
 
 swap v2 "$TMP/b/tls.crt" "$TMP/b/tls.key"
-check "rotation noticed without a restart" wait_for "$LOG" '"msg":"certificate reloaded"' 15
+check "rotation noticed without a restart" wait_for "$LOG" '"msg":"certificate reloaded"' $((60 * SLOW))
 equals "$(fingerprint)" "$(want_fp "$TMP/b/tls.crt")" "new handshakes get the new certificate"
 
 swap v3 "$TMP/c/tls.crt" "$TMP/b/tls.key"
-check "a mismatched new pair is refused" wait_for "$LOG" '"msg":"certificate reload failed' 15
+check "a mismatched new pair is refused" wait_for "$LOG" '"msg":"certificate reload failed' $((60 * SLOW))
 has "$LOG" "does not match" "the refusal says why"
 equals "$(fingerprint)" "$(want_fp "$TMP/b/tls.crt")" "the old certificate stays in service"
 equals "$(hcurl "$CA" /readyz -o /dev/null -w '%{http_code}')" 200 "/readyz stays 200 after the refused rotation"
@@ -89,11 +101,13 @@ check "the refused pair is tried again (1 s later, then doubling)" retried
 counted_failures gpu_admission_cert_reload_failures_total '"msg":"certificate reload failed' \
 	"the refused rotation is counted, each try"
 
+load_saw 2
 swap v4 "$TMP/c/tls.crt" "$TMP/c/tls.key"
 i=0
-until [ "$(metric gpu_admission_cert_reloads_total)" = 2 ] || [ $i -ge 150 ]; do sleep 0.1; i=$((i + 1)); done
+until [ "$(metric gpu_admission_cert_reloads_total)" = 2 ] || [ $i -ge $((600 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
 equals "$(fingerprint)" "$(want_fp "$TMP/c/tls.crt")" "a good pair after a bad one is taken"
 
+load_saw 3
 touch "$TMP/stop"
 wait_exit "$LOAD" 30
 equals "$RC" 0 "new-connection load across three certificates: no failed request"
@@ -112,14 +126,14 @@ equals "$(metric gpu_admission_cert_expiry_timestamp_seconds)" "$want" "expiry m
 # ---- policy reload ----
 post() { hcurl "$CA" /mutate -H 'Content-Type: application/json' --data-binary "@$SAMPLE_GPU" -o "$TMP/out"; }
 printf 'mode: strict\n' >"$TMP/policy.new" && mv "$TMP/policy.new" "$TMP/policy.yaml"
-check "an invalid policy is refused" wait_for "$LOG" '"msg":"policy reload failed' 15
+check "an invalid policy is refused" wait_for "$LOG" '"msg":"policy reload failed' $((60 * SLOW))
 post
 check "the old policy stays in service (still patching)" jq -e '.response.patchType == "JSONPatch"' "$TMP/out"
 counted_failures gpu_admission_config_reload_failures_total '"msg":"policy reload failed' \
 	"config reload failures counted"
 
 printf 'mode: dryrun\n' >"$TMP/policy.new" && mv "$TMP/policy.new" "$TMP/policy.yaml"
-check "a valid new policy is loaded" wait_for "$LOG" '"msg":"policy reloaded"' 15
+check "a valid new policy is loaded" wait_for "$LOG" '"msg":"policy reloaded"' $((60 * SLOW))
 post
 check "the new policy answers (dryrun: warning, no patch)" \
 	jq -e '(.response | has("patch") | not) and (.response.warnings[0] | test("dryrun"))' "$TMP/out"
@@ -127,9 +141,11 @@ equals "$(metric gpu_admission_config_reloads_total)" 1 "config reload counted"
 
 # ---- SIGHUP ----
 kill -HUP "$SERVER_PID"
-check "SIGHUP reloads" wait_for "$LOG" '"msg":"SIGHUP received' 10
+check "SIGHUP reloads" wait_for "$LOG" '"msg":"SIGHUP received' $((60 * SLOW))
+# The policy is reloaded first, then the certificate: the second count is waited for too.
 i=0
-until [ "$(metric gpu_admission_config_reloads_total)" = 2 ] || [ $i -ge 100 ]; do sleep 0.1; i=$((i + 1)); done
+until { [ "$(metric gpu_admission_config_reloads_total)" = 2 ] && [ "$(metric gpu_admission_cert_reloads_total)" = 3 ]; } ||
+	[ $i -ge $((300 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
 equals "$(metric gpu_admission_config_reloads_total)" 2 "SIGHUP reloaded the policy"
 equals "$(metric gpu_admission_cert_reloads_total)" 3 "SIGHUP reloaded the certificate"
 check "still alive" kill -0 "$SERVER_PID"

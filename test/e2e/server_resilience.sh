@@ -44,8 +44,15 @@ if [ -n "$WRAP" ] || ldd "$BIN" 2>/dev/null | grep -q libasan; then MEASURE_RSS=
 # memory_checks WHAT: after an attack (RSS0 before it, PEAK its peak), RSS stayed well
 # under the chart's limit and came back near RSS0.
 memory_checks() {
+	# The clients have their answers, but the server frees a request's memory in its
+	# completed callback, after the answer went out: wait (bounded) for RSS to come back
+	# instead of guessing that a busy machine ran that callback within half a second.
 	sleep 0.5
 	RSS1=$(rss_kb)
+	i=0
+	while [ "$MEASURE_RSS" = 1 ] && [ $((RSS1 - RSS0)) -gt 4096 ] && [ $i -lt $((300 * SLOW)) ]; do
+		sleep 0.1; i=$((i + 1)); RSS1=$(rss_kb)
+	done
 	echo "    $1: RSS ${RSS0} kB before, peak ${PEAK} kB, ${RSS1} kB after (limit ${CHART_LIMIT_KB} kB)"
 	[ "$MEASURE_RSS" = 1 ] || return 0
 	check "$1: peak RSS under 48 MiB (the chart's limit is 64 Mi)" sh -c "[ $PEAK -le $ROOM_KB ]"
@@ -66,16 +73,21 @@ KEYS=70000
 "$GEN" ordinary "$KEYS" >"$TMP/ordinary.json"
 start_server "$TMP/hash.log" $CERT --threads 2 || { bad "server did not start"; return; }
 post "$TMP/ordinary.json" >/dev/null # warm-up
-t0=$(ms); code_o=$(post "$TMP/ordinary.json"); t1=$(ms)
-t_ord=$((t1 - t0))
-t0=$(ms); code_c=$(post "$TMP/collide.json"); t1=$(ms)
-t_col=$((t1 - t0))
+# The cost of each review is the server's CPU time while it is answered (all its threads;
+# nothing else runs meanwhile), which other processes on a loaded machine do not inflate
+# as they do the wall-clock time: two wall-clock times taken a second apart compared a
+# quiet moment with a busy one. The wall-clock times are printed too.
+hz=$(getconf CLK_TCK)
+t0=$(ms); c0=$(cpu_ticks); code_o=$(post "$TMP/ordinary.json"); c1=$(cpu_ticks); t1=$(ms)
+t_ord=$((t1 - t0)); cpu_ord=$(((c1 - c0) * 1000 / hz))
+t0=$(ms); c0=$(cpu_ticks); code_c=$(post "$TMP/collide.json"); c1=$(cpu_ticks); t1=$(ms)
+t_col=$((t1 - t0)); cpu_col=$(((c1 - c0) * 1000 / hz))
 equals "$code_o" 200 "$KEYS ordinary annotation keys: answered"
 equals "$code_c" 200 "$KEYS colliding annotation keys: answered"
 has "$TMP/post.out" '"uid":"gen"' "... with an AdmissionReview"
-echo "    $KEYS keys: ordinary ${t_ord} ms, colliding ${t_col} ms (the old hash: ~15 s here, ~100 s loaded)"
+echo "    $KEYS keys: ordinary ${t_ord} ms (${cpu_ord} ms of CPU), colliding ${t_col} ms (${cpu_col} ms of CPU) (the old hash: ~15 s here, ~100 s loaded)"
 # A generous ratio, not a timing: quadratic work is thousands of times the ordinary.
-check "colliding keys cost at most 10x ordinary ones, plus 1 s" sh -c "[ $t_col -le $((10 * t_ord + 1000)) ]"
+check "colliding keys cost at most 10x the CPU of ordinary ones, plus 1 s" sh -c "[ $cpu_col -le $((10 * cpu_ord + 1000)) ]"
 # Two colliding reviews hold both workers at once; a valid review sent meanwhile is
 # answered within the client's 10 s timeout (the API server's is 5 s).
 ps=""
@@ -194,7 +206,7 @@ prlimit --nofile=96:96 "$BIN" serve --addr 127.0.0.1:0 --tls-cert "$TMP/live/tls
 SERVER_PID=$!
 SERVER_LOG=$TMP/fd.log
 PIDS="$PIDS $SERVER_PID"
-wait_for "$TMP/fd.log" '"scheme":"http"' $((10 * SLOW)) || { bad "fd server did not start"; cat "$TMP/fd.log"; return; }
+wait_for "$TMP/fd.log" '"scheme":"http"' $((60 * SLOW)) || { bad "fd server did not start"; cat "$TMP/fd.log"; return; }
 PORT=$(sed -n 's/.*"msg":"listening".*"port":"\([0-9]*\)","scheme":"https".*/\1/p' "$TMP/fd.log")
 MPORT=$(sed -n 's/.*"msg":"listening".*"port":"\([0-9]*\)","scheme":"http".*/\1/p' "$TMP/fd.log")
 rm -f "$TMP/held" "$TMP/release"
@@ -205,7 +217,7 @@ PIDS="$PIDS $HOLDER"
 i=0
 until [ -s "$TMP/held" ] || [ $i -ge $((300 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
 i=0
-until [ "$(fds)" -ge 96 ] || [ $i -ge $((100 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
+until [ "$(fds)" -ge 96 ] || [ $i -ge $((600 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
 check "the server's descriptors are exhausted (96 of 96)" sh -c "[ $(fds) -ge 96 ]"
 # The metrics listener gets a client it cannot accept; a spinning accept loop would
 # burn a core. Measured over 3 s: a generous bound, a third of one core.
@@ -293,7 +305,7 @@ check "... with Retry-After" grep -qi '^retry-after: 1' "$TMP/m.head"
 has "$TMP/bad.log" '"msg":"policy did not load; not ready until it does, retrying"' "the log says why it is not ready"
 printf 'mode: enforce\n' >"$TMP/bad.yaml.new" && mv "$TMP/bad.yaml.new" "$TMP/bad.yaml"
 i=0
-until [ "$(hcurl "$CA" /readyz -o /dev/null -w '%{http_code}')" = 200 ] || [ $i -ge $((150 * SLOW)) ]; do
+until [ "$(hcurl "$CA" /readyz -o /dev/null -w '%{http_code}')" = 200 ] || [ $i -ge $((600 * SLOW)) ]; do
 	sleep 0.1; i=$((i + 1))
 done
 equals "$(hcurl "$CA" /readyz -o /dev/null -w '%{http_code}')" 200 "the policy fixed: ready without a restart"

@@ -80,7 +80,7 @@ openssl s_server -accept "127.0.0.1:$SPORT" -cert "$TMP/c/tls.crt" -key "$TMP/c/
 	-client_renegotiation -www >"$TMP/s_server.log" 2>&1 &
 SSRV=$!
 PIDS="$PIDS $SSRV"
-wait_for "$TMP/s_server.log" ACCEPT 10
+wait_for "$TMP/s_server.log" ACCEPT 60
 renego_probe "$SPORT" >"$TMP/renego_ctl.txt"
 check "renegotiation probe control: s_server -client_renegotiation is caught" sh -c \
 	"grep -q '^RENEGOTIATING' $TMP/renego_ctl.txt && sed -n '/^RENEGOTIATING/,\$p' $TMP/renego_ctl.txt | grep -q '^<<<.*ServerHello'"

@@ -44,6 +44,26 @@ struct held {
 	int closed;
 };
 
+/* sweep: marks the connections of h[0..n) the server has closed since; returns how many. */
+static int sweep(struct held *h, int n)
+{
+	int i, closed = 0;
+
+	for (i = 0; i < n; i++) {
+		struct pollfd p = { h[i].fd, POLLIN, 0 };
+		char byte;
+
+		if (h[i].closed || poll(&p, 1, 0) <= 0)
+			continue;
+		/* Readable: an end of file or a reset is the server's close (it sends nothing else unasked). */
+		if (recv(h[i].fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) <= 0 || (p.revents & (POLLHUP | POLLERR))) {
+			h[i].closed = 1;
+			closed++;
+		}
+	}
+	return closed;
+}
+
 static double mono(void)
 {
 	struct timespec ts;
@@ -197,20 +217,18 @@ int main(int argc, char **argv)
 	while (mono() < end) {
 		struct stat st;
 
-		if ((until != NULL && stat(until, &st) == 0) || (until_closed && closed == opened))
+		if (until != NULL && stat(until, &st) == 0) {
+			/*
+			 * A close that came since the last sweep counts too: a starved
+			 * holder may not have swept between the server's close and
+			 * the test's release, which must not hide that close.
+			 */
+			closed += sweep(h, opened);
 			break;
-		for (i = 0; i < opened; i++) {
-			struct pollfd p = { h[i].fd, POLLIN, 0 };
-			char byte;
-
-			if (h[i].closed || poll(&p, 1, 0) <= 0)
-				continue;
-			/* Readable: an end of file or a reset is the server's close (it sends nothing else unasked). */
-			if (recv(h[i].fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) <= 0 || (p.revents & (POLLHUP | POLLERR))) {
-				h[i].closed = 1;
-				closed++;
-			}
 		}
+		closed += sweep(h, opened);
+		if (until_closed && closed == opened)
+			break;
 		usleep(POLL_MS * 1000);
 	}
 	for (i = 0; i < opened; i++) {

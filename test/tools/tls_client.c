@@ -9,6 +9,8 @@
  *
  * Last line: "sent=N ok=N failed=N closes=N refused=N certs=N"; exit 0 when
  * nothing failed (slowloris: when the server closed the connection).
+ * --certs-file F holds the certs figure as it grows, so that a test can wait
+ * until a rotation has been seen instead of guessing how long that takes.
  */
 #define _GNU_SOURCE  /* POLLRDHUP: the server closed its side while a request is held */
 #include <arpa/inet.h>
@@ -35,7 +37,7 @@
 
 struct opts {
 	const char *host, *servername, *cafile, *method, *path, *ctype, *body_file, *until, *ready_file;
-	const char *expect_body, *release;
+	const char *expect_body, *release, *certs_file;
 	int port, count, new_conn, expect, chunked, stop_on_close, tls_min, tls_max, slowloris;
 	int hold_ms, verbose;
 };
@@ -62,7 +64,7 @@ static void usage(void)
 		"         [--method POST] [--path /mutate] [--content-type application/json] [--body FILE]\n"
 		"         [--count N] [--new-conn] [--until FILE] [--stop-on-close] [--expect CODE]\n"
 		"         [--expect-body TEXT] [--chunked] [--tls-min V] [--tls-max V] [--hold MS]\n"
-		"         [--release F] [--ready-file F] [--slowloris SECONDS] [--verbose]\n"
+		"         [--release F] [--ready-file F] [--certs-file F] [--slowloris SECONDS] [--verbose]\n"
 		"       tls_client --free-port\n");
 	exit(2);
 }
@@ -102,6 +104,19 @@ static void touch(const char *path)
 		fclose(f);
 }
 
+/* Writes n to path (when given) as a whole: a reader sees the old count or the new one. */
+static void write_count(const char *path, int n)
+{
+	char tmp[4096];
+	FILE *f;
+
+	if (path == NULL || snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp || (f = fopen(tmp, "w")) == NULL)
+		return;
+	fprintf(f, "%d\n", n);
+	if (fclose(f) == 0)
+		rename(tmp, path);
+}
+
 static void ssl_errors(const char *what)
 {
 	unsigned long e;
@@ -113,6 +128,19 @@ static void ssl_errors(const char *what)
 		fprintf(stderr, ": %s", text);
 	}
 	fprintf(stderr, "\n");
+}
+
+/*
+ * A read or write that a stop and continue (SIGSTOP, a debugger, a test that
+ * stops a process to play a starved one) cut short: with SO_RCVTIMEO set the
+ * kernel does not restart it (signal(7)) and OpenSSL reports a retry; the
+ * data is still to come, so it is tried again. A real timeout stays an error.
+ */
+static int interrupted(SSL *ssl, int ret)
+{
+	int e = SSL_get_error(ssl, ret);
+
+	return (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) && errno == EINTR;
 }
 
 static SSL_CTX *make_ctx(const struct opts *o)
@@ -166,7 +194,7 @@ static int tcp_connect(const struct opts *o, int *refused)
 
 static SSL *tls_connect(SSL_CTX *ctx, const struct opts *o, struct stats *st, int *refused)
 {
-	int fd = tcp_connect(o, refused);
+	int fd = tcp_connect(o, refused), rc;
 	SSL *ssl;
 	X509 *peer;
 
@@ -178,7 +206,10 @@ static SSL *tls_connect(SSL_CTX *ctx, const struct opts *o, struct stats *st, in
 		SSL_set_tlsext_host_name(ssl, o->servername);
 		SSL_set1_host(ssl, o->servername);
 	}
-	if (SSL_connect(ssl) != 1) {
+	errno = 0;
+	while ((rc = SSL_connect(ssl)) != 1 && interrupted(ssl, rc))
+		errno = 0;
+	if (rc != 1) {
 		ssl_errors("handshake failed");
 		SSL_free(ssl);
 		close(fd);
@@ -193,8 +224,10 @@ static SSL *tls_connect(SSL_CTX *ctx, const struct opts *o, struct stats *st, in
 		X509_digest(peer, EVP_sha256(), md, &len);
 		for (i = 0; i < st->n_certs && memcmp(st->certs[i], md, 32) != 0; i++)
 			;
-		if (i == st->n_certs && st->n_certs < MAX_CERTS)
+		if (i == st->n_certs && st->n_certs < MAX_CERTS) {
 			memcpy(st->certs[st->n_certs++], md, 32);
+			write_count(o->certs_file, st->n_certs);
+		}
 		X509_free(peer);
 	}
 	if (o->verbose)
@@ -218,8 +251,12 @@ static void tls_close(SSL **ssl)
 static int write_all(SSL *ssl, const char *p, size_t n)
 {
 	while (n > 0) {
-		int w = SSL_write(ssl, p, n > 65536 ? 65536 : (int)n);
+		int w;
 
+		errno = 0;
+		w = SSL_write(ssl, p, n > 65536 ? 65536 : (int)n);
+		if (w <= 0 && interrupted(ssl, w))
+			continue;
 		if (w <= 0)
 			return -1;
 		p += w;
@@ -246,7 +283,10 @@ static int read_reply(SSL *ssl, struct reply *r)
 	while (end == NULL) {
 		if (n >= sizeof buf - 1)
 			return -1;
+		errno = 0;
 		got = SSL_read(ssl, buf + n, (int)(sizeof buf - 1 - n));
+		if (got <= 0 && interrupted(ssl, got))
+			continue;
 		if (got <= 0)
 			return -1;
 		n += (size_t)got;
@@ -271,7 +311,10 @@ static int read_reply(SSL *ssl, struct reply *r)
 		char more[16384];
 		size_t room = sizeof r->body - 1 - r->body_len;
 
+		errno = 0;
 		got = SSL_read(ssl, more, sizeof more);
+		if (got <= 0 && interrupted(ssl, got))
+			continue;
 		if (got <= 0)
 			return -1;
 		if (room > (size_t)got)
@@ -395,7 +438,7 @@ static int free_port(void)
 int main(int argc, char **argv)
 {
 	struct opts o = { "127.0.0.1", NULL, NULL, "POST", "/mutate", "application/json", NULL, NULL, NULL,
-			  NULL, NULL, 0, 1, 0, 200, 0, 0, 0, 0, 0, 0, 0 };
+			  NULL, NULL, NULL, 0, 1, 0, 200, 0, 0, 0, 0, 0, 0, 0 };
 	struct stats st;
 	struct reply r;
 	SSL_CTX *ctx;
@@ -423,6 +466,7 @@ int main(int argc, char **argv)
 		else if (ARG("--count")) o.count = atoi(v);
 		else if (ARG("--until")) o.until = v;
 		else if (ARG("--ready-file")) o.ready_file = v;
+		else if (ARG("--certs-file")) o.certs_file = v;
 		else if (ARG("--expect")) o.expect = atoi(v);
 		else if (ARG("--expect-body")) o.expect_body = v;
 		else if (ARG("--tls-min")) o.tls_min = tls_version(v);
