@@ -224,6 +224,22 @@ equals "$(wh_count '"level":"error"')" 0 "the replica logged no error"
 kubectl get configmap -n "$RNS" "$REL-policy" -o jsonpath='{.data.policy\.yaml}' >"$T/dra-policy.yaml"
 cp_wait 30 sh -c "kubectl get resourceclaim -n kube-system -o json | jq -e '.items | length == 1'" && ok ||
 	bad "the resourceclaim controller made dra-plain's claim"
+# The pods clean removed above (dra-warm, dra-late, dra-outage) leave their claims to the
+# garbage collector: a claim made from a template is owned by its pod (ownerReferences,
+# controller: true: pkg/controller/resourceclaim/controller.go handleClaim), and the
+# collector deletes a dependent whose owner is gone (pkg/controller/garbagecollector/
+# garbagecollector.go attemptToDeleteItem), when a loaded control plane gets to it. Until
+# then a snapshot holds claims that the watch, listing a few seconds later, no longer
+# sees: wait until every claim's owning pod exists.
+owned_claims_live() {
+	kubectl get pods,resourceclaims -A -o json | jq -e '
+		[.items[] | select(.kind == "Pod") | "\(.metadata.namespace)/\(.metadata.name)"] as $pods
+		| [.items[] | select(.kind == "ResourceClaim") | .metadata as $m
+			| ($m.ownerReferences // [])[] | select(.kind == "Pod") | "\($m.namespace)/\(.name)"]
+		| all(.[]; . as $o | $pods | index($o) != null)' >/dev/null
+}
+cp_wait 120 owned_claims_live && ok || { bad "the claims of the pods clean removed are collected";
+	kubectl get resourceclaims -A -o wide 2>&1 | indent; }
 kubectl get nodes,pods,resourceslices,resourceclaims -A -o json >"$T/dra-state.json"
 "$B" report -c "$T/dra-policy.yaml" -o json --fail-on none "$T/dra-state.json" >"$T/dra-report.json" 2>"$T/dra-report.err"
 equals "$?" 0 "report over kubectl get nodes,pods,resourceslices,resourceclaims -A -o json"
