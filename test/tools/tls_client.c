@@ -143,6 +143,29 @@ static int interrupted(SSL *ssl, int ret)
 	return (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) && errno == EINTR;
 }
 
+/* SSL_read and SSL_write, tried again while a stop and continue cut them short. */
+static int ssl_read(SSL *ssl, void *buf, int n)
+{
+	int got;
+
+	do {
+		errno = 0;
+		got = SSL_read(ssl, buf, n);
+	} while (got <= 0 && interrupted(ssl, got));
+	return got;
+}
+
+static int ssl_write(SSL *ssl, const void *buf, int n)
+{
+	int w;
+
+	do {
+		errno = 0;
+		w = SSL_write(ssl, buf, n);
+	} while (w <= 0 && interrupted(ssl, w));
+	return w;
+}
+
 static SSL_CTX *make_ctx(const struct opts *o)
 {
 	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
@@ -253,10 +276,7 @@ static int write_all(SSL *ssl, const char *p, size_t n)
 	while (n > 0) {
 		int w;
 
-		errno = 0;
-		w = SSL_write(ssl, p, n > 65536 ? 65536 : (int)n);
-		if (w <= 0 && interrupted(ssl, w))
-			continue;
+		w = ssl_write(ssl, p, n > 65536 ? 65536 : (int)n);
 		if (w <= 0)
 			return -1;
 		p += w;
@@ -283,10 +303,7 @@ static int read_reply(SSL *ssl, struct reply *r)
 	while (end == NULL) {
 		if (n >= sizeof buf - 1)
 			return -1;
-		errno = 0;
-		got = SSL_read(ssl, buf + n, (int)(sizeof buf - 1 - n));
-		if (got <= 0 && interrupted(ssl, got))
-			continue;
+		got = ssl_read(ssl, buf + n, (int)(sizeof buf - 1 - n));
 		if (got <= 0)
 			return -1;
 		n += (size_t)got;
@@ -311,10 +328,7 @@ static int read_reply(SSL *ssl, struct reply *r)
 		char more[16384];
 		size_t room = sizeof r->body - 1 - r->body_len;
 
-		errno = 0;
-		got = SSL_read(ssl, more, sizeof more);
-		if (got <= 0 && interrupted(ssl, got))
-			continue;
+		got = ssl_read(ssl, more, sizeof more);
 		if (got <= 0)
 			return -1;
 		if (room > (size_t)got)
