@@ -156,9 +156,8 @@ expect_rc 2 "check-config with two files" -- "$B" check-config "$tmp/one.yaml" "
 $WRAP "$B" serve --self-signed --addr 127.0.0.1:0 --config "$tmp/bad.yaml" --log-format json 2>"$tmp/err" &
 sp=$!
 PIDS="$PIDS $sp"
-i=0
 # "listening" comes after the policy's lines, once SIGTERM is serve's to handle.
-while [ $i -lt 1200 ] && ! grep -q '"msg":"listening"' "$tmp/err"; do sleep 0.05; i=$((i + 1)); done
+eventually 60 grep -q '"msg":"listening"' "$tmp/err"
 equals "$(grep -c '"msg":"policy error","error":"'"$tmp"'/bad.yaml:[0-9]*:[0-9]*: ' "$tmp/err")" 13 "serve logs one line per policy error"
 has "$tmp/err" "\"msg\":\"policy did not load; not ready until it does, retrying\",\"config\":\"$tmp/bad.yaml\",\"error\":\"$tmp/bad.yaml: 13 errors\"" "then that it is not ready, and why"
 kill -TERM "$sp"; wait "$sp"; rc=$?
@@ -330,8 +329,7 @@ serve_log() { # serve_log OUT [ARGS...]: runs serve briefly, its stderr to OUT
 	out=$1; shift
 	"$B" serve --self-signed --addr 127.0.0.1:0 "$@" 2>"$out" &
 	pid=$!
-	i=0
-	while [ $i -lt 1200 ] && ! grep -q "listening" "$out"; do sleep 0.05; i=$((i + 1)); done
+	eventually 60 grep -q "listening" "$out"
 	kill -TERM $pid; wait $pid
 }
 serve_log "$tmp/json.log"
@@ -430,7 +428,7 @@ fi
 # ==== make run: binds first, then prints a command that works from anywhere ====
 port() { # a free port, from the kernel
 	"$B" serve --self-signed --addr 127.0.0.1:0 --log-format json 2>"$tmp/p.log" & pp=$!
-	i=0; while [ $i -lt 1200 ] && ! grep -q listening "$tmp/p.log"; do sleep 0.05; i=$((i + 1)); done
+	eventually 60 grep -q listening "$tmp/p.log"
 	sed -n 's/.*"port":"\([0-9]*\)".*/\1/p' "$tmp/p.log"
 	kill -TERM $pp; wait $pp
 }
@@ -438,7 +436,7 @@ P=$(port)
 ADDR=127.0.0.1:$P sh test/run-local "$BIN" >"$tmp/run.out" 2>"$tmp/run.err" &
 runpid=$!
 PIDS="$PIDS $runpid"
-i=0; while [ $i -lt 1200 ] && ! grep -q "Ctrl-C to stop" "$tmp/run.out"; do sleep 0.05; i=$((i + 1)); done
+eventually 60 grep -q "Ctrl-C to stop" "$tmp/run.out"
 has "$tmp/run.out" "serving https://127.0.0.1:$P" "make run: banner"
 has "$tmp/run.err" '"msg":"listening"' "make run: the server listened before the banner"
 curl_cmd=$(sed -n '/^  curl/,/^$/p' "$tmp/run.out" | sed 's/\\$//' | tr '\n' ' ')

@@ -34,11 +34,8 @@ mget() { curl -sS --max-time $((10 * SLOW)) "http://127.0.0.1:$MPORT$1"; }
 # The gauge as the plain listener sees it (its own /metrics request included).
 in_flight() { mget /metrics | awk '$1 == "gpu_admission_in_flight_requests" { print $2 }'; }
 # wait_in_flight N: until N requests (besides the /metrics one asking) are in flight, bounded.
-wait_in_flight() {
-	i=0
-	while [ "$(($(in_flight) - 1))" -lt "$1" ] && [ $i -lt $((300 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
-	[ "$(($(in_flight) - 1))" -ge "$1" ]
-}
+in_flight_at_least() { [ "$(($(in_flight) - 1))" -ge "$1" ]; }
+wait_in_flight() { eventually $((30 * SLOW)) in_flight_at_least "$1"; }
 # hold N FILE OUT [ARGS...]: N TLS connections that each send FILE and hold; waits
 # (bounded) until all are open; the holder runs until $TMP/release exists.
 hold() {
@@ -48,9 +45,7 @@ hold() {
 		--until "$TMP/release" --seconds $((240 * SLOW)) "$@" >"$out" 2>&1 &
 	PIDS="$PIDS $!"
 	HOLDER=$!
-	i=0
-	until [ -s "$out.ready" ] || [ $i -ge $((1200 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
-	[ -s "$out.ready" ]
+	eventually $((120 * SLOW)) test -s "$out.ready"
 }
 release() { touch "$TMP/release"; wait_exit "$HOLDER" 30; echo "    holder: $(tail -n 1 "$1")"; rm -f "$TMP/release"; }
 # unread: bytes sent to the server's TLS port that it has not read yet (its sockets' Recv-Q).
@@ -59,11 +54,8 @@ unread() { ss -Htn state established "( sport = :$PORT )" | awk '{ n += $1 } END
 # ready once the kernel took its bytes; the server may read them seconds later on a busy
 # machine, and a body is not stalled (the server's floor before it gives way) until a
 # second after its last byte was read.
-all_read() {
-	i=0
-	until [ "$(unread)" = 0 ] || [ $i -ge $((600 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
-	[ "$(unread)" = 0 ] || { echo "$(unread) bytes unread"; return 1; }
-}
+none_unread() { [ "$(unread)" = 0 ]; }
+all_read() { eventually $((60 * SLOW)) none_unread || { echo "$(unread) bytes unread"; return 1; }; }
 # review_now: one valid review, answered 200 with its patch at the first try.
 review_now() { client "$CA" --body "$SAMPLE_GPU" --count 1 --expect-body '"patchType":"JSONPatch"'; }
 # review_soon: the same within three tries a second apart (a 503 says Retry-After: 1).

@@ -52,10 +52,7 @@ hold() {
 		HOLD="$HOLD $!"
 	done
 	PIDS="$PIDS $HOLD"
-	i=0
-	while { [ ! -e "$TMP/hold1" ] || [ ! -e "$TMP/hold2" ] || [ ! -e "$TMP/hold3" ]; } && [ $i -lt $((300 * SLOW)) ]; do
-		sleep 0.1; i=$((i + 1))
-	done
+	eventually $((30 * SLOW)) test -e "$TMP/hold1" -a -e "$TMP/hold2" -a -e "$TMP/hold3"
 	check "three connections held" test -e "$TMP/hold1" -a -e "$TMP/hold2" -a -e "$TMP/hold3"
 }
 # release: the held connections close (the client side: no server timeout is waited for).
@@ -104,8 +101,7 @@ HELD=$!
 	>"$TMP/idle.out" 2>&1 &
 IDLE=$!
 PIDS="$PIDS $LOADS $HELD $IDLE"
-i=0
-while { [ ! -e "$TMP/held" ] || [ ! -e "$TMP/idle" ]; } && [ $i -lt $((600 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
+eventually $((60 * SLOW)) test -e "$TMP/held" -a -e "$TMP/idle"
 check "a request is half-sent when SIGTERM comes" test -e "$TMP/held"
 kill -TERM "$SERVER_PID"
 # The server's main thread turns readiness off when it takes the signal, then logs

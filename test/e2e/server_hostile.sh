@@ -83,8 +83,8 @@ sleep 1
 # The warm-up's clients have their answers, but the server counts a request out only
 # after it has sent the answer (its completed callback): a worker thread that got no
 # CPU since is still counted. Wait (bounded) for the gauge before taking the baseline.
-i=0
-until [ "$(in_flight)" = 1 ] || [ $i -ge $((300 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
+in_flight_is() { [ "$(in_flight)" = "$1" ]; }
+eventually $((30 * SLOW)) in_flight_is 1
 FDS0=$(fds)
 IN0=$(in_flight)
 equals "$IN0" 1 "idle: the only request in flight is the /metrics scrape itself"
@@ -160,6 +160,8 @@ repeat 100 "TLS handshake, headers and half the body, then closed" mid_body
 # or of the 3 MiB review: 1.5 MiB), are seen in flight on the server, then killed
 # (no close_notify, maybe a reset). Twenty rounds: 200 requests cut mid-body.
 # (Under valgrind only every fifth round sends 1.5 MiB: decrypting them is slow there.)
+# all_ten_in_flight: the round's ten clients are ready and the server counts their requests.
+all_ten_in_flight() { [ "$(ls "$TMP"/ready* 2>/dev/null | wc -l)" = 10 ] && [ "$(in_flight)" -ge $((IN0 + 10)) ]; }
 aborted=0
 for round in $(seq 20); do
 	body=$SAMPLE_GPU
@@ -172,19 +174,15 @@ for round in $(seq 20); do
 		ps="$ps $!"
 	done
 	PIDS="$PIDS $ps"
-	i=0
-	until [ "$(ls "$TMP"/ready* 2>/dev/null | wc -l)" = 10 ] && [ "$(in_flight)" -ge $((IN0 + 10)) ] ||
-		[ $i -ge $((600 * SLOW)) ]; do
-		sleep 0.05; i=$((i + 1))
-	done
+	eventually $((30 * SLOW)) all_ten_in_flight
 	[ "$(in_flight)" -ge $((IN0 + 10)) ] && aborted=$((aborted + 10))
 	for p in $ps; do kill -9 "$p" 2>/dev/null; done
 	for p in $ps; do wait "$p" 2>/dev/null; done
 done
 equals "$aborted" 200 "200 requests seen in flight mid-body, then their clients killed"
 # Until the server has dropped them (the two clients serving along may be in flight).
-i=0
-until [ "$(in_flight)" -le $((IN0 + 2)) ] || [ $i -ge $((600 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
+in_flight_at_most() { [ "$(in_flight)" -le "$1" ]; }
+eventually $((60 * SLOW)) in_flight_at_most $((IN0 + 2))
 
 # ---- large bodies ----
 check "50 near-3 MiB reviews (two connections at once) are answered" \
@@ -249,8 +247,8 @@ client "$CA" --body "$SAMPLE_GPU" --count 100000000 --until "$TMP/stop" \
 	--expect-body '"patchType":"JSONPatch"' >"$TMP/before.out" 2>&1 &
 BEFORE=$!
 PIDS="$PIDS $BEFORE"
-i=0
-until [ "$(fds)" -gt "$FDS0" ] || [ $i -ge $((100 * SLOW)) ]; do sleep 0.05; i=$((i + 1)); done
+more_fds() { [ "$(fds)" -gt "$FDS0" ]; }
+eventually $((5 * SLOW)) more_fds
 (
 	max=0
 	while [ ! -e "$TMP/flooded" ]; do

@@ -76,12 +76,8 @@ equals "$(fingerprint)" "$(want_fp "$TMP/a/tls.crt")" "serving the first certifi
 # certificates. "The load saw every certificate" needs a handshake of the load in each
 # one's time in service: one in the time it takes the test to check the fingerprint and
 # move on is what a starved load process may not get.
-load_saw() {
-	i=0
-	until [ "$(cat "$TMP/load.certs" 2>/dev/null)" = "$1" ] || [ $i -ge $((600 * SLOW)) ]; do
-		sleep 0.1; i=$((i + 1))
-	done
-}
+load_has_seen() { [ "$(cat "$TMP/load.certs" 2>/dev/null)" = "$1" ]; }
+load_saw() { eventually $((60 * SLOW)) load_has_seen "$1"; }
 load_saw 1
 
 swap v2 "$TMP/b/tls.crt" "$TMP/b/tls.key"
@@ -95,16 +91,15 @@ equals "$(fingerprint)" "$(want_fp "$TMP/b/tls.crt")" "the old certificate stays
 equals "$(hcurl "$CA" /readyz -o /dev/null -w '%{http_code}')" 200 "/readyz stays 200 after the refused rotation"
 # The promise of cmd/gpu-admission/README.md (Hot reload), and what made an exact count flaky: a refused load is tried again.
 retried() { [ "$(grep -cF -- '"msg":"certificate reload failed' "$LOG")" -ge 2 ]; }
-i=0
-until retried || [ $i -ge $((150 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
+eventually $((15 * SLOW)) retried
 check "the refused pair is tried again (1 s later, then doubling)" retried
 counted_failures gpu_admission_cert_reload_failures_total '"msg":"certificate reload failed' \
 	"the refused rotation is counted, each try"
 
 load_saw 2
 swap v4 "$TMP/c/tls.crt" "$TMP/c/tls.key"
-i=0
-until [ "$(metric gpu_admission_cert_reloads_total)" = 2 ] || [ $i -ge $((600 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
+metric_is() { [ "$(metric "$1")" = "$2" ]; }
+eventually $((60 * SLOW)) metric_is gpu_admission_cert_reloads_total 2
 equals "$(fingerprint)" "$(want_fp "$TMP/c/tls.crt")" "a good pair after a bad one is taken"
 
 load_saw 3
@@ -143,9 +138,8 @@ equals "$(metric gpu_admission_config_reloads_total)" 1 "config reload counted"
 kill -HUP "$SERVER_PID"
 check "SIGHUP reloads" wait_for "$LOG" '"msg":"SIGHUP received' $((60 * SLOW))
 # The policy is reloaded first, then the certificate: the second count is waited for too.
-i=0
-until { [ "$(metric gpu_admission_config_reloads_total)" = 2 ] && [ "$(metric gpu_admission_cert_reloads_total)" = 3 ]; } ||
-	[ $i -ge $((300 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
+both_reloaded() { metric_is gpu_admission_config_reloads_total 2 && metric_is gpu_admission_cert_reloads_total 3; }
+eventually $((30 * SLOW)) both_reloaded
 equals "$(metric gpu_admission_config_reloads_total)" 2 "SIGHUP reloaded the policy"
 equals "$(metric gpu_admission_cert_reloads_total)" 3 "SIGHUP reloaded the certificate"
 check "still alive" kill -0 "$SERVER_PID"

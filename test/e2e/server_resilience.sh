@@ -159,8 +159,7 @@ rm -f "$TMP/held" "$TMP/release"
 	--ready-file "$TMP/held" --until "$TMP/release" --seconds $((120 * SLOW)) >"$TMP/hold.out" 2>&1 &
 HOLDER=$!
 PIDS="$PIDS $HOLDER"
-i=0
-until [ -s "$TMP/held" ] || [ $i -ge $((600 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
+eventually $((60 * SLOW)) test -s "$TMP/held"
 equals "$(cat "$TMP/held" 2>/dev/null)" 1024 "1024 idle connections from five addresses (205 each, under the per-address 256)"
 sleep 1.5  # idle for over a second: the server's floor before it closes one for a newcomer
 t0=$(ms)
@@ -214,10 +213,9 @@ rm -f "$TMP/held" "$TMP/release"
 	--seconds $((120 * SLOW)) >"$TMP/hold2.out" 2>&1 &
 HOLDER=$!
 PIDS="$PIDS $HOLDER"
-i=0
-until [ -s "$TMP/held" ] || [ $i -ge $((300 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
-i=0
-until [ "$(fds)" -ge 96 ] || [ $i -ge $((600 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
+eventually $((30 * SLOW)) test -s "$TMP/held"
+fds_at_least() { [ "$(fds)" -ge "$1" ]; }
+eventually $((60 * SLOW)) fds_at_least 96
 check "the server's descriptors are exhausted (96 of 96)" sh -c "[ $(fds) -ge 96 ]"
 # The metrics listener gets a client it cannot accept; a spinning accept loop would
 # burn a core. Measured over 3 s: a generous bound, a third of one core.
@@ -304,10 +302,8 @@ equals "$code" 503 "... a review sent anyway: 503"
 check "... with Retry-After" grep -qi '^retry-after: 1' "$TMP/m.head"
 has "$TMP/bad.log" '"msg":"policy did not load; not ready until it does, retrying"' "the log says why it is not ready"
 printf 'mode: enforce\n' >"$TMP/bad.yaml.new" && mv "$TMP/bad.yaml.new" "$TMP/bad.yaml"
-i=0
-until [ "$(hcurl "$CA" /readyz -o /dev/null -w '%{http_code}')" = 200 ] || [ $i -ge $((600 * SLOW)) ]; do
-	sleep 0.1; i=$((i + 1))
-done
+readyz_is() { [ "$(hcurl "$CA" /readyz -o /dev/null -w '%{http_code}')" = "$1" ]; }
+eventually $((60 * SLOW)) readyz_is 200
 equals "$(hcurl "$CA" /readyz -o /dev/null -w '%{http_code}')" 200 "the policy fixed: ready without a restart"
 check "... and it serves reviews" client "$CA" --body "$SAMPLE_GPU" --expect-body '"patchType":"JSONPatch"'
 stop_server "the bad-policy server"

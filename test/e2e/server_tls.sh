@@ -118,6 +118,8 @@ refuse "expired certificate" "expired" --tls-cert "$TMP/exp/exp.pem" --tls-key "
 # make the certificate, start the server and ask it (it then says 503, or refuses the
 # expired pair at start), so such a try is made again with twice the life, up to 64 s.
 LIFE=$((SLOW > 1 ? 20 : 4))
+# readyz_is CODE: /readyz answers CODE (its body kept in $TMP/ready).
+readyz_is() { [ "$(curl -sS -k --max-time 10 "https://127.0.0.1:$PORT/readyz" -o "$TMP/ready" -w '%{http_code}')" = "$1" ]; }
 while :; do
 	end=$(($(date +%s) + LIFE))
 	(cd "$TMP/exp" && openssl ca -batch -config ca.conf -selfsign -keyfile k.pem -in r.csr \
@@ -130,9 +132,7 @@ while :; do
 		asked=$(date +%s)
 		if [ "$CODE" = 200 ] || [ "$asked" -lt "$end" ] || [ "$last" = 1 ]; then
 			equals "$CODE" 200 "/readyz: 200 while the certificate is valid"
-			i=0
-			until [ "$(curl -sS -k --max-time 10 "https://127.0.0.1:$PORT/readyz" -o "$TMP/ready" -w '%{http_code}')" = 503 ] ||
-				[ $i -ge $(((LIFE + 60) * 10)) ]; do sleep 0.1; i=$((i + 1)); done
+			eventually $((LIFE + 60)) readyz_is 503
 			has "$TMP/ready" "certificate expired" "/readyz: 503 once the certificate has expired"
 			stop_server "the short-lived certificate server"
 			break
@@ -161,8 +161,7 @@ PORT=$("$CLIENT_BIN" --free-port)
 $WRAP "$BIN" serve --addr "127.0.0.1:$PORT" --tls-cert "$TMP/c/tls.crt" --tls-key "$TMP/c/tls.key" \
 	--service-name other-svc --log-level warn 2>"$TMP/warn.log" &
 SERVER_PID=$!; PIDS="$PIDS $SERVER_PID"; SERVER_LOG=$TMP/warn.log
-i=0
-until client "$CA" --body "$SAMPLE_GPU" --count 5 >/dev/null 2>&1 || [ $i -ge $((600 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
+eventually $((60 * SLOW)) client "$CA" --body "$SAMPLE_GPU" --count 5
 check "--log-level warn server answers" client "$CA" --body "$SAMPLE_GPU" --count 5
 has "$TMP/warn.log" 'do not cover service \"other-svc\"' "SANs missing --service-name: warned"
 equals "$(hcurl "$CA" /readyz -o "$TMP/ready.out" -w '%{http_code}')" 503 \

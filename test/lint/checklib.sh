@@ -33,4 +33,16 @@ equals "$(sed -n 2p "$T/ind")" "    b" "indent: four spaces before each line"
 grep -rnE "sed 's/\^/ {4}/'" test/ --include='*.sh' --include='*.lib' --include=run >"$T/sed" || true
 equals "$(wc -l <"$T/sed")" 0 "no test indents with sed (indent ends every line)"
 [ -s "$T/sed" ] && indent "$T/sed"
+
+# eventually: the waits of the e2e suites. A command that succeeds at once, or at its
+# third try, ends the wait with 0; one that never does ends it with 1 when the time is
+# up; what a shell function sets stays set (a wait that reads a value keeps it).
+if eventually 5 true; then ok; else bad "eventually: a command that succeeds at once"; fi
+tries=0
+third() { tries=$((tries + 1)); [ "$tries" -ge 3 ]; }
+if eventually 5 third; then ok; else bad "eventually: a command that succeeds at its third try"; fi
+equals "$tries" 3 "eventually: stops trying once the command succeeded"
+if eventually 1 false; then bad "eventually: a command that never succeeds ended the wait with 0"; else ok; fi
+said=$(eventually 1 sh -c 'echo noise; echo more >&2; exit 1' 2>&1)
+equals "$said" "" "eventually: the command's output is dropped"
 finish

@@ -116,16 +116,14 @@ fi
 # ---- serve: the decision line names the eligible pools ---------------------------
 "$BIN" serve --self-signed --addr 127.0.0.1:0 --config "$POLICY" 2>"$T/serve.log" &
 SERVER_PID=$!
-i=0
-PORT=
-while [ -z "$PORT" ] && [ $i -lt 600 ]; do
+listening() {
 	PORT=$(sed -n 's/.*"msg":"listening".*"port":"\([0-9]*\)","scheme":"https".*/\1/p' "$T/serve.log")
-	sleep 0.1; i=$((i + 1))
-done
+	[ -n "$PORT" ]
+}
+eventually 60 listening
 curl -sS -k --max-time 10 -H 'Content-Type: application/json' \
 	--data-binary @test/golden/fallback-no-affinity/request.json "https://127.0.0.1:$PORT/mutate" >"$T/resp.json" 2>&1
-i=0
-while ! grep -q '"msg":"admission"' "$T/serve.log" && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+eventually 60 grep -q '"msg":"admission"' "$T/serve.log"
 if grep '"msg":"admission"' "$T/serve.log" | grep -q '"pools":"t4-spot,t4,a100"'; then ok
 else bad "the decision log line names the eligible pools"; cat "$T/serve.log" "$T/resp.json"; fi
 kill "$SERVER_PID" 2>/dev/null
