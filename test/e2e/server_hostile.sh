@@ -30,14 +30,9 @@ mget() { curl -sS --max-time $((10 * SLOW)) "http://127.0.0.1:$MPORT$1"; }
 # The gauge as the plain listener sees it (its own /metrics request included).
 in_flight() { mget /metrics | awk '$1 == "gpu_admission_in_flight_requests" { print $2 }'; }
 fds() { ls "/proc/$SERVER_PID/fd" 2>/dev/null | wc -l; }
-rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$SERVER_PID/status"; }
 # settle: waits (bounded) until no descriptor or request is left over from the clients.
-settle() {
-	i=0
-	while { [ "$(fds)" -gt "$FDS0" ] || [ "$(in_flight)" != "$IN0" ]; } && [ $i -lt $((600 * SLOW)) ]; do
-		sleep 0.1; i=$((i + 1))
-	done
-}
+settled() { [ "$(fds)" -le "$FDS0" ] && [ "$(in_flight)" = "$IN0" ]; }
+settle() { eventually $((60 * SLOW)) settled; }
 # together N CLIENT-ARGS...: N OpenSSL clients at once; fails if any of them does.
 together() {
 	n=$1; shift
@@ -206,16 +201,14 @@ check "still alive and serving after it all" client "$CA" --body "$SAMPLE_GPU" -
 settle
 equals "$(in_flight)" "$IN0" "in-flight gauge back to idle"
 check "open descriptors back to the baseline of $FDS0 (now $(fds))" sh -c "[ $(fds) -le $FDS0 ]"
-sleep 1
-RSS1=$(rss_kb)
+rss_settled 8192
 echo "    RSS: ${RSS0} kB after warm-up, ${RSS1} kB after the barrage (change: $((RSS1 - RSS0)) kB)"
 # Margin: 8 MB. The warm-up already took two 3 MiB bodies at once, so the allocator's
 # arenas (one per worker thread) and glibc's raised mmap/trim thresholds are part
 # of the baseline; what may legitimately stay is free memory glibc keeps in those
 # arenas (a 3 MiB body buffer in one arena plus fragmentation). A leak of the bodies
 # alone would be hundreds of MB (50 x 3 MiB answered, 100 x 1.5 MiB cut off).
-# Valgrind and ASan keep their own books, so RSS means nothing under them.
-if [ -n "$WRAP" ] || ldd "$BIN" 2>/dev/null | grep -q libasan; then
+if [ "$MEASURE_RSS" = 0 ]; then
 	echo "    (RSS not checked under valgrind or ASan)"
 else
 	check "RSS back within 8 MB of the baseline" sh -c "[ $((RSS1 - RSS0)) -le 8192 ]"

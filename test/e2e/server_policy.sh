@@ -20,11 +20,6 @@ CA=$TMP/c/ca.crt
 CERT="--tls-cert $TMP/c/tls.crt --tls-key $TMP/c/tls.key"
 RELEASE=$(cat VERSION)
 case $BIN in /*) B=$BIN ;; *) B=$(pwd)/$BIN ;; esac
-ROOM_KB=$((48 * 1024))  # as server_resilience.sh: a quarter of the chart's 64Mi limit to spare
-rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$SERVER_PID/status"; }
-peak_kb() { awk '/^VmHWM:/ { print $2 }' "/proc/$SERVER_PID/status"; }
-MEASURE_RSS=1
-if [ -n "$WRAP" ] || ldd "$BIN" 2>/dev/null | grep -q libasan; then MEASURE_RSS=0; fi
 
 # cm_review FILE [KEY [RELEASE]]: the AdmissionReview kube-apiserver sends for an UPDATE of
 # the chart's policy ConfigMap holding FILE's text under data[KEY] (default policy.yaml),
@@ -166,18 +161,12 @@ for p in $ps; do wait "$p"; done
 codes=$(cat "$TMP"/par.* | sort | uniq -c | tr -s ' ' | tr '\n' ';')
 echo "    eight 1 MiB policy reviews at once: $codes"
 check "eight at once: each answered 200 or 503 (the memory budget)" sh -c "! grep -vqxE '200|503' $TMP/par.*"
-# The server frees a review's memory after the answer went out (its completed callback):
-# RSS is waited for (bounded), not read once half a second after the clients ended.
-sleep 0.5
-RSS1=$(rss_kb)
-i=0
-while [ "$MEASURE_RSS" = 1 ] && [ $((RSS1 - RSS0)) -gt 4096 ] && [ $i -lt $((300 * SLOW)) ]; do
-	sleep 0.1; i=$((i + 1)); RSS1=$(rss_kb)
-done
+rss_settled 4096
 PEAK=$(peak_kb)
 echo "    RSS ${RSS0} kB before, peak ${PEAK} kB, ${RSS1} kB after"
 if [ "$MEASURE_RSS" = 1 ]; then
-	check "hostile policies: peak RSS under 48 MiB (the chart's limit is 64 Mi)" sh -c "[ $PEAK -le $ROOM_KB ]"
+	check "hostile policies: peak RSS under $((ROOM_KB / 1024)) MiB (the chart's limit is $((CHART_LIMIT_KB / 1024)) Mi)" \
+		sh -c "[ $PEAK -le $ROOM_KB ]"
 	check "hostile policies: RSS back within 4 MB of its baseline" sh -c "[ $((RSS1 - RSS0)) -le 4096 ]"
 fi
 stop_server "the policy server"

@@ -25,37 +25,22 @@ HOLD_BIN=$BUILD/test/hold_conns
 certs "$TMP/c"
 CA=$TMP/c/ca.crt
 CERT="--tls-cert $TMP/c/tls.crt --tls-key $TMP/c/tls.key"
-CHART_LIMIT_KB=$((64 * 1024))    # the chart's resources.limits.memory, 64Mi
-ROOM_KB=$((48 * 1024))           # "with room to spare": a quarter of the limit left
 
 ms() { echo $(($(date +%s%N) / 1000000)); }
-rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$SERVER_PID/status"; }
-peak_kb() { awk '/^VmHWM:/ { print $2 }' "/proc/$SERVER_PID/status"; }
-reset_peak() { echo 5 >"/proc/$SERVER_PID/clear_refs" 2>/dev/null; }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$SERVER_PID/stat"; }
 fds() { ls "/proc/$SERVER_PID/fd" 2>/dev/null | wc -l; }
 # --header-timeout 60 where the binary has it (an older one, run with ONLY=..., does not),
 # so that in the slot and descriptor tests only the fix can free a slot.
 HT60=""
 "$BIN" serve --help 2>/dev/null | grep -q -- --header-timeout && HT60="--header-timeout 60"
-# RSS means nothing under valgrind or ASan, which keep their own books.
-MEASURE_RSS=1
-if [ -n "$WRAP" ] || ldd "$BIN" 2>/dev/null | grep -q libasan; then MEASURE_RSS=0; fi
 # memory_checks WHAT: after an attack (RSS0 before it, PEAK its peak), RSS stayed well
 # under the chart's limit and came back near RSS0.
 memory_checks() {
-	# The clients have their answers, but the server frees a request's memory in its
-	# completed callback, after the answer went out: wait (bounded) for RSS to come back
-	# instead of guessing that a busy machine ran that callback within half a second.
-	sleep 0.5
-	RSS1=$(rss_kb)
-	i=0
-	while [ "$MEASURE_RSS" = 1 ] && [ $((RSS1 - RSS0)) -gt 4096 ] && [ $i -lt $((300 * SLOW)) ]; do
-		sleep 0.1; i=$((i + 1)); RSS1=$(rss_kb)
-	done
+	rss_settled 4096
 	echo "    $1: RSS ${RSS0} kB before, peak ${PEAK} kB, ${RSS1} kB after (limit ${CHART_LIMIT_KB} kB)"
 	[ "$MEASURE_RSS" = 1 ] || return 0
-	check "$1: peak RSS under 48 MiB (the chart's limit is 64 Mi)" sh -c "[ $PEAK -le $ROOM_KB ]"
+	check "$1: peak RSS under $((ROOM_KB / 1024)) MiB (the chart's limit is $((CHART_LIMIT_KB / 1024)) Mi)" \
+		sh -c "[ $PEAK -le $ROOM_KB ]"
 	check "$1: RSS back within 4 MB of its baseline" sh -c "[ $((RSS1 - RSS0)) -le 4096 ]"
 }
 # post FILE [CURL ARGS]: POSTs FILE to /mutate; prints the HTTP status.
