@@ -40,7 +40,6 @@ struct opts {
 	const char *expect_body, *release, *certs_file;
 	int port, count, new_conn, expect, chunked, stop_on_close, tls_min, tls_max, slowloris;
 	int hold_ms, verbose;
-	int io_timeout_s; /* a read or write that waits longer fails */
 };
 
 struct stats {
@@ -65,8 +64,7 @@ static void usage(void)
 		"         [--method POST] [--path /mutate] [--content-type application/json] [--body FILE]\n"
 		"         [--count N] [--new-conn] [--until FILE] [--stop-on-close] [--expect CODE]\n"
 		"         [--expect-body TEXT] [--chunked] [--tls-min V] [--tls-max V] [--hold MS]\n"
-		"         [--release F] [--ready-file F] [--certs-file F] [--slowloris SECONDS]\n"
-		"         [--io-timeout SECONDS (10)] [--verbose]\n"
+		"         [--release F] [--ready-file F] [--certs-file F] [--slowloris SECONDS] [--verbose]\n"
 		"       tls_client --free-port\n");
 	exit(2);
 }
@@ -195,7 +193,7 @@ static SSL_CTX *make_ctx(const struct opts *o)
 static int tcp_connect(const struct opts *o, int *refused)
 {
 	struct sockaddr_in sa;
-	struct timeval tv = { o->io_timeout_s, 0 };
+	struct timeval tv = { IO_TIMEOUT_S, 0 };
 	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
 
 	*refused = 0;
@@ -454,7 +452,7 @@ static int free_port(void)
 int main(int argc, char **argv)
 {
 	struct opts o = { "127.0.0.1", NULL, NULL, "POST", "/mutate", "application/json", NULL, NULL, NULL,
-			  NULL, NULL, NULL, 0, 1, 0, 200, 0, 0, 0, 0, 0, 0, 0, IO_TIMEOUT_S };
+			  NULL, NULL, NULL, 0, 1, 0, 200, 0, 0, 0, 0, 0, 0, 0 };
 	struct stats st;
 	struct reply r;
 	SSL_CTX *ctx;
@@ -490,7 +488,6 @@ int main(int argc, char **argv)
 		else if (ARG("--hold")) o.hold_ms = atoi(v);
 		else if (ARG("--release")) o.release = v;
 		else if (ARG("--slowloris")) o.slowloris = atoi(v);
-		else if (ARG("--io-timeout")) o.io_timeout_s = atoi(v) > 0 ? atoi(v) : IO_TIMEOUT_S;
 		else if (strcmp(a, "--new-conn") == 0) o.new_conn = 1;
 		else if (strcmp(a, "--chunked") == 0) o.chunked = 1;
 		else if (strcmp(a, "--stop-on-close") == 0) o.stop_on_close = 1;
