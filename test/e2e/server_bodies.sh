@@ -25,9 +25,6 @@ BT60=""
 "$BIN" serve --help 2>/dev/null | grep -q -- --body-timeout && BT60="--body-timeout 60"
 
 ms() { echo $(($(date +%s%N) / 1000000)); }
-mget() { curl -sS --max-time $((10 * SLOW)) "http://127.0.0.1:$MPORT$1"; }
-# The gauge as the plain listener sees it (its own /metrics request included).
-in_flight() { mget /metrics | awk '$1 == "gpu_admission_in_flight_requests" { print $2 }'; }
 # wait_in_flight N: until N requests (besides the /metrics one asking) are in flight, bounded.
 in_flight_at_least() { [ "$(($(in_flight) - 1))" -ge "$1" ]; }
 wait_in_flight() { eventually $((30 * SLOW)) in_flight_at_least "$1"; }

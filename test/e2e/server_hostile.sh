@@ -26,10 +26,6 @@ PROMPT=15
 start_server "$LOG" --tls-cert "$TMP/c/tls.crt" --tls-key "$TMP/c/tls.key" --metrics-addr 127.0.0.1:0 \
 	--threads 2 --timeout 60 || { bad "server did not start"; finish; }
 
-mget() { curl -sS --max-time $((10 * SLOW)) "http://127.0.0.1:$MPORT$1"; }
-# The gauge as the plain listener sees it (its own /metrics request included).
-in_flight() { mget /metrics | awk '$1 == "gpu_admission_in_flight_requests" { print $2 }'; }
-fds() { ls "/proc/$SERVER_PID/fd" 2>/dev/null | wc -l; }
 # settle: waits (bounded) until no descriptor or request is left over from the clients.
 settled() { [ "$(fds)" -le "$FDS0" ] && [ "$(in_flight)" = "$IN0" ]; }
 settle() { eventually $((60 * SLOW)) settled; }

@@ -28,7 +28,6 @@ CERT="--tls-cert $TMP/c/tls.crt --tls-key $TMP/c/tls.key"
 
 ms() { echo $(($(date +%s%N) / 1000000)); }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$SERVER_PID/stat"; }
-fds() { ls "/proc/$SERVER_PID/fd" 2>/dev/null | wc -l; }
 # --header-timeout 60 where the binary has it (an older one, run with ONLY=..., does not),
 # so that in the slot and descriptor tests only the fix can free a slot.
 HT60=""
