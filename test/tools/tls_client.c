@@ -7,7 +7,15 @@
  * certificate rotation), TLS version pinning, chunked bodies, a request held
  * half-sent (drain), and a slowloris mode. Loopback only; every wait is bounded.
  *
- * Last line: "sent=N ok=N failed=N closes=N refused=N certs=N"; exit 0 when
+ * With --idle-close-retry, a request on a reused keep-alive connection that gets
+ * no byte back (the server closed the connection as the request went out: it
+ * gives an idle connection's slot to a newcomer) is sent once more on a new
+ * connection. RFC 9112 section 9.3.1 lets a client resend a request it knows to
+ * be idempotent, and a review is (the webhooks declare sideEffects: None). The
+ * server cannot tell a request that reached it that way from one that did not,
+ * so the tests compare retries with the cuts the server logged.
+ *
+ * Last line: "sent=N ok=N failed=N closes=N retries=N refused=N certs=N"; exit 0 when
  * nothing failed (slowloris: when the server closed the connection).
  * --certs-file F holds the certs figure as it grows, so that a test can wait
  * until a rotation has been seen instead of guessing how long that takes.
@@ -34,16 +42,18 @@
 
 #define MAX_CERTS 16
 #define IO_TIMEOUT_S 10
+#define BETWEEN_MAX_S 120 /* --between: the longest pause between two requests */
 
 struct opts {
 	const char *host, *servername, *cafile, *method, *path, *ctype, *body_file, *until, *ready_file;
-	const char *expect_body, *release, *certs_file;
+	const char *expect_body, *release, *certs_file, *between;
 	int port, count, new_conn, expect, chunked, stop_on_close, tls_min, tls_max, slowloris;
-	int hold_ms, verbose;
+	int hold_ms, verbose, idle_close_retry;
+	int io_timeout_s; /* a read or write that waits longer fails */
 };
 
 struct stats {
-	int sent, ok, failed, closes, refused;
+	int sent, ok, failed, closes, retries, refused;
 	unsigned char certs[MAX_CERTS][32];
 	int n_certs;
 };
@@ -64,7 +74,8 @@ static void usage(void)
 		"         [--method POST] [--path /mutate] [--content-type application/json] [--body FILE]\n"
 		"         [--count N] [--new-conn] [--until FILE] [--stop-on-close] [--expect CODE]\n"
 		"         [--expect-body TEXT] [--chunked] [--tls-min V] [--tls-max V] [--hold MS]\n"
-		"         [--release F] [--ready-file F] [--certs-file F] [--slowloris SECONDS] [--verbose]\n"
+		"         [--release F] [--ready-file F] [--certs-file F] [--slowloris SECONDS]\n"
+		"         [--io-timeout SECONDS (10)] [--between F] [--idle-close-retry] [--verbose]\n"
 		"       tls_client --free-port\n");
 	exit(2);
 }
@@ -193,7 +204,7 @@ static SSL_CTX *make_ctx(const struct opts *o)
 static int tcp_connect(const struct opts *o, int *refused)
 {
 	struct sockaddr_in sa;
-	struct timeval tv = { IO_TIMEOUT_S, 0 };
+	struct timeval tv = { o->io_timeout_s, 0 };
 	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
 
 	*refused = 0;
@@ -291,7 +302,7 @@ struct reply {
 	size_t body_len;
 };
 
-/* Reads one response; -1 when the connection ended or broke first. */
+/* Reads one response; -1 when the connection ended or broke first, -2 when it did before the response's first byte. */
 static int read_reply(SSL *ssl, struct reply *r)
 {
 	char buf[16384];
@@ -305,7 +316,7 @@ static int read_reply(SSL *ssl, struct reply *r)
 			return -1;
 		got = ssl_read(ssl, buf + n, (int)(sizeof buf - 1 - n));
 		if (got <= 0)
-			return -1;
+			return n == 0 ? -2 : -1;
 		n += (size_t)got;
 		buf[n] = '\0';
 		end = strstr(buf, "\r\n\r\n");
@@ -452,14 +463,14 @@ static int free_port(void)
 int main(int argc, char **argv)
 {
 	struct opts o = { "127.0.0.1", NULL, NULL, "POST", "/mutate", "application/json", NULL, NULL, NULL,
-			  NULL, NULL, NULL, 0, 1, 0, 200, 0, 0, 0, 0, 0, 0, 0 };
+			  NULL, NULL, NULL, NULL, 0, 1, 0, 200, 0, 0, 0, 0, 0, 0, 0, 0, IO_TIMEOUT_S };
 	struct stats st;
 	struct reply r;
 	SSL_CTX *ctx;
 	SSL *ssl = NULL;
 	char *body = NULL;
 	size_t len = 0;
-	int i, refused, insecure = 0;
+	int i, refused, insecure = 0, reused = 0, resent = 0, got;
 
 	memset(&st, 0, sizeof st);
 	if (argc == 2 && strcmp(argv[1], "--free-port") == 0)
@@ -488,6 +499,9 @@ int main(int argc, char **argv)
 		else if (ARG("--hold")) o.hold_ms = atoi(v);
 		else if (ARG("--release")) o.release = v;
 		else if (ARG("--slowloris")) o.slowloris = atoi(v);
+		else if (ARG("--io-timeout")) o.io_timeout_s = atoi(v) > 0 ? atoi(v) : IO_TIMEOUT_S;
+		else if (ARG("--between")) o.between = v;
+		else if (strcmp(a, "--idle-close-retry") == 0) o.idle_close_retry = 1;
 		else if (strcmp(a, "--new-conn") == 0) o.new_conn = 1;
 		else if (strcmp(a, "--chunked") == 0) o.chunked = 1;
 		else if (strcmp(a, "--stop-on-close") == 0) o.stop_on_close = 1;
@@ -509,7 +523,19 @@ int main(int argc, char **argv)
 		body = read_file(o.body_file, &len);
 
 	for (i = 0; i < o.count && !(o.until != NULL && exists(o.until)); i++) {
-		if (ssl == NULL && (ssl = tls_connect(ctx, &o, &st, &refused)) == NULL) {
+		if (i > 0 && o.between != NULL && !resent) {
+			/* The test acts between two requests (the connection idles meanwhile). */
+			int waited;
+
+			touch(o.ready_file);
+			for (waited = 0; waited < BETWEEN_MAX_S * 20 && !exists(o.between); waited++)
+				poll(NULL, 0, 50);
+		}
+		if (ssl == NULL) {
+			reused = 0;
+			ssl = tls_connect(ctx, &o, &st, &refused);
+		}
+		if (ssl == NULL) {
 			if (refused && o.stop_on_close) {
 				st.refused++; /* the server is gone: nothing was sent, nothing lost */
 				break;
@@ -518,7 +544,18 @@ int main(int argc, char **argv)
 			continue;
 		}
 		st.sent++;
-		if (send_request(ssl, &o, body ? body : "", len) != 0 || read_reply(ssl, &r) != 0) {
+		got = send_request(ssl, &o, body ? body : "", len) != 0 ? -2 : read_reply(ssl, &r);
+		if (got == -2 && o.idle_close_retry && reused && !resent) {
+			fprintf(stderr, "tls_client: request %d: connection closed before any answer: sent again\n", i + 1);
+			st.retries++;
+			tls_close(&ssl);
+			resent = 1;
+			i--;
+			continue;
+		}
+		resent = 0;
+		reused = 1;
+		if (got != 0) {
 			fprintf(stderr, "tls_client: request %d: no answer\n", i + 1);
 			st.failed++;
 			tls_close(&ssl);
@@ -544,7 +581,7 @@ int main(int argc, char **argv)
 	tls_close(&ssl);
 	SSL_CTX_free(ctx);
 	free(body);
-	printf("sent=%d ok=%d failed=%d closes=%d refused=%d certs=%d\n", st.sent, st.ok, st.failed,
-	       st.closes, st.refused, st.n_certs);
+	printf("sent=%d ok=%d failed=%d closes=%d retries=%d refused=%d certs=%d\n", st.sent, st.ok, st.failed,
+	       st.closes, st.retries, st.refused, st.n_certs);
 	return st.failed == 0 && st.sent > 0 ? 0 : 1;
 }
