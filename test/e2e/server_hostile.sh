@@ -296,8 +296,13 @@ check "a flood of $FLOOD connections against --max-connections 8: each served in
 lacks "$TMP/flood.log" "sent no request header in time" "... and no client cut by the header timeout"
 [ "$failed" = 0 ] || cat "$TMP"/flood*.out | sort | uniq -c | sort -rn | head -n 5
 echo "    flood: at most $(($(cat "$TMP/maxfds") - FDS0)) client connections open in the server at once"
-check "... never more than 8 connections open in the server at once" \
-	sh -c "[ $(($(cat "$TMP/maxfds") - FDS0)) -le 8 ]"
+# A slot is free when libmicrohttpd says the connection closed, a moment before it
+# closes the socket (daemon.c MHD_cleanup_connections: the NOTIFY_CLOSED callback,
+# then MHD_socket_close_chk_), in the worker's own thread: a worker preempted in
+# between (seen at load 70 under ASan: 9 descriptors) holds one socket past its
+# slot, so the descriptors may exceed the limit by one per worker (--threads 2).
+check "... never more than 8 connections open in the server at once (+1 closing per worker)" \
+	sh -c "[ $(($(cat "$TMP/maxfds") - FDS0)) -le $((8 + 2)) ]"
 touch "$TMP/stop"
 wait_exit "$BEFORE" $((30 * SLOW))
 equals "$RC" 0 "the connection open before the flood: no failed request"
