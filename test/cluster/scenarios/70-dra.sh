@@ -40,6 +40,18 @@ dra_pod() {
 		| .spec.containers[0].resources.claims = [{name: \"gpu\"}]" >"$T/$1.in"
 }
 
+# The template of the unjudged pod below, made now, before the API server restarts: the
+# resourceclaim controller has no event handler for templates (only a lister), so a
+# pod whose template its informer has not seen yet fails its sync and is retried on
+# the workqueue's per-item backoff, 5 ms doubling up to 1000 s (k8s.io/kubernetes
+# pkg/controller/resourceclaim/controller.go NewController, syncPod "resource claim
+# template ... not found", processNextWorkItem AddRateLimited; client-go
+# DefaultTypedControllerRateLimiter). A template made right after a restart, while that
+# informer still backs off, can hold the pod's claim back for minutes.
+kubectl create -n kube-system -f - >/dev/null <<EOF2 || bad "the ResourceClaimTemplate gpu-1 in kube-system"
+$(jq -n --arg n gpu-1 "$TMPL")
+EOF2
+
 HELM_VALUES_DRA="-f $ROOT/test/cluster/values/three-pools.yaml -f $ROOT/test/cluster/values/claim-lookups.yaml"
 # shellcheck disable=SC2086
 if helm upgrade "$REL" "$CHART" -n "$RNS" $HELM_FORCE --reset-values -f "$ROOT/test/cluster/values/image.yaml" \
@@ -182,12 +194,28 @@ cp_wait 30 metric_is 'gpu_admission_claim_cache_objects{resource="deviceclasses"
 # Without the webhook (kube-system, which it never judges), a DRA pod stays
 # unscheduled: the GPU nodes' taint repels it (the devices are there) and the CPU
 # node publishes none. This is the issue's first finding, as upstream behaves.
-kubectl create -n kube-system -f - >/dev/null <<EOF2 || bad "the ResourceClaimTemplate gpu-1 in kube-system"
-$(jq -n --arg n gpu-1 "$TMPL")
-EOF2
 dra_pod dra-plain gpu-1
 create kube-system dra-plain
 equals "$RC" 0 "unjudged: a DRA pod without the GPU toleration is created"
+# The API server restarted twice above, and the scheduler's and the controller
+# manager's informers lost their watches with it. A reflector retries on its own
+# backoff: 800 ms doubling up to 30 s, each wait jittered by up to as much again, reset
+# only after 2 min without a failure (k8s.io/client-go tools/cache/reflector.go
+# NewReflectorWithOptions: NewExponentialBackoffManager(800ms, 30s, 2min, 2.0, 1.0)).
+# So each may watch again up to a minute after the API server is back, and this pod
+# needs both: the resourceclaim controller must see it to make its claim (from a
+# template it knew before the restarts: see the top), the scheduler must see the claim (the DynamicResources PreEnqueue holds the pod back
+# until then, with no condition written). Hence two waits, each past that minute.
+t0=$(date +%s)
+dra_plain_claim() {
+	[ -n "$(kubectl get pod -n kube-system dra-plain -o jsonpath='{.status.resourceClaimStatuses[0].resourceClaimName}')" ]
+}
+# cp_logs_of WORD: the control plane's last log lines about WORD, for a failure's details.
+cp_logs_of() {
+	for c in controller-manager scheduler; do grep -h "$1" "$T/cp/$c.log" | tail -n 5 | sed "s/^/$c: /"; done | indent
+}
+cp_wait 150 dra_plain_claim && ok || { bad "unjudged: the resourceclaim controller made the DRA pod's claim"; cp_logs_of dra-plain; }
+t1=$(date +%s)
 # The condition's message is the last attempt's: an attempt made before the
 # scheduler's informers saw the DeviceClass or the claim fails in PreFilter ("device
 # class ... does not exist", "resourceclaim ... not found": dynamicresources.go
@@ -198,7 +226,9 @@ dra_plain_why() {
 		jq -r '.status.conditions[]? | select(.type == "PodScheduled" and .reason == "Unschedulable") | .message' >"$T/dra-plain.why"
 	grep -q "untolerated taint" "$T/dra-plain.why"
 }
-cp_wait 60 dra_plain_why && ok || { bad "unjudged: the DRA pod is unschedulable for the GPU nodes' taint"; indent "$T/dra-plain.why"; }
+cp_wait 150 dra_plain_why && ok ||
+	{ bad "unjudged: the DRA pod is unschedulable for the GPU nodes' taint (last message: '$(cat "$T/dra-plain.why")')"; cp_logs_of dra-plain; }
+echo "cluster: unjudged DRA pod after the restarts: its claim made in $((t1 - t0)) s, its verdict $(($(date +%s) - t1)) s later"
 
 # With the webhook: the same pod, no hand-written toleration. Its claim, looked up in
 # the cache, asks for one gpu.nvidia.com device (a default gpuDeviceClasses class):
