@@ -13,7 +13,9 @@
  * connection. RFC 9112 section 9.3.1 lets a client resend a request it knows to
  * be idempotent, and a review is (the webhooks declare sideEffects: None). The
  * server cannot tell a request that reached it that way from one that did not,
- * so the tests compare retries with the cuts the server logged.
+ * so the tests compare retries with the cuts the server logged. --between F
+ * holds every request after the first until F exists (touching --ready-file as
+ * it starts to wait): the test acts while the connection idles.
  *
  * Last line: "sent=N ok=N failed=N closes=N retries=N refused=N certs=N"; exit 0 when
  * nothing failed (slowloris: when the server closed the connection).
