@@ -95,7 +95,9 @@ wh_restart || bad "the replica with claim lookups"
 for r in resourceclaimtemplates resourceclaims deviceclasses; do
 	cp_wait 30 metric_is "gpu_admission_claim_cache_synced{resource=\"$r\"}" 1 && ok || bad "the $r cache synced"
 done
-equals "$(wh_metric 'gpu_admission_claim_cache_objects{resource="resourceclaimtemplates"}')" 1 "the template cache holds gpu-1"
+# Two templates named gpu-1: team-dra's, and kube-system's for the unjudged pod (made at the top).
+equals "$(wh_metric 'gpu_admission_claim_cache_objects{resource="resourceclaimtemplates"}')" 2 \
+	"the template cache holds both templates (gpu-1 in team-dra and in kube-system)"
 found0=$(wh_metric 'gpu_admission_claim_lookups_total{result="found"}')
 dra_pod dra-warm gpu-1
 create team-dra dra-warm
