@@ -156,6 +156,14 @@ static int interrupted(SSL *ssl, int ret)
 	return (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) && errno == EINTR;
 }
 
+/* A failed read or write that waited out --io-timeout, where the connection may still be open. */
+static int timed_out(SSL *ssl, int ret)
+{
+	int e = SSL_get_error(ssl, ret);
+
+	return e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE;
+}
+
 /* SSL_read and SSL_write, tried again while a stop and continue cut them short. */
 static int ssl_read(SSL *ssl, void *buf, int n)
 {
@@ -284,6 +292,7 @@ static void tls_close(SSL **ssl)
 	*ssl = NULL;
 }
 
+/* 0 when all of it went out; -1 when a write timed out, -2 when the connection was closed. */
 static int write_all(SSL *ssl, const char *p, size_t n)
 {
 	while (n > 0) {
@@ -291,7 +300,7 @@ static int write_all(SSL *ssl, const char *p, size_t n)
 
 		w = ssl_write(ssl, p, n > 65536 ? 65536 : (int)n);
 		if (w <= 0)
-			return -1;
+			return timed_out(ssl, w) ? -1 : -2;
 		p += w;
 		n -= (size_t)w;
 	}
@@ -304,7 +313,10 @@ struct reply {
 	size_t body_len;
 };
 
-/* Reads one response; -1 when the connection ended or broke first, -2 when it did before the response's first byte. */
+/*
+ * Reads one response; -1 when the connection broke or a read timed out first,
+ * -2 when the connection was closed before the response's first byte.
+ */
 static int read_reply(SSL *ssl, struct reply *r)
 {
 	char buf[16384];
@@ -318,7 +330,7 @@ static int read_reply(SSL *ssl, struct reply *r)
 			return -1;
 		got = ssl_read(ssl, buf + n, (int)(sizeof buf - 1 - n));
 		if (got <= 0)
-			return n == 0 ? -2 : -1;
+			return n == 0 && !timed_out(ssl, got) ? -2 : -1;
 		n += (size_t)got;
 		buf[n] = '\0';
 		end = strstr(buf, "\r\n\r\n");
@@ -354,11 +366,12 @@ static int read_reply(SSL *ssl, struct reply *r)
 	return 0;
 }
 
+/* 0 when the request went out; else write_all's -1 or -2 (a chunked or held one: -1). */
 static int send_request(SSL *ssl, const struct opts *o, const char *body, size_t len)
 {
 	char head[1024];
 	size_t half = len / 2;
-	int n;
+	int n, rc;
 
 	if (o->chunked)
 		n = snprintf(head, sizeof head, "%s %s HTTP/1.1\r\nHost: %s\r\nContent-Type: %s\r\n"
@@ -368,8 +381,8 @@ static int send_request(SSL *ssl, const struct opts *o, const char *body, size_t
 		n = snprintf(head, sizeof head, "%s %s HTTP/1.1\r\nHost: %s\r\n%s%s%sContent-Length: %zu\r\n\r\n",
 			     o->method, o->path, o->servername ? o->servername : o->host,
 			     o->ctype[0] ? "Content-Type: " : "", o->ctype, o->ctype[0] ? "\r\n" : "", len);
-	if (write_all(ssl, head, (size_t)n) != 0)
-		return -1;
+	if ((rc = write_all(ssl, head, (size_t)n)) != 0)
+		return rc;
 	if (o->chunked) {
 		size_t off = 0;
 
@@ -524,7 +537,8 @@ int main(int argc, char **argv)
 	if (o.body_file != NULL)
 		body = read_file(o.body_file, &len);
 
-	for (i = 0; i < o.count && !(o.until != NULL && exists(o.until)); i++) {
+	/* A review to send again is sent even when --until has appeared meanwhile. */
+	for (i = 0; i < o.count && !(o.until != NULL && !resent && exists(o.until)); i++) {
 		if (i > 0 && o.between != NULL && !resent) {
 			/* The test acts between two requests (the connection idles meanwhile). */
 			int waited;
@@ -543,10 +557,13 @@ int main(int argc, char **argv)
 				break;
 			}
 			st.failed++;
+			resent = 0;
 			continue;
 		}
 		st.sent++;
-		got = send_request(ssl, &o, body ? body : "", len) != 0 ? -2 : read_reply(ssl, &r);
+		got = send_request(ssl, &o, body ? body : "", len);
+		if (got == 0)
+			got = read_reply(ssl, &r);
 		if (got == -2 && o.idle_close_retry && reused && !resent) {
 			fprintf(stderr, "tls_client: request %d: connection closed before any answer: sent again\n", i + 1);
 			st.retries++;
