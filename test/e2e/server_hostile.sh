@@ -227,9 +227,10 @@ client "$CA" --body "$SAMPLE_GPU" --count 2 --expect-body '"patchType":"JSONPatc
 	--between "$TMP/between" --idle-close-retry >"$TMP/evicted.out" 2>&1 &
 EVICTED=$!
 PIDS="$PIDS $EVICTED"
-eventually $((10 * SLOW)) test -e "$TMP/idle"
+eventually $((30 * SLOW)) test -e "$TMP/idle" || bad "the keep-alive client's first review"
+# The newcomer waits over a second for the slot: its reads wait longer than the default 10 s.
 check "a newcomer is served in the slot of a keep-alive connection idle for a second (--max-connections 1)" \
-	client "$CA" --body "$SAMPLE_GPU" --count 1 --expect-body '"patchType":"JSONPatch"'
+	client "$CA" --body "$SAMPLE_GPU" --count 1 --expect-body '"patchType":"JSONPatch"' --io-timeout $((30 * SLOW))
 has "$TMP/evict.log" "closing the longest idle connection" "... the server logged the cut"
 touch "$TMP/between"
 wait_exit "$EVICTED" $((30 * SLOW))
@@ -262,7 +263,8 @@ start_server "$TMP/flood.log" --tls-cert "$TMP/c/tls.crt" --tls-key "$TMP/c/tls.
 	{ bad "flood server did not start"; finish; }
 FDS0=$(fds)
 rm -f "$TMP/stop" "$TMP/flooded"
-client "$CA" --body "$SAMPLE_GPU" --count 100000000 --until "$TMP/stop" --idle-close-retry \
+# Its resend reconnects at the back of the flood's queue: it waits as long as a flood client.
+client "$CA" --body "$SAMPLE_GPU" --count 100000000 --until "$TMP/stop" --idle-close-retry --io-timeout "$FLOOD_WAIT" \
 	--expect-body '"patchType":"JSONPatch"' >"$TMP/before.out" 2>&1 &
 BEFORE=$!
 PIDS="$PIDS $BEFORE"
@@ -302,7 +304,7 @@ echo "    flood: at most $(($(cat "$TMP/maxfds") - FDS0)) client connections ope
 # between (seen at load 70 under ASan: 9 descriptors) holds one socket past its
 # slot, so the descriptors may exceed the limit by one per worker (--threads 2).
 check "... never more than 8 connections open in the server at once (+1 closing per worker)" \
-	sh -c "[ $(($(cat "$TMP/maxfds") - FDS0)) -le $((8 + 2)) ]"
+	sh -c "[ $(($(cat "$TMP/maxfds") - FDS0)) -gt 0 ] && [ $(($(cat "$TMP/maxfds") - FDS0)) -le $((8 + 2)) ]"
 touch "$TMP/stop"
 wait_exit "$BEFORE" $((30 * SLOW))
 equals "$RC" 0 "the connection open before the flood: no failed request"
