@@ -206,8 +206,9 @@ equals "$RC" 0 "unjudged: a DRA pod without the GPU toleration is created"
 # NewReflectorWithOptions: NewExponentialBackoffManager(800ms, 30s, 2min, 2.0, 1.0)).
 # So each may watch again up to a minute after the API server is back, and this pod
 # needs both: the resourceclaim controller must see it to make its claim (from a
-# template it knew before the restarts: see the top), the scheduler must see the claim (the DynamicResources PreEnqueue holds the pod back
-# until then, with no condition written). Hence two waits, each past that minute.
+# template it knew before the restarts: see the top), the scheduler must see the
+# claim (the DynamicResources PreEnqueue holds the pod back until then, with no
+# condition written). Hence two waits, each past that minute.
 t0=$(date +%s)
 dra_plain_claim() {
 	[ -n "$(kubectl get pod -n kube-system dra-plain -o jsonpath='{.status.resourceClaimStatuses[0].resourceClaimName}')" ]
