@@ -144,6 +144,18 @@ static void ssl_errors(const char *what)
 }
 
 /*
+ * A failed read or write that waited for its socket (SO_RCVTIMEO/SO_SNDTIMEO):
+ * --io-timeout ran out, or a signal cut the wait short. The connection may
+ * still be open.
+ */
+static int timed_out(SSL *ssl, int ret)
+{
+	int e = SSL_get_error(ssl, ret);
+
+	return e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE;
+}
+
+/*
  * A read or write that a stop and continue (SIGSTOP, a debugger, a test that
  * stops a process to play a starved one) cut short: with SO_RCVTIMEO set the
  * kernel does not restart it (signal(7)) and OpenSSL reports a retry; the
@@ -151,17 +163,7 @@ static void ssl_errors(const char *what)
  */
 static int interrupted(SSL *ssl, int ret)
 {
-	int e = SSL_get_error(ssl, ret);
-
-	return (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) && errno == EINTR;
-}
-
-/* A failed read or write that waited out --io-timeout, where the connection may still be open. */
-static int timed_out(SSL *ssl, int ret)
-{
-	int e = SSL_get_error(ssl, ret);
-
-	return e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE;
+	return timed_out(ssl, ret) && errno == EINTR;
 }
 
 /* SSL_read and SSL_write, tried again while a stop and continue cut them short. */
