@@ -291,20 +291,23 @@ failed=0
 for p in $ps; do wait "$p" || failed=$((failed + 1)); done
 touch "$TMP/flooded"
 wait "$SAMPLER"
-evicted=$(grep -c -e '"closing the longest idle connection' -e '"closing the oldest partial body' "$TMP/flood.log")
+# cuts: the connections the flood server gave to a waiting client so far (its debug log).
+cuts() { grep -c -e '"closing the longest idle connection' -e '"closing the oldest partial body' "$TMP/flood.log"; }
+evicted=$(cuts)
 echo "    flood: $failed of $FLOOD clients failed, $evicted connections given to a waiting client after a second idle"
 check "a flood of $FLOOD connections against --max-connections 8: each served in turn, none refused but for the idle cut" \
 	[ "$failed" -le "$evicted" ]
 lacks "$TMP/flood.log" "sent no request header in time" "... and no client cut by the header timeout"
 [ "$failed" = 0 ] || cat "$TMP"/flood*.out | sort | uniq -c | sort -rn | head -n 5
-echo "    flood: at most $(($(cat "$TMP/maxfds") - FDS0)) client connections open in the server at once"
+most=$(($(cat "$TMP/maxfds") - FDS0))
+echo "    flood: at most $most client connections open in the server at once"
 # A slot is free when libmicrohttpd says the connection closed, a moment before it
 # closes the socket (daemon.c MHD_cleanup_connections: the NOTIFY_CLOSED callback,
 # then MHD_socket_close_chk_), in the worker's own thread: a worker preempted in
 # between (seen at load 70 under ASan: 9 descriptors) holds one socket past its
 # slot, so the descriptors may exceed the limit by one per worker (--threads 2).
 check "... never more than 8 connections open in the server at once (+1 closing per worker)" \
-	sh -c "[ $(($(cat "$TMP/maxfds") - FDS0)) -gt 0 ] && [ $(($(cat "$TMP/maxfds") - FDS0)) -le $((8 + 2)) ]"
+	sh -c "[ $most -gt 0 ] && [ $most -le $((8 + 2)) ]"
 touch "$TMP/stop"
 wait_exit "$BEFORE" $((30 * SLOW))
 equals "$RC" 0 "the connection open before the flood: no failed request"
@@ -314,7 +317,7 @@ equals "$RC" 0 "the connection open before the flood: no failed request"
 # reconnected (or sent a review again, above) as often as the server logged such a
 # cut, never more; on a quiet machine, never.
 before_closes=$(sed -n 's/.* closes=\([0-9]*\) retries=\([0-9]*\) .*/\1 \2/p' "$TMP/before.out" | tail -n 1 | awk '{ print $1 + $2 }')
-evicted=$(grep -c -e '"closing the longest idle connection' -e '"closing the oldest partial body' "$TMP/flood.log")
+evicted=$(cuts)
 check "... and served on that same connection throughout, but for the idle cut ($before_closes reconnects, $evicted cuts)" \
 	sh -c "grep -q 'failed=0 ' '$TMP/before.out' && [ '${before_closes:-x}' -le '$evicted' ]"
 check "after the flood, new clients are served" client "$CA" --body "$SAMPLE_GPU" --count 5 --new-conn
