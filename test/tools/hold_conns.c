@@ -5,6 +5,7 @@
  *
  *   hold_conns --port P --count N [--from 127.0.0.2,127.0.0.3,...] [--tls]
  *              [--send FILE] [--ready-file F] [--until FILE] [--seconds S] [--until-closed]
+ *              [--rcvbuf BYTES]
  *
  * Opens N TCP connections to 127.0.0.1:P, binding them in turn to the --from
  * addresses (loopback only), optionally completing a TLS handshake on each
@@ -13,7 +14,9 @@
  * more. A connection the server closes while FILE is sent counts as closed. When all are open it
  * writes the count to --ready-file, then holds them until FILE exists or S
  * seconds pass (default 60), or until the server closed them all with
- * --until-closed, noting every connection the server closes.
+ * --until-closed, noting every connection the server closes. It never reads:
+ * with --rcvbuf (SO_RCVBUF, which the kernel raises to its floor) the server's
+ * own bytes soon wait for room, as from a client that stopped reading.
  * Last line: "opened=N closed_by_server=M".
  */
 #include <arpa/inet.h>
@@ -106,13 +109,18 @@ static int send_all(struct held *h, const char *data, size_t len)
 	return 0;
 }
 
-static int dial(int port, const char *from)
+static int dial(int port, const char *from, int rcvbuf)
 {
 	struct sockaddr_in a;
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	if (fd < 0)
 		return -1;
+	/* Before connect(): the window scale is settled in the handshake. */
+	if (rcvbuf > 0 && setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf) != 0) {
+		close(fd);
+		return -1;
+	}
 	memset(&a, 0, sizeof a);
 	a.sin_family = AF_INET;
 	if (from != NULL) {
@@ -137,7 +145,7 @@ int main(int argc, char **argv)
 	char *data = NULL;
 	size_t data_len = 0;
 	char fromlist[512] = "";
-	int port = 0, count = 0, tls = 0, until_closed = 0, n_from = 0, i, opened = 0, closed = 0;
+	int port = 0, count = 0, tls = 0, until_closed = 0, n_from = 0, i, opened = 0, closed = 0, rcvbuf = 0;
 	double seconds = 60, end;
 	static struct held h[MAX_CONNS];
 	struct rlimit rl;
@@ -155,9 +163,10 @@ int main(int argc, char **argv)
 		else if (strcmp(a, "--ready-file") == 0 && v) ready = argv[++i];
 		else if (strcmp(a, "--until") == 0 && v) until = argv[++i];
 		else if (strcmp(a, "--seconds") == 0 && v) seconds = atof(argv[++i]);
+		else if (strcmp(a, "--rcvbuf") == 0 && v) rcvbuf = atoi(argv[++i]);
 		else {
 			fprintf(stderr, "usage: hold_conns --port P --count N [--from A,B] [--tls] "
-				"[--send FILE] [--ready-file F] [--until F] [--seconds S] [--until-closed]\n");
+				"[--send FILE] [--ready-file F] [--until F] [--seconds S] [--until-closed] [--rcvbuf BYTES]\n");
 			return 2;
 		}
 	}
@@ -185,7 +194,7 @@ int main(int argc, char **argv)
 		SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL);
 	}
 	for (i = 0; i < count; i++) {
-		h[i].fd = dial(port, n_from ? from[i % n_from] : NULL);
+		h[i].fd = dial(port, n_from ? from[i % n_from] : NULL, rcvbuf);
 		if (h[i].fd < 0) {
 			fprintf(stderr, "hold_conns: connection %d: %s\n", i, strerror(errno));
 			break;
