@@ -51,10 +51,12 @@ static const struct cli_option serve_options[] = {
 	{ "timeout", OPT_TIMEOUT, "SECONDS", "a request must arrive within this, idle connections close\n"
 					     "after it (default 30)", 0 },
 	{ "header-timeout", OPT_HEADER_TIMEOUT, "SECONDS", "a new connection must send a whole request header within\n"
-							   "this, TLS handshake included (default 5). At the connection\n"
+							   "this, TLS handshake included (default 5; not counting time\n"
+							   "its bytes wait unread for a busy worker). At the connection\n"
 							   "limit, the connection idle the longest makes room for a new one", 0 },
 	{ "body-timeout", OPT_BODY_TIMEOUT, "SECONDS", "a request's body must follow its headers within this\n"
-						       "(default 10). At the connection or memory limit, the oldest\n"
+						       "(default 10; not counting time its bytes wait unread for a\n"
+						       "busy worker). At the connection or memory limit, the oldest\n"
 						       "partial body makes room for a new client", 0 },
 	{ "memory-budget", OPT_BUDGET, "BYTES", "TLS connections (48 KiB each), request bodies as they arrive\n"
 						"and parse results, together, at most (default 33554432,\n"

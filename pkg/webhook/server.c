@@ -157,6 +157,22 @@ static void cut(struct srv_conn *conn, const char *why)
 }
 
 /*
+ * conn's client waits for us, not we for it: bytes it sent sit unread in its
+ * socket. Where this is asked (before a request's headers are all in, and
+ * in its body) libmicrohttpd and GnuTLS read whatever arrives at once, and
+ * what the server sends meanwhile (a handshake, a 100 Continue) fits in the
+ * socket's send buffer, so no client can keep them from reading: unread
+ * bytes mean a busy or starved worker, and the client is not to blame for
+ * the time it takes. Under conns_lock.
+ */
+static int waits_for_server(const struct srv_conn *conn)
+{
+	int unread = 0;
+
+	return conn->fd != MHD_INVALID_SOCKET && ioctl(conn->fd, FIONREAD, &unread) == 0 && unread > 0;
+}
+
+/*
  * libmicrohttpd's timeout is an idle timeout: a client sending one byte every
  * few seconds never trips it. The watchdog gives each request a deadline
  * instead: from the moment a connection starts waiting for a request, the
@@ -166,7 +182,10 @@ static void cut(struct srv_conn *conn, const char *why)
  * have sent its first whole request header (TLS handshake included) within
  * o->header_timeout: one that holds a slot without asking anything goes soon.
  * And a request's body must follow its headers within o->body_timeout: one
- * that stalls in its body goes soon too, whatever --timeout allows.
+ * that stalls in its body goes soon too, whatever --timeout allows. Those two
+ * measure the client: while its bytes wait for a busy worker they do not run
+ * out (a worker parsing a 1 MiB policy on a loaded machine held connections
+ * past both); o->timeout measures the whole request, and bounds that grace.
  */
 static void watchdog(struct server *s)
 {
@@ -180,10 +199,10 @@ static void watchdog(struct server *s)
 		if (conn->cut)
 			continue;
 		if (!atomic_load(&conn->busy) && atomic_load(&conn->served) == 0 &&
-		    now - conn->accepted_ms > header_limit)
+		    now - conn->accepted_ms > header_limit && !waits_for_server(conn))
 			cut(conn, "closing a connection that sent no request header in time");
 		else if (atomic_load(&conn->busy) && !atomic_load(&conn->arrived) &&
-			 now - atomic_load(&conn->body_ms) > body_limit)
+			 now - atomic_load(&conn->body_ms) > body_limit && !waits_for_server(conn))
 			cut(conn, "closing a connection whose request body did not arrive in time");
 		else if (!atomic_load(&conn->arrived) && now - atomic_load(&conn->phase_ms) > limit)
 			cut(conn, "closing a connection whose request did not arrive in time");
@@ -196,8 +215,8 @@ static void watchdog(struct server *s)
  * except whose request has been in its body phase for over EVICT_MIN_IDLE_MS,
  * the one whose body phase began first, preferring one stalled (no byte for
  * EVICT_MIN_IDLE_MS) to one still receiving; stalled only: none else. One
- * with bytes the server has not read yet is not the client's doing (a busy
- * worker) and is never picked. NULL when none. Under conns_lock.
+ * that waits for the server (waits_for_server) is never picked. NULL when
+ * none. Under conns_lock.
  */
 static struct srv_conn *oldest_partial(struct server *s, const struct listener *l, const struct srv_conn *except,
 				       int stalled_only, long long now)
@@ -210,13 +229,9 @@ static struct srv_conn *oldest_partial(struct server *s, const struct listener *
 		long long since = atomic_load(&conn->body_ms);
 		int stalled = now - atomic_load(&conn->byte_ms) >= EVICT_MIN_IDLE_MS;
 
-		int unread = 0;
-
 		if ((l != NULL && conn->l != l) || conn == except || conn->cut || conn->plain ||
 		    conn->fd == MHD_INVALID_SOCKET || !atomic_load(&conn->busy) || atomic_load(&conn->arrived) ||
-		    now - since < EVICT_MIN_IDLE_MS || (stalled_only && !stalled))
-			continue;
-		if (ioctl(conn->fd, FIONREAD, &unread) == 0 && unread > 0)
+		    now - since < EVICT_MIN_IDLE_MS || (stalled_only && !stalled) || waits_for_server(conn))
 			continue;
 		if (victim == NULL || stalled > victim_stalled || (stalled == victim_stalled && since < oldest)) {
 			victim = conn;
@@ -239,13 +254,9 @@ int server_evict(struct listener *l)
 		long long since = atomic_load(&conn->phase_ms);
 		int served = atomic_load(&conn->served) > 0;
 
-		int unread = 0;
-
+		/* waits_for_server: a handshake in a busy worker, say. */
 		if (conn->l != l || conn->cut || atomic_load(&conn->busy) || conn->fd == MHD_INVALID_SOCKET ||
-		    now - since < EVICT_MIN_IDLE_MS)
-			continue;
-		/* Bytes the server has not read yet: the client waits for us (a handshake in a busy worker). */
-		if (ioctl(conn->fd, FIONREAD, &unread) == 0 && unread > 0)
+		    now - since < EVICT_MIN_IDLE_MS || waits_for_server(conn))
 			continue;
 		/* Never-asked first, then keep-alive; within each, the longest idle. */
 		if (victim == NULL || served < victim_served || (served == victim_served && since < oldest)) {
