@@ -123,12 +123,7 @@ repeat 20 "a ClientHello of random contents: closed at once" garbage_hello
 
 # A real ClientHello (as openssl s_client sends it: record header, then the handshake
 # message), cut in half.
-echo | openssl s_client -connect "127.0.0.1:$PORT" -servername "$HOST" -msg 2>/dev/null |
-	awk '/^<<< / { exit } /^>>> / { n++; next } n <= 2 && /^    [0-9a-f][0-9a-f] / { print }' |
-	tr -dc '0-9a-f' | fold -w2 |
-	awk 'BEGIN { h = "0123456789abcdef" }
-	     { printf "\\%03o", (index(h, substr($0, 1, 1)) - 1) * 16 + index(h, substr($0, 2, 1)) - 1 }' >"$TMP/hello.oct"
-printf "$(cat "$TMP/hello.oct")" >"$TMP/hello"
+client_hello "$TMP/hello"
 HELLO_LEN=$(wc -c <"$TMP/hello")
 check "captured a real ClientHello (record type 22, $HELLO_LEN bytes)" \
 	sh -c "[ $HELLO_LEN -gt 100 ] && [ \"\$(head -c 1 $TMP/hello | od -An -tu1 | tr -d ' ')\" = 22 ]"

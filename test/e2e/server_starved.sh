@@ -17,11 +17,11 @@
 . test/e2e/server.lib
 
 HOLD_BIN=$BUILD/test/hold_conns
+FREEZE_BIN=$BUILD/test/freeze_threads
 certs "$TMP/c"
 CA=$TMP/c/ca.crt
 CERT="--tls-cert $TMP/c/tls.crt --tls-key $TMP/c/tls.key"
 
-FREEZE_BIN=$BUILD/test/freeze_threads
 # unread: bytes sent to the server's TLS port that it has not read yet (its sockets' Recv-Q).
 unread() { ss -Htn state established "( sport = :$PORT )" | awk '{ n += $1 } END { print n + 0 }'; }
 some_unread() { [ "$(unread)" -gt 0 ]; }
@@ -30,8 +30,8 @@ in_flight_at_least() { [ "$(($(in_flight) - 1))" -ge "$1" ]; }
 # T: the timeout under test, long enough that the steps before the worker is frozen
 # (a handshake, half a body, two checks) fit in it on a busy machine.
 T=8
-# freeze: the server's workers (libmicrohttpd's threads; --threads 1 names the one
-# "MHD-single") stop until thaw; its watchdog runs on.
+# freeze: the server's workers (libmicrohttpd's threads: with --threads 1, one per
+# listener, named "MHD-single") stop until thaw; its watchdog runs on.
 freeze() {
 	rm -f "$TMP/thaw" "$TMP/frozen"
 	"$FREEZE_BIN" --pid "$SERVER_PID" --comm MHD-single --until "$TMP/thaw" --seconds $((120 * SLOW)) \
@@ -117,12 +117,7 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$T
 	-days 2 -subj "/CN=$HOST" -addext "subjectAltName=$sans" 2>/dev/null
 start_server "$TMP/s3.log" --tls-cert "$TMP/big.crt" --tls-key "$TMP/big.key" --threads 1 --timeout 60 \
 	--header-timeout 2 --body-timeout 60 --log-level debug --log-format json || { bad "server did not start"; finish; }
-echo | openssl s_client -connect "127.0.0.1:$PORT" -servername "$HOST" -msg 2>/dev/null |
-	awk '/^<<< / { exit } /^>>> / { n++; next } n <= 2 && /^    [0-9a-f][0-9a-f] / { print }' |
-	tr -dc '0-9a-f' | fold -w2 |
-	awk 'BEGIN { h = "0123456789abcdef" }
-	     { printf "\\%03o", (index(h, substr($0, 1, 1)) - 1) * 16 + index(h, substr($0, 2, 1)) - 1 }' >"$TMP/hello.oct"
-printf "$(cat "$TMP/hello.oct")" >"$TMP/hello"
+client_hello "$TMP/hello"
 check "captured a real ClientHello" sh -c "[ \$(wc -c <$TMP/hello) -gt 100 ]"
 { cat "$TMP/hello"; printf '\026\003\003'; } >"$TMP/hello-more"
 FDS0=$(fds)
