@@ -5,7 +5,7 @@
  *
  *   hold_conns --port P --count N [--from 127.0.0.2,127.0.0.3,...] [--tls]
  *              [--send FILE] [--ready-file F] [--until FILE] [--seconds S] [--until-closed]
- *              [--rcvbuf BYTES]
+ *              [--rcvbuf BYTES] [--then FILE --then-when F]
  *
  * Opens N TCP connections to 127.0.0.1:P, binding them in turn to the --from
  * addresses (loopback only), optionally completing a TLS handshake on each
@@ -16,7 +16,9 @@
  * seconds pass (default 60), or until the server closed them all with
  * --until-closed, noting every connection the server closes. It never reads:
  * with --rcvbuf (SO_RCVBUF, which the kernel raises to its floor) the server's
- * own bytes soon wait for room, as from a client that stopped reading.
+ * own bytes soon wait for room, as from a client that stopped reading. With
+ * --then, once F (--then-when) exists, it sends that file's bytes on each
+ * connection still open, once: more bytes, at a moment the test chooses.
  * Last line: "opened=N closed_by_server=M".
  */
 #include <arpa/inet.h>
@@ -141,9 +143,10 @@ static int dial(int port, const char *from, int rcvbuf)
 
 int main(int argc, char **argv)
 {
-	const char *ready = NULL, *until = NULL, *from[MAX_FROM], *send_path = NULL;
-	char *data = NULL;
-	size_t data_len = 0;
+	const char *ready = NULL, *until = NULL, *from[MAX_FROM], *send_path = NULL, *then_path = NULL;
+	const char *then_when = NULL;
+	char *data = NULL, *then = NULL;
+	size_t data_len = 0, then_len = 0;
 	char fromlist[512] = "";
 	int port = 0, count = 0, tls = 0, until_closed = 0, n_from = 0, i, opened = 0, closed = 0, rcvbuf = 0;
 	double seconds = 60, end;
@@ -164,20 +167,30 @@ int main(int argc, char **argv)
 		else if (strcmp(a, "--until") == 0 && v) until = argv[++i];
 		else if (strcmp(a, "--seconds") == 0 && v) seconds = atof(argv[++i]);
 		else if (strcmp(a, "--rcvbuf") == 0 && v) rcvbuf = atoi(argv[++i]);
+		else if (strcmp(a, "--then") == 0 && v) then_path = argv[++i];
+		else if (strcmp(a, "--then-when") == 0 && v) then_when = argv[++i];
 		else {
 			fprintf(stderr, "usage: hold_conns --port P --count N [--from A,B] [--tls] "
-				"[--send FILE] [--ready-file F] [--until F] [--seconds S] [--until-closed] [--rcvbuf BYTES]\n");
+				"[--send FILE] [--ready-file F] [--until F] [--seconds S] [--until-closed] [--rcvbuf BYTES]\n"
+				"       [--then FILE --then-when F]\n");
 			return 2;
 		}
 	}
-	if (port <= 0 || count <= 0 || count > MAX_CONNS) {
-		fprintf(stderr, "hold_conns: --port and --count (1..%d) are required\n", MAX_CONNS);
+	if (port <= 0 || count <= 0 || count > MAX_CONNS || (then_path == NULL) != (then_when == NULL)) {
+		fprintf(stderr, "hold_conns: --port and --count (1..%d) are required; --then and --then-when "
+			"go together\n", MAX_CONNS);
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN); /* a write to a connection the server closed fails instead */
 	if (send_path != NULL && slurp(send_path, &data, &data_len) != 0) {
 		fprintf(stderr, "hold_conns: cannot read %s (at most %u bytes)\n", send_path, SEND_MAX);
 		free(data);
+		return 2;
+	}
+	if (then_path != NULL && slurp(then_path, &then, &then_len) != 0) {
+		fprintf(stderr, "hold_conns: cannot read %s (at most %u bytes)\n", then_path, SEND_MAX);
+		free(data);
+		free(then);
 		return 2;
 	}
 	for (char *t = strtok(fromlist, ","); t != NULL && n_from < MAX_FROM; t = strtok(NULL, ","))
@@ -238,6 +251,16 @@ int main(int argc, char **argv)
 		closed += sweep(h, opened);
 		if (until_closed && closed == opened)
 			break;
+		if (then != NULL && stat(then_when, &st) == 0) {
+			for (i = 0; i < opened; i++)
+				if (!h[i].closed && send_all(&h[i], then, then_len) != 0) {
+					h[i].closed = 1;
+					closed++;
+					ERR_clear_error();
+				}
+			free(then);
+			then = NULL;
+		}
 		usleep(POLL_MS * 1000);
 	}
 	for (i = 0; i < opened; i++) {
@@ -247,6 +270,7 @@ int main(int argc, char **argv)
 	}
 	SSL_CTX_free(ctx);
 	free(data);
+	free(then);
 	printf("opened=%d closed_by_server=%d\n", opened, closed);
 	return opened == count ? 0 : 1;
 }
