@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/sockios.h>
 #include <gnutls/abstract.h>
 #include <gnutls/gnutls.h>
 #include <microhttpd.h>
@@ -158,18 +159,20 @@ static void cut(struct srv_conn *conn, const char *why)
 
 /*
  * conn's client waits for us, not we for it: bytes it sent sit unread in its
- * socket. Where this is asked (before a request's headers are all in, and
- * in its body) libmicrohttpd and GnuTLS read whatever arrives at once, and
- * what the server sends meanwhile (a handshake, a 100 Continue) fits in the
- * socket's send buffer, so no client can keep them from reading: unread
- * bytes mean a busy or starved worker, and the client is not to blame for
- * the time it takes. Under conns_lock.
+ * socket while nothing we wrote waits to go out. A busy or starved worker
+ * looks like that (the kernel keeps what the client sent until the worker
+ * comes back to it), and the client is not to blame for the time it takes. A
+ * client that stops reading can leave its bytes unread too, by stalling our
+ * writes (answers to pipelined requests fill the send buffer, and
+ * libmicrohttpd reads no more until its answer is out), but then our own
+ * bytes wait, unsent, for its window: no grace. Under conns_lock.
  */
 static int waits_for_server(const struct srv_conn *conn)
 {
-	int unread = 0;
+	int unread = 0, unsent = 0;
 
-	return conn->fd != MHD_INVALID_SOCKET && ioctl(conn->fd, FIONREAD, &unread) == 0 && unread > 0;
+	return conn->fd != MHD_INVALID_SOCKET && ioctl(conn->fd, FIONREAD, &unread) == 0 && unread > 0 &&
+	       ioctl(conn->fd, SIOCOUTQNSD, &unsent) == 0 && unsent == 0;
 }
 
 /*
