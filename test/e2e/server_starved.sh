@@ -107,6 +107,13 @@ lacks "$TMP/s2.log" "sent no request header in time" "... not cut for a header t
 stop_server "the header server"
 
 # ---- 3. a client that does not read is still cut ----
+# Valgrind runs one thread at a time: a frozen worker can hold its lock, and the watchdog
+# then stands still too (cut only after the thaw, 353 s in). This test needs the two
+# apart: not under valgrind. (1 and 2 hold either way: nothing is cut.)
+if [ -n "$WRAP" ]; then
+	echo "    under valgrind, the watchdog cannot run while a worker is frozen: 3 skipped"
+	finish
+fi
 # A certificate of 300 names (12 KB, within the limits) makes the server's handshake
 # more than a socket whose receive buffer is as small as the kernel allows takes in.
 # The client sends a real ClientHello and never reads: the server's bytes wait, unsent,
