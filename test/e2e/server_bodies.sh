@@ -26,7 +26,6 @@ BT60=""
 
 ms() { echo $(($(date +%s%N) / 1000000)); }
 # wait_in_flight N: until N requests (besides the /metrics one asking) are in flight, bounded.
-in_flight_at_least() { [ "$(($(in_flight) - 1))" -ge "$1" ]; }
 wait_in_flight() { eventually $((30 * SLOW)) in_flight_at_least "$1"; }
 # hold N FILE OUT [ARGS...]: N TLS connections that each send FILE and hold; waits
 # (bounded) until all are open; the holder runs until $TMP/release exists.
@@ -40,13 +39,10 @@ hold() {
 	eventually $((120 * SLOW)) test -s "$out.ready"
 }
 release() { touch "$TMP/release"; wait_exit "$HOLDER" 30; echo "    holder: $(tail -n 1 "$1")"; rm -f "$TMP/release"; }
-# unread: bytes sent to the server's TLS port that it has not read yet (its sockets' Recv-Q).
-unread() { ss -Htn state established "( sport = :$PORT )" | awk '{ n += $1 } END { print n + 0 }'; }
 # all_read: waits (bounded) until the server has read every byte sent to it. A holder is
 # ready once the kernel took its bytes; the server may read them seconds later on a busy
 # machine, and a body is not stalled (the server's floor before it gives way) until a
 # second after its last byte was read.
-none_unread() { [ "$(unread)" = 0 ]; }
 all_read() { eventually $((60 * SLOW)) none_unread || { echo "$(unread) bytes unread"; return 1; }; }
 # review_now: one valid review, answered 200 with its patch at the first try.
 review_now() { client "$CA" --body "$SAMPLE_GPU" --count 1 --expect-body '"patchType":"JSONPatch"'; }

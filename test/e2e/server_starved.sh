@@ -23,11 +23,7 @@ certs "$TMP/c"
 CA=$TMP/c/ca.crt
 CERT="--tls-cert $TMP/c/tls.crt --tls-key $TMP/c/tls.key"
 
-# unread: bytes sent to the server's TLS port that it has not read yet (its sockets' Recv-Q).
-unread() { ss -Htn state established "( sport = :$PORT )" | awk '{ n += $1 } END { print n + 0 }'; }
 some_unread() { [ "$(unread)" -gt 0 ]; }
-none_unread() { [ "$(unread)" = 0 ]; }
-in_flight_at_least() { [ "$(($(in_flight) - 1))" -ge "$1" ]; }
 # T: the timeout under test, long enough that the steps before the worker is frozen
 # (a handshake, half a body, two checks) fit in it on a busy machine.
 T=10
