@@ -61,6 +61,13 @@ create() {
 	RC=$?
 }
 
+# created NS NAME DESCRIPTION: create, which must succeed; a refusal shows its message
+# (the API server's or a webhook's), the only clue a CI log keeps.
+created() {
+	create "$1" "$2"
+	if [ "$RC" = 0 ]; then ok; else bad "$3: kubectl create exited $RC"; indent "$T/$2.err" | tail -n 5; fi
+}
+
 # node_of NS POD: the node the scheduler bound the pod to (waits up to 30 s).
 node_of() {
 	cp_wait 30 sh -c "[ -n \"\$(kubectl get pod -n $1 $2 -o jsonpath='{.spec.nodeName}')\" ]"
@@ -105,10 +112,30 @@ clean() {
 		bad "the scenario's pods could not be removed"
 }
 
-ns() { # ns NAME [LABEL=VALUE]: a namespace
+# ns NAME [LABEL=VALUE]: a namespace, ready for pods. The ServiceAccount admission
+# plugin refuses a pod until the namespace has its "default" ServiceAccount, and looks
+# for it for one to two seconds only (ten tries, plugin/pkg/admission/serviceaccount/admission.go
+# getServiceAccount). That account is the controller manager's work (serviceaccounts
+# controller), and after 70-dra.sh restarts kube-apiserver twice its informers relist
+# with a backoff of up to a minute (client-go tools/cache/reflector.go): the first pod of
+# 72-fractions.sh's new namespace was refused so in CI. A user's cluster does the same;
+# `kubectl create namespace` does not wait either.
+ns() {
+	local t0
 	kubectl create namespace "$1" >/dev/null 2>&1
 	[ -z "${2:-}" ] || kubectl label namespace "$1" "$2" --overwrite >/dev/null
+	# Asked once per namespace (golden.lib calls ns for each of its 305 cases); no
+	# scenario deletes a namespace or its account.
+	case " $NS_READY " in *" $1 "*) return 0 ;; esac
+	t0=$(date +%s)
+	cp_wait 90 kubectl get serviceaccount default -n "$1" ||
+		bad "namespace $1 has no default ServiceAccount after 90 s"
+	# Figures for the log: how long the controller manager kept a namespace unusable.
+	[ $(($(date +%s) - t0)) -lt 2 ] ||
+		echo "cluster: namespace $1: its default ServiceAccount came after $(($(date +%s) - t0)) s"
+	NS_READY="$NS_READY $1"
 }
+NS_READY=""
 
 # --- the control plane --------------------------------------------------------------
 # MutatingAdmissionPolicy (65-admission-policies.sh): beta and off by default on 1.34

@@ -33,8 +33,7 @@ create team-b cpu-mf
 equals "$RC" 1 "a CPU pod pinned by matchFields metadata.name to a GPU node is refused"
 # Kueue's defer label: the GPU toleration only; placement is the queue's.
 pod p-kueue "$GPU1 | .metadata.labels[\"kueue.x-k8s.io/queue-name\"] = \"q\"" >"$T/p-kueue.in"
-create team-b p-kueue
-equals "$RC" 0 "a GPU pod with Kueue's queue label is created"
+created team-b p-kueue "a GPU pod with Kueue's queue label is created"
 gpu_tolerated "$T/p-kueue.out" && ok || bad "the deferred pod tolerates the GPU taint"
 jq -e '.spec.nodeSelector["kubernetes.azure.com/agentpool"] == null' "$T/p-kueue.out" >/dev/null && ok ||
 	bad "the deferred pod gets no pool selector"
@@ -42,8 +41,7 @@ jq -e '.spec.nodeSelector["kubernetes.azure.com/agentpool"] == null' "$T/p-kueue
 for m in warn dry; do
 	ns "team-$m"
 	pod "cpu-$m" "$SKU_TOL" >"$T/cpu-$m.in"
-	create "team-$m" "cpu-$m"
-	equals "$RC" 0 "$m mode: a CPU pod tolerating the GPU taint is admitted"
+	created "team-$m" "cpu-$m" "$m mode: a CPU pod tolerating the GPU taint is admitted"
 	has "$T/cpu-$m.err" "Warning:" "$m mode: kubectl prints the warning"
 	has "$T/cpu-$m.err" "CPU-only pod aimed at GPU nodes" "$m mode: the warning says what enforce would refuse"
 done

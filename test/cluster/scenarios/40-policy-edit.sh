@@ -22,8 +22,7 @@ jq --rawfile p "$T/good-policy.yaml" '.data["policy.yaml"] = $p' "$T/cm.json" | 
 equals "$?" 0 "a good edit of the policy ConfigMap is accepted"
 wh_reload policy && ok || bad "the replica reloaded the edited policy"
 pod warned "$SKU_TOL" >"$T/warned.in"
-create team-s warned
-equals "$RC" 0 "after the edit, team-s is in warn mode: a CPU pod tolerating the GPU taint is admitted"
+created team-s warned "after the edit, team-s is in warn mode: a CPU pod tolerating the GPU taint is admitted"
 has "$T/warned.err" "Warning:" "after the edit, kubectl shows the warning"
 # kubectl is now a field manager of data["policy.yaml"]: Helm 4 upgrades by server-side
 # apply, which refuses to take a field another manager set (charts/gpu-admission/README.md says so, and

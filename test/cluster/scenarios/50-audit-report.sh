@@ -19,8 +19,7 @@ create team-s r-spot
 pod r-h100 '.spec.containers[0].resources.limits["nvidia.com/gpu"] = "8"' >"$T/r-h100.in"
 create training-1 r-h100
 pod r-cpu '.spec.nodeName = "aks-gpuh100-50000000-vmss000000"' >"$T/r-cpu.in"
-create team-s r-cpu
-equals "$RC" 0 "warn mode: a CPU pod pinned to the h100 node is admitted"
+created team-s r-cpu "warn mode: a CPU pod pinned to the h100 node is admitted"
 equals "$(pool_of team-s r-t4a) $(pool_of team-s r-t4b) $(pool_of team-s r-spot) $(pool_of training-1 r-h100)" \
 	"gput4 gput4 gput4spot gpuh100" "the report's state: pods on their pools"
 # The scheduler has tried the Pending pod and said why (PodScheduled False).

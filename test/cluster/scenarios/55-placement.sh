@@ -24,16 +24,14 @@ ns train-x
 pod own-terms "$GPU1 | .spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms =
 	[{matchExpressions: [{key: \"kubernetes.azure.com/agentpool\", operator: \"In\", values: [\"gpuh100\"]}]},
 	 {matchExpressions: [{key: \"topology.kubernetes.io/zone\", operator: \"In\", values: [\"eastus-1\"]}]}]" >"$T/own-terms.in"
-create team-f own-terms
-equals "$RC" 0 "fallback: a pod with its own required terms is created (the webhook recognises its own patch)"
+created team-f own-terms "fallback: a pod with its own required terms is created (the webhook recognises its own patch)"
 [ "$RC" -eq 0 ] || indent "$T/own-terms.err" | head -n 3
 equals "$(node_of team-f own-terms)" aks-gput4-20000000-vmss000000 "fallback: bound to the t4 node of eastus-1"
 # Item 3: a pod whose own affinity allows a100 and h100 gets preferred terms cheapest
 # first, and the scheduler takes the a100.
 pod two-pools '.spec.containers[0].resources.limits["nvidia.com/gpu"] = "8" | .spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms =
 	[{matchExpressions: [{key: "kubernetes.azure.com/agentpool", operator: "In", values: ["gpua100", "gpuh100"]}]}]' >"$T/two-pools.in"
-create train-x two-pools
-equals "$RC" 0 "fallback: an 8-GPU pod allowed on a100 and h100 is created"
+created train-x two-pools "fallback: an 8-GPU pod allowed on a100 and h100 is created"
 equals "$(jq -c '[.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[]? | .preference.matchExpressions[0].values[0]]' "$T/two-pools.out")" \
 	'["gpua100","gpuh100"]' "fallback: preferred terms cheapest first over the pools the pod allows"
 equals "$(pool_of train-x two-pools)" gpua100 "fallback: the scheduler takes the cheaper a100"

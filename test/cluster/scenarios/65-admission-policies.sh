@@ -153,8 +153,7 @@ admpolicy_no_webhook() {
 	has "$AP/logshipper.err" "Deployment observability/logshipper: pod template spec.template: CPU-only pod aimed at GPU nodes: it tolerates the GPU taint sku=gpu:NoSchedule (spec.tolerations[0])" \
 		"no webhook: the webhook's words"
 	pod ap-gpu "$GPU1" >"$T/ap-gpu.in"
-	create team-ap ap-gpu
-	equals "$RC" 0 "no webhook: a 1-GPU pod is created"
+	created team-ap ap-gpu "no webhook: a 1-GPU pod is created"
 	gpu_tolerated "$T/ap-gpu.out" && ok || bad "no webhook: the GPU pod got the GPU toleration from the policy"
 	case $(pool_of team-ap ap-gpu) in gput4|gput4spot|gpua100|gpuh100) ok ;; *) bad "no webhook: the GPU pod is bound to a GPU node (got $(pool_of team-ap ap-gpu))" ;; esac
 	pod ap-cpu "$SKU_TOL" >"$T/ap-cpu.in"
@@ -164,8 +163,7 @@ admpolicy_no_webhook() {
 	# UPDATE: a route the stored pod did not take is refused (policy.c judge_update);
 	# Kubernetes lets tolerations be added to a pod (ValidatePodUpdate).
 	pod ap-plain >"$T/ap-plain.in"
-	create team-ap ap-plain
-	equals "$RC" 0 "no webhook: a plain CPU pod is created"
+	created team-ap ap-plain "no webhook: a plain CPU pod is created"
 	kubectl patch pod -n team-ap ap-plain --type=json \
 		-p '[{"op": "add", "path": "/spec/tolerations/-", "value": {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}}]' \
 		>"$AP/upd.out" 2>"$AP/upd.err"
@@ -205,8 +203,7 @@ admpolicy_chart_only() {
 	equals "$?" 1 "policies only: the README's logshipper Deployment is refused at apply"
 	has "$AP/logshipper.err" "ValidatingAdmissionPolicy 'gpu-admission-workloads'" "policies only: refused by the chart's policy"
 	pod chart-gpu "$GPU1" >"$T/chart-gpu.in"
-	create team-ap chart-gpu
-	equals "$RC" 0 "policies only: a 1-GPU pod is created"
+	created team-ap chart-gpu "policies only: a 1-GPU pod is created"
 	gpu_tolerated "$T/chart-gpu.out" && ok || bad "policies only: the GPU pod got the GPU toleration"
 	equals "$(jq -c '.spec.nodeSelector' "$T/chart-gpu.out")" '{"kubernetes.azure.com/accelerator":"nvidia"}' \
 		"policies only: the GPU pod got the pinned pool's nodeSelector"
@@ -268,8 +265,7 @@ admpolicy_with_webhook() {
 	# webhook alone mutates (a 1.37 run created the pod in that window). Dry-run probes
 	# until the webhook sees one the policy already placed.
 	cp_wait 30 ap_probe || bad "policies and webhook: the mutating policy never took effect before the webhook ($AP_PROBE probes)"
-	create team-both both-gpu
-	equals "$RC" 0 "policies and webhook: a 1-GPU pod is created"
+	created team-both both-gpu "policies and webhook: a 1-GPU pod is created"
 	equals "$(jq '[.spec.tolerations[] | select(.key == "sku")] | length' "$T/both-gpu.out")" 1 "policies and webhook: one GPU toleration, not two"
 	equals "$(jq -c '.spec.nodeSelector' "$T/both-gpu.out")" '{"kubernetes.azure.com/accelerator":"nvidia"}' "policies and webhook: the selector once"
 	# The webhook was called for it (its log line per answer) and never patched it.
@@ -279,8 +275,7 @@ admpolicy_with_webhook() {
 		"policies and webhook: the webhook allowed it unchanged (the policy had added everything)"
 	# The reverse: a pod already placed as the webhook places it gets nothing from the policy.
 	pod both-placed "$GPU1 | .spec.tolerations = [{key: \"sku\", operator: \"Equal\", value: \"gpu\", effect: \"NoSchedule\"}] | .spec.nodeSelector = {\"kubernetes.azure.com/accelerator\": \"nvidia\"}" >"$T/both-placed.in"
-	create team-both both-placed
-	equals "$RC" 0 "policies and webhook: a placed GPU pod is created"
+	created team-both both-placed "policies and webhook: a placed GPU pod is created"
 	equals "$(jq -c '[.spec.tolerations[] | select(.key == "sku")] | length' "$T/both-placed.out")" 1 "policies and webhook: the policy added no second toleration"
 	kubectl delete validatingadmissionpolicybinding,validatingadmissionpolicy,mutatingadmissionpolicybinding,mutatingadmissionpolicy \
 		-l "$AP_SELECTOR" --ignore-not-found >/dev/null 2>&1

@@ -78,8 +78,7 @@ kubectl create -n team-dra -f - >/dev/null <<EOF2 || bad "the ResourceClaimTempl
 $(jq -n --arg n gpu-1 "$TMPL")
 EOF2
 dra_pod dra-cold gpu-1
-create team-dra dra-cold
-equals "$RC" 0 "cold cache: the DRA pod is admitted, never refused for want of the API"
+created team-dra dra-cold "cold cache: the DRA pod is admitted, never refused for want of the API"
 has "$T/dra-cold.err" "cache not synced" "cold cache: kubectl shows the warning"
 jq -e '.spec.tolerations // [] | map(select(.key == "sku")) | length == 0' "$T/dra-cold.out" >/dev/null && ok ||
 	bad "cold cache: the claim is unknown, so no GPU toleration"
@@ -100,8 +99,7 @@ equals "$(wh_metric 'gpu_admission_claim_cache_objects{resource="resourceclaimte
 	"the template cache holds both templates (gpu-1 in team-dra and in kube-system)"
 found0=$(wh_metric 'gpu_admission_claim_lookups_total{result="found"}')
 dra_pod dra-warm gpu-1
-create team-dra dra-warm
-equals "$RC" 0 "warm cache: the DRA pod is created"
+created team-dra dra-warm "warm cache: the DRA pod is created"
 lacks "$T/dra-warm.err" "cache not synced" "warm cache: no cold warning"
 [ "$(wh_metric 'gpu_admission_claim_lookups_total{result="found"}')" -gt "$found0" ] && ok || bad "warm cache: the template was found"
 
@@ -131,8 +129,7 @@ missing0=$(wh_metric 'gpu_admission_claim_lookups_total{result="not_found"}')
 cp_wait 60 lookup_counted gpu-late found "$found0" && ok || bad "after the restart: the template created after it is found"
 cp_wait 60 lookup_counted gpu-1 not_found "$missing0" && ok || bad "after the restart: the template deleted after it is gone"
 dra_pod dra-late gpu-late
-create team-dra dra-late
-equals "$RC" 0 "after the restart: a pod of the new template is created"
+created team-dra dra-late "after the restart: a pod of the new template is created"
 lacks "$T/dra-late.err" "cache not synced" "after the restart: no cold warning"
 
 # 410 Gone, from the real API server. A restarted kube-apiserver's watch cache starts from
@@ -167,8 +164,7 @@ cp_wait 60 metric_is 'gpu_admission_claim_cache_watching{resource="resourceclaim
 cp_wait 60 lookup_counted gpu-outage found "$found0" && ok ||
 	bad "after the relist: the template written during the outage is found"
 dra_pod dra-outage gpu-outage
-create team-dra dra-outage
-equals "$RC" 0 "after the relist: a pod of that template is created"
+created team-dra dra-outage "after the relist: a pod of that template is created"
 gpu_tolerated "$T/dra-outage.out" && ok || bad "after the relist: its claim counts as a GPU: the pod tolerates sku=gpu"
 lacks "$T/dra-outage.err" "not found" "after the relist: no not-found warning"
 
@@ -197,8 +193,7 @@ cp_wait 30 metric_is 'gpu_admission_claim_cache_objects{resource="deviceclasses"
 # unscheduled: the GPU nodes' taint repels it (the devices are there) and the CPU
 # node publishes none. This is the issue's first finding, as upstream behaves.
 dra_pod dra-plain gpu-1
-create kube-system dra-plain
-equals "$RC" 0 "unjudged: a DRA pod without the GPU toleration is created"
+created kube-system dra-plain "unjudged: a DRA pod without the GPU toleration is created"
 # The API server restarted twice above, and the scheduler's and the controller
 # manager's informers lost their watches with it. A reflector retries on its own
 # backoff: 800 ms doubling up to 30 s, each wait jittered by up to as much again, reset
@@ -238,8 +233,7 @@ echo "cluster: unjudged DRA pod after the restarts: its claim made in $((t1 - t0
 # the pod gets the GPU toleration and the cheapest pool that serves it (t4), the
 # scheduler allocates it a device of a t4 node's ResourceSlice and binds it there.
 dra_pod dra-gpu gpu-late
-create team-dra dra-gpu
-equals "$RC" 0 "a DRA GPU pod is created"
+created team-dra dra-gpu "a DRA GPU pod is created"
 gpu_tolerated "$T/dra-gpu.out" && ok || bad "the DRA GPU pod is mutated: it tolerates sku=gpu:NoSchedule"
 equals "$(jq -r '.spec.nodeSelector["kubernetes.azure.com/agentpool"] // "none"' "$T/dra-gpu.out")" gput4 \
 	"the DRA GPU pod is pinned to the cheapest pool serving its class (t4)"

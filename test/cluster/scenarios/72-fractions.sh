@@ -47,8 +47,7 @@ has "$T/frac-cond.txt" "'nvidia.com/gpumem'" "the installed gpu-relevant conditi
 
 # A KAI fraction pod: half a GPU by annotation, no GPU resource, no toleration.
 pod kai-half '.metadata.annotations = {"gpu-fraction": "0.5"} | .spec.schedulerName = "kai-scheduler"' >"$T/kai-half.in"
-create team-frac kai-half
-equals "$RC" 0 "the KAI fraction pod is created"
+created team-frac kai-half "the KAI fraction pod is created"
 gpu_tolerated "$T/kai-half.out" && ok || bad "the KAI fraction pod is mutated: it tolerates sku=gpu:NoSchedule"
 equals "$(jq -r '.spec.nodeSelector["kubernetes.azure.com/agentpool"] // "none"' "$T/kai-half.out")" gput4 \
 	"the KAI fraction pod is pinned to the cheapest pool serving one nvidia.com/gpu (t4)"
@@ -57,8 +56,7 @@ equals "$(pool_of team-frac kai-half)" gput4 "the kai-scheduler stand-in binds i
 # The same annotation on a pod of the default scheduler means nothing: not a GPU pod,
 # not mutated (and not sent: the conditions test the annotation for its schedulers only).
 pod plain-half '.metadata.annotations = {"gpu-fraction": "0.5"}' >"$T/plain-half.in"
-create team-frac plain-half
-equals "$RC" 0 "a default-scheduler pod with gpu-fraction is created"
+created team-frac plain-half "a default-scheduler pod with gpu-fraction is created"
 jq -e '.spec.tolerations // [] | map(select(.key == "sku")) | length == 0' "$T/plain-half.out" >/dev/null && ok ||
 	bad "a default-scheduler pod with gpu-fraction gets no GPU toleration"
 equals "$(pool_of team-frac plain-half)" system "... and runs on the CPU pool"
@@ -66,8 +64,7 @@ equals "$(pool_of team-frac plain-half)" system "... and runs on the CPU pool"
 # A HAMi pod asking only for GPU memory (MiB); the t4 nodes offer it from the top of
 # the scenario.
 pod hami-mem '.spec.containers[0].resources.limits["nvidia.com/gpumem"] = "4000"' >"$T/hami-mem.in"
-create team-frac hami-mem
-equals "$RC" 0 "the HAMi gpumem pod is created"
+created team-frac hami-mem "the HAMi gpumem pod is created"
 gpu_tolerated "$T/hami-mem.out" && ok || bad "the HAMi gpumem pod is mutated: it tolerates sku=gpu:NoSchedule"
 equals "$(jq -r '.spec.nodeSelector["kubernetes.azure.com/agentpool"] // "none"' "$T/hami-mem.out")" gput4 \
 	"the HAMi gpumem pod is pinned to the t4 pool"

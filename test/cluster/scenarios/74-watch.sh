@@ -98,8 +98,7 @@ cp_wait 30 sh -c "kubectl get pod -n team-w8 w-full -o jsonpath='{.status.condit
 pod w-gated "$GPU1 | .spec.schedulingGates = [{name: \"example.com/hold\"}]" >"$T/w-gated.in"
 create team-w8 w-gated
 pod w-cpu '.spec.nodeName = "aks-gpuh100-50000000-vmss000000"' >"$T/w-cpu.in"
-create team-warn w-cpu
-equals "$RC" 0 "warn mode: a CPU pod pinned to the h100 node is admitted"
+created team-warn w-cpu "warn mode: a CPU pod pinned to the h100 node is admitted"
 expect_figures "t4-spot:1/0.158 t4:0/0 a100:1/27.197 h100:1/98.32 | {pod_namespace=\"team-warn\",route=\"untolerated-taint\"}=1 | {reason=\"scheduling-gated\"}=1 {reason=\"gpus-in-use\"}=1" \
 	"pods: t4 busy, a CPU pod on the h100 node by nodeName, one GPU pod gated and one waiting for a t4 GPU"
 

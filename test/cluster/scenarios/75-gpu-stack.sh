@@ -39,8 +39,7 @@ ds_settled() {
 }
 
 # In gpu-operator (listed): the template gets the toleration, the controller a pod per GPU node.
-create gpu-operator nvdp
-equals "$RC" 0 "gpuInfraNamespaces: the device plugin's DaemonSet is created"
+created gpu-operator nvdp "gpuInfraNamespaces: the device plugin's DaemonSet is created"
 has "$T/nvdp.err" "gpuInfraNamespaces" "gpuInfraNamespaces: kubectl shows the warning that the toleration was added"
 jq '.spec.template' "$T/nvdp.out" >"$T/nvdp.tmpl"
 gpu_tolerated "$T/nvdp.tmpl" && ok || bad "gpuInfraNamespaces: the stored template tolerates sku=gpu:NoSchedule"
@@ -55,8 +54,7 @@ equals "$(ds_pods gpu-operator | tr '\n' ' ')" "$(echo "$WANT" | tr '\n' ' ')" \
 echo "cluster: gpuInfraNamespaces: the device plugin's pods are on $(ds_pods gpu-operator | tr '\n' ' ')"
 
 # In team-stack (not listed): warned only; the controller creates no pod on a tainted GPU node.
-create team-stack nvdp
-equals "$RC" 0 "elsewhere: the DaemonSet is created"
+created team-stack nvdp "elsewhere: the DaemonSet is created"
 has "$T/nvdp.err" "does not tolerate the GPU taint" "elsewhere: kubectl shows the warning naming the toleration to add"
 lacks "$T/nvdp.err" "gpuInfraNamespaces" "elsewhere: no toleration added"
 equals "$(jq -c '[.spec.template.spec.tolerations[].key]' "$T/nvdp.out")" '["CriticalAddonsOnly","nvidia.com/gpu"]' \

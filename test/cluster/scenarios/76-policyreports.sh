@@ -20,15 +20,12 @@ ns team-pr control-plane=test
 ns team-pr2 control-plane=test
 for i in 1 2 3 4 5; do
 	pod "pr-cpu$i" '.spec.nodeName = "aks-gpuh100-50000000-vmss000000"' >"$T/pr-cpu$i.in"
-	create team-pr "pr-cpu$i"
-	equals "$RC" 0 "a CPU pod pinned to the h100 node in team-pr ($i)"
+	created team-pr "pr-cpu$i" "a CPU pod pinned to the h100 node in team-pr ($i)"
 done
 pod pr-amd '.spec.containers[0].resources.limits["amd.com/gpu"] = "1"' >"$T/pr-amd.in"
-create team-pr2 pr-amd
-equals "$RC" 0 "a pod asking for amd.com/gpu in team-pr2"
+created team-pr2 pr-amd "a pod asking for amd.com/gpu in team-pr2"
 pod pr-gated "$GPU1 | .spec.schedulingGates = [{name: \"example.com/queue\"}]" >"$T/pr-gated.in"
-create team-pr2 pr-gated
-equals "$RC" 0 "a gated GPU pod in team-pr2"
+created team-pr2 pr-gated "a gated GPU pod in team-pr2"
 kubectl get configmap -n "$RNS" "$REL-policy" -o jsonpath='{.data.policy\.yaml}' >"$T/pr-policy.yaml"
 PR_KC=$KUBECONFIG
 # publish ARGS...: one run of report --publish (stdout the text report, stderr what it wrote); sets RC.
