@@ -7,7 +7,7 @@
 set -eu
 . "$(dirname "$0")/env.sh"
 cd "$ROOT_DIR"
-sh test/image/deps.sh
+sh .ci/deps image
 sh test/image/base.sh
 
 # The labels: the release (VERSION, as the chart's appVersion), the commit built,
