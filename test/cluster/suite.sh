@@ -117,9 +117,10 @@ clean() {
 # for it for one to two seconds only (ten tries, plugin/pkg/admission/serviceaccount/admission.go
 # getServiceAccount). That account is the controller manager's work (serviceaccounts
 # controller), and after 70-dra.sh restarts kube-apiserver twice its informers relist
-# with a backoff of up to a minute (client-go tools/cache/reflector.go): the first pod of
-# 72-fractions.sh's new namespace was refused so in CI. A user's cluster does the same;
-# `kubectl create namespace` does not wait either.
+# with a backoff of up to a minute (client-go tools/cache/reflector.go). The likeliest
+# cause of the one refusal of 72-fractions.sh's first pod in CI (its message was not
+# kept); on a loaded machine 65-admission-policies.sh's team-both waited 3 to 4 s too.
+# A user's cluster does the same; `kubectl create namespace` does not wait either.
 ns() {
 	local t0
 	kubectl create namespace "$1" >/dev/null 2>&1
