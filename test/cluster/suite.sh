@@ -122,7 +122,7 @@ clean() {
 # kept); on a loaded machine 65-admission-policies.sh's team-both waited 3 to 4 s too.
 # A user's cluster does the same; `kubectl create namespace` does not wait either.
 ns() {
-	local t0
+	local t0 dt
 	kubectl create namespace "$1" >/dev/null 2>&1
 	[ -z "${2:-}" ] || kubectl label namespace "$1" "$2" --overwrite >/dev/null
 	# Asked once per namespace (golden.lib calls ns for each of its 305 cases); no
@@ -132,8 +132,8 @@ ns() {
 	cp_wait 90 kubectl get serviceaccount default -n "$1" ||
 		bad "namespace $1 has no default ServiceAccount after 90 s"
 	# Figures for the log: how long the controller manager kept a namespace unusable.
-	[ $(($(date +%s) - t0)) -lt 2 ] ||
-		echo "cluster: namespace $1: its default ServiceAccount came after $(($(date +%s) - t0)) s"
+	dt=$(($(date +%s) - t0))
+	[ "$dt" -lt 2 ] || echo "cluster: namespace $1: its default ServiceAccount came after $dt s"
 	NS_READY="$NS_READY $1"
 }
 NS_READY=""
