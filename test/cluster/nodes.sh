@@ -41,17 +41,22 @@ cp_node_status() {
 			lastHeartbeatTime: (now | todate), lastTransitionTime: (now | todate)}]}}'
 }
 
+# cp_node_up NAME POOL SIZE GPUS TAINTS SPOT ZONE: creates one node and makes it Ready.
+cp_node_up() {
+	cp_node_json "$@" | kubectl create -f - >/dev/null || return 1
+	kubectl patch node "$1" --subresource=status --type=merge -p "$(cp_node_status "$4")" >/dev/null || return 1
+	# The TaintNodesByCondition admission plugin gave the new node
+	# node.kubernetes.io/not-ready:NoSchedule (plugin/pkg/admission/nodetaint); the
+	# node lifecycle controller, off here, removes it once the node is Ready.
+	kubectl taint node "$1" node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1
+	kubectl get node "$1" -o json | jq -e '[.spec.taints[]? | select(.key == "node.kubernetes.io/not-ready")] | length == 0' >/dev/null
+}
+
 # cp_nodes: creates every node of CP_NODES and makes it Ready.
 cp_nodes() {
 	echo "$CP_NODES" | while read -r name pool size gpus taints spot zone; do
 		[ -n "$name" ] || continue
-		cp_node_json "$name" "$pool" "$size" "$gpus" "$taints" "$spot" "$zone" | kubectl create -f - >/dev/null || return 1
-		kubectl patch node "$name" --subresource=status --type=merge -p "$(cp_node_status "$gpus")" >/dev/null || return 1
-		# The TaintNodesByCondition admission plugin gave the new node
-		# node.kubernetes.io/not-ready:NoSchedule (plugin/pkg/admission/nodetaint); the
-		# node lifecycle controller, off here, removes it once the node is Ready.
-		kubectl taint node "$name" node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1
-		kubectl get node "$name" -o json | jq -e '[.spec.taints[]? | select(.key == "node.kubernetes.io/not-ready")] | length == 0' >/dev/null || return 1
+		cp_node_up "$name" "$pool" "$size" "$gpus" "$taints" "$spot" "$zone" || return 1
 	done
 }
 
