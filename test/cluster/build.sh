@@ -3,6 +3,8 @@
 #   build/cluster/bin/etcd                         test/cluster/etcd (go.etcd.io/etcd/server/v3)
 #   build/cluster/MINOR/bin/{kube-apiserver,kube-scheduler,kube-controller-manager,kubectl}
 #                                                   test/cluster/k8s-MINOR (k8s.io/kubernetes)
+#   build/cluster/bin/{kubelet,loadgen}            test/cluster/tools (client-go): the day-2
+#                                                   scenarios' kubelet and load generator
 # A binary set is rebuilt only when its go.mod/go.sum change (a stamp records their
 # checksum). Go's module cache (GOMODCACHE) and build cache (GOCACHE) are the user's
 # defaults, so they survive `make clean` and a fresh clone on the same machine: the
@@ -29,6 +31,15 @@ if ! stamp_ok "$out/bin/.etcd" "$etcd_dir/go.mod" "$etcd_dir/go.sum" || [ ! -x "
 	mkdir -p "$out/bin"
 	(cd "$etcd_dir" && "$GO" build -ldflags "-s -w" -o "$out/bin/etcd" .)
 	cat "$etcd_dir/go.mod" "$etcd_dir/go.sum" | cksum >"$out/bin/.etcd"
+fi
+
+tools_dir=test/cluster/tools
+if ! stamp_ok "$out/bin/.tools" "$tools_dir/go.mod" "$tools_dir/go.sum" "$tools_dir"/*/main.go ||
+   [ ! -x "$out/bin/kubelet" ] || [ ! -x "$out/bin/loadgen" ]; then
+	echo "cluster: building the test kubelet and load generator" >&2
+	mkdir -p "$out/bin"
+	(cd "$tools_dir" && "$GO" build -ldflags "-s -w" -o "$out/bin/" ./kubelet ./loadgen)
+	cat "$tools_dir/go.mod" "$tools_dir/go.sum" "$tools_dir"/*/main.go | cksum >"$out/bin/.tools"
 fi
 
 for minor in "$@"; do
