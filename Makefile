@@ -226,6 +226,14 @@ image-test:
 test-cluster: $(BIN) test-deps
 	@BIN=$(BIN) sh test/cluster/run
 
+# soak-cluster:  the day-2 scenario (test/cluster/scenarios/80-day2.sh) long: every
+#                disruption inside 65 s of load at 50 requests/s, and 3,000 requests
+#                in each mode of the rollout path, about 13 minutes of load in all
+#                (make test runs it bounded: 40 s a window, 1,000 a mode)
+soak-cluster: $(BIN) test-deps
+	@BIN=$(BIN) CLUSTER_MINORS=$${CLUSTER_MINORS:-1.34} CLUSTER_SCENARIOS=80-day2 VERBOSE=1 \
+	  DAY2_WINDOW_S=$${DAY2_WINDOW_S:-65} DAY2_COUNT=$${DAY2_COUNT:-3000} sh test/cluster/run
+
 bench-cluster: $(BIN) test-deps
 	@BIN=$(BIN) sh test/bench/cluster
 
@@ -233,7 +241,7 @@ bench-cluster: $(BIN) test-deps
 bench-watch-cluster: $(BIN) test-deps
 	@BIN=$(BIN) sh test/bench/watch-cluster
 
-.PHONY: test-cluster bench-cluster bench-watch-cluster
+.PHONY: test-cluster soak-cluster bench-cluster bench-watch-cluster
 
 # ---- Benchmarks, all in test/bench/: figures, never assertions (test/bench/run.sh) ----
 $(BUILD)/bench/%: test/bench/%.c $(LIB)
