@@ -861,9 +861,16 @@ static int collect_tolerations(const struct config *cfg, const struct pod_view *
 				       res->changes[0] ? " " : "", pt->key, pt->value[0] ? "=" : "", pt->value,
 				       pt->effect[0] ? ":" : "", pt->effect);
 		}
+	/*
+	 * Said of the pod as it came, in words that hold wherever the note is
+	 * read: /mutate in any mode (dryrun adds nothing), a workload's template
+	 * at apply (its pods get the toleration, the template does not), audit,
+	 * and /validate of a pod /mutate never saw.
+	 */
 	if (wrong_key && policy_warn(res, err, "toleration nvidia.com/gpu does not match AKS GPU node pools, "
 				     "whose taint is %s; %s", taint,
-				     tolerated ? "the pod already tolerates it" : "gpu-admission added a toleration for it") != 0)
+				     tolerated ? "the pod already tolerates that taint"
+					       : "gpu-admission adds a toleration for that taint") != 0)
 		return -1;
 	return 0;
 nomem:
