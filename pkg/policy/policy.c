@@ -432,6 +432,53 @@ static int decide(const struct config *cfg, const struct policy_request *req,
 	return 0;
 }
 
+/*
+ * /validate of a pod (req->validate). kube-apiserver runs the validating
+ * webhooks on the pod the mutating ones made, and the chart sends every pod
+ * to /mutate first, under the same policy and so in the same mode: /mutate
+ * has said all the policy says of this pod, and in enforce refused what the
+ * policy refuses. So the pod is judged as /mutate leaves it, and the answer
+ * says only what /mutate cannot have said (the mode's note follows, from
+ * apply_mode()):
+ *  - a GPU pod lacking what /mutate adds (R_NOT_MUTATED): in enforce and
+ *    warn /mutate would have added it, so it did not run: a rejection, with
+ *    every warning. In dryrun /mutate adds nothing: the pod is judged as
+ *    patched, and /validate admits a patched pod (patches are idempotent;
+ *    the golden driver checks it of every one), so it is admitted as
+ *    enforce's /validate admits it, not announced as a rejection enforce
+ *    never makes;
+ *  - a rejection /mutate makes too: in enforce /mutate did not run (or the
+ *    pod changed after it): a rejection, with every warning. In warn and
+ *    dryrun /mutate admitted the pod, announcing and counting the would-be
+ *    rejection where enforce makes it, and enforce's /validate never sees
+ *    the pod: admitted, saying and counting nothing (res->unreached);
+ *  - anything admitted: /mutate gave its warnings, and none is repeated
+ *    (read beside /mutate's, a note about the patched pod contradicted the
+ *    same note about the pod before the patch).
+ */
+static void judge_as_mutated(struct policy_result *res)
+{
+	int unmutated = res->verdict == POLICY_REJECT && strcmp(res->reason, R_NOT_MUTATED) == 0;
+
+	if (res->verdict == POLICY_REJECT &&
+	    (res->mode == CONFIG_MODE_ENFORCE || (unmutated && res->mode == CONFIG_MODE_WARN)))
+		return;
+	if (unmutated) {
+		res->verdict = POLICY_ALLOW;
+		res->reason = R_GPU_OK;
+		res->changes[0] = '\0';
+	} else if (res->verdict == POLICY_REJECT) {
+		res->verdict = POLICY_ALLOW;
+		res->reason = R_AT_MUTATE;
+		res->unreached = 1;
+		json_decref(res->fix);
+		res->fix = NULL;
+	}
+	res->message[0] = '\0';
+	json_array_clear(res->warnings);
+	res->notes = 0;
+}
+
 int policy_evaluate(const struct config *cfg, const struct policy_request *req,
 		    struct policy_result *res, struct error *err)
 {
@@ -445,6 +492,8 @@ int policy_evaluate(const struct config *cfg, const struct policy_request *req,
 	}
 	if (decide(cfg, req, res, err) != 0)
 		return -1;
+	if (req->validate)
+		judge_as_mutated(res);
 	/* Both are cut to fixed buffers and may quote pod text: end them on a whole character. */
 	error_trim_utf8(res->message);
 	error_trim_utf8(res->changes);

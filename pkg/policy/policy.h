@@ -72,8 +72,10 @@ struct policy_request {
 	                               offline (audit, reports): the pod is as the API server
 	                               stored it, so a DaemonSet controller reference is trusted */
 	enum policy_operation operation;
-	int validate;               /* validating webhook: never patch; a GPU pod still
-	                               missing toleration or selectors is rejected */
+	int validate;               /* validating webhook (a pod): never patch; the pod is
+	                               judged as the mutating webhook leaves it, and the
+	                               answer says only what that webhook cannot have said
+	                               (policy_evaluate()) */
 	int daemonset;              /* the caller knows the pod belongs to a DaemonSet: a
 	                               DaemonSet's template (with template set), or offline
 	                               a stored pod audited as one */
@@ -96,6 +98,11 @@ struct policy_result {
 	enum policy_decision verdict;  /* what enforce mode would answer */
 	enum config_mode mode;         /* the mode in force for the namespace */
 	int exempt;                    /* an exemption applied */
+	int unreached;                 /* req.validate only: enforce's mutating webhook refuses the
+	                                  pod, so enforce's validating webhook never judges it; in
+	                                  warn and dryrun the mutating webhook said and counted the
+	                                  would-be rejection, and this answer admits it saying and
+	                                  counting nothing (metrics skip it) */
 	int gpu;                       /* the pod requests a GPU */
 	const char *reason;            /* short stable code, e.g. "cpu-pod-gpu-toleration";
 	                                  static storage */
@@ -145,6 +152,15 @@ extern const struct scan_shape policy_pod_spec_fields[];
 /*
  * Evaluates req against cfg (both borrowed) and fills res, which the caller
  * must release with policy_result_free() whatever the return value.
+ * With req->validate, a pod is judged as the chart's mutating webhook, which
+ * sees every pod first in the same mode, leaves it, and the answer says only
+ * what that webhook cannot have said: a pod lacking what it adds is rejected
+ * in enforce and warn (it did not run), and in dryrun (where it adds
+ * nothing) judged as patched, i.e. admitted; a pod it refuses is rejected in
+ * enforce (it did not run) and in warn and dryrun admitted silently
+ * (res->unreached, reason judged-at-mutate); warnings only with a rejection
+ * in enforce or a pod it did not mutate. So mode by mode, both webhooks
+ * together announce (wouldDecide) the rejections enforce makes, once.
  * Returns 0 with a decision, or -1 when the pod cannot be read at all
  * (ERROR_INPUT: a field has the wrong JSON type) or memory ran out
  * (ERROR_NOMEM). A policy rejection is a decision, not an error.

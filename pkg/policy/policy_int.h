@@ -34,6 +34,8 @@
 #define R_GPU_OK      "gpu-pod-ok"
 #define R_GPU_MUTATED "gpu-pod-mutated"
 #define R_NOT_MUTATED "gpu-pod-not-mutated"
+#define R_AT_MUTATE   "judged-at-mutate"       /* /validate, warn and dryrun: a pod /mutate refuses in
+                                                   enforce, its would-be rejection /mutate's to say */
 #define R_QUANTITY    "invalid-gpu-quantity"
 #define R_UNKNOWN     "unknown-pool"
 #define R_MISMATCH    "pool-mismatch"

@@ -176,6 +176,26 @@ static int judge_all(const struct config *cfg, const struct workload_request *re
 }
 
 /*
+ * /validate in dryrun: a DaemonSet template the gpuInfraNamespaces rule
+ * patches went to /mutate first (the chart's mutate-daemonsets entry), which
+ * said all there is to say of it and, in this mode, added nothing. Judged as
+ * /mutate leaves it in enforce (patched, then exempt), it has nothing to say
+ * here. In enforce and warn such a template reaching /validate unpatched
+ * means /mutate did not run (that entry fails open): its warnings stand.
+ */
+static void quiet_infra(const struct workload_request *req, enum config_mode mode, struct judged *j, size_t n)
+{
+	size_t i;
+
+	for (i = 0; !req->mutate && mode == CONFIG_MODE_DRYRUN && i < n; i++) {
+		if (!j[i].judged || !j[i].res.template_patch)
+			continue;
+		json_array_clear(j[i].res.warnings);
+		j[i].res.notes = 0;
+	}
+}
+
+/*
  * The answer's warnings: what enforce would deny (warn, dryrun), then what
  * the authors must change, at most POLICY_WARNING_MAX with a last one
  * counting the rest. j[0..n) are the templates' judgements.
@@ -289,6 +309,7 @@ int workload_evaluate(const struct config *cfg, const struct workload_request *r
 	a->reason = now.n == 0 ? WORKLOAD_R_NONE : WORKLOAD_R_UNCHANGED;
 	if (now.n > 0 && judge_all(cfg, req, &now, &before, j, err) != 0)
 		goto out;
+	quiet_infra(req, a->mode, j, now.n);
 	for (i = 0; i < now.n; i++) {
 		if (!j[i].judged)
 			continue;

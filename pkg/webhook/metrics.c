@@ -191,7 +191,8 @@ static void render_verdicts(struct strbuf *b, const struct metrics *m)
 
 	strbuf_addf(b, "# HELP gpu_admission_policy_verdicts_total Reviews the policy evaluated, by the kind of object "
 		"(Pod, a built-in workload kind, or custom), what enforce mode answers and the mode in force (in "
-		"dryrun and warn: what enforcing would change).\n"
+		"dryrun and warn: what enforcing would change; a pod enforce refuses at mutate is counted there "
+		"alone).\n"
 		"# TYPE gpu_admission_policy_verdicts_total counter\n");
 	for (ep = 0; ep < N_HIST; ep++)
 		for (kind = 0; kind < N_KINDS; kind++)

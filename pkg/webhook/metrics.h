@@ -69,7 +69,8 @@ void metrics_request(struct metrics *m, enum metrics_endpoint ep, enum metrics_d
  * built-in workload kind; anything else, NULL included, counts as
  * "custom", so the label stays bounded), verdict what enforce mode answers,
  * mode the mode in force. In dryrun and warn this is what enforcing would
- * change.
+ * change. The caller does not count a /validate review enforce never makes
+ * (review_response.unreached).
  */
 void metrics_verdict(struct metrics *m, enum metrics_endpoint ep, const char *kind, enum config_mode mode,
 		     enum policy_decision verdict);

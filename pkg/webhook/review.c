@@ -508,6 +508,7 @@ int review_handle_claims(const struct config *cfg, const char *body, size_t len,
 	res->mode = pr.mode;
 	res->evaluated = 1;
 	res->verdict = pr.verdict;
+	res->unreached = pr.unreached;
 	policy_describe_pools(&pr, ",", res->pools, sizeof res->pools);
 	res->n_pools = pr.n_pools;
 	rc = review_encode(rq.api_version, rq.uid, ERROR_NONE, pr.message, &pr, flags, res, err);

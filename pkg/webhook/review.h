@@ -38,6 +38,8 @@ struct review_response {
 	enum config_mode mode;
 	int evaluated;                /* the policy ran: verdict and mode are set */
 	enum policy_decision verdict; /* what enforce mode answers (differs from decision in warn/dryrun) */
+	int unreached;                /* /validate of a pod enforce's /mutate refuses (warn, dryrun:
+	                                 policy_result.unreached): the metrics do not count it */
 	int patched;                  /* a patch was sent */
 	const char *kind;             /* what was judged, for the metrics' kind label: "Pod", a
 	                                 built-in workload kind, or "custom" (static storage);

@@ -274,7 +274,8 @@ static enum MHD_Result answer_review(struct server *s, struct MHD_Connection *c,
 		return answer_error(s, c, rq, err.kind, err.msg);
 	}
 	dec = decision_of(&res);
-	if (res.evaluated)
+	/* A pod only /mutate judges in enforce is counted there alone (review_response.unreached). */
+	if (res.evaluated && !res.unreached)
 		metrics_verdict(s->metrics, rq->ep, res.kind, res.mode, res.verdict);
 	if (log_enabled(LOG_LEVEL_INFO)) {
 		struct log_decision d = {
