@@ -36,6 +36,13 @@
  * (test/tools/workload_check.h), and, for a CREATE case, its UPDATE rules
  * hold: a scale and a label change are admitted untouched, removing the
  * routes a rejection names is admitted, adding them back is denied.
+ * And the modes are held to each other: a pod's CREATE or UPDATE (or a
+ * gpuInfraNamespaces DaemonSet's) is taken through /mutate and then
+ * /validate on what /mutate's patch made, in enforce, warn and dryrun (every
+ * namespace in that mode), and warn and dryrun must refuse nothing, announce
+ * (wouldDecide: reject) as many rejections as enforce makes, have the
+ * metrics count the same reviews and rejections per endpoint, and /validate
+ * repeat none of /mutate's warnings (check_trail()).
  *
  * UPDATE=1 rewrites expect.json from the actual answers: review the diff.
  */
@@ -126,6 +133,8 @@ struct answer {
 	int rc;
 	json_t *doc;   /* the AdmissionReview (patch decoded) or {"error": ...} */
 	json_t *patch; /* borrowed from doc, or NULL */
+	int counted;   /* the server counts its verdict in gpu_admission_policy_verdicts_total */
+	enum policy_decision verdict; /* the verdict counted */
 };
 
 static void answer(const struct config *cfg, const char *body, size_t len, int validate,
@@ -144,6 +153,9 @@ static void answer(const struct config *cfg, const char *body, size_t len, int v
 		review_response_free(&res);
 		return;
 	}
+	/* As server_http.c counts it. */
+	a->counted = res.evaluated && !res.unreached;
+	a->verdict = res.verdict;
 	a->doc = json_loadb(res.body, res.len, JSON_REJECT_DUPLICATES, NULL);
 	review_response_free(&res);
 	resp = json_object_get(a->doc, "response");
@@ -518,6 +530,183 @@ out:
 	return rc;
 }
 
+/* ==== The two webhooks in turn: what warn and dryrun announce is what enforce does ==== */
+
+/*
+ * What one pod leaves behind on its way through the chart's two webhooks:
+ * /mutate, then /validate on the pod /mutate's patch made (kube-apiserver runs
+ * the validating webhooks on the final object; the chart sends every pod to
+ * both, under one policy).
+ */
+struct trail {
+	int denied;          /* an answer refused the pod (403: the policy's refusal) */
+	int error;           /* an answer was an error (400: the pod cannot be read) */
+	int would_reject;    /* answers whose auditAnnotations say wouldDecide: reject */
+	int rejects;         /* reject verdicts the metrics count, both endpoints */
+	int counted[2];      /* reviews the metrics count: [0] /mutate, [1] /validate */
+	json_t *warnings[2]; /* each answer's warnings (owned), NULL when it was not asked */
+};
+
+static void trail_free(struct trail *t)
+{
+	json_decref(t->warnings[0]);
+	json_decref(t->warnings[1]);
+	memset(t, 0, sizeof *t);
+}
+
+/* Adds answer a of endpoint ep (0 /mutate, 1 /validate) to t. 1 when the pod goes on, 0 when it stops here. */
+static int trail_add(struct trail *t, int ep, const struct answer *a)
+{
+	const json_t *resp = json_object_get(a->doc, "response");
+	const json_t *ann = json_object_get(resp, "auditAnnotations");
+
+	t->would_reject += strcmp(wc_str(ann, "wouldDecide"), "reject") == 0;
+	t->counted[ep] += a->counted;
+	t->rejects += a->counted && a->verdict == POLICY_REJECT;
+	t->warnings[ep] = json_incref(json_object_get(resp, "warnings"));
+	if (json_is_true(json_object_get(resp, "allowed")))
+		return 1;
+	if (json_integer_value(json_object_get(json_object_get(resp, "status"), "code")) == 403)
+		t->denied = 1;
+	else
+		t->error = 1;
+	return 0;
+}
+
+/* Takes request's pod through /mutate and /validate under cfg into t: 0, or -1 (said) when it cannot. */
+static int trail_follow(const char *name, const struct config *cfg, const json_t *request, struct trail *t)
+{
+	json_t *req = json_deep_copy(request);
+	struct answer a = { 0 };
+	struct error err = { 0 };
+	char *text = json_dumps(req, JSON_COMPACT);
+	int rc = -1;
+
+	if (text == NULL)
+		goto out;
+	answer(cfg, text, strlen(text), 0, &a);
+	if (a.rc != 0 || !trail_add(t, 0, &a)) {
+		rc = 0;
+		goto out;
+	}
+	if (a.patch != NULL &&
+	    patch_apply(json_object_get(json_object_get(req, "request"), "object"), a.patch, &err) != 0) {
+		fail(name, err.msg);
+		goto out;
+	}
+	free(text);
+	json_decref(a.doc);
+	a.doc = NULL;
+	text = json_dumps(req, JSON_COMPACT);
+	if (text == NULL)
+		goto out;
+	answer(cfg, text, strlen(text), 1, &a);
+	if (a.rc == 0)
+		trail_add(t, 1, &a);
+	rc = 0;
+out:
+	json_decref(a.doc);
+	free(text);
+	json_decref(req);
+	return rc;
+}
+
+/*
+ * Sets every mode cfg holds (its own and each namespace's) to m, the old
+ * ones kept in saved (1 + n_namespace_modes entries) when it is not NULL;
+ * with m < 0, puts back the saved ones.
+ */
+static void modes_set(struct config *cfg, int m, enum config_mode *saved)
+{
+	size_t i;
+
+	if (m < 0)
+		cfg->mode = saved[0];
+	else if (saved != NULL)
+		saved[0] = cfg->mode;
+	if (m >= 0)
+		cfg->mode = (enum config_mode)m;
+	for (i = 0; i < cfg->n_namespace_modes; i++) {
+		if (m < 0) {
+			cfg->namespace_modes[i].mode = saved[i + 1];
+			continue;
+		}
+		if (saved != NULL)
+			saved[i + 1] = cfg->namespace_modes[i].mode;
+		cfg->namespace_modes[i].mode = (enum config_mode)m;
+	}
+}
+
+/*
+ * Is request a CREATE or UPDATE that /mutate and /validate both receive: a
+ * pod's, or a DaemonSet's in gpuInfraNamespaces (the chart's
+ * mutate-daemonsets entry)?
+ */
+static int trail_applies(const struct config *cfg, const json_t *request)
+{
+	const json_t *req = json_object_get(request, "request");
+	const char *op = wc_str(req, "operation");
+
+	return policy_case == NULL && json_is_object(json_object_get(req, "object")) &&
+	       (strcmp(wc_str(json_object_get(req, "kind"), "kind"), "Pod") == 0 ||
+		infra_daemonset(cfg, request, 0)) &&
+	       (strcmp(op, "CREATE") == 0 || strcmp(op, "UPDATE") == 0);
+}
+
+/*
+ * The differential check of the modes, for a pod: taken through both
+ * webhooks in enforce, warn and dryrun (every namespace in the same mode),
+ * warn and dryrun refuse nothing, their answers announce (wouldDecide:
+ * reject) exactly as many rejections as enforce makes, the metrics count
+ * the same reviews and rejections on each endpoint, and /validate, which
+ * sees the pod /mutate answered for, repeats none of its warnings. 0, -1
+ * (said), or 1 when request is no pod's review.
+ */
+static int check_trail(const char *name, struct config *cfg, const json_t *request)
+{
+	struct trail t[3];
+	enum config_mode *saved;
+	size_t m;
+	int rc = 0;
+
+	if (request == NULL || !trail_applies(cfg, request))
+		return 1;
+	memset(t, 0, sizeof t);
+	saved = calloc(cfg->n_namespace_modes + 1, sizeof *saved);
+	if (saved == NULL)
+		return fail(name, "out of memory");
+	for (m = 0; m < 3 && rc == 0; m++) {
+		modes_set(cfg, modes[m].mode, saved);
+		rc = trail_follow(name, cfg, request, &t[m]);
+		modes_set(cfg, -1, saved);
+	}
+	free(saved);
+	for (m = 0; m < 3 && rc == 0 && !t[0].error; m++) {
+		const char *mode = config_mode_name(modes[m].mode);
+		char why[512];
+
+		if (m > 0 && t[m].denied)
+			snprintf(why, sizeof why, "%s mode refused the pod", mode);
+		else if (m > 0 && t[m].would_reject != t[0].denied)
+			snprintf(why, sizeof why, "%s mode announces %d would-be rejections (wouldDecide: reject), "
+				 "enforce makes %d", mode, t[m].would_reject, t[0].denied);
+		else if (t[m].rejects != t[0].rejects || t[m].counted[0] != t[0].counted[0] ||
+			 t[m].counted[1] != t[0].counted[1])
+			snprintf(why, sizeof why, "%s mode's metrics count %d/%d reviews (mutate/validate), %d "
+				 "rejections; enforce's %d/%d, %d", mode, t[m].counted[0], t[m].counted[1],
+				 t[m].rejects, t[0].counted[0], t[0].counted[1], t[0].rejects);
+		else if (json_array_size(t[m].warnings[1]) > 0)
+			snprintf(why, sizeof why, "%s mode: /validate repeats what /mutate said of the pod: %s", mode,
+				 json_string_value(json_array_get(t[m].warnings[1], 0)));
+		else
+			continue;
+		rc = fail(name, why);
+	}
+	for (m = 0; m < 3; m++)
+		trail_free(&t[m]);
+	return rc;
+}
+
 /*
  * The /validate-policy setup a `policy` file describes (lines key=KEY,
  * version=V) into *o, its strings in buf; 0, or -1 for a line it does not know.
@@ -608,6 +797,14 @@ static void run_case(const char *dir, const char *name)
 			passed++;
 		else
 			failed++;
+	}
+	switch (check_trail(name, cfg, request)) {
+	case 0:
+		passed++;
+		break;
+	case -1:
+		failed++;
+		break;
 	}
 out:
 	policy_case = NULL;
