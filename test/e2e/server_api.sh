@@ -7,8 +7,10 @@
 certs "$TMP/c"
 CA=$TMP/c/ca.crt
 LOG=$TMP/server.log
+# The default policy, but team-dry in dryrun (the metrics of a dryrun trail, below).
+printf 'namespaceModes: {team-dry: dryrun}\n' >"$TMP/policy.yaml"
 start_server "$LOG" --tls-cert "$TMP/c/tls.crt" --tls-key "$TMP/c/tls.key" --service-name "$SVC" \
-	--metrics-addr 127.0.0.1:0 --threads 2 || { bad "server did not start"; finish; }
+	--metrics-addr 127.0.0.1:0 --threads 2 --config "$TMP/policy.yaml" || { bad "server did not start"; finish; }
 ok
 J='Content-Type: application/json'
 
@@ -42,6 +44,28 @@ check "/mutate CPU pod tolerating the GPU taint: rejected 403 with a reason" \
 	jq -e '.response.allowed == false and .response.status.code == 403 and (.response.status.message | test("toleration"))' "$TMP/out"
 post /validate "$SAMPLE_CPU"
 check "/validate CPU pod tolerating the GPU taint: rejected" jq -e '.response.allowed == false' "$TMP/out"
+
+# dryrun: what both webhooks together count is what enforce does. The CPU pod's would-be rejection is
+# /mutate's (enforce refuses it there, and its /validate never sees it): /validate admits it silently
+# and counts nothing; the unpatched GPU pod is judged as /mutate leaves it in enforce: admitted.
+jq '.request.namespace = "team-dry" | .request.object.metadata.namespace = "team-dry"' "$SAMPLE_CPU" >"$TMP/cpu-dry.json"
+jq '.request.namespace = "team-dry" | .request.object.metadata.namespace = "team-dry"' "$SAMPLE_GPU" >"$TMP/gpu-dry.json"
+post /mutate "$TMP/cpu-dry.json"
+check "dryrun /mutate CPU pod: admitted, the would-be rejection said" \
+	jq -e '.response.allowed and .response.auditAnnotations.wouldDecide == "reject" and (.response.warnings | length) == 1' "$TMP/out"
+post /validate "$TMP/cpu-dry.json"
+check "dryrun /validate CPU pod: admitted silently, judged at /mutate" \
+	jq -e '.response.allowed and .response.auditAnnotations.reason == "judged-at-mutate"
+	       and (.response.auditAnnotations | has("wouldDecide") | not) and (.response | has("warnings") | not)' "$TMP/out"
+post /validate "$TMP/gpu-dry.json"
+check "dryrun /validate unpatched GPU pod: admitted as enforce admits the patched pod" \
+	jq -e '.response.allowed and .response.auditAnnotations.reason == "gpu-pod-ok" and (.response | has("warnings") | not)' "$TMP/out"
+equals "$(metric 'gpu_admission_policy_verdicts_total{endpoint="mutate",kind="Pod",mode="dryrun",verdict="reject"}')" 1 \
+	"dryrun: /mutate counts the would-be rejection"
+equals "$(metric 'gpu_admission_policy_verdicts_total{endpoint="validate",kind="Pod",mode="dryrun",verdict="reject"}')" 0 \
+	"dryrun: /validate counts no rejection"
+equals "$(metric 'gpu_admission_policy_verdicts_total{endpoint="validate",kind="Pod",mode="dryrun",verdict="allow"}')" 1 \
+	"dryrun: /validate counts the GPU pod enforce's /validate sees, not the CPU pod it never does"
 
 printf '{"apiVersion":"v9","kind":"AdmissionReview","request":{"uid":"u-bad-1"}}' >"$TMP/badver.json"
 post /mutate "$TMP/badver.json"

@@ -49,3 +49,7 @@ pod gpu-dry "$GPU1" >"$T/gpu-dry.in"
 create team-dry gpu-dry
 jq -e '.spec.nodeSelector == null' "$T/gpu-dry.out" >/dev/null && ok || bad "dryrun mode: a GPU pod is not patched"
 has "$T/gpu-dry.err" "Warning:" "dryrun mode: the GPU pod's warning"
+# What dryrun announces is what enforce does: the GPU pod /mutate would place reaches the validating
+# webhook unpatched, which judges it as patched and announces no rejection.
+has "$T/gpu-dry.err" "would add (dryrun mode)" "dryrun mode: the mutating webhook says what it would add"
+lacks "$T/gpu-dry.err" "would be rejected" "dryrun mode: the GPU pod is not announced as a rejection"
