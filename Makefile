@@ -1,8 +1,10 @@
 # gpu-admission — build, test, run.
 #
 #   make deps                     install the Debian packages it builds and tests with (root or
-#                                 sudo; BENCH=1 adds make bench's); make run and make test install
-#                                 what they miss too, so that they work on a fresh machine
+#                                 sudo; BENCH=1 adds make bench's) and, with no Go new enough on
+#                                 the machine, the pinned Go toolchain into ~/.cache/gpu-admission
+#                                 (.ci/go); make run and make test install what they miss too,
+#                                 so that they work on a fresh machine
 #   make                          build bin/gpu-admission (stops and names any missing package)
 #   make check                    the edit loop: unit + golden + the CLI end-to-end script
 #   make test                     unit + golden + end-to-end tests; ends with "N passed, N failed"
@@ -85,6 +87,7 @@ $(DEPS_OK): .ci/deps
 
 deps:
 	@sh .ci/deps test
+	@sh .ci/go >/dev/null
 	@$(if $(filter 1,$(BENCH)),sh .ci/deps bench)
 
 # pkg-config is asked only after the dependency check has run.
@@ -145,7 +148,14 @@ $(BUILD)/test/watch_metrics: test/unit/fake_api.c test/unit/fake_api.h
 test-deps:
 	@sh .ci/deps $(DEPS_CHECK) test
 
-test: $(BIN) $(UNIT_BIN) $(TOOL_BIN) test-deps
+# The Go the cluster suite builds its control plane with (.ci/go): the machine's when new
+# enough, else the pinned toolchain, downloaded from the Go module proxy into the user's
+# cache (make test fetches it as make deps does; only when its SUITES include cluster).
+# make test-cluster and the cluster benchmarks only ask (test/cluster/build.sh).
+go-deps: test-deps
+	@case " $${SUITES:-cluster} " in *" cluster "*) sh .ci/go $(DEPS_CHECK) >/dev/null ;; esac
+
+test: $(BIN) $(UNIT_BIN) $(TOOL_BIN) test-deps go-deps
 	@$(MAKE) --no-print-directory fuzz-build >/dev/null
 	@BUILD=$(BUILD) BIN=$(BIN) VALGRIND=$(VALGRIND) sh test/run
 
@@ -195,7 +205,7 @@ lint:
 clean:
 	rm -rf build bin
 
-.PHONY: all deps check test test-deps run install uninstall lint clean
+.PHONY: all deps check test test-deps go-deps run install uninstall lint clean
 
 # ---- Packaging: chart, plain manifests, container image ----
 # manifests:  regenerate manifests/gpu-admission.yaml from charts/gpu-admission

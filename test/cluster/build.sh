@@ -9,13 +9,23 @@
 # checksum). Go's module cache (GOMODCACHE) and build cache (GOCACHE) are the user's
 # defaults, so they survive `make clean` and a fresh clone on the same machine: the
 # first build downloads and compiles everything, later ones only link (see README).
-# No binary is downloaded: only source modules through the Go module proxy.
+# No binary is downloaded but the Go toolchain when the machine has none new enough
+# (.ci/go, pinned): only source modules through the Go module proxy.
 #   usage: test/cluster/build.sh MINOR...      (e.g. 1.34 1.37); prints nothing on a hit
 set -eu
 cd "$(dirname "$0")/../.."
-GO=${GO:-go}
-command -v "$GO" >/dev/null 2>&1 || GO=/usr/local/go/bin/go
-"$GO" version >/dev/null 2>&1 || { echo "cluster: Go not found (want /usr/local/go/bin/go)" >&2; exit 1; }
+# go_cmd: sets gocmd, on the first build only (a cache hit needs no Go): the machine's Go
+# ($GO if set) when it is new enough for these go.mod files, else the pinned toolchain that
+# make deps (or make test) put in the user's cache; .ci/go says which, or what is missing.
+gocmd=""
+go_cmd() {
+	[ -n "$gocmd" ] || gocmd=$(sh .ci/go --check) || exit 1
+}
+# This go builds, never one it would switch to (cmd/go/internal/toolchain/select.go: a
+# GOTOOLCHAIN in the environment or a go.mod toolchain line), from its own tree, whatever
+# GOROOT another install left in the environment (.ci/go asked it its version so).
+export GOTOOLCHAIN=local
+unset GOROOT
 out=$PWD/build/cluster
 # -mod=readonly: go.sum pins every module's hash; a missing line fails the build.
 export GOFLAGS="-mod=readonly -trimpath"
@@ -28,8 +38,9 @@ stamp_ok() { # stamp_ok STAMP FILES...: the stamp matches the files' checksum
 etcd_dir=test/cluster/etcd
 if ! stamp_ok "$out/bin/.etcd" "$etcd_dir/go.mod" "$etcd_dir/go.sum" || [ ! -x "$out/bin/etcd" ]; then
 	echo "cluster: building etcd ($(sed -n 's/^require go.etcd.io\/etcd\/server\/v3 //p' "$etcd_dir/go.mod"))" >&2
+	go_cmd
 	mkdir -p "$out/bin"
-	(cd "$etcd_dir" && "$GO" build -ldflags "-s -w" -o "$out/bin/etcd" .)
+	(cd "$etcd_dir" && "$gocmd" build -ldflags "-s -w" -o "$out/bin/etcd" .)
 	cat "$etcd_dir/go.mod" "$etcd_dir/go.sum" | cksum >"$out/bin/.etcd"
 fi
 
@@ -52,6 +63,7 @@ for minor in "$@"; do
 	fi
 	ver=$(sed -n 's/^require k8s.io\/kubernetes //p' "$dir/go.mod")
 	echo "cluster: building Kubernetes $ver (first time: about 30 min on 2 cores, see README)" >&2
+	go_cmd
 	mkdir -p "$bin"
 	# The version is stamped as upstream's release build does (hack/lib/version.sh), so the
 	# API server reports it (/version, helm's .Capabilities.KubeVersion).
@@ -60,7 +72,7 @@ for minor in "$@"; do
 	cv=k8s.io/client-go/pkg/version
 	ld="-s -w -X $v.gitVersion=$ver -X $v.gitMajor=$major -X $v.gitMinor=${minor#*.} -X $v.gitTreeState=clean"
 	ld="$ld -X $cv.gitVersion=$ver -X $cv.gitMajor=$major -X $cv.gitMinor=${minor#*.}"
-	(cd "$dir" && "$GO" build -ldflags "$ld" -o "$bin/" \
+	(cd "$dir" && "$gocmd" build -ldflags "$ld" -o "$bin/" \
 		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-scheduler \
 		k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl)
 	cat "$dir/go.mod" "$dir/go.sum" | cksum >"$bin/.stamp"
