@@ -6,8 +6,11 @@
 #                                 (.ci/go); make run and make test install what they miss too,
 #                                 so that they work on a fresh machine
 #   make                          build bin/gpu-admission (stops and names any missing package)
-#   make check                    the edit loop: unit + golden + the CLI end-to-end script
-#   make test                     unit + golden + end-to-end tests; ends with "N passed, N failed"
+#   make check                    the edit loop (40-80 s): lint, unit, golden, the CLI end-to-end script
+#   make test                     every suite, a real Kubernetes control plane included; ends with
+#                                 "N passed, N failed". The first time on a machine it builds that
+#                                 control plane from source (20-70 min on 2 cores, about 10 GB of
+#                                 disk); then 20-30 min of tests (README.md, "Two commands")
 #   make SANITIZE=address,undefined test
 #   make run                      local TLS webhook on https://127.0.0.1:8443 (embedded policy;
 #                                 ADDR=127.0.0.1:9443 for another address)
