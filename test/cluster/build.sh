@@ -48,8 +48,9 @@ tools_dir=test/cluster/tools
 if ! stamp_ok "$out/bin/.tools" "$tools_dir/go.mod" "$tools_dir/go.sum" "$tools_dir"/*/main.go ||
    [ ! -x "$out/bin/kubelet" ] || [ ! -x "$out/bin/loadgen" ]; then
 	echo "cluster: building the test kubelet and load generator" >&2
+	go_cmd
 	mkdir -p "$out/bin"
-	(cd "$tools_dir" && "$GO" build -ldflags "-s -w" -o "$out/bin/" ./kubelet ./loadgen)
+	(cd "$tools_dir" && "$gocmd" build -ldflags "-s -w" -o "$out/bin/" ./kubelet ./loadgen)
 	cat "$tools_dir/go.mod" "$tools_dir/go.sum" "$tools_dir"/*/main.go | cksum >"$out/bin/.tools"
 fi
 
