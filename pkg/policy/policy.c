@@ -429,6 +429,15 @@ static int decide(const struct config *cfg, const struct policy_request *req,
 	}
 	if (res->verdict == POLICY_REJECT && daemonset_exempt(cfg, &pv))
 		return exempt_daemonset(res, err);
+	/*
+	 * A DaemonSet's pod refused only because its namespace is not listed:
+	 * a node agent the admin installed there needs the namespace listed,
+	 * not its toleration removed (that would keep it off the GPU nodes).
+	 */
+	if (res->verdict == POLICY_REJECT && pv.daemonset && cfg->exempt_daemonsets)
+		policy_appendf(res->message, sizeof res->message, ". DaemonSet pods are exempt only in "
+			       "exempt.daemonSetNamespaces: if an admin installed this DaemonSet as a node agent, "
+			       "list %s there", pv.ns);
 	return 0;
 }
 
