@@ -86,7 +86,7 @@ size_t policy_notes(const struct config *cfg, const struct config *defaults, cha
 			policy_appendf(buf, cap, "exempt.daemonSetNamespaces: \"%s\" exempts DaemonSet pods in every "
 				       "namespace: a tenant who may create a DaemonSet can keep every GPU node busy "
 				       "with pods that are never refused; list the namespaces where admins install "
-				       "node agents (e.g. [kube-system, gpu-operator])",
+				       "node agents (e.g. [kube-system, gpu-operator, gpu-resources])",
 				       cfg->exempt_daemonset_namespaces.v[i]);
 			break;
 		}

@@ -109,10 +109,14 @@ expect_rc 2 "review --apply of two objects" -- $WRAP "$B" review --apply "$tmp/t
 has "$tmp/err" "--apply takes one object (there are several): gpu-admission audit $tmp/two.yaml judges them all" "two objects explained"
 expect_rc 2 "review --wrap --apply" -- $WRAP "$B" review --wrap --apply "$tmp/deploy.yaml"
 has "$tmp/err" "--wrap and --apply: one or the other" "--wrap and --apply refused"
-printf 'apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: plugin, namespace: tools}\nspec:\n  template:\n    spec:\n      containers: [{name: p, image: x}]\n      tolerations: [{key: sku, operator: Exists}]\n' >"$tmp/ds.yaml"
-expect_rc 0 "review --wrap of a DaemonSet: its pods are exempt" -- $WRAP "$B" review --wrap "$tmp/ds.yaml"
+printf 'apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: plugin, namespace: gpu-resources}\nspec:\n  template:\n    spec:\n      containers: [{name: p, image: x}]\n      tolerations: [{key: sku, operator: Exists}]\n' >"$tmp/ds.yaml"
+expect_rc 0 "review --wrap of a DaemonSet in exempt.daemonSetNamespaces: its pods are exempt" -- $WRAP "$B" review --wrap "$tmp/ds.yaml"
 has "$tmp/out" '"decision":"exempt"' "DaemonSet pod exempt"
 lacks "$tmp/out" "remove the toleration" "no advice that would break a device plugin"
+# Elsewhere (the default lists where admins install node agents) refused, told which list to extend.
+sed 's/namespace: gpu-resources/namespace: tools/' "$tmp/ds.yaml" >"$tmp/ds-tools.yaml"
+expect_rc 1 "review --wrap of a DaemonSet elsewhere: refused" -- $WRAP "$B" review --wrap "$tmp/ds-tools.yaml"
+has "$tmp/out" "if an admin installed this DaemonSet as a node agent, list tools there" "the refusal names exempt.daemonSetNamespaces"
 
 # ==== check-config: every error, with its place; a missing file is an input error ====
 "$B" print-default-config >"$tmp/default.yaml"

@@ -372,7 +372,8 @@ stop_server "the restarted server"
 # The golden cases' requests (test/golden/<case>/request.json), under one policy that
 # serves them all: the three AKS agent-pool pools (GPU node names derived from them) and
 # a spot pool selected by label (so some node names cannot be told), GPU Feature
-# Discovery's count and memory labels, a pod selector scoped to namespaces.
+# Discovery's count and memory labels, a pod selector scoped to namespaces, and DaemonSet pods
+# exempt where the corpus's node agents are installed (monitoring, nvidia-gpu-operator too).
 cat >"$TMP/tenancy.yaml" <<'EOF'
 gpuNodeLabels: [kubernetes.azure.com/accelerator, accelerator, nvidia.com/gpu.present,
                 nvidia.com/gpu.product, nvidia.com/gpu.count, nvidia.com/gpu.memory]
@@ -383,6 +384,7 @@ pools:
   - {name: spot, resources: [nvidia.com/gpu], maxGPUsPerPod: 8,
      nodeSelector: {kubernetes.azure.com/accelerator: nvidia, kubernetes.azure.com/scalesetpriority: spot}}
 exempt:
+  daemonSetNamespaces: [kube-system, gpu-operator, gpu-resources, monitoring, nvidia-gpu-operator]
   podSelectors:
     - {namespaces: [monitoring, "node-*"], matchLabels: {app: node-agent}}
 EOF

@@ -29,8 +29,10 @@ static void test_default(void)
 	CHECK_INT(cfg->exempt_namespaces.n, 2);
 	CHECK_INT(cfg->gpu_node_labels.n, 4);
 	CHECK_INT(cfg->gpu_node_names.n, 0);  /* derived from the pools */
-	CHECK_INT(cfg->exempt_daemonset_namespaces.n, 1);
-	CHECK_STR(cfg->exempt_daemonset_namespaces.v[0], "*");
+	CHECK_INT(cfg->exempt_daemonset_namespaces.n, 3);
+	CHECK_STR(cfg->exempt_daemonset_namespaces.v[0], "kube-system");
+	CHECK_STR(cfg->exempt_daemonset_namespaces.v[1], "gpu-operator");
+	CHECK_STR(cfg->exempt_daemonset_namespaces.v[2], "gpu-resources");
 	CHECK_INT(cfg->exempt_daemonset_controllers.n, 2);
 	CHECK_STR(cfg->exempt_daemonset_controllers.v[0], "system:serviceaccount:kube-system:daemon-set-controller");
 	CHECK_STR(cfg->exempt_daemonset_controllers.v[1], "system:kube-controller-manager");

@@ -155,14 +155,18 @@ static void test_patch_order_is_deterministic(void)
 	config_free(cfg);
 }
 
-/* The decision for a CPU DaemonSet-owned pod tolerating the GPU taint, sent as username. */
-static enum policy_decision daemonset_pod(const char *api_version, const char *controller, const char *username,
-					  int template_of_daemonset)
+/*
+ * The decision for a CPU DaemonSet-owned pod tolerating the GPU taint, sent as
+ * username, in ns; a rejection's message is copied into message when not NULL.
+ */
+static enum policy_decision daemonset_pod_in(const char *ns, const char *api_version, const char *controller,
+					     const char *username, int template_of_daemonset, char *message,
+					     size_t cap)
 {
 	char text[1024];
 	struct policy_result res;
 	struct error err = { 0 };
-	struct policy_request req = { .ns = "ml", .operation = POLICY_OP_CREATE, .username = username,
+	struct policy_request req = { .ns = ns, .operation = POLICY_OP_CREATE, .username = username,
 				      .daemonset = template_of_daemonset };
 	json_t *pod;
 	enum policy_decision d;
@@ -178,9 +182,18 @@ static enum policy_decision daemonset_pod(const char *api_version, const char *c
 	d = res.decision;
 	if (d == POLICY_ALLOW)
 		CHECK_STR(res.reason, "exempt-daemonset");
+	if (message != NULL)
+		snprintf(message, cap, "%s", res.message);
 	policy_result_free(&res);
 	json_decref(pod);
 	return d;
+}
+
+/* The same in gpu-resources, a namespace of the default exempt.daemonSetNamespaces. */
+static enum policy_decision daemonset_pod(const char *api_version, const char *controller, const char *username,
+					  int template_of_daemonset)
+{
+	return daemonset_pod_in("gpu-resources", api_version, controller, username, template_of_daemonset, NULL, 0);
 }
 
 static void test_daemonset_contract(void)
@@ -201,6 +214,25 @@ static void test_daemonset_contract(void)
 	CHECK_INT(daemonset_pod("apps/v1", "true", NULL, 0), POLICY_ALLOW);
 	CHECK_INT(daemonset_pod("example.com/v1", "true", NULL, 0), POLICY_REJECT);
 	CHECK_INT(daemonset_pod("example.com/v1", "true", NULL, 1), POLICY_ALLOW);
+}
+
+/*
+ * The default exempts DaemonSet pods only where admins install node agents:
+ * elsewhere the controller's own pod is refused, told which list to add its
+ * namespace to (its toleration is what a node agent needs).
+ */
+static void test_daemonset_namespaces(void)
+{
+	static const char ctrl[] = "system:serviceaccount:kube-system:daemon-set-controller";
+	char message[POLICY_MESSAGE_MAX];
+
+	CHECK_INT(daemonset_pod_in("ml", "apps/v1", "true", ctrl, 0, message, sizeof message), POLICY_REJECT);
+	CHECK(strstr(message, "DaemonSet pods are exempt only in exempt.daemonSetNamespaces: if an admin "
+			      "installed this DaemonSet as a node agent, list ml there") != NULL);
+	/* Not the controller's: no hint, a list would not admit it. */
+	CHECK_INT(daemonset_pod_in("ml", "apps/v1", "true", "alice@example.com", 0, message, sizeof message),
+		  POLICY_REJECT);
+	CHECK(strstr(message, "daemonSetNamespaces") == NULL);
 }
 
 static void describes(const char *yaml, const char *want)
@@ -308,6 +340,7 @@ int main(void)
 	RUN(test_no_pool_message_names_largest);
 	RUN(test_patch_order_is_deterministic);
 	RUN(test_daemonset_contract);
+	RUN(test_daemonset_namespaces);
 	RUN(test_node_names_described);
 	RUN(test_derived_node_names);
 	RUN(test_result_free_accepts_null);

@@ -36,12 +36,15 @@ static long notes(const char *yaml, char *buf, size_t cap)
 	return n;
 }
 
-static void test_default_daemonsets_everywhere(void)
+static void test_daemonset_namespaces(void)
 {
 	char buf[2048];
 
-	/* The default exempts DaemonSet pods in every namespace: that is its one note. */
-	CHECK_INT(notes("", buf, sizeof buf), 1);
+	/* The default keeps DaemonSet pods exempt where admins install node agents: nothing to say. */
+	CHECK_INT(notes("", buf, sizeof buf), 0);
+	CHECK_STR(buf, "");
+	/* Every namespace is its one note. */
+	CHECK_INT(notes("exempt: {daemonSetNamespaces: [\"*\"]}\n", buf, sizeof buf), 1);
 	CHECK(starts_with(buf, "exempt.daemonSetNamespaces: \"*\" exempts DaemonSet pods in every namespace:"));
 	/* Off, or kept to named namespaces: nothing to say. */
 	CHECK_INT(notes("exempt: {daemonSets: false}\n", buf, sizeof buf), 0);
@@ -78,8 +81,10 @@ static void test_pool_resources(void)
 		       "asking for it is not judged as a GPU pod, so pool \"tpu\" never serves it; add it to "
 		       "gpuResources or remove it");
 	/* Counted into no buffer, and cut to a small one, still terminated. */
-	CHECK_INT(notes("pools:\n  - {name: tpu, resources: [google.com/tpu], nodeSelector: {a: b}}\n", NULL, 0), 2);
-	CHECK_INT(notes("pools:\n  - {name: tpu, resources: [google.com/tpu], nodeSelector: {a: b}}\n", buf, 8), 2);
+	CHECK_INT(notes("exempt: {daemonSetNamespaces: [\"*\"]}\n"
+			"pools:\n  - {name: tpu, resources: [google.com/tpu], nodeSelector: {a: b}}\n", NULL, 0), 2);
+	CHECK_INT(notes("exempt: {daemonSetNamespaces: [\"*\"]}\n"
+			"pools:\n  - {name: tpu, resources: [google.com/tpu], nodeSelector: {a: b}}\n", buf, 8), 2);
 	CHECK_INT(strlen(buf), 7);
 }
 
@@ -111,7 +116,7 @@ out:
 
 int main(void)
 {
-	RUN(test_default_daemonsets_everywhere);
+	RUN(test_daemonset_namespaces);
 	RUN(test_exempt_namespaces_replace);
 	RUN(test_pool_resources);
 	RUN(test_resource_budget);

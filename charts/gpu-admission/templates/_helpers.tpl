@@ -114,7 +114,7 @@ test/helm/helm.sh renders every test/pools/cases/ error case.
 {{- $dsOn = $ex.daemonSets -}}
 {{- end -}}
 {{- $exNs := default (list "kube-system" "gpu-operator") $ex.namespaces -}}
-{{- $dsNs := list "*" -}}
+{{- $dsNs := list "kube-system" "gpu-operator" "gpu-resources" -}}
 {{- if hasKey $ex "daemonSetNamespaces" -}}
 {{- $dsNs = default (list) $ex.daemonSetNamespaces -}}
 {{- end -}}
