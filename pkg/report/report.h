@@ -197,8 +197,17 @@ struct report_whatif {
 	struct report_list refused;      /* struct report_wi_refused */
 	unsigned long rejected_pending;  /* Pending GPU pods the other policy rejects */
 	unsigned long idle_nodes;        /* GPU nodes idle once the placed pods run */
-	double idle_cost;                /* their hourly cost at the other policy's prices */
-	int priced;                      /* some pool of the other policy with nodes has a price */
+	double idle_cost;                /* their hourly cost at the other policy's prices, today's
+	                                    where it sets none */
+	int priced;                      /* some GPU node has a price, the other policy's or today's */
+	/*
+	 * Owned, one per pool of the other policy (unpooled last): 1 when a
+	 * node of it is priced at today's price because that pool has none.
+	 * A pool left unpriced would cost $0 and show a saving that is not
+	 * there; compare like with like.
+	 */
+	unsigned char *todays_prices;
+	int any_todays_prices;
 };
 
 struct report {
@@ -286,6 +295,15 @@ int report_init(struct report *r, const struct config *cfg, struct error *err);
  * report_input().
  */
 void report_whatif_set(struct report *r, const struct config *cfg, const char *name);
+
+/*
+ * After report_finish(), the what-if policy's pools whose nodes are priced
+ * at today's prices (it prices none of them), one by one: the name of the
+ * first such pool from *k on ("unpooled" for nodes no pool of it selects),
+ * *k moved past it; NULL when there are no more. Borrowed from the what-if
+ * policy, or static.
+ */
+const char *report_whatif_todays_price_pool(const struct report *r, size_t *k);
 
 /* Releases what r owns. Accepts NULL. */
 void report_free(struct report *r);

@@ -189,13 +189,18 @@ static json_t *errors(const struct report *r)
 	return arr;
 }
 
-/* --what-if: {policy, placed[], rejectedPending, refused[], idleNodes, idleCostPerHour}. */
+/*
+ * --what-if: {policy, placed[], rejectedPending, refused[], idleNodes,
+ * idleCostPerHour, todaysPricesFor[]}: the last names the what-if pools
+ * whose nodes kept today's prices, the policy setting none.
+ */
 static json_t *whatif(const struct report *r)
 {
 	const struct report_whatif *w = &r->whatif;
-	json_t *placed = json_array(), *refused = json_array();
+	json_t *placed = json_array(), *refused = json_array(), *todays = json_array();
 	struct report_totals t;
-	size_t i;
+	const char *name;
+	size_t i, k = 0;
 	int priced;
 
 	report_totals(r, &t);
@@ -214,19 +219,23 @@ static json_t *whatif(const struct report *r)
 					    f->node, "reason", f->verdict.reason, "message", f->verdict.message)) != 0)
 			goto fail;
 	}
-	if (placed == NULL || refused == NULL)
+	while (todays != NULL && (name = report_whatif_todays_price_pool(r, &k)) != NULL)
+		if (push(todays, json_string(name)) != 0)
+			goto fail;
+	if (placed == NULL || refused == NULL || todays == NULL)
 		goto fail;
-	return json_pack("{s:s, s:I, s:o, s:I, s:I, s:o, s:{s:I, s:I}, s:{s:o, s:o, s:o}}", "policy", w->name,
+	return json_pack("{s:s, s:I, s:o, s:I, s:I, s:o, s:{s:I, s:I}, s:{s:o, s:o, s:o}, s:o}", "policy", w->name,
 			 "placedPendingGpuPods", (json_int_t)w->placed.total, "placed", placed,
 			 "rejectedPendingGpuPods", (json_int_t)w->rejected_pending,
 			 "refusedRunningPods", (json_int_t)w->refused.total, "refused", refused,
 			 "idleNodes", "before", (json_int_t)t.idle_nodes, "after", (json_int_t)w->idle_nodes,
 			 "idleCostPerHour", "before", priced ? real2(t.idle_cost) : json_null(),
 			 "after", priced ? real2(w->idle_cost) : json_null(),
-			 "change", priced ? real2(w->idle_cost - t.idle_cost) : json_null());
+			 "change", priced ? real2(w->idle_cost - t.idle_cost) : json_null(), "todaysPricesFor", todays);
 fail:
 	json_decref(placed);
 	json_decref(refused);
+	json_decref(todays);
 	return NULL;
 }
 

@@ -121,7 +121,7 @@ static void write_whatif(const struct report *r, FILE *out)
 	fprintf(out, "gpu_admission_report_whatif_idle_gpu_nodes %lu\n", w->idle_nodes);
 	if (!t.priced && !w->priced)
 		return;
-	family(out, "whatif_idle_node_cost_per_hour", "Hourly cost of those idle nodes at the --what-if policy's prices.");
+	family(out, "whatif_idle_node_cost_per_hour", "Hourly cost of those idle nodes at the --what-if policy's prices, today's for pools it does not price.");
 	fprintf(out, "gpu_admission_report_whatif_idle_node_cost_per_hour %.10g\n", w->idle_cost);
 	family(out, "whatif_idle_node_cost_change_per_hour", "The --what-if idle cost minus today's.");
 	fprintf(out, "gpu_admission_report_whatif_idle_node_cost_change_per_hour %.10g\n", w->idle_cost - t.idle_cost);

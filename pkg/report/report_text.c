@@ -225,6 +225,20 @@ static void heading(FILE *out, const struct style *s, const char *what, unsigned
 	fprintf(out, "\n%s%s: %lu%s\n", s->bold, what, n, s->off);
 }
 
+/* --what-if: the pools whose nodes kept today's prices, the other policy setting none. */
+static void write_todays_prices(const struct report *r, FILE *out)
+{
+	const char *name;
+	size_t k = 0, n = 0;
+
+	if (!r->whatif.any_todays_prices)
+		return;
+	fprintf(out, "  At today's prices, to compare like with like: pools");
+	while ((name = report_whatif_todays_price_pool(r, &k)) != NULL)
+		fprintf(out, "%s %s", n++ > 0 ? "," : "", name);
+	fprintf(out, ", which %s does not price\n", r->whatif.name);
+}
+
 /* --what-if: what the other policy would change, after today's findings. */
 static void write_whatif(const struct report *r, FILE *out, const struct style *s)
 {
@@ -261,6 +275,7 @@ static void write_whatif(const struct report *r, FILE *out, const struct style *
 		     sizeof change);
 	fprintf(out, "  Idle GPU nodes: %lu -> %lu; idle cost %s -> %s (%s%s)\n", t.idle_nodes, w->idle_nodes, before,
 		after, w->idle_cost >= t.idle_cost ? "+" : "-", change);
+	write_todays_prices(r, out);
 }
 
 int report_text_write(const struct report *r, FILE *out, int color)

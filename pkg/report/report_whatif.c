@@ -30,6 +30,19 @@ void report_whatif_set(struct report *r, const struct config *cfg, const char *n
 	r->whatif.name = name;
 }
 
+const char *report_whatif_todays_price_pool(const struct report *r, size_t *k)
+{
+	const struct config *cfg = r->whatif.cfg;
+
+	for (; cfg != NULL && r->whatif.todays_prices != NULL && *k <= cfg->n_pools; (*k)++)
+		if (r->whatif.todays_prices[*k]) {
+			size_t at = (*k)++;
+
+			return at < cfg->n_pools ? cfg->pools[at].name : "unpooled";
+		}
+	return NULL;
+}
+
 void report_whatif_free(struct report_whatif *w)
 {
 	size_t i;
@@ -51,6 +64,7 @@ void report_whatif_free(struct report_whatif *w)
 		report_verdict_free(&f->verdict);
 	}
 	free(w->refused.v);
+	free(w->todays_prices);
 	memset(w, 0, sizeof *w);
 }
 
@@ -227,25 +241,45 @@ static int record_placed(struct report *r, const struct report_pending *p, size_
 	return 0;
 }
 
+/*
+ * Node i's hourly price: the what-if policy's for its pool there, else
+ * today's for its pool today (noted in todays_prices), else none (-1).
+ */
+static double node_price(struct report *r, const struct wi_node *wn, size_t i)
+{
+	const struct config *cfg = r->whatif.cfg;
+	const struct config_pool *pool = wn[i].pool < cfg->n_pools ? &cfg->pools[wn[i].pool] : NULL;
+	const struct report_node *n = &r->nodes[i];
+	const struct config_pool *today = n->pool >= 0 ? r->pools[n->pool].cfg : NULL;
+
+	if (pool != NULL && pool->priced)
+		return pool->price_per_node_hour;
+	if (today == NULL || !today->priced)
+		return -1;
+	r->whatif.todays_prices[wn[i].pool] = 1;
+	r->whatif.any_todays_prices = 1;
+	return today->price_per_node_hour;
+}
+
 /* Idle GPU nodes and their cost once the placed pods run, at the what-if policy's prices. */
 static void idle_after(struct report *r, const struct wi_node *wn)
 {
-	const struct config *cfg = r->whatif.cfg;
 	size_t i;
 
 	for (i = 0; i < r->n_nodes; i++) {
 		const struct report_node *n = &r->nodes[i];
-		const struct config_pool *pool = wn[i].pool < cfg->n_pools ? &cfg->pools[wn[i].pool] : NULL;
+		double price;
 
 		if (!n->seen || !n->gpu)
 			continue;
-		if (pool != NULL && pool->priced)
+		price = node_price(r, wn, i);
+		if (price >= 0)
 			r->whatif.priced = 1;
 		if (report_node_busy(n) || wn[i].placed)
 			continue;
 		r->whatif.idle_nodes++;
-		if (pool != NULL && pool->priced)
-			r->whatif.idle_cost += pool->price_per_node_hour;
+		if (price >= 0)
+			r->whatif.idle_cost += price;
 	}
 }
 
@@ -256,9 +290,11 @@ int report_whatif_finish(struct report *r, struct error *err)
 	size_t i, node;
 	int rc = -1;
 
-	if (wn == NULL) {
+	free(r->whatif.todays_prices);
+	r->whatif.todays_prices = calloc(cfg->n_pools + 1, 1);
+	if (wn == NULL || r->whatif.todays_prices == NULL) {
 		error_set(err, ERROR_NOMEM, "out of memory");
-		return -1;
+		goto out;
 	}
 	for (i = 0; i < r->n_nodes; i++)
 		for (wn[i].pool = 0; wn[i].pool < cfg->n_pools; wn[i].pool++)
