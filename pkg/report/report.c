@@ -584,6 +584,70 @@ static int objects_of_strings(const json_t *arr, const char *const *keys, const 
 	return 0;
 }
 
+/*
+ * A name member (metadata.name, a container's name) that is there is a
+ * string: null is no name at all, which the API server never stores, not
+ * an absent optional field.
+ */
+static int name_string(const json_t *obj, const char *path, char *msg, size_t cap)
+{
+	const json_t *v = json_object_get(obj, "name");
+
+	if (v != NULL && !json_is_string(v)) {
+		snprintf(msg, cap, "%s%sname must be a string", path, path[0] ? "." : "");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The containers of list (at path) have a string name and, init containers
+ * only, a string restartPolicy (which makes a sidecar, whose GPUs count
+ * beside the app containers').
+ */
+static int containers_valid(const json_t *list, const char *path, int init, char *msg, size_t cap)
+{
+	static const char *const init_keys[] = { "restartPolicy", NULL };
+	const json_t *c;
+	char at[64];
+	size_t i;
+
+	json_array_foreach(iterable(list), i, c) {
+		snprintf(at, sizeof at, "%s[%zu]", path, i);
+		if (!json_is_object(c)) {
+			snprintf(msg, cap, "%s must be an object", at);
+			return -1;
+		}
+		if (name_string(c, at, msg, cap) != 0 || (init && strings(c, init_keys, at, msg, cap) != 0))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * At most one owner reference with controller: true, as the API server
+ * validates it (k8s.io/apimachinery pkg/api/validation/objectmeta.go,
+ * validateOwnerReferences: "Only one reference can have Controller set to
+ * true"); the one is the pod's controller (owner_of()).
+ */
+static int one_controller(const json_t *refs, char *msg, size_t cap)
+{
+	const json_t *ref;
+	size_t i, first = SIZE_MAX;
+
+	json_array_foreach(iterable(refs), i, ref) {
+		if (!json_is_true(json_object_get(ref, "controller")))
+			continue;
+		if (first != SIZE_MAX) {
+			snprintf(msg, cap, "metadata.ownerReferences[%zu].controller: only one reference can have "
+				 "controller: true (metadata.ownerReferences[%zu] has it)", i, first);
+			return -1;
+		}
+		first = i;
+	}
+	return 0;
+}
+
 /* A map of strings (labels, nodeSelector). */
 static int string_map(const json_t *map, const char *path, char *msg, size_t cap)
 {
@@ -682,6 +746,12 @@ static int pod_valid(const json_t *pod, char *msg, size_t cap)
 		if (typed(ref, "controller", WANT_BOOL, at, &v, msg, cap) != 0)
 			return -1;
 	}
+	if (name_string(meta, "metadata", msg, cap) != 0 || one_controller(refs, msg, cap) != 0 ||
+	    typed(spec, "containers", WANT_ARRAY, "spec", &v, msg, cap) != 0 ||
+	    containers_valid(v, "spec.containers", 0, msg, cap) != 0 ||
+	    typed(spec, "initContainers", WANT_ARRAY, "spec", &v, msg, cap) != 0 ||
+	    containers_valid(v, "spec.initContainers", 1, msg, cap) != 0)
+		return -1;
 	if (typed(spec, "nodeName", WANT_STRING, "spec", &v, msg, cap) != 0 ||
 	    typed(spec, "nodeSelector", WANT_OBJECT, "spec", &v, msg, cap) != 0 ||
 	    string_map(v, "spec.nodeSelector", msg, cap) != 0 ||
@@ -703,7 +773,7 @@ static int node_valid(const json_t *node, char *msg, size_t cap)
 	if (typed(node, "metadata", WANT_OBJECT, "", &meta, msg, cap) != 0 ||
 	    typed(node, "spec", WANT_OBJECT, "", &spec, msg, cap) != 0 ||
 	    typed(node, "status", WANT_OBJECT, "", &status, msg, cap) != 0 ||
-	    strings(meta, meta_keys, "metadata", msg, cap) != 0 ||
+	    strings(meta, meta_keys, "metadata", msg, cap) != 0 || name_string(meta, "metadata", msg, cap) != 0 ||
 	    typed(meta, "labels", WANT_OBJECT, "metadata", &v, msg, cap) != 0 ||
 	    string_map(v, "metadata.labels", msg, cap) != 0 ||
 	    typed(spec, "taints", WANT_ARRAY, "spec", &v, msg, cap) != 0 ||
@@ -911,9 +981,13 @@ static int node_item(struct report *r, const char *input, const json_t *node, un
 /* ==== Pods ==== */
 
 /*
- * "Kind/name" of the controlling owner (or the first one), or "". A DaemonSet
- * pod is one the policy calls so: its controller is an apps/v1 DaemonSet (an
- * owner reference without controller: true makes no DaemonSet pod).
+ * "Kind/name" of the controlling owner (or the first one), or "". The
+ * controller is the reference with controller: true, as client-go finds it
+ * (k8s.io/apimachinery pkg/apis/meta/v1/controller_ref.go, GetControllerOf:
+ * the first with Controller true, else none; pod_valid() refuses a second).
+ * A DaemonSet pod is one the policy calls so: its controller is an apps/v1
+ * DaemonSet. An owner reference without controller: true makes no
+ * DaemonSet pod, though it is the owner shown when there is no controller.
  */
 static void owner_of(const json_t *meta, char *buf, size_t cap, int *daemonset)
 {
@@ -925,7 +999,11 @@ static void owner_of(const json_t *meta, char *buf, size_t cap, int *daemonset)
 	json_array_foreach(iterable(refs), i, ref) {
 		if (!json_is_object(ref))
 			continue;
-		if (pick == NULL || json_is_true(json_object_get(ref, "controller")))
+		if (json_is_true(json_object_get(ref, "controller"))) {
+			pick = ref;
+			break;
+		}
+		if (pick == NULL)
 			pick = ref;
 	}
 	if (pick != NULL)
