@@ -32,8 +32,9 @@ static const struct cli_option report_options[] = {
 	  "GPU cost once those pods run", 0 },
 	{ "publish", OPT_PUBLISH, NULL, "read nodes and pods from the API server instead of FILEs, and\n"
 	  "publish the report once: --policy-reports, --events or both", 0 },
-	{ "kubeconfig", OPT_KUBECONFIG, "FILE", "the API server and identity for --publish (default: the pod's\n"
-	  "service account)", 0 },
+	{ "kubeconfig", OPT_KUBECONFIG, "FILE", "the API server and identity for --publish (default: the first\n"
+	  "file of $KUBECONFIG that exists, else the pod's service account,\n"
+	  "else ~/.kube/config)", 0 },
 	{ "policy-reports", OPT_POLICY_REPORTS, NULL, "with --publish: a PolicyReport (wgpolicyk8s.io/v1alpha2) per\n"
 	  "namespace with CPU pods on GPU nodes or Pending GPU pods; deleted\n"
 	  "when it has none. Skipped when the CRD is not installed", 0 },
@@ -107,11 +108,14 @@ static int publish_cluster(const struct config *cfg, const char *kubeconfig, con
 	struct kube_client *k = NULL;
 	struct report_publisher *pub = NULL;
 	struct report_publish_stats st;
+	char from[KUBE_FILE_PATH_MAX + 128];
 	int rc = -1;
 
-	if ((kubeconfig != NULL ? kube_config_load(&kc, kubeconfig, err) : kube_config_in_cluster(&kc, NULL, err)) != 0 ||
+	if (kube_config_find(&kc, kubeconfig, NULL, from, sizeof from, err) != 0 ||
 	    kube_global_init(err) != 0 || (k = kube_client_new(&kc, NULL, err)) == NULL)
 		goto out;
+	if (kubeconfig == NULL)
+		fprintf(stderr, "gpu-admission report: API server %s, from %s\n", kc.server, from);
 	if (read_cluster(cfg, k, r, err) != 0 || (pub = report_publisher_new(po, err)) == NULL)
 		goto out;
 	rc = report_publisher_run(pub, k, r, time(NULL), err);

@@ -21,7 +21,9 @@ _Static_assert(REPORT_WATCH_PODS_MAX == 1000000, "watch --help: --max-pods defau
 static const struct cli_option watch_options[] = {
 	CLI_OPTION_CONFIG,
 	{ "kubeconfig", OPT_KUBECONFIG, "FILE", "the API server and identity: the current context (client\n"
-						"certificate or token); default: the pod's service account", 0 },
+						"certificate or token); default: the first file of\n"
+						"$KUBECONFIG that exists, else the pod's service account,\n"
+						"else ~/.kube/config", 0 },
 	{ "addr", OPT_ADDR, "HOST:PORT", "listen address, plain HTTP (default " WATCH_DEFAULT_ADDR "; port 0: any free\n"
 					 "port, logged)", 0 },
 	{ "interval", OPT_INTERVAL, "SECONDS", "rebuild the report from the model this often (default 30,\n"
@@ -151,7 +153,7 @@ const struct cli_command cmd_watch = {
 	.exits = (const struct cli_exit[]){
 		{ EXIT_OK, "stopped cleanly after SIGTERM or SIGINT" },
 		{ EXIT_USAGE, "usage error, or it cannot start: an invalid --config, a kubeconfig it cannot use, "
-			      "not in a cluster without --kubeconfig, the address in use" },
+			      "no API server configuration (--kubeconfig, $KUBECONFIG, in-cluster, ~/.kube/config), the address in use" },
 		{ 0, NULL },
 	},
 	.examples =

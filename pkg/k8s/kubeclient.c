@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+
 #include <curl/curl.h>
 
 #include "base/file.h"
@@ -326,6 +328,111 @@ int kube_config_in_cluster(struct kube_config *c, const char *sa_dir, struct err
 	return 0;
 fail:
 	kube_config_free(c);
+	return -1;
+}
+
+/* Does a file (or anything) exist at path? */
+static int exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+/*
+ * file = the first entry of the colon-separated list that exists; *others =
+ * whether a later one exists too (it is not merged). 1 found, 0 none, -1 an
+ * entry too long for file (err). Empty entries are skipped, as client-go does.
+ */
+static int first_existing(const char *list, char *file, size_t cap, int *others, struct error *err)
+{
+	const char *p = list, *end;
+	int found = 0;
+
+	*others = 0;
+	for (; *p != '\0'; p = *end ? end + 1 : end) {
+		size_t n;
+
+		end = strchr(p, ':');
+		if (end == NULL)
+			end = p + strlen(p);
+		n = (size_t)(end - p);
+		if (n == 0)
+			continue;
+		if (n >= cap) {
+			error_set(err, ERROR_CONFIG, "$KUBECONFIG: a file name longer than %zu bytes", cap - 1);
+			return -1;
+		}
+		if (found) {
+			char other[KUBE_FILE_PATH_MAX];
+
+			memcpy(other, p, n);
+			other[n] = '\0';
+			/* client-go drops a file named twice (loader.go deduplicate) */
+			if (strcmp(other, file) != 0 && exists(other)) {
+				*others = 1;
+				break;
+			}
+			continue;
+		}
+		memcpy(file, p, n);
+		file[n] = '\0';
+		found = exists(file);
+	}
+	return found;
+}
+
+/* Step 2 of kube_config_find(): $KUBECONFIG, set and not empty. */
+static int from_env_list(struct kube_config *c, const char *list, char *from, size_t cap, struct error *err)
+{
+	char file[KUBE_FILE_PATH_MAX];
+	int others;
+
+	switch (first_existing(list, file, sizeof file, &others, err)) {
+	case -1:
+		return -1;
+	case 0:
+		error_set(err, ERROR_CONFIG, "$KUBECONFIG=%s: none of its files exists (pass --kubeconfig FILE, or "
+			  "unset KUBECONFIG to use the pod's service account or ~/.kube/config)", list);
+		return -1;
+	}
+	snprintf(from, cap, "$KUBECONFIG %s%s", file, others ? " (the first of its files that exists: the others "
+			       "are not merged, as kubectl would merge them)" : "");
+	return kube_config_load(c, file, err);
+}
+
+int kube_config_find(struct kube_config *c, const char *path, const char *sa_dir, char *from, size_t cap,
+		     struct error *err)
+{
+	const char *list = getenv("KUBECONFIG"), *home = getenv("HOME");
+	const char *host = getenv("KUBERNETES_SERVICE_HOST"), *port = getenv("KUBERNETES_SERVICE_PORT");
+	char none[1], file[KUBE_FILE_PATH_MAX];
+	int n;
+
+	memset(c, 0, sizeof *c);
+	if (from == NULL || cap == 0) {
+		from = none;
+		cap = sizeof none;
+	}
+	from[0] = '\0';
+	if (path != NULL) {
+		snprintf(from, cap, "--kubeconfig %s", path);
+		return kube_config_load(c, path, err);
+	}
+	if (list != NULL && list[0] != '\0')
+		return from_env_list(c, list, from, cap, err);
+	if (host != NULL && port != NULL && host[0] != '\0' && port[0] != '\0') {
+		snprintf(from, cap, "the pod's service account (in-cluster)");
+		return kube_config_in_cluster(c, sa_dir, err);
+	}
+	n = home != NULL && home[0] != '\0' ? snprintf(file, sizeof file, "%s/.kube/config", home) : -1;
+	if (n > 0 && (size_t)n < sizeof file && exists(file)) {
+		snprintf(from, cap, "~/.kube/config (%s)", file);
+		return kube_config_load(c, file, err);
+	}
+	error_set(err, ERROR_CONFIG, "no API server to talk to: pass --kubeconfig FILE, or set $KUBECONFIG, or run in "
+		  "a cluster (KUBERNETES_SERVICE_HOST and _PORT are not set), or create ~/.kube/config (%s%s)",
+		  n > 0 ? file : "$HOME is not set", n > 0 ? " does not exist" : "");
 	return -1;
 }
 

@@ -96,6 +96,29 @@ int kube_config_load(struct kube_config *c, const char *path, struct error *err)
  */
 int kube_config_in_cluster(struct kube_config *c, const char *sa_dir, struct error *err);
 
+/*
+ * The configuration a command given no other finds, in controller-runtime's
+ * order (pkg/client/config GetConfig: "--kubeconfig flag, KUBECONFIG
+ * environment variable, in-cluster config if running in cluster,
+ * $HOME/.kube/config"), which is client-go's (tools/clientcmd loader.go
+ * NewDefaultClientConfigLoadingRules: $KUBECONFIG's files, else
+ * ~/.kube/config; client_config.go BuildConfigFromFlags: in-cluster first
+ * when no file is named) with $KUBECONFIG before the service account:
+ *   1. path, when not NULL (--kubeconfig): that file, which must exist;
+ *   2. $KUBECONFIG when set and not empty: the first file of its
+ *      colon-separated list that exists (client-go merges them all; this
+ *      reads the first one only, and from says so when another exists); none
+ *      existing is an error, as the list is then all client-go reads;
+ *   3. in a cluster (KUBERNETES_SERVICE_HOST and _PORT set): the service
+ *      account of sa_dir (NULL: KUBE_SA_DIR), as kube_config_in_cluster();
+ *   4. $HOME/.kube/config when it exists.
+ * Else ERROR_CONFIG naming all four. from (cap bytes, may be NULL) = which
+ * one was used, for a log line ("$KUBECONFIG /home/u/k.yaml"). 0, or -1
+ * with err; c must be released with kube_config_free() either way.
+ */
+int kube_config_find(struct kube_config *c, const char *path, const char *sa_dir, char *from, size_t cap,
+		     struct error *err);
+
 /* Releases what c owns (wiping the key and token) and zeroes it. Accepts NULL. */
 void kube_config_free(struct kube_config *c);
 

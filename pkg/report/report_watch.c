@@ -390,6 +390,7 @@ static int start_thread(struct report_watch *w, struct error *err)
 struct report_watch *report_watch_start(const struct report_watch_options *o, struct error *err)
 {
 	struct report_watch *w = calloc(1, sizeof *w);
+	char from[KUBE_FILE_PATH_MAX + 128];
 	int rc;
 
 	if (w == NULL) {
@@ -402,8 +403,9 @@ struct report_watch *report_watch_start(const struct report_watch_options *o, st
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_mutex_init(&w->out_lock, NULL);
 	stopper_init(&w->stopper);
-	rc = o->kubeconfig != NULL ? kube_config_load(&w->kc, o->kubeconfig, err) :
-				     kube_config_in_cluster(&w->kc, o->sa_dir, err);
+	rc = kube_config_find(&w->kc, o->kubeconfig, o->sa_dir, from, sizeof from, err);
+	if (rc == 0)
+		log_msg(LOG_LEVEL_INFO, "watch: API server configuration", "from", from, "server", w->kc.server, LOG_END);
 	if (rc != 0 || kube_global_init(err) != 0 || (w->model = report_model_new(o->cfg, err)) == NULL) {
 		report_watch_free(w);
 		return NULL;

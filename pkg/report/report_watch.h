@@ -50,7 +50,7 @@
 
 struct report_watch_options {
 	const struct config *cfg;   /* borrowed: the policy the report judges by; must outlive the watch */
-	const char *kubeconfig;     /* a kubeconfig file; NULL: the in-cluster service account */
+	const char *kubeconfig;     /* a kubeconfig file; NULL: found as kube_config_find() does */
 	const char *sa_dir;         /* in-cluster: the service account's directory (NULL: KUBE_SA_DIR) */
 	size_t max_pods;            /* 0: REPORT_WATCH_PODS_MAX */
 	unsigned interval_s;        /* how often the report is rebuilt; 0: REPORT_WATCH_INTERVAL_S */

@@ -518,6 +518,23 @@ if TOOLBIN=$(sh .ci/helm 2>/dev/null); then
 				       JSON.parse(fs.readFileSync(process.argv[2], "utf8")));' "$tmp/out" "$tmp/rep.json"; then ok
 	else bad "report -o yaml does not read back as the -o json report"; fi
 fi
+# ==== watch, report --publish: which API server (kubectl's sources, controller-runtime's order) ====
+# client-go tools/clientcmd loader.go (NewDefaultClientConfigLoadingRules: $KUBECONFIG's files, else
+# ~/.kube/config) and client_config.go (BuildConfigFromFlags: in-cluster when no file is named);
+# controller-runtime pkg/client/config GetConfig: --kubeconfig, $KUBECONFIG, in-cluster, ~/.kube/config.
+mkdir -p "$tmp/home"
+for c in "watch --addr 127.0.0.1:0" "report --publish --events"; do
+	expect_rc 2 "$c with no configuration" -- env -u KUBECONFIG -u KUBERNETES_SERVICE_HOST HOME="$tmp/home" "$B" $c
+	has "$tmp/err" "pass --kubeconfig FILE, or set \$KUBECONFIG, or run in a cluster" "$c: names --kubeconfig and \$KUBECONFIG"
+	has "$tmp/err" "create ~/.kube/config ($tmp/home/.kube/config does not exist)" "$c: names ~/.kube/config"
+done
+printf 'clusters:\n- name: c\n  cluster: {server: "https://127.0.0.1:1"}\ncontexts:\n- name: x\n  context: {cluster: c}\ncurrent-context: x\n' >"$tmp/kc.yaml"
+expect_rc 2 "report --publish with \$KUBECONFIG" -- env -u KUBERNETES_SERVICE_HOST KUBECONFIG="$tmp/none:$tmp/kc.yaml" HOME="$tmp/home" "$B" report --publish --events
+has "$tmp/err" "API server https://127.0.0.1:1, from \$KUBECONFIG $tmp/kc.yaml" "report --publish reads \$KUBECONFIG's first existing file"
+mkdir -p "$tmp/home/.kube" && cp "$tmp/kc.yaml" "$tmp/home/.kube/config"
+expect_rc 2 "report --publish with ~/.kube/config" -- env -u KUBECONFIG -u KUBERNETES_SERVICE_HOST HOME="$tmp/home" "$B" report --publish --events
+has "$tmp/err" "API server https://127.0.0.1:1, from ~/.kube/config ($tmp/home/.kube/config)" "report --publish reads ~/.kube/config"
+
 expect_rc 0 "version -o json" -- "$B" version -o json
 if jq -e --arg v "$(cat VERSION)" '.version == $v and (.revision | length > 0) and (keys | length == 2)' "$tmp/out" >/dev/null; then ok
 else bad "version -o json"; cat "$tmp/out"; fi

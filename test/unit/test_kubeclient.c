@@ -134,6 +134,88 @@ static void test_in_cluster(void)
 	kube_config_free(&c);
 }
 
+/*
+ * Which configuration without --kubeconfig: controller-runtime's GetConfig
+ * order over client-go's loading rules (kubeclient.h cites both):
+ * $KUBECONFIG's first existing file, the service account, ~/.kube/config.
+ */
+static void test_config_find(void)
+{
+	static const char kc[] = "clusters:\n- name: c\n  cluster: {server: \"https://%s\"}\n"
+				 "contexts:\n- name: x\n  context: {cluster: c}\ncurrent-context: x\n";
+	struct kube_config c;
+	struct error err = { 0 };
+	char text[512], list[1024], home[512], from[1200];
+
+	snprintf(text, sizeof text, kc, "from-env");
+	put_file("env.yaml", text);
+	snprintf(text, sizeof text, kc, "from-env-2");
+	put_file("env2.yaml", text);
+	snprintf(home, sizeof home, "%s/home", dir);
+	snprintf(list, sizeof list, "%s/.kube", home);
+	CHECK_INT(mkdir(home, 0700), 0);
+	CHECK_INT(mkdir(list, 0700), 0);
+	snprintf(text, sizeof text, kc, "from-home");
+	put_file("home/.kube/config", text);
+	setenv("HOME", home, 1);
+	setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1", 1);
+	setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+
+	/* --kubeconfig first, whatever else is set. */
+	snprintf(list, sizeof list, "%s/env2.yaml", dir);
+	setenv("KUBECONFIG", list, 1);
+	snprintf(text, sizeof text, "%s/env.yaml", dir);
+	CHECK_INT(kube_config_find(&c, text, dir, from, sizeof from, &err), 0);
+	CHECK_STR(c.server, "https://from-env");
+	CHECK(strncmp(from, "--kubeconfig ", 13) == 0);
+	kube_config_free(&c);
+
+	/* $KUBECONFIG before the service account: its first file that exists, duplicates dropped; others said. */
+	snprintf(list, sizeof list, ":%s/missing:%s/env.yaml:%s/env.yaml", dir, dir, dir);
+	setenv("KUBECONFIG", list, 1);
+	CHECK_INT(kube_config_find(&c, NULL, dir, from, sizeof from, &err), 0);
+	CHECK_STR(c.server, "https://from-env");
+	CHECK(strstr(from, "$KUBECONFIG ") == from && strstr(from, "not merged") == NULL);
+	kube_config_free(&c);
+	snprintf(list, sizeof list, "%s/env.yaml:%s/env2.yaml", dir, dir);
+	setenv("KUBECONFIG", list, 1);
+	CHECK_INT(kube_config_find(&c, NULL, dir, from, sizeof from, &err), 0);
+	CHECK_STR(c.server, "https://from-env");
+	CHECK(strstr(from, "the others are not merged") != NULL);
+	kube_config_free(&c);
+	/* Set but naming nothing that exists: an error, not the next source (client-go reads only the list). */
+	snprintf(list, sizeof list, "%s/missing", dir);
+	setenv("KUBECONFIG", list, 1);
+	CHECK_INT(kube_config_find(&c, NULL, dir, from, sizeof from, &err), -1);
+	CHECK_INT(err.kind, ERROR_CONFIG);
+	CHECK(strstr(err.msg, "none of its files exists") != NULL);
+	kube_config_free(&c);
+
+	/* Unset or empty: in a cluster, the service account before ~/.kube/config. */
+	setenv("KUBECONFIG", "", 1);
+	CHECK_INT(kube_config_find(&c, NULL, dir, from, sizeof from, &err), 0);
+	CHECK_STR(c.server, "https://10.0.0.1:443");
+	CHECK(strstr(from, "service account") != NULL);
+	kube_config_free(&c);
+	unsetenv("KUBECONFIG");
+	unsetenv("KUBERNETES_SERVICE_HOST");
+	CHECK_INT(kube_config_find(&c, NULL, dir, from, sizeof from, &err), 0);
+	CHECK_STR(c.server, "https://from-home");
+	CHECK(strncmp(from, "~/.kube/config", 14) == 0);
+	kube_config_free(&c);
+
+	/* None: the message names every way to give one. */
+	snprintf(text, sizeof text, "%s/home/.kube/config", dir);
+	CHECK_INT(unlink(text), 0);
+	CHECK_INT(kube_config_find(&c, NULL, dir, from, sizeof from, &err), -1);
+	CHECK_INT(err.kind, ERROR_CONFIG);
+	CHECK(strstr(err.msg, "--kubeconfig") != NULL);
+	CHECK(strstr(err.msg, "$KUBECONFIG") != NULL);
+	CHECK(strstr(err.msg, "~/.kube/config") != NULL);
+	CHECK(strstr(err.msg, text) != NULL);
+	kube_config_free(&c);
+}
+
 /* ==== Line framing ==== */
 
 struct got {
@@ -601,6 +683,7 @@ int main(void)
 	RUN(test_kubeconfig_data);
 	RUN(test_kubeconfig_refused);
 	RUN(test_in_cluster);
+	RUN(test_config_find);
 	RUN(test_lines_split_anywhere);
 	RUN(test_lines_bounded);
 	RUN(test_lines_stop);
