@@ -169,7 +169,7 @@ check: $(BIN) $(UNIT_BIN) $(TOOL_BIN) test-deps
 # make run: the build stays quiet (its log is shown only when it fails); the server
 # binds before test/run-local prints how to reach it.
 run:
-	@sh .ci/deps build
+	@sh .ci/deps run
 	@mkdir -p $(BUILD)
 	@$(MAKE) --no-print-directory -s $(VERSION_STAMP) 2>/dev/null || true
 	@$(MAKE) --no-print-directory -q $(BIN) RUN_QUERY=1 2>/dev/null || echo "make run: building $(BIN) ..."

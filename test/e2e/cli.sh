@@ -456,6 +456,13 @@ has "$tmp/busy.err" "Address already in use" "make run on a busy port: why"
 has "$tmp/busy.err" "make run: 127.0.0.1:$P is in use (another make run?); choose another address:" "make run on a busy port: the hint"
 has "$tmp/busy.err" "  make run ADDR=127.0.0.1:PORT" "make run on a busy port: the command"
 lacks "$tmp/run.err" "is in use" "make run on a free port: no hint"
+# Without curl (a Debian 12 without it): at once, one message, no loop and no server.
+mkdir -p "$tmp/nocurl" && ln -sf "$(command -v dirname)" "$tmp/nocurl/dirname"
+timeout 10 env PATH="$tmp/nocurl" ADDR=127.0.0.1:$P /bin/sh test/run-local "$BIN" >"$tmp/nocurl.out" 2>"$tmp/nocurl.err"; rc=$?
+equals "$rc" 1 "make run without curl: exit 1 at once"
+equals "$(cat "$tmp/nocurl.err")" "make run: curl is missing: test/run-local waits for the server with it and prints a curl command
+  make run installs it (sh .ci/deps run, as root or with sudo), or: sudo apt-get install curl" "make run without curl: what is missing and how to get it"
+lacks "$tmp/nocurl.out" "serving" "make run without curl: no banner"
 has "$tmp/run.out" "same body is denied there (code 403), as expected" "make run: /validate's 403 is expected"
 # make run builds quietly: a recompile (a newer version stamp: main.o and cmd_serve.o are
 # rebuilt, as after a commit) prints one line and no compiler line.

@@ -22,11 +22,15 @@ for p; do :; done
 s=$(awk -v p="$p" '$1 == p { $1 = ""; sub(/^ /, ""); print; exit }' "$FAKE/status")
 echo "${s:-install ok installed}"
 EOF
-# apt-get: logged; "update" fails on the lists lock while $FAKE/update-locked counts down.
+# apt-get: logged; "update" fails on the lists lock while $FAKE/update-locked counts down;
+# -s prints $FAKE/plan (apt-get's simulation lines); an install says it is done.
 cat >"$T/bin/apt-get" <<'EOF'
 #!/bin/sh
 echo "apt-get $*" >>"$FAKE/apt.log"
 case " $* " in
+*" -s "*)
+	cat "$FAKE/plan" 2>/dev/null
+	exit 0 ;;
 *" update "*)
 	n=$(cat "$FAKE/update-locked" 2>/dev/null || echo 0)
 	if [ "$n" -gt 0 ]; then
@@ -36,7 +40,8 @@ case " $* " in
 		exit 100
 	fi ;;
 *" install "*)
-	[ ! -e "$FAKE/install-fails" ] || { echo "E: Unable to locate package nosuch" >&2; exit 100; } ;;
+	[ ! -e "$FAKE/install-fails" ] || { echo "E: Unable to locate package nosuch" >&2; exit 100; }
+	echo "FAKE: installed" >&2 ;;
 esac
 exit 0
 EOF
@@ -73,7 +78,7 @@ equals "$RC" 0 "test: installs beside another apt-get (its update refused twice 
 [ "$RC" = 0 ] || indent "$T/out"
 equals "$(grep -c ' update' "$T/apt.log")" 3 "the update is tried until the lock is free"
 has "$T/out" "waiting for the lock" "the wait is said"
-grep ' install ' "$T/apt.log" | grep -q 'DPkg::Lock::Timeout=' && ok ||
+grep ' install ' "$T/apt.log" | grep -v ' -s ' | grep -q 'DPkg::Lock::Timeout=' && ok ||
 	{ bad "apt-get install waits for dpkg's locks (DPkg::Lock::Timeout)"; indent "$T/apt.log"; }
 has "$T/apt.log" " wrk jq" "the missing packages are installed"
 
@@ -82,9 +87,34 @@ rm -f "$T/update-locked"
 : >"$T/install-fails"
 deps test
 equals "$RC" 100 "an install that fails for another reason fails with apt-get's exit code"
-equals "$(grep -c ' install ' "$T/apt.log")" 1 "... tried once"
+equals "$(grep ' install ' "$T/apt.log" | grep -vc ' -s ')" 1 "... tried once"
 has "$T/out" "Unable to locate package" "... with its message"
 rm -f "$T/install-fails"
+
+# make run's set (a Debian 12 without curl): curl is installed, and what apt-get will add and
+# upgrade is said before it does, from its simulation; only the missing package is named to
+# apt-get install, and nothing runs apt-get upgrade.
+printf 'curl unknown ok not-installed\n' >"$T/status"
+cat >"$T/plan" <<'EOF'
+NOTE: This is only a simulation!
+Inst libcurl4 [7.88.1-10+deb12u4] (7.88.1-10+deb12u12 Debian-Security:12/stable-security [amd64])
+Inst curl (7.88.1-10+deb12u12 Debian-Security:12/stable-security [amd64])
+Conf libcurl4 (7.88.1-10+deb12u12 Debian-Security:12/stable-security [amd64])
+Conf curl (7.88.1-10+deb12u12 Debian-Security:12/stable-security [amd64])
+EOF
+deps run
+equals "$RC" 0 "run: installs what is missing"
+has "$T/out" "deps: missing Debian packages: curl; installing them" "run: names curl first"
+has "$T/out" "deps: apt-get install will add: curl" "run: says what it adds"
+has "$T/out" "deps: and upgrade, as those need them (nothing else is upgraded): libcurl4 7.88.1-10+deb12u4 -> 7.88.1-10+deb12u12" "run: says what it upgrades"
+said=$(grep -n "will add" "$T/out" | cut -d: -f1); done_=$(grep -n "FAKE: installed" "$T/out" | cut -d: -f1)
+[ -n "$said" ] && [ -n "$done_" ] && [ "$said" -lt "$done_" ] && ok || { bad "run: said before installed"; indent "$T/out"; }
+grep ' install ' "$T/apt.log" | grep -v ' -s ' | grep -q -- '--no-install-recommends curl$' && ok ||
+	{ bad "run: apt-get install names curl alone"; indent "$T/apt.log"; }
+lacks "$T/apt.log" "upgrade" "run: no apt-get upgrade"
+rm -f "$T/plan"
+deps run
+has "$T/out" "deps: no installed package is upgraded" "run: no upgrade said"
 
 # The image's packages (make image-test) are asked the same way.
 printf 'podman unknown ok not-installed\n' >"$T/status"
