@@ -607,18 +607,16 @@ static int name_string(const json_t *obj, const char *path, char *msg, size_t ca
  */
 static int containers_valid(const json_t *list, const char *path, int init, char *msg, size_t cap)
 {
-	static const char *const init_keys[] = { "restartPolicy", NULL };
+	static const char *const init_keys[] = { "restartPolicy", NULL }, *const no_keys[] = { NULL };
 	const json_t *c;
 	char at[64];
 	size_t i;
 
+	if (objects_of_strings(list, init ? init_keys : no_keys, path, msg, cap) != 0)
+		return -1;
 	json_array_foreach(iterable(list), i, c) {
 		snprintf(at, sizeof at, "%s[%zu]", path, i);
-		if (!json_is_object(c)) {
-			snprintf(msg, cap, "%s must be an object", at);
-			return -1;
-		}
-		if (name_string(c, at, msg, cap) != 0 || (init && strings(c, init_keys, at, msg, cap) != 0))
+		if (name_string(c, at, msg, cap) != 0)
 			return -1;
 	}
 	return 0;
