@@ -50,7 +50,9 @@ if ! stamp_ok "$out/bin/.tools" "$tools_dir/go.mod" "$tools_dir/go.sum" "$tools_
 	echo "cluster: building the test kubelet and load generator" >&2
 	go_cmd
 	mkdir -p "$out/bin"
-	(cd "$tools_dir" && "$gocmd" build -ldflags "-s -w" -o "$out/bin/" ./kubelet ./loadgen)
+	for t in kubelet loadgen; do
+		(cd "$tools_dir" && "$gocmd" build -ldflags "-s -w" -o "$out/bin/$t" "./$t")
+	done
 	cat "$tools_dir/go.mod" "$tools_dir/go.sum" "$tools_dir"/*/main.go | cksum >"$out/bin/.tools"
 fi
 
