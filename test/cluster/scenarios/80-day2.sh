@@ -39,7 +39,7 @@ d2_install() {
 # d2_upgrade ARGS...: helm upgrade keeping the day-2 values, plus ARGS.
 d2_upgrade() {
 	helm upgrade "$REL" "$CHART" -n "$RNS" $HELM_FORCE --reuse-values "$@" >"$D2/upgrade.out" 2>&1 && return 0
-	bad "day2: helm upgrade $*"; indent_text <"$D2/upgrade.out"; return 1
+	bad "day2: helm upgrade $*"; indent "$D2/upgrade.out"; return 1
 }
 
 # --- the disruptions (each run inside d2_window) -------------------------------------
@@ -61,7 +61,7 @@ d2_drain() { # kubectl drain of the node that runs the first replica (eviction t
 	local node
 	node=$(kubectl get pod -n "$RNS" "$(d2_pods | head -n 1)" -o jsonpath='{.spec.nodeName}')
 	kubectl drain "$node" --pod-selector "$D2_SEL" --ignore-daemonsets --delete-emptydir-data --timeout 180s \
-		>"$D2/drain.out" 2>&1 || { bad "day2: kubectl drain $node"; indent_text <"$D2/drain.out"; }
+		>"$D2/drain.out" 2>&1 || { bad "day2: kubectl drain $node"; indent "$D2/drain.out"; }
 	d2_settle 2 "drain"
 	kubectl uncordon "$node" >/dev/null
 }

@@ -6,6 +6,7 @@
 //	loadgen run   -rate 50 -duration 60s -out FILE [-count N] ...   create; one JSON line a request
 //	loadgen check -in FILE ...                                      read back, add "stored" verdicts
 //	loadgen sum   -in FILE [-from MS -to MS]                        counts and latencies as JSON
+//	loadgen clean -run NAME                                         delete the run's objects
 //
 // The mix (each request a unique name, drawn from a seeded sequence, so that two runs
 // of the same -count and -seed send the same requests in the same order):
@@ -124,6 +125,8 @@ func main() {
 		err = cmdCheck(os.Args[2:])
 	case "sum":
 		err = cmdSum(os.Args[2:])
+	case "clean":
+		err = cmdClean(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}
@@ -527,6 +530,61 @@ func cmdCheck(args []string) error {
 		time.Sleep(2 * time.Second)
 	}
 	return writeRecords(*in, rs)
+}
+
+// --- clean ---------------------------------------------------------------------------------
+
+// cmdClean deletes a run's objects with one DeleteCollection a kind and namespace: the
+// API server deletes them itself, where kubectl delete sends one request an object.
+// Grace 0: a pod pinned by nodeName (cpu-node, admitted in dryrun and warn) is bound,
+// and no kubelet plays the GPU nodes to finish a graceful deletion.
+func cmdClean(args []string) error {
+	fs := flag.NewFlagSet("clean", flag.ExitOnError)
+	var o opts
+	ns := common(fs, &o)
+	fs.Parse(args)
+	cs, err := client(o.kubeconfig, nil)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	zero := int64(0)
+	bg := metav1.DeletePropagationBackground
+	del := metav1.DeleteOptions{GracePeriodSeconds: &zero, PropagationPolicy: &bg}
+	sel := metav1.ListOptions{LabelSelector: runLabel + "=" + o.run}
+	for _, n := range strings.Split(*ns, ",") {
+		if err := cs.AppsV1().Deployments(n).DeleteCollection(ctx, del, sel); err != nil {
+			return err
+		}
+		if err := cs.BatchV1().Jobs(n).DeleteCollection(ctx, del, sel); err != nil {
+			return err
+		}
+	}
+	// The workloads' ReplicaSets and pods go with them (the garbage collector); the
+	// pods are deleted here too, so none outlives the call by long.
+	for i := 0; ; i++ {
+		left := 0
+		for _, n := range strings.Split(*ns, ",") {
+			if err := cs.AppsV1().ReplicaSets(n).DeleteCollection(ctx, del, sel); err != nil {
+				return err
+			}
+			if err := cs.CoreV1().Pods(n).DeleteCollection(ctx, del, sel); err != nil {
+				return err
+			}
+			pl, err := cs.CoreV1().Pods(n).List(ctx, metav1.ListOptions{LabelSelector: sel.LabelSelector, Limit: 1})
+			if err != nil {
+				return err
+			}
+			left += len(pl.Items)
+		}
+		if left == 0 {
+			return nil
+		}
+		if i == 60 {
+			return fmt.Errorf("clean: pods of run %s still there after 60 tries", o.run)
+		}
+		time.Sleep(time.Second)
+	}
 }
 
 // --- sum -----------------------------------------------------------------------------------
