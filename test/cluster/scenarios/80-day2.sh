@@ -127,22 +127,42 @@ d2_back_ms() {
 
 # --- the rollout path: dryrun, then warn, then enforce, on the same requests ---------
 D2_WOULD="would be rejected"
+# d2_rejects MODE: the replicas' gpu_admission_policy_verdicts_total{mode=MODE,
+# verdict="reject"} summed over both webhooks, by kind ("Pod 12 Deployment 3 ..."):
+# what the metrics say enforce would refuse (the server serves /metrics on its TLS port
+# too; the rollout path restarts no replica, so the counters only grow).
+d2_rejects() {
+	local pod
+	for pod in $(d2_pods); do
+		curl -sk --max-time 5 "https://$(d2_ip "$pod"):8443/metrics"
+	done | awk -v m="mode=\"$1\"" 'index($0, "gpu_admission_policy_verdicts_total{") == 1 && index($0, m) && index($0, "verdict=\"reject\"") {
+		match($0, /kind="[^"]*"/); k = substr($0, RSTART + 6, RLENGTH - 7); n[k] += $NF }
+		END { for (k in n) print k, n[k] }' | sort
+}
+# d2_delta BEFORE AFTER: AFTER less BEFORE, kind by kind (lines "KIND N").
+d2_delta() {
+	printf '%s\n' "$1" | sed 's/^/- /' >"$D2/delta.in"
+	printf '%s\n' "$2" | sed 's/^/+ /' >>"$D2/delta.in"
+	awk 'NF == 3 { n[$2] += ($1 == "+" ? $3 : -$3) } END { for (k in n) if (n[k] != 0) print k, n[k] }' "$D2/delta.in" | sort
+}
 d2_mode_run() { # d2_mode_run MODE: the policy's mode set, then D2_COUNT requests
-	local before
+	local before m0
 	before=$(d2_counts policy)
 	d2_upgrade --set "policy.mode=$1" && { cp_wait 60 d2_reloaded policy "$before" || bad "day2: replicas reloaded mode $1"; }
+	m0=$(d2_rejects "$1")
 	d2_loadgen run -rate "$D2_RATE" -count "$D2_COUNT" -seed 7 -run "mode-$1" -namespaces "$D2_NS" \
 		-out "$D2/mode-$1.jsonl" 2>"$D2/mode-$1.err" || bad "day2: the load generator ($1)"
+	# The workloads' pods too (the controllers create those of the workloads admitted).
+	d2_loadgen check -in "$D2/mode-$1.jsonl" -run "mode-$1" -namespaces "$D2_NS" 2>/dev/null
 	d2_loadgen sum -in "$D2/mode-$1.jsonl" -warn "$D2_WOULD" >"$D2/mode-$1.sum.json"
-	echo "cluster: day2: mode $1: $(jq -c '{requests, results, warned}' "$D2/mode-$1.sum.json")"
+	d2_delta "$m0" "$(d2_rejects "$1")" >"$D2/mode-$1.metrics"
+	echo "cluster: day2: mode $1: $(jq -c '{requests, results, warned}' "$D2/mode-$1.sum.json"), metrics' rejects: $(tr '\n' ' ' <"$D2/mode-$1.metrics")"
 }
 d2_rollout() {
 	local dry warn enf fixable
 	d2_mode_run dryrun
 	d2_mode_run warn
 	d2_mode_run enforce
-	d2_loadgen check -in "$D2/mode-enforce.jsonl" -run mode-enforce -namespaces "$D2_NS" 2>/dev/null
-	d2_loadgen sum -in "$D2/mode-enforce.jsonl" >"$D2/mode-enforce.sum.json"
 	dry=$(jq -r --arg w "$D2_WOULD" '.warned[$w] // 0' "$D2/mode-dryrun.sum.json")
 	warn=$(jq -r --arg w "$D2_WOULD" '.warned[$w] // 0' "$D2/mode-warn.sum.json")
 	enf=$(jq -r '.results.refused // 0' "$D2/mode-enforce.sum.json")
@@ -158,6 +178,17 @@ d2_rollout() {
 	fixable=$(jq -r --arg w "$D2_WOULD" 'select(.expect == "admit" and any(.warnings[]?; contains($w))) | .class' \
 		"$D2/mode-dryrun.jsonl" | sort | uniq -c | tr '\n' ' ')
 	equals "$fixable" "" "day2: no request the mutating webhook would fix is a would-be rejection in dryrun"
+	# The metrics count what the webhook judged: in dryrun and warn that includes what the
+	# controllers made from the workloads enforce refuses at apply (a ReplicaSet for each
+	# Deployment, a pod for each ReplicaSet and Job), each a would-be rejection of its
+	# own; the rest is enforce's count, kind by kind.
+	for m in dryrun warn; do
+		made=$(kubectl get replicasets,pods -A -l "gpu-admission.test/load-run=mode-$m" -o json |
+			jq -r '[.items[] | select(.metadata.labels["gpu-admission.test/load-class"] | test("^(deploy|job)-cpu"))]
+				| group_by(.kind)[] | "\(.[0].kind) \(length)"')
+		want=$(d2_delta "" "$(printf '%s\n%s\n' "$(cat "$D2/mode-enforce.metrics")" "$made" | grep .)")
+		equals "$(cat "$D2/mode-$m.metrics")" "$want" "day2: the $m metrics' would-be rejections are enforce's and those of what the controllers made ($(echo "$made" | tr '\n' ' '))"
+	done
 	equals "$(jq '.failedCreates' "$D2/mode-enforce.sum.json")" 0 "day2: enforce admits every request it should"
 	equals "$(jq '[.stored | to_entries[] | select(.key != "ok" and .key != "not-stored")] | length' "$D2/mode-enforce.sum.json")" 0 \
 		"day2: enforce stores every object as the policy makes it"
