@@ -1,9 +1,11 @@
 /* The grammar every command shares: option parsing, messages, exit codes. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "commands.h"
 
@@ -494,4 +496,22 @@ struct config *cli_load_config(const char *path, struct error *err)
 		fprintf(stderr, "%s\n", errs.v[i].text);
 	config_errors_free(&errs);
 	return cfg;
+}
+
+int cli_inputs_readable(const char *const *paths, size_t n, struct error *err)
+{
+	size_t i;
+	int fd;
+
+	for (i = 0; i < n; i++) {
+		if (strcmp(paths[i], "-") == 0)
+			continue;
+		/* open(), not access(): what the command will do next, with the same errno (a directory opens too). */
+		if ((fd = open(paths[i], O_RDONLY | O_CLOEXEC)) < 0) {
+			error_set(err, ERROR_INPUT, "%s: cannot open: %s", paths[i], strerror(errno));
+			return -1;
+		}
+		close(fd);
+	}
+	return 0;
 }

@@ -136,6 +136,8 @@ static int run_audit(const struct cli_command *cmd, int argc, char **argv)
 	}
 	if (!parse_audit(cmd, argc, argv, &args, &w, &rc))
 		goto out;
+	if (cli_inputs_readable(args.paths, args.n_paths, &err) != 0)
+		goto fail;
 	/* One directory: the report names its files relative to it, as the user knows them. */
 	if (args.n_paths == 1 && stat(args.paths[0], &st) == 0 && S_ISDIR(st.st_mode))
 		base = args.paths[0];

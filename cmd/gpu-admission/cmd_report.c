@@ -206,7 +206,7 @@ static int run_report(const struct cli_command *cmd, int argc, char **argv)
 	if ((rc = publish_usage(cmd, publish, n_paths, &po, kubeconfig, whatif_path)) != 0)
 		goto out;
 	rc = EXIT_USAGE;
-	if ((cfg = cli_load_config(config_path, &err)) == NULL)
+	if (cli_inputs_readable(paths, n_paths, &err) != 0 || (cfg = cli_load_config(config_path, &err)) == NULL)
 		goto fail;
 	if (publish) {
 		if (publish_cluster(cfg, kubeconfig, &po, &r, &err) != 0)

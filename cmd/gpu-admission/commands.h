@@ -178,6 +178,15 @@ int cli_flush_stdout(struct error *err);
 struct config *cli_load_config(const char *path, struct error *err);
 
 /*
+ * Whether every path of paths[0..n) but "-" (stdin) can be opened for
+ * reading: 0, or -1 with err ("nope.yaml: cannot open: No such file or
+ * directory", ERROR_INPUT) for the first that cannot. audit and report ask
+ * before reading anything, so a mistyped name stops the command with
+ * nothing on stdout rather than an empty report.
+ */
+int cli_inputs_readable(const char *const *paths, size_t n, struct error *err);
+
+/*
  * The print-* commands that turn the policy into objects (print-match-conditions,
  * print-admission-policies): -c FILE, -o yaml|json and one option of their own.
  * cli_run_printer() parses them, loads the policy, builds, prints and flushes.
