@@ -197,7 +197,8 @@ const struct cli_command cmd_audit = {
 	.operands = "PATH",
 	.exits = (const struct cli_exit[]){
 		{ EXIT_OK, "nothing would be rejected" },
-		{ EXIT_FINDING, "something would be rejected (or mutated, with --fail-on mutate)" },
+		{ EXIT_FINDING, "something would be rejected (or mutated, with --fail-on mutate); with --fix, "
+				"only what its output still holds counts" },
 		{ EXIT_USAGE, "usage or input errors (unreadable files, invalid YAML, no pod template at all), "
 			      "even when findings were reported" },
 		{ 0, NULL },

@@ -215,12 +215,18 @@ static int is_live_pod(const struct template_item *t)
 	return 0;
 }
 
+/* --fix: what the current document's patch changes, counted once it is written. */
+struct doc_fix {
+	unsigned long live;                    /* live Pods it changes */
+	unsigned long fixes[AUDIT_NVERDICTS];  /* findings it settles, by verdict */
+};
+
 /*
  * Evaluates one template and records its finding; doc_patch collects its
- * mutation for --fix, and *live counts the live Pods it changes.
+ * mutation for --fix, and fx counts what that patch changes.
  */
 static int audit_template(struct audit *a, const char *name, size_t doc_index,
-			  const struct template_item *t, json_t *doc_patch, unsigned long *live, struct error *err)
+			  const struct template_item *t, json_t *doc_patch, struct doc_fix *fx, struct error *err)
 {
 	struct policy_result res;
 	struct error perr = { 0 };
@@ -294,12 +300,14 @@ static int audit_template(struct audit *a, const char *name, size_t doc_index,
 	if (doc_patch != NULL && res.verdict == POLICY_MUTATE && res.patch != NULL && !res.exempt) {
 		if (template_rebase(t, res.patch, doc_patch, err) != 0)
 			goto out;
-		*live += is_live_pod(t);
+		fx->live += is_live_pod(t);
+		fx->fixes[v]++;
 	}
 	if (doc_patch != NULL && res.verdict == POLICY_REJECT && res.fix != NULL) {
 		if (template_rebase(t, res.fix, doc_patch, err) != 0)
 			goto out;
-		*live += is_live_pod(t);
+		fx->live += is_live_pod(t);
+		fx->fixes[v]++;
 	}
 	rc = 0;
 out:
@@ -333,7 +341,7 @@ struct input {
 	struct template_list found; /* the current document's templates */
 	int fixing;                 /* --fix */
 	json_t *doc_patch;          /* --fix: the current document's patch; NULL without */
-	unsigned long live;         /* live Pods the patch changes */
+	struct doc_fix fx;          /* what the patch changes */
 	struct strbuf out;          /* --fix: the text written back */
 	int *changed;               /* --fix: a document was written changed */
 };
@@ -391,10 +399,10 @@ static int judge_document(struct input *in, size_t i, const struct manifest_doc 
 	if (in->found.n == 0 && d->root != NULL &&
 	    audit_note_intent(in->a, in->name, d->content_line, d->root, err) != 0)
 		return -1;
-	in->live = 0;
+	memset(&in->fx, 0, sizeof in->fx);
 	for (j = 0; j < in->found.n; j++) {
 		in->found.v[j].line = manifest_line(d, in->found.v[j].node);
-		if (audit_template(in->a, in->name, i, &in->found.v[j], in->doc_patch, &in->live, err) != 0)
+		if (audit_template(in->a, in->name, i, &in->found.v[j], in->doc_patch, &in->fx, err) != 0)
 			return -1;
 	}
 	return 0;
@@ -411,13 +419,13 @@ static int fix_document(struct input *in, const struct manifest_doc *d, struct e
 	char *rendered = NULL;
 	int rc = -1;
 
-	if (json_array_size(in->doc_patch) > 0 && in->live > 0) {
+	if (json_array_size(in->doc_patch) > 0 && in->fx.live > 0) {
 		char msg[256];
 
 		snprintf(msg, sizeof msg, "--fix changed %lu live Pod%s (kubectl get output, or owned by a "
 			 "controller): applying this will not place %s, as a running Pod's placement cannot "
 			 "change and a controller makes its Pods again; fix the workloads or manifests "
-			 "that create them", in->live, in->live == 1 ? "" : "s", in->live == 1 ? "it" : "them");
+			 "that create them", in->fx.live, in->fx.live == 1 ? "" : "s", in->fx.live == 1 ? "it" : "them");
 		if (audit_add_note(in->a, in->name, d->content_line, msg, err) != 0)
 			return -1;
 	}
@@ -438,8 +446,13 @@ static int fix_document(struct input *in, const struct manifest_doc *d, struct e
 			if (audit_add_error(in->a, in->name, d->content_line, msg, err) != 0)
 				goto out;
 		} else {
+			size_t k;
+
 			piece = rendered;
 			*in->changed = 1;
+			/* Written: what this document's patch settles no longer fails the run. */
+			for (k = 0; k < AUDIT_NVERDICTS; k++)
+				in->a->fixed[k] += in->fx.fixes[k];
 			if (strcmp(how, "re-emitted") == 0 &&
 			    audit_add_note(in->a, in->name, d->content_line, reemit_note(in, d), err) != 0)
 				goto out;
@@ -513,8 +526,8 @@ int audit_exit_code(const struct audit *a)
 {
 	if (json_array_size(a->errors) > 0)
 		return 2;
-	if (a->count[AUDIT_REJECT] + a->grouped[AUDIT_REJECT] > 0 ||
-	    (a->fail_on_mutate && a->count[AUDIT_MUTATE] + a->grouped[AUDIT_MUTATE] > 0))
+	if (a->count[AUDIT_REJECT] + a->grouped[AUDIT_REJECT] > a->fixed[AUDIT_REJECT] ||
+	    (a->fail_on_mutate && a->count[AUDIT_MUTATE] + a->grouped[AUDIT_MUTATE] > a->fixed[AUDIT_MUTATE]))
 		return 1;
 	return 0;
 }

@@ -60,6 +60,8 @@ struct audit {
 	unsigned long files, documents, templates;
 	unsigned long count[AUDIT_NVERDICTS];   /* findings reported on their own line */
 	unsigned long grouped[AUDIT_NVERDICTS]; /* pods reported under their controller */
+	unsigned long fixed[AUDIT_NVERDICTS];   /* --fix: findings whose fix was written, which
+	                                           audit_exit_code() no longer counts */
 };
 
 /*
@@ -132,7 +134,8 @@ int audit_finish(struct audit *a, struct error *err);
 /*
  * The exit code the findings call for: 2 when there were input errors,
  * else 1 when something would be rejected (or mutated, with fail_on_mutate),
- * else 0.
+ * else 0. After --fix, only what its output still holds counts: the
+ * findings it fixed do not, so auditing that output gives the same code.
  */
 int audit_exit_code(const struct audit *a);
 

@@ -52,6 +52,17 @@ for dir in "$CASES"/*/; do
 	else
 		bad "$name: --fix output re-audited still mutates"; grep -A3 '"summary"' "$tmp/again"
 	fi
+	# The exit code of --fix is what its output still holds: the code of auditing it again
+	# (input errors aside, which the output does not carry).
+	if [ "$(cat "$tmp/out.rc")" != 2 ]; then
+		"$B" audit $cfg - <"$tmp/fixed" >/dev/null 2>&1
+		again_rc=$?
+		if [ "$(cat "$tmp/fixed.rc")" = "$again_rc" ]; then
+			ok
+		else
+			bad "$name: audit --fix exits $(cat "$tmp/fixed.rc"), its output re-audited $again_rc"
+		fi
+	fi
 	# What --fix removes (a CPU-only template's routes to GPU nodes) is gone too.
 	"$B" audit $cfg -o json - <"$tmp/fixed" >"$tmp/again.json" 2>/dev/null
 	if jq -e '[.findings[] | select(.verdict == "reject" and (.reason | startswith("cpu-pod-gpu-")))] | length == 0' \
