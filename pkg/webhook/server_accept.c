@@ -26,6 +26,18 @@
  * The plain metrics listener is accepted here too: libmicrohttpd's own accept
  * busy-waits when it runs out of descriptors with no connection open (100 %
  * CPU), where this loop backs off.
+ *
+ * Plain HTTP sent to the TLS port (curl http://, a probe with the wrong
+ * scheme) used to get an empty reply: GnuTLS refuses the first record and
+ * says nothing the client can read. So a new TLS connection waits here for
+ * its first byte, up to ACCEPT_SNIFF_MS, before it is handed over: a TLS
+ * record starts with a content type (20 to 24) and an SSLv2 hello with a
+ * byte >= 0x80, never with a capital letter, which every HTTP method is. A
+ * capital letter gets one fixed 400 saying to use https, and the close:
+ * nothing of the request is parsed or echoed, so it adds no surface. The
+ * wait is bounded (ACCEPT_SNIFF_MAX connections at once, each counted as
+ * handed over, so the limits hold); past either bound a connection is
+ * handed over untested, as before.
  */
 #define _GNU_SOURCE /* accept4 */
 #include <errno.h>
@@ -50,6 +62,12 @@
  * that took over a second and let a 9th connection in past a limit of 8).
  */
 #define ACCEPT_STALE_MS 30000
+#define ACCEPT_SNIFF_MAX 64       /* TLS connections waiting here for their first byte at once */
+#define ACCEPT_SNIFF_MS 100       /* a first byte later than this is left to the TLS handshake */
+#define ACCEPT_SNIFF_TICK_MS 10   /* how often waiting connections are looked at for their time */
+#define ACCEPT_SNIFF_DRAIN 16384  /* bytes of a plain HTTP request read before the answer: unread
+                                     bytes at the close make a reset, which can lose the answer */
+#define ACCEPT_PLAIN_ANSWER_MAX 512
 
 int server_accept_open(const struct sockaddr_storage *ss, struct error *err)
 {
@@ -111,11 +129,110 @@ static int client_waiting(int listen_fd)
 	return poll(&p, 1, 0) > 0;
 }
 
+/* A TLS connection accepted and waiting for its first byte. */
+struct sniff {
+	int fd;
+	struct sockaddr_storage peer;
+	socklen_t len;
+	long long since_ms;
+};
+
+struct sniffer {
+	struct sniff v[ACCEPT_SNIFF_MAX];
+	size_t n;
+};
+
+/* fd (counted in l->handed) to libmicrohttpd, which owns it from here, closing it itself if it cannot take it. */
+static void hand_over(struct listener *l, int fd, struct sockaddr_storage *peer, socklen_t len)
+{
+	if (MHD_add_connection(l->d, fd, (struct sockaddr *)peer, len) != MHD_YES) {
+		server_accept_started(l); /* not coming: give the slot back */
+		log_msg(LOG_LEVEL_DEBUG, "connection refused by libmicrohttpd", "error", strerror(errno), LOG_END);
+	}
+}
+
+/* The fixed answer to plain HTTP on the TLS port, then the close. */
+static void answer_plain_http(int fd)
+{
+	static const char body[] = "This port speaks HTTPS only: use https:// instead of http://\n";
+	char buf[ACCEPT_PLAIN_ANSWER_MAX], drain[1024];
+	size_t read_bytes = 0;
+	ssize_t n;
+	int len;
+
+	while (read_bytes < ACCEPT_SNIFF_DRAIN && (n = recv(fd, drain, sizeof drain, MSG_DONTWAIT)) > 0)
+		read_bytes += (size_t)n;
+	len = snprintf(buf, sizeof buf,
+		       "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\n"
+		       "Content-Length: %zu\r\nConnection: close\r\n\r\n%s", sizeof body - 1, body);
+	/* One non-blocking write into an empty send buffer: it fits, or the client is not reading. */
+	if (len > 0 && (size_t)len < sizeof buf)
+		(void)!send(fd, buf, (size_t)len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	shutdown(fd, SHUT_WR);
+	close(fd);
+	log_msg(LOG_LEVEL_DEBUG, "plain HTTP on the TLS port: answered 400", LOG_END);
+}
+
+/* A waiting connection whose first byte came, or whose time is up: answered, closed or handed over. */
+static void sniff_settle(struct listener *l, struct sniff *w)
+{
+	unsigned char b;
+	ssize_t n = recv(w->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+
+	if (n == 1 && b >= 'A' && b <= 'Z') {
+		answer_plain_http(w->fd);
+		server_accept_started(l);
+	} else if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+		close(w->fd); /* gone without a byte: nothing to hand over */
+		server_accept_started(l);
+	} else {
+		hand_over(l, w->fd, &w->peer, w->len);
+	}
+	w->fd = -1;
+}
+
+/*
+ * Waits up to ms for a client on the listening socket (when listen is set)
+ * and for the first bytes of the connections in sn, settling those whose
+ * byte came or whose time is up. Whether a client waits to be accepted.
+ */
+static int accept_wait(struct listener *l, struct sniffer *sn, int ms, int listen)
+{
+	struct pollfd p[1 + ACCEPT_SNIFF_MAX];
+	long long now;
+	size_t i, kept = 0;
+	int ready;
+
+	p[0].fd = listen ? l->listen_fd : -1;
+	p[0].events = POLLIN;
+	p[0].revents = 0;
+	for (i = 0; i < sn->n; i++) {
+		p[1 + i].fd = sn->v[i].fd;
+		p[1 + i].events = POLLIN;
+		p[1 + i].revents = 0;
+	}
+	if (sn->n > 0 && ms > ACCEPT_SNIFF_TICK_MS)
+		ms = ACCEPT_SNIFF_TICK_MS;
+	ready = poll(p, 1 + sn->n, ms);
+	now = server_now_ms();
+	for (i = 0; i < sn->n; i++) {
+		if ((ready > 0 && p[1 + i].revents != 0) || now - sn->v[i].since_ms >= ACCEPT_SNIFF_MS)
+			sniff_settle(l, &sn->v[i]);
+		else
+			sn->v[kept++] = sn->v[i];
+	}
+	sn->n = kept;
+	return ready > 0 && (p[0].revents & POLLIN);
+}
+
 static void *accept_loop(void *arg)
 {
 	struct listener *l = arg;
-	struct pollfd p = { .fd = l->listen_fd, .events = POLLIN };
+	struct sniffer sn; /* on this thread's stack: 64 waiting connections, 10 KiB */
 	int waited_ms = 0, quiet_ms = 0;
+	size_t i;
+
+	sn.n = 0;
 
 	while (!atomic_load(&l->stop_accept)) {
 		struct sockaddr_storage peer;
@@ -135,14 +252,17 @@ static void *accept_loop(void *arg)
 			 */
 			if (atomic_load(&l->leaving) == 0 && client_waiting(l->listen_fd))
 				server_evict(l);
-			pause_ms(ACCEPT_BACKOFF_MS);
+			if (sn.n > 0)
+				accept_wait(l, &sn, ACCEPT_BACKOFF_MS, 0);
+			else
+				pause_ms(ACCEPT_BACKOFF_MS);
 			waited_ms += ACCEPT_BACKOFF_MS;
 			if (waited_ms >= ACCEPT_STALE_MS && atomic_load(&l->handed) > 0)
 				atomic_store(&l->handed, 0);
 			continue;
 		}
 		waited_ms = 0;
-		if (poll(&p, 1, ACCEPT_POLL_MS) <= 0)
+		if (!accept_wait(l, &sn, ACCEPT_POLL_MS, 1))
 			continue;
 		fd = accept4(l->listen_fd, (struct sockaddr *)&peer, &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (fd < 0) {
@@ -160,13 +280,24 @@ static void *accept_loop(void *arg)
 		quiet_ms = 0;
 		/* Answers are small and come in one write: send them now, not after Nagle's delay. */
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-		/* libmicrohttpd owns fd from here, closing it itself if it cannot take it. */
 		atomic_fetch_add(&l->handed, 1);
-		if (MHD_add_connection(l->d, fd, (struct sockaddr *)&peer, len) != MHD_YES) {
-			server_accept_started(l); /* not coming: give the slot back */
-			log_msg(LOG_LEVEL_DEBUG, "connection refused by libmicrohttpd", "error", strerror(errno), LOG_END);
+		if (!l->plain && sn.n < ACCEPT_SNIFF_MAX) {
+			struct sniff *w = &sn.v[sn.n++];
+
+			w->fd = fd;
+			w->peer = peer;
+			w->len = len;
+			w->since_ms = server_now_ms();
+			continue;
 		}
+		hand_over(l, fd, &peer, len);
 	}
+	/* Stopping: the connections still waiting for a byte are closed, as the queue's are. */
+	for (i = 0; i < sn.n; i++) {
+		close(sn.v[i].fd);
+		server_accept_started(l);
+	}
+	sn.n = 0;
 	return NULL;
 }
 
