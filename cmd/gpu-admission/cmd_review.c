@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "base/file.h"
@@ -9,7 +10,7 @@
 #include "webhook/review.h"
 
 enum { OPT_VALIDATE = CLI_LONG_ONLY, OPT_WRAP, OPT_APPLY };
-enum output { OUT_REVIEW, OUT_PATCH, OUT_PATCHED };
+enum output { OUT_REVIEW, OUT_PATCH, OUT_PATCHED, OUT_PRETTY };
 
 static const struct cli_option review_options[] = {
 	CLI_OPTION_CONFIG,
@@ -25,9 +26,11 @@ static const struct cli_option review_options[] = {
 	  "Job, a custom resource the policy lists) is judged by its pod\n"
 	  "templates, as kubectl apply meets it (with --validate: the validating\n"
 	  "webhook's answer)", 0 },
-	{ "output", 'o', "review|patch|patched",
-	  "print the answer AdmissionReview (default), its JSON Patch decoded,\n"
-	  "or the object with the patch applied", 0 },
+	{ "output", 'o', "review|patch|patched|pretty",
+	  "print the answer AdmissionReview as the API server reads it (one\n"
+	  "line, the patch in base64: the default on a pipe), its JSON Patch\n"
+	  "decoded, the object with the patch applied, or the answer indented\n"
+	  "with its patch decoded in place (the default on a terminal)", 0 },
 	{ NULL, 0, NULL, NULL, 0 },
 };
 
@@ -123,6 +126,71 @@ out:
 	return rc;
 }
 
+/* -o pretty: the answer indented, its patch decoded in place (as test/golden's expect.json show it). */
+static int print_pretty(const struct review_response *res, struct error *err)
+{
+	char message[1024];
+	json_t *patch = NULL, *doc = NULL, *response;
+	json_error_t jerr;
+	int rc = -1;
+
+	if (review_answer_read(res->body, res->len, &patch, message, sizeof message, err) != 0)
+		goto out;
+	if ((doc = json_loadb(res->body, res->len, 0, &jerr)) == NULL) {
+		error_set(err, ERROR_INTERNAL, "the answer does not parse: %s", jerr.text);
+		goto out;
+	}
+	response = json_object_get(doc, "response");
+	if (json_object_get(response, "patch") != NULL && json_object_set(response, "patch", patch) != 0) {
+		error_set(err, ERROR_NOMEM, "out of memory");
+		goto out;
+	}
+	if (json_dumpf(doc, stdout, JSON_INDENT(2)) != 0 || fputc('\n', stdout) == EOF) {
+		error_set(err, ERROR_SYSTEM, "writing the output failed");
+		goto out;
+	}
+	rc = 0;
+out:
+	json_decref(patch);
+	json_decref(doc);
+	return rc;
+}
+
+/*
+ * err (ERROR_INPUT, in the webhook's words: "request body is not valid
+ * JSON") said of the file review was given: named, and what review reads.
+ */
+static void input_error(const char *name, const char *buf, size_t len, struct error *err)
+{
+	static const char reads[] = "review reads one AdmissionReview, as JSON (for a manifest: "
+				    "--wrap, --apply, or audit)";
+	char was[ERROR_MSG_MAX];
+	json_error_t jerr;
+	json_t *doc;
+	size_t i;
+
+	for (i = 0; i < len && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\r' || buf[i] == '\n'); i++)
+		;
+	if (i == len) {
+		error_set(err, ERROR_INPUT, "%s: empty: %s", name, reads);
+		return;
+	}
+	if ((doc = json_loadb(buf, len, JSON_DECODE_ANY, &jerr)) == NULL) {
+		error_set(err, ERROR_INPUT, "%s: not valid JSON: %s (line %d, column %d): %s", name, jerr.text,
+			  jerr.line, jerr.column, reads);
+		return;
+	}
+	if (!json_is_object(doc)) {
+		error_set(err, ERROR_INPUT, "%s: a JSON %s, not an AdmissionReview: %s", name,
+			  json_is_array(doc) ? "array" : "value", reads);
+		json_decref(doc);
+		return;
+	}
+	json_decref(doc);
+	snprintf(was, sizeof was, "%s", err->msg);
+	error_set(err, ERROR_INPUT, "%s: %s", name, was);
+}
+
 static int run_review(const struct cli_command *cmd, int argc, char **argv)
 {
 	struct cli_parser p;
@@ -137,7 +205,8 @@ static int run_review(const struct cli_command *cmd, int argc, char **argv)
 	const char *body;
 	size_t len = 0, body_len = 0;
 	int validate = 0, wrap = 0, apply = 0, c, rc = EXIT_USAGE;
-	enum output out = OUT_REVIEW;
+	/* A person reads a terminal: the answer indented, its patch decoded; a pipe gets it as sent. */
+	enum output out = isatty(STDOUT_FILENO) ? OUT_PRETTY : OUT_REVIEW;
 
 	memset(&m, 0, sizeof m);
 	cli_parse(&p, cmd, argc, argv);
@@ -189,11 +258,16 @@ static int run_review(const struct cli_command *cmd, int argc, char **argv)
 			error_set(&err, ERROR_INPUT, "%s: this is a %s, not an AdmissionReview: use "
 				  "\"gpu-admission audit %s\", or \"gpu-admission review --wrap %s\" to wrap it",
 				  name, kind, input ? input : "-", input ? input : "-");
+		else if (!wrap && !apply && err.kind == ERROR_INPUT)
+			input_error(name, buf, len, &err);
 		goto fail;
 	}
 	if (out == OUT_REVIEW) {
 		fwrite(res.body, 1, res.len, stdout);
 		fputc('\n', stdout);
+	} else if (out == OUT_PRETTY) {
+		if (print_pretty(&res, &err) != 0)
+			goto fail;
 	} else if (print_decoded(out, body, body_len, &res, &err) != 0) {
 		goto fail;
 	}

@@ -31,8 +31,34 @@ expect_rc 1 "policy rejection exits 1" -- $WRAP "$B" review "$G/cpu-toleration-s
 has "$tmp/out" '"allowed":false' "rejection printed as an AdmissionReview"
 expect_rc 1 "/validate rejects an unmutated GPU pod" -- $WRAP "$B" review --validate "$G/gpu-limit-minimal/request.json"
 expect_rc 2 "malformed review exits 2" -- $WRAP "$B" review "$G/not-json/request.json"
-has "$tmp/err" "gpu-admission review: request body is not valid JSON" "one-line message on stderr"
+has "$tmp/err" "gpu-admission review: $G/not-json/request.json: not valid JSON" "one-line message on stderr, the file named"
 equals "$(lines "$tmp/err")" 1 "malformed review: one line"
+# Input that is not JSON at all: the file named and what review reads, not the webhook's terms.
+printf 'hello\n' >"$tmp/hello.txt"
+expect_rc 2 "review of a text file" -- $WRAP "$B" review "$tmp/hello.txt"
+has "$tmp/err" "gpu-admission review: $tmp/hello.txt: not valid JSON" "non-JSON input: the file named"
+has "$tmp/err" "review reads one AdmissionReview" "non-JSON input: what review reads"
+lacks "$tmp/err" "request body" "non-JSON input: not in the webhook's terms"
+: >"$tmp/empty.json"
+expect_rc 2 "review of an empty file" -- $WRAP "$B" review "$tmp/empty.json"
+has "$tmp/err" "gpu-admission review: $tmp/empty.json: empty: review reads one AdmissionReview" "empty input explained"
+printf '[1]\n' >"$tmp/array.json"
+expect_rc 2 "review of a JSON array" -- $WRAP "$B" review "$tmp/array.json"
+has "$tmp/err" "gpu-admission review: $tmp/array.json: " "JSON that is no review: the file named"
+# On a pipe the answer is the compact AdmissionReview; on a terminal, indented with the patch decoded.
+"$B" review "$G/gpu-limit-minimal/request.json" >"$tmp/piped"
+equals "$(lines "$tmp/piped")" 1 "review on a pipe: one compact line"
+has "$tmp/piped" '"patch":"W3' "review on a pipe: the patch in base64, as kube-apiserver reads it"
+"$B" review -o pretty "$G/gpu-limit-minimal/request.json" >"$tmp/pretty"
+has "$tmp/pretty" '"op": "add"' "review -o pretty: the patch decoded"
+has "$tmp/pretty" '"allowed": true,' "review -o pretty: indented"
+if command -v script >/dev/null 2>&1; then
+	script -qec "$B review $G/gpu-limit-minimal/request.json" /dev/null >"$tmp/tty.log" 2>&1
+	has "$tmp/tty.log" '"op": "add"' "review on a terminal: the patch decoded"
+	lacks "$tmp/tty.log" '"patch":"W3' "review on a terminal: no base64 patch"
+	script -qec "$B review -o review $G/gpu-limit-minimal/request.json" /dev/null >"$tmp/tty.log" 2>&1
+	has "$tmp/tty.log" '"patch":"W3' "review -o review on a terminal: the AdmissionReview as sent"
+fi
 expect_rc 2 "review with a bad uid-bearing request exits 2" -- $WRAP "$B" review "$G/object-not-object/request.json"
 expect_rc 2 "missing input file" -- $WRAP "$B" review /nonexistent.json
 has "$tmp/err" "gpu-admission review: /nonexistent.json: No such file or directory" "missing file named"
