@@ -230,6 +230,13 @@ const struct cli_command cmd_certs = {
 		"Files are replaced atomically, keys with mode 0600 from the first byte.\n"
 		"Re-running the first example renews tls.crt with the CA it made.",
 	.options = certs_options,
+	.exits = (const struct cli_exit[]){
+		{ EXIT_OK, "the files were written (a new CA, or tls.crt renewed with the existing one)" },
+		{ EXIT_USAGE, "usage error; a CA in DIR it may not replace without --force, or a "
+			      "ca.crt there without its ca.key; a CA that cannot be read or does not "
+			      "sign; DIR or a file that cannot be written" },
+		{ 0, NULL },
+	},
 	.examples =
 		"gpu-admission certs --service gpu-admission --namespace gpu-admission \\\n"
 		"    --out certs\n"

@@ -219,6 +219,7 @@ for c in $cmds; do
 	expect_rc 0 "$c --help" -- "$B" "$c" --help
 	equals "$(head -n 1 "$tmp/out" | cut -d' ' -f1-3)" "usage: gpu-admission $c" "$c --help starts with its usage"
 	has "$tmp/out" "Exit status:" "$c --help lists its exit codes"
+	lacks "$tmp/out" "review allowed the pod" "$c --help: its own exit codes, not every command's"
 	cp "$tmp/out" "$tmp/help-$c"
 	expect_rc 0 "help $c" -- "$B" help "$c"
 	if cmp -s "$tmp/out" "$tmp/help-$c"; then ok; else bad "help $c differs from $c --help"; fi
