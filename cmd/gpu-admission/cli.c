@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "base/suggest.h"
 
 #define PROG "gpu-admission"
 
@@ -37,60 +38,13 @@ const struct cli_command *cli_find(const char *name)
 
 /* ==== "Did you mean" ==== */
 
-#define CLI_SUGGEST_LEN_MAX 64 /* longer words are not compared (the work is quadratic in it) */
-
-/*
- * The optimal-string-alignment distance between a[0..alen) and b (edits,
- * adjacent swaps included), or CLI_SUGGEST_LEN_MAX + 1 when either is longer
- * than CLI_SUGGEST_LEN_MAX. Three rows of the table are enough: a swap looks
- * two rows back.
- */
-static size_t distance(const char *a, size_t alen, const char *b)
-{
-	size_t blen = strlen(b), i, j;
-	size_t rows[3][CLI_SUGGEST_LEN_MAX + 1];
-
-	if (alen > CLI_SUGGEST_LEN_MAX || blen > CLI_SUGGEST_LEN_MAX)
-		return CLI_SUGGEST_LEN_MAX + 1;
-	for (j = 0; j <= blen; j++)
-		rows[0][j] = j;
-	for (i = 1; i <= alen; i++) {
-		size_t *cur = rows[i % 3], *up = rows[(i - 1) % 3], *up2 = rows[(i + 1) % 3];
-
-		cur[0] = i;
-		for (j = 1; j <= blen; j++) {
-			size_t best = up[j - 1] + (a[i - 1] != b[j - 1]);
-
-			if (up[j] + 1 < best)
-				best = up[j] + 1;
-			if (cur[j - 1] + 1 < best)
-				best = cur[j - 1] + 1;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && up2[j - 2] + 1 < best)
-				best = up2[j - 2] + 1;
-			cur[j] = best;
-		}
-	}
-	return rows[alen % 3][blen];
-}
-
-/*
- * How far typed[0..len) is from name, as a suggestion: its distance when
- * close enough to be a typo (1 edit for words of up to 4 letters, 2 beyond),
- * 1 when typed starts name ("--conf" for --config), else SIZE_MAX.
- */
+/* How far typed[0..len) is from name, as a suggestion (suggest_closeness()). */
 static size_t closeness(const char *typed, size_t len, const char *name)
 {
-	size_t d = distance(typed, len, name);
-
-	if (d <= (len <= 4 ? 1u : 2u) && d < strlen(name))
-		return d;
-	if (len >= 2 && strncmp(typed, name, len) == 0)
-		return 1;
-	return (size_t)-1;
+	return suggest_closeness(typed, len, name, strlen(name));
 }
 
-/* The closest of the cli_commands to name, or NULL. */
-static const char *suggest_command(const char *name)
+const char *cli_suggest_command(const char *name)
 {
 	size_t i, best = (size_t)-1, len = strlen(name);
 	const char *pick = NULL;
@@ -153,7 +107,7 @@ int cli_unknown_command(const char *name)
 			return cli_usage(NULL, "unknown option %s", name);
 		return cli_usage(NULL, "unknown option %s; did you mean --%s?", name, h < v ? "help" : "version");
 	}
-	pick = suggest_command(name);
+	pick = cli_suggest_command(name);
 
 	if (pick != NULL)
 		return cli_usage(NULL, "unknown command \"%s\"; did you mean \"%s\"?", name, pick);

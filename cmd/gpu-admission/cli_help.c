@@ -273,8 +273,13 @@ static int run_help(const struct cli_command *cmd, int argc, char **argv)
 		default: return cli_stop(&p);
 		}
 	}
-	if (topic != NULL && (about = cli_find(topic)) == NULL)
+	if (topic != NULL && (about = cli_find(topic)) == NULL) {
+		const char *pick = cli_suggest_command(topic);
+
+		if (pick != NULL)
+			return cli_usage(cmd, "unknown command \"%s\"; did you mean \"%s\"?", topic, pick);
 		return cli_usage(cmd, "unknown command \"%s\"", topic);
+	}
 	if (man)
 		write_man(stdout);
 	else if (about != NULL)

@@ -147,6 +147,9 @@ int cli_usage(const struct cli_command *cmd, const char *fmt, ...) __attribute__
  */
 int cli_unknown_command(const char *name);
 
+/* The command closest to name, as a "did you mean" (a typo, or a prefix of it), or NULL. */
+const char *cli_suggest_command(const char *name);
+
 /* Prints "gpu-admission CMD: <err's message>" on stderr; returns cli_exit_code(err). */
 int cli_fail(const struct cli_command *cmd, const struct error *err);
 

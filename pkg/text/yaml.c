@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/suggest.h"
 #include "base/utf8.h"
 #include "text/manifest.h"
 
@@ -359,8 +360,16 @@ void yml_read_fields(struct yml_reader *ld, yaml_node_t *n, const char *path, vo
 		if (yml_check_duplicate_key(ld, n, i, k, path) != 0)
 			continue;
 		snprintf(sub, sizeof sub, "%s%s%s", path, path[0] ? "." : "", yml_scalar(k));
-		if (field(ld, target, yml_scalar(k), v, sub) != 0)
-			yml_fail(ld, k, sub, "unknown field (known: %s)", known);
+		if (field(ld, target, yml_scalar(k), v, sub) != 0) {
+			size_t near_len = 0;
+			const char *near = suggest_from_list(yml_scalar(k), known, &near_len);
+
+			if (near != NULL)
+				yml_fail(ld, k, sub, "unknown field; did you mean %.*s? (known: %s)", (int)near_len,
+					 near, known);
+			else
+				yml_fail(ld, k, sub, "unknown field (known: %s)", known);
+		}
 	}
 }
 

@@ -604,6 +604,8 @@ equals "$(cat "$tmp/err")" "gpu-admission print-match-conditions: unknown option
 # Did you mean: commands, options, the options before a command; nothing when nothing is close.
 expect_rc 2 "mistyped command" -- "$B" reveiw x.json
 equals "$(cat "$tmp/err")" "gpu-admission: unknown command \"reveiw\"; did you mean \"review\"? (see gpu-admission help)" "command suggested"
+expect_rc 2 "help of a mistyped command" -- "$B" help reprot
+equals "$(cat "$tmp/err")" "gpu-admission help: unknown command \"reprot\"; did you mean \"report\"? (see gpu-admission help --help)" "help: command suggested"
 expect_rc 2 "mistyped option" -- "$B" audit --fxi deploy/
 equals "$(cat "$tmp/err")" "gpu-admission audit: unknown option --fxi; did you mean --fix? (see gpu-admission audit --help)" "option suggested"
 expect_rc 2 "option prefix" -- "$B" serve --self-sign

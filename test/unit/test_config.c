@@ -294,13 +294,21 @@ static void test_pool_access(void)
 	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, tolerations: [{key: k, seconds: 5}]}\n",
 		     "pools[0].tolerations[0].seconds: unknown field (known: key, operator, value, effect)");
 	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, podSelector: {matchLabel: {a: b}}}\n",
-		     "pools[0].podSelector.matchLabel: unknown field (known: matchLabels, matchExpressions)");
+		     "pools[0].podSelector.matchLabel: unknown field; did you mean matchLabels? (known: matchLabels, "
+		     "matchExpressions)");
 	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, podSelector: {matchExpressions: [{key: a, "
 		     "operator: Exists, value: [b]}]}}\n", "matchExpressions[0].value: unknown field");
 	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, namespace: [x]}\n",
-		     "pools[0].namespace: unknown field (known: name, nodeSelector, resources, deviceClasses, "
-		     "maxGPUsPerPod, pricePerNodeHour, gpusPerNode, tolerations, namespaces, podSelector)");
-	expect_error("deferLabel: [a]\n", "deferLabel: unknown field");
+		     "pools[0].namespace: unknown field; did you mean namespaces? (known: name, nodeSelector, "
+		     "resources, deviceClasses, maxGPUsPerPod, pricePerNodeHour, gpusPerNode, tolerations, "
+		     "namespaces, podSelector)");
+	expect_error("deferLabel: [a]\n", "deferLabel: unknown field; did you mean deferLabels? (known: ");
+	/* A typo of a known field says which; a field far from every one lists them all. */
+	expect_error("placment: {}\n", "placment: unknown field; did you mean placement? (known: mode, ");
+	expect_error("gpuResorces: [nvidia.com/gpu]\n", "gpuResorces: unknown field; did you mean gpuResources?");
+	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, podSelectr: {}}\n",
+		     "pools[0].podSelectr: unknown field; did you mean podSelector? (known: name, ");
+	expect_error("colour: red\n", "colour: unknown field (known: mode, ");
 	/* Bad globs and label text. */
 	expect_error("pools:\n  - {name: a, nodeSelector: {a: b}, namespaces: [Team-A]}\n",
 		     "policy.yaml:2:50: pools[0].namespaces[0]: \"Team-A\" can never match a namespace");
