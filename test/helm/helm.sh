@@ -250,10 +250,41 @@ want='caBundle is required'
 refuse "secret mode without caBundle" --set certs.mode=secret
 want='needs metrics.enabled'
 refuse "ServiceMonitor without the metrics port" --set serviceMonitor.enabled=true --set image.repository=r/g
-# No default image (none is published): an install without one fails saying how to make it
-# (and push it under the chart's own version).
-want="image.repository is required.*make image.*podman push.*gpu-admission:$(cat VERSION)[^0-9.]"
-refuse "no image.repository (no public image exists)"
+# No default image (none is published). A look-only render (helm template, helm lint,
+# --dry-run) shows the chart with a placeholder image no registry serves, and says so ...
+desc="no image.repository: helm template renders, with a placeholder image and a warning"
+if "$HELM" template gpu-admission "$CHART" -n "$NS" >"$T/noimg.yaml" 2>"$T/noimg.err"; then
+	ok "$desc"
+	has "$T/noimg.yaml" "image: image-repository-not-set.invalid/gpu-admission:$(cat VERSION)" "no image.repository: the placeholder image"
+	has "$T/noimg.yaml" "# WARNING: image.repository is not set: this render is for reading." "no image.repository: the render says so"
+	lacks "$T/noimg.yaml" "image.repository is required" "no image.repository: no error in the render"
+else
+	notok "$desc"; indent "$T/noimg.err" | head -n 5
+fi
+"$HELM" lint --strict "$CHART" -n "$NS" >"$T/noimg.lint" 2>&1
+equals "$?" 0 "no image.repository: helm lint --strict passes"
+lacks "$T/noimg.lint" "image.repository is required" "no image.repository: helm lint prints no error"
+"$HELM" install gpu-admission "$CHART" -n "$NS" --dry-run=client >"$T/noimg.notes" 2>&1
+has "$T/noimg.notes" "WARNING: image.repository is not set" "no image.repository: helm install --dry-run's notes say so"
+# ... while an install (rendered against an API server, here a stub answering discovery and
+# kube-system) fails before anything is created, saying how to make the image and push it
+# under the chart's own version, once.
+node test/helm/fake-api.js >"$T/api.port" 2>"$T/api.err" &
+API=$!
+eventually 10 test -s "$T/api.port"
+printf 'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "http://127.0.0.1:%s"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n' \
+	"$(cat "$T/api.port")" >"$T/api.kubeconfig"
+want="image.repository is required.*make image.*podman push.*gpu-admission:$(cat VERSION)[^0-9.].*--set image.repository="
+desc="no image.repository: an install is refused, saying how to build and push the image"
+if KUBECONFIG=$T/api.kubeconfig "$HELM" template gpu-admission "$CHART" -n "$NS" --dry-run=server >"$T/noimg.out" 2>&1; then
+	notok "$desc (rendered)"
+elif grep -qE "$want" "$T/noimg.out"; then
+	ok "$desc"
+else
+	notok "$desc (wrong error)"; indent "$T/noimg.out" | head -n 5
+fi
+equals "$(grep -c "image.repository is required" "$T/noimg.out")" 1 "no image.repository: the install's error is said once"
+kill "$API" 2>/dev/null; wait "$API" 2>/dev/null
 
 # ---- kubeVersion and templates agree (issue 14) --------------------------------
 IMG="--set image.repository=myacr.azurecr.io/gpu-admission"

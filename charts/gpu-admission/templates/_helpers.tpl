@@ -47,15 +47,44 @@ app.kubernetes.io/component: admission-webhook
 {{- printf "%s-watch" (include "gpu-admission.fullname" . | trunc 57 | trimSuffix "-") -}}
 {{- end -}}
 
+{{/*
+The image. No public image exists, so image.repository has no default, and
+there are two cases without one. An install or upgrade fails before anything
+is created, saying how to build and push the image: two failurePolicy Fail
+webhooks in front of pods that can never start would block pod creation. A
+look-only render (helm template, helm lint, helm install --dry-run) shows the
+chart with its defaults: the image is gpu-admission.imagePlaceholder, in the
+reserved .invalid domain no registry answers for, and the Deployment and the
+notes say so. .Release.IsInstall cannot tell the two apart (helm template
+renders as an install); lookup can: against a cluster it finds kube-system,
+which every API server makes, and offline it finds nothing. It is asked only
+when image.repository is empty.
+*/}}
+{{- define "gpu-admission.imagePlaceholder" -}}image-repository-not-set.invalid/gpu-admission{{- end -}}
+
 {{- define "gpu-admission.image" -}}
-{{- if not .Values.image.repository -}}
-{{- fail (printf "image.repository is required: no public gpu-admission image exists. Build it with `make image` (podman, from this repository), push it to a registry your cluster pulls from, e.g. `podman load -i build/image/gpu-admission.tar && podman push localhost/gpu-admission:dev myacr.azurecr.io/gpu-admission:%s`, and install with --set image.repository=myacr.azurecr.io/gpu-admission" .Chart.AppVersion) -}}
+{{- $repo := .Values.image.repository -}}
+{{- if not $repo -}}
+{{- if lookup "v1" "Namespace" "" "kube-system" -}}
+{{- fail (printf "image.repository is required: no public gpu-admission image exists. Build it with `make image` (podman, from this repository), push it to a registry your cluster pulls from (e.g. an Azure Container Registry attached with `az aks update --attach-acr`): `podman load -i build/image/gpu-admission.tar && podman push localhost/gpu-admission:dev myacr.azurecr.io/gpu-admission:%s`, and install with --set image.repository=myacr.azurecr.io/gpu-admission. Nothing was created." .Chart.AppVersion) -}}
+{{- end -}}
+{{- $repo = include "gpu-admission.imagePlaceholder" . -}}
 {{- end -}}
 {{- if .Values.image.digest -}}
-{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- printf "%s@%s" $repo .Values.image.digest -}}
 {{- else -}}
-{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- printf "%s:%s" $repo (default .Chart.AppVersion .Values.image.tag) -}}
 {{- end -}}
+{{- end -}}
+
+{{/* The warning a render without image.repository carries (YAML comment lines): it is for reading only. */}}
+{{- define "gpu-admission.imageWarning" -}}
+{{- if not .Values.image.repository }}
+# WARNING: image.repository is not set: this render is for reading. Its image,
+# {{ include "gpu-admission.imagePlaceholder" . }}, is a placeholder no registry serves.
+# Build the image (make image), push it (podman push ... myacr.azurecr.io/gpu-admission:{{ .Chart.AppVersion }})
+# and render or install with --set image.repository=myacr.azurecr.io/gpu-admission.
+{{- end }}
 {{- end -}}
 
 {{/* The Secret holding tls.crt and tls.key that the server mounts. */}}
