@@ -2,7 +2,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "audit/audit.h"
@@ -90,9 +89,9 @@ stop:
 	return 0;
 }
 
-/* The report in the format asked for (base: the one directory files are named relative to, or NULL). */
+/* The report in the format asked for. */
 static int write_report(struct audit *a, const struct audit_args *args, const struct audit_walk *w, FILE *report,
-			const char *base, struct error *err)
+			struct error *err)
 {
 	unsigned flags = 0;
 
@@ -106,7 +105,7 @@ static int write_report(struct audit *a, const struct audit_args *args, const st
 		if (w->in_place)
 			flags |= AUDIT_TEXT_REWRITE;
 	}
-	if ((args->out == OUT_TEXT || args->out == OUT_WIDE ? audit_write_text(a, report, flags, base)
+	if ((args->out == OUT_TEXT || args->out == OUT_WIDE ? audit_write_text(a, report, flags)
 	     : audit_write_doc(a, report, args->out == OUT_JSON ? 'j' : 'y')) != 0 ||
 	    fflush(report) != 0 || cli_flush_stdout(err) != 0) {
 		error_set(err, ERROR_SYSTEM, "writing the report failed");
@@ -123,8 +122,6 @@ static int run_audit(const struct cli_command *cmd, int argc, char **argv)
 	struct audit a;
 	struct audit_walk w;
 	FILE *report;
-	struct stat st;
-	const char *base = NULL;
 	size_t i;
 	int rc = EXIT_USAGE;
 
@@ -138,9 +135,6 @@ static int run_audit(const struct cli_command *cmd, int argc, char **argv)
 		goto out;
 	if (cli_inputs_readable(args.paths, args.n_paths, &err) != 0)
 		goto fail;
-	/* One directory: the report names its files relative to it, as the user knows them. */
-	if (args.n_paths == 1 && stat(args.paths[0], &st) == 0 && S_ISDIR(st.st_mode))
-		base = args.paths[0];
 	if ((cfg = cli_load_config(args.config_path, &err)) == NULL || audit_init(&a, cfg, &err) != 0)
 		goto fail;
 	a.fail_on_mutate = args.fail_on_mutate;
@@ -168,7 +162,7 @@ static int run_audit(const struct cli_command *cmd, int argc, char **argv)
 	/* Errors (and notes) on stderr before the report, findings in the report. */
 	fflush(stdout);
 	audit_write_problems(&a, stderr, "gpu-admission audit", !args.quiet);
-	if (write_report(&a, &args, &w, report, base, &err) != 0)
+	if (write_report(&a, &args, &w, report, &err) != 0)
 		goto fail;
 	rc = audit_exit_code(&a);
 	goto out;

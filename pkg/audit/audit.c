@@ -790,21 +790,6 @@ static void write_object(FILE *out, const json_t *f, size_t width)
 	fprintf(out, "%*s", (int)(n < width ? width - n : 0), "");
 }
 
-/* The file as the text report shows it: relative to base (a directory operand) when under it. */
-static const char *shown_file(const char *file, const char *base)
-{
-	size_t n = base ? strlen(base) : 0;
-
-	while (n > 1 && base[n - 1] == '/')
-		n--;
-	if (n == 0 || strncmp(file, base, n) != 0 || (file[n] != '/' && base[n - 1] != '/'))
-		return file;
-	file += n;
-	while (*file == '/')
-		file++;
-	return file;
-}
-
 /* -o wide: everything on one line, as grep and editors want it. */
 static void write_finding_wide(FILE *out, const json_t *f, int color)
 {
@@ -822,7 +807,7 @@ static void write_finding_wide(FILE *out, const json_t *f, int color)
 }
 
 /* The columns: verdict, object (padded to width), file:line; then the reason, indented and wrapped. */
-static void write_finding(FILE *out, const json_t *f, int color, size_t width, const char *base)
+static void write_finding(FILE *out, const json_t *f, int color, size_t width)
 {
 	const char *verdict = str(f, "verdict");
 	size_t vlen = strlen(verdict);
@@ -831,7 +816,7 @@ static void write_finding(FILE *out, const json_t *f, int color, size_t width, c
 	fprintf(out, "%s%s%s%*s", color ? colour_of(verdict) : "", verdict, color ? "\033[0m" : "",
 		(int)(vlen < AUDIT_TEXT_VERDICT_COLUMN ? AUDIT_TEXT_VERDICT_COLUMN - vlen : 1), "");
 	write_object(out, f, width);
-	fprintf(out, "  %s:%lld\n", shown_file(str(f, "file"), base),
+	fprintf(out, "  %s:%lld\n", str(f, "file"),
 		(long long)json_integer_value(json_object_get(f, "line")));
 	finding_reason(reason, sizeof reason, f);
 	if (reason[0] != '\0')
@@ -891,7 +876,7 @@ static int shown(const json_t *f, int quiet)
 	return !quiet || v == AUDIT_MUTATE || v == AUDIT_REJECT || v == AUDIT_WARN;
 }
 
-int audit_write_text(const struct audit *a, FILE *out, unsigned flags, const char *base)
+int audit_write_text(const struct audit *a, FILE *out, unsigned flags)
 {
 	int color = (flags & AUDIT_TEXT_COLOR) != 0, quiet = (flags & AUDIT_TEXT_QUIET) != 0;
 	int wide = (flags & AUDIT_TEXT_WIDE) != 0;
@@ -910,7 +895,7 @@ int audit_write_text(const struct audit *a, FILE *out, unsigned flags, const cha
 		if (wide)
 			write_finding_wide(out, f, color);
 		else
-			write_finding(out, f, color, width, base);
+			write_finding(out, f, color, width);
 		write_warnings(out, f, wide);
 		snprintf(key, sizeof key, "%zu", i);
 		if (!quiet && (pods = json_object_get(a->groups, key)) != NULL)
@@ -932,7 +917,7 @@ int audit_write_text(const struct audit *a, FILE *out, unsigned flags, const cha
 		for (i = 0; i < nrw; i++) {
 			const char *file = json_string_value(json_array_get(a->rewritten, i));
 
-			fprintf(out, "%s %s", i ? "," : "", wide ? file : shown_file(file, base));
+			fprintf(out, "%s %s", i ? "," : "", file);
 		}
 		fputc('\n', out);
 	}

@@ -187,15 +187,15 @@ int audit_collect_path(struct audit_walk *w, const char *path, struct error *err
 /*
  * Writes the text report to out. Each template shown has a line of columns
  * (verdict, the object as kubectl names it "Kind/name -n namespace", file:line,
- * the file relative to base when base, a directory operand, is given; may be
- * NULL), then its reason and every further warning on indented lines wrapped
+ * the file as the user would type it: a directory operand's files are
+ * DIR/sub/file.yaml), then its reason and every further warning on indented lines wrapped
  * at AUDIT_TEXT_WIDTH, and pods grouped under their controller on one more;
  * then a summary and "rewrote N files: ..." after --fix --in-place. With
  * AUDIT_TEXT_WIDE a finding is one line (file:line, kind namespace/name, the
  * template path, the verdict, the reason), file names whole. Errors and notes
  * are not in it: see audit_write_problems().
  */
-int audit_write_text(const struct audit *a, FILE *out, unsigned flags, const char *base);
+int audit_write_text(const struct audit *a, FILE *out, unsigned flags);
 
 /* Writes the report as one JSON document (fmt 'j') or one YAML document (fmt 'y') to out. */
 int audit_write_doc(const struct audit *a, FILE *out, char fmt);

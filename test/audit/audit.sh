@@ -95,7 +95,7 @@ cp -p "$tmp/tree/sub/cpu.yml" "$tmp/cpu.orig"
 rc=$?
 if [ $rc -eq 0 ] && grep -q '2 pod templates in 2 documents, 2 files' "$tmp/ip.out"; then ok; else bad "in-place: rc $rc"; cat "$tmp/ip.out"; fi
 # It ends with what it rewrote; what it skipped is said on stderr.
-if [ "$(tail -n 1 "$tmp/ip.out")" = "rewrote 1 file: gpu.yaml" ]; then ok; else bad "in-place: no 'rewrote' line"; cat "$tmp/ip.out"; fi
+if [ "$(tail -n 1 "$tmp/ip.out")" = "rewrote 1 file: $tmp/tree/gpu.yaml" ]; then ok; else bad "in-place: no 'rewrote' line"; cat "$tmp/ip.out"; fi
 if grep -q "note: $tmp/tree/.hidden: skipped (a dot-file)" "$tmp/ip.err" &&
    grep -q "note: $tmp/tree/notes.txt: skipped (not \*.yaml, \*.yml or \*.json)" "$tmp/ip.err"; then ok
 else bad "in-place: skipped files not reported"; cat "$tmp/ip.err"; fi
@@ -155,9 +155,10 @@ awk '
 	END { if (n < 2 || reasons < n) { print n " findings, " reasons " reason lines"; bad = 1 } exit bad }' "$tmp/cols"
 if [ $? -eq 0 ]; then ok; else bad "text report: columns"; cat "$tmp/cols"; fi
 if awk 'length($0) > 100' "$tmp/cols" | grep -q .; then bad "text report: wider than 100 columns"; else ok; fi
-# A file is named relative to the one directory given; with -o wide, whole, one line per finding.
-if grep -q '  app.yaml:[0-9]*$' "$tmp/cols" && ! grep -q 'test/readme' "$tmp/cols"; then ok
-else bad "text report: file not relative to the directory"; cat "$tmp/cols"; fi
+# A file is named as the user would type it, the directory given and below (DIR/app.yaml, never
+# app.yaml alone, which names another file); with -o wide, one line per finding.
+if grep -q '  test/readme/deploy/app.yaml:[0-9]*$' "$tmp/cols" && ! grep -q '  app.yaml:' "$tmp/cols"; then ok
+else bad "text report: file not named from the working directory"; cat "$tmp/cols"; fi
 "$B" audit -o wide test/readme/deploy >"$tmp/wide" 2>/dev/null
 if grep -q '^test/readme/deploy/app.yaml:[0-9]*  Deployment [a-z-]*/[a-z-]*  \[spec.template\]  mutate  +toleration .* (pool gpu)$' "$tmp/wide" &&
    [ "$(grep -c '^test/readme/deploy/' "$tmp/wide")" -eq "$(grep -c '^[a-z]' "$tmp/cols")" ]; then ok
