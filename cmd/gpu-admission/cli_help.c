@@ -18,14 +18,45 @@ static const char overview[] =
 	"manifests and live clusters (audit) and in the GPU cost report of a cluster\n"
 	"(report).";
 
-/* Writes text wrapped at HELP_WIDTH; every line after a break starts with indent spaces. */
-static void wrap(FILE *out, const char *text, size_t first_col, size_t indent)
+/*
+ * The length of the unit of text at w that a line must not break: a word, up
+ * to the next space; in a usage, up to the next space outside brackets that
+ * does not part an option from its value, so that neither "[-o yaml|json]"
+ * nor "--out DIR" is ever split across lines.
+ */
+static size_t unit_len(const char *w, int usage)
+{
+	const char *word = w;
+	size_t n;
+	int depth = 0;
+
+	if (!usage)
+		return strcspn(w, " ");
+	for (n = 0; w[n] != '\0'; n++) {
+		if (w[n] == '[' || w[n] == '(') {
+			depth++;
+		} else if ((w[n] == ']' || w[n] == ')') && depth > 0) {
+			depth--;
+		} else if (w[n] == ' ') {
+			if (depth == 0 && !(word[0] == '-' && strchr("-[(|", w[n + 1]) == NULL))
+				return n;
+			word = w + n + 1;
+		}
+	}
+	return n;
+}
+
+/*
+ * Writes text wrapped at HELP_WIDTH; every line after a break starts with
+ * indent spaces. A usage (usage set) breaks only between units (unit_len()).
+ */
+static void wrap_text(FILE *out, const char *text, size_t first_col, size_t indent, int usage)
 {
 	size_t col = first_col;
 	const char *w = text;
 
 	while (*w != '\0') {
-		size_t n = strcspn(w, " ");
+		size_t n = unit_len(w, usage);
 
 		if (col > indent && col + 1 + n > HELP_WIDTH) {
 			fprintf(out, "\n%*s", (int)indent, "");
@@ -41,6 +72,11 @@ static void wrap(FILE *out, const char *text, size_t first_col, size_t indent)
 			w++;
 	}
 	fputc('\n', out);
+}
+
+static void wrap(FILE *out, const char *text, size_t first_col, size_t indent)
+{
+	wrap_text(out, text, first_col, indent, 0);
 }
 
 static void write_exits(FILE *out, const struct cli_exit *e)
@@ -67,9 +103,9 @@ void cli_write_help(FILE *out, const struct cli_command *cmd)
 	char left[128], text[1024];
 
 	/* A long usage goes on under itself, indented past "usage: gpu-admission NAME ". */
-	fprintf(out, "usage: gpu-admission %s ", cmd->name);
-	wrap(out, cmd->usage, strlen("usage: gpu-admission ") + strlen(cmd->name) + 1,
-	     strlen("usage: gpu-admission ") + strlen(cmd->name) + 1);
+	fprintf(out, "usage: gpu-admission %s%s", cmd->name, cmd->usage[0] != '\0' ? " " : "");
+	wrap_text(out, cmd->usage, strlen("usage: gpu-admission ") + strlen(cmd->name) + 1,
+		  strlen("usage: gpu-admission ") + strlen(cmd->name) + 1, 1);
 	fprintf(out, "\n%s\n", cmd->description);
 	fprintf(out, "\nOptions:\n");
 	for (o = cmd->options; ; o++) {

@@ -220,6 +220,13 @@ for c in $cmds; do
 	equals "$(head -n 1 "$tmp/out" | cut -d' ' -f1-3)" "usage: gpu-admission $c" "$c --help starts with its usage"
 	has "$tmp/out" "Exit status:" "$c --help lists its exit codes"
 	lacks "$tmp/out" "review allowed the pod" "$c --help: its own exit codes, not every command's"
+	# A usage wrapped to 80 columns never splits a bracket, or an option from its value.
+	if sed -n '1,/^$/p' "$tmp/out" | awk '
+		{ o = gsub(/[[(]/, "&"); c = gsub(/[])]/, "&"); if (o != c) bad = 1 }
+		NF && prev ~ /(^| )-[^ ]*$/ && $1 !~ /^[-[(|]/ { bad = 1 }
+		length($0) > 80 { bad = 1 }
+		{ prev = $0 }
+		END { exit bad }'; then ok; else bad "$c --help: its usage splits an option"; sed -n '1,/^$/p' "$tmp/out"; fi
 	cp "$tmp/out" "$tmp/help-$c"
 	expect_rc 0 "help $c" -- "$B" help "$c"
 	if cmp -s "$tmp/out" "$tmp/help-$c"; then ok; else bad "help $c differs from $c --help"; fi
