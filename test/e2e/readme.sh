@@ -17,8 +17,8 @@
 #   Everything after the colon is the reason, shown with VERBOSE=1.
 # Also: every --option a page gives to a gpu-admission COMMAND is one that
 # `gpu-admission COMMAND --help` lists; every relative link of the pages (and of
-# $DOCS_LINKED) names a file that exists and, after a #, one of its headings; and
-# README.md links every page.
+# $DOCS_LINKED) names a file that exists and, after a #, one of its headings, and
+# every path they cite in backquotes is in the repository; and README.md links every page.
 . test/e2e/check.lib
 . test/e2e/docs.lib
 
@@ -160,6 +160,25 @@ for page in $DOCS $DOCS_LINKED; do
 	[ "$page" = README.md ] && continue
 	if links README.md | cut -f2 | sed 's/#.*//' | grep -qxF "$page"; then ok; else bad "README.md does not link $page"; fi
 done
+# A path the pages cite in backquotes, under a top-level directory of this repository (or
+# shared/, the corpus beside it, which a reader of the repository does not have), names
+# something in it: a file, a directory, or a program built from NAME.c. pkg/ is left out:
+# the pages also cite Kubernetes' own pkg/ sources; a placeholder in capitals is skipped.
+cited() {
+	grep -oHE '`(test|cmd|charts|manifests|shared)/[A-Za-z0-9_./-]*`' "$@" | tr -d '`' | sort -u |
+		while IFS=: read -r page path; do
+			case $path in *[A-Z][A-Z]*) continue ;; esac
+			if [ -e "$path" ] || [ -e "$path.c" ]; then echo ok; else echo "bad $page cites $path, which is not in the repository"; fi
+		done
+}
+cited $DOCS $DOCS_LINKED >"$tmp/cited"
+pass=$((pass + $(grep -c '^ok' "$tmp/cited")))
+if grep -q '^bad' "$tmp/cited"; then
+	fail=$((fail + $(grep -c '^bad' "$tmp/cited")))
+	grep '^bad' "$tmp/cited" | sed 's/^bad /FAIL: /'
+fi
+printf 'see `shared/corpus` and `test/README.md`\n' >"$tmp/cited.md"
+if [ "$(cited "$tmp/cited.md" | grep -c '^bad')" -eq 1 ]; then ok; else bad "the cited-path check is blind"; fi
 # ... and the link check can fail: a link to a missing heading, and one to a missing file.
 printf '# Title\n[a](#title) [b](#nowhere) [c](no-such-file.md)\n' >"$tmp/links.md"
 if [ "$(check_links "$tmp/links.md" | grep -c '^bad')" -eq 2 ]; then ok; else bad "the link check is blind"; fi
