@@ -19,7 +19,8 @@
 #
 # Variables: CC, O (optimisation, default -O2), SANITIZE, VALGRIND=1 (tests under valgrind),
 # DEVELOPER=1 (warnings are errors; make check, make test and CI set it),
-# PREFIX (default /usr/local) and DESTDIR for install, ADDR for run.
+# PREFIX (default /usr/local) and DESTDIR for install, ADDR for run. The build records
+# CC, O, DEVELOPER, CFLAGS and LDFLAGS (build/flags.stamp): changing one rebuilds everything.
 
 CC       ?= cc
 O        ?= -O2
@@ -44,6 +45,11 @@ DEVELOPER ?= 1
 endif
 ifeq ($(DEVELOPER),1)
 WARN     += -Werror
+endif
+# Passed on to the makes the tests run (make install in test/e2e/cli.sh), so that they build
+# with the same flags and rebuild nothing (command-line variables travel in MAKEFLAGS).
+ifneq ($(DEVELOPER),)
+export DEVELOPER
 endif
 CFLAGS   ?=
 CFLAGS   += -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(O) -g $(WARN) \
@@ -112,6 +118,18 @@ $(VERSION_STAMP): $(if $(RUN_QUERY),,FORCE)
 $(BUILD)/cmd/gpu-admission/cmd_version.o: $(VERSION_STAMP)
 .PHONY: FORCE
 FORCE:
+
+# The flags every object and link is made with (CC, O, DEVELOPER's -Werror, CFLAGS, LDFLAGS;
+# SANITIZE builds apart, in build/san), but for the version, which the stamp above keeps to
+# cmd_version.o: changing any of them rebuilds everything, as a changed header would, so
+# make DEVELOPER=1 after make compiles every file again with -Werror.
+BUILD_FLAGS := $(CC) $(filter-out -DGPU_ADMISSION_VERSION=% -DGPU_ADMISSION_REVISION=%,$(CFLAGS)) $(LDFLAGS)
+FLAGS_STAMP := $(BUILD)/flags.stamp
+$(FLAGS_STAMP): $(if $(RUN_QUERY),,FORCE)
+	@mkdir -p $(@D)
+	@printf '%s\n' '$(subst ','\'',$(BUILD_FLAGS))' | cmp -s - $@ 2>/dev/null || \
+	  printf '%s\n' '$(subst ','\'',$(BUILD_FLAGS))' >$@
+$(PKG_OBJ) $(CMD_OBJ) $(BIN): $(FLAGS_STAMP)
 
 $(LIB): $(PKG_OBJ)
 	@rm -f $@

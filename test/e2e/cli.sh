@@ -463,6 +463,21 @@ if [ "$BIN" = bin/gpu-admission ]; then
 	fi
 fi
 
+# ==== Build flags: the objects depend on a stamp of them, so a changed flag rebuilds ====
+if [ "$BIN" = bin/gpu-admission ]; then
+	if [ -f build/flags.stamp ]; then ok; else bad "no build/flags.stamp after the build"; fi
+	cp -p build/flags.stamp "$tmp/flags.stamp" 2>/dev/null
+	# The flag the build was not made with: -O1, and DEVELOPER the other way.
+	dev=1; grep -q -- -Werror build/flags.stamp 2>/dev/null && dev=0
+	for flag in O=-O1 DEVELOPER=$dev; do
+		make --no-print-directory -s "$flag" build/flags.stamp >/dev/null 2>&1
+		# RUN_QUERY=1: make -q judges the stamp as it stands (make run's query).
+		make --no-print-directory -q RUN_QUERY=1 "$flag" bin/gpu-admission >/dev/null 2>&1
+		equals "$?" 1 "make $flag after a build without it: bin/gpu-admission out of date"
+		cp -p "$tmp/flags.stamp" build/flags.stamp 2>/dev/null
+	done
+fi
+
 # ==== make run: binds first, then prints a command that works from anywhere ====
 port() { # a free port, from the kernel
 	"$B" serve --self-signed --addr 127.0.0.1:0 --log-format json 2>"$tmp/p.log" & pp=$!
