@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -159,6 +160,27 @@ int cli_fail(const struct cli_command *cmd, const struct error *err)
 {
 	cli_say(cmd, "%s", err->msg[0] ? err->msg : "failed");
 	return cli_exit_code(err);
+}
+
+size_t cli_text_columns(FILE *out, size_t max)
+{
+	const char *env = getenv("COLUMNS");
+	struct winsize ws;
+	unsigned long cols = 0;
+	char *end;
+
+	if (!isatty(fileno(out)))
+		return max;
+	if (env != NULL && env[0] >= '0' && env[0] <= '9') {
+		cols = strtoul(env, &end, 10);
+		if (*end != '\0')
+			cols = 0;
+	}
+	if (cols == 0 && ioctl(fileno(out), TIOCGWINSZ, &ws) == 0)
+		cols = ws.ws_col;
+	if (cols == 0 || cols > max)
+		return max;
+	return cols < CLI_TEXT_COLUMNS_MIN ? CLI_TEXT_COLUMNS_MIN : (size_t)cols;
 }
 
 int cli_flush_stdout(struct error *err)

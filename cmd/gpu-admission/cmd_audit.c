@@ -13,8 +13,9 @@ enum output { OUT_TEXT, OUT_JSON, OUT_YAML, OUT_WIDE };
 static const struct cli_option audit_options[] = {
 	CLI_OPTION_CONFIG,
 	{ "output", 'o', "text|json|yaml|wide", "report format (default text: columns, each reason on an\n"
-						 "indented line, read at 100 columns); wide: each finding on one\n"
-						 "line, files named whole; json, yaml: one document", 0 },
+						 "indented line, read at 100 columns, or the terminal's width\n"
+						 "when narrower); wide: each finding on one line, files named\n"
+						 "whole; json, yaml: one document", 0 },
 	{ "quiet", 'q', NULL, "only the findings that need action (mutate, reject, warn):\n"
 			      "no summary, no notes; errors are still reported", 0 },
 	{ "fix", OPT_FIX, NULL, "write the manifests with the mutations applied, and CPU-only\n"
@@ -105,7 +106,7 @@ static int write_report(struct audit *a, const struct audit_args *args, const st
 		if (w->in_place)
 			flags |= AUDIT_TEXT_REWRITE;
 	}
-	if ((args->out == OUT_TEXT || args->out == OUT_WIDE ? audit_write_text(a, report, flags)
+	if ((args->out == OUT_TEXT || args->out == OUT_WIDE ? audit_write_text(a, report, flags, cli_text_columns(report, AUDIT_TEXT_WIDTH))
 	     : audit_write_doc(a, report, args->out == OUT_JSON ? 'j' : 'y')) != 0 ||
 	    fflush(report) != 0 || cli_flush_stdout(err) != 0) {
 		error_set(err, ERROR_SYSTEM, "writing the report failed");

@@ -164,6 +164,15 @@ void cli_say(const struct cli_command *cmd, const char *fmt, ...) __attribute__(
  */
 int cli_exit_code(const struct error *err);
 
+/*
+ * The columns a text report written to out is wrapped to, at most max: on a
+ * terminal, COLUMNS when it is a number, else the terminal's width (at least
+ * CLI_TEXT_COLUMNS_MIN); elsewhere (a pipe, a file) max, so that what scripts
+ * read never depends on who ran them.
+ */
+size_t cli_text_columns(FILE *out, size_t max);
+#define CLI_TEXT_COLUMNS_MIN 40  /* narrower than this, wrapping helps no one: lines overflow */
+
 /* Flushes stdout: 0, or -1 with err when the output was lost (a full disk, a closed pipe). */
 int cli_flush_stdout(struct error *err);
 

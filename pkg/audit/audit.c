@@ -722,13 +722,6 @@ static void finding_reason(char *buf, size_t cap, const json_t *f)
 			 : "admit it as is, with a warning");
 }
 
-/*
- * Writes prefix and text from column indent, words wrapped so that lines end
- * by AUDIT_TEXT_WIDTH; continuation lines start at indent + cont. A word
- * longer than a line is written whole; AUDIT_NBSP joins words that stay
- * together and is written as a space. Widths count bytes, so UTF-8 wraps
- * early, never late.
- */
 /* Writes s[0..n) with every AUDIT_NBSP as the space it stands for. */
 static void write_joined(FILE *out, const char *s, size_t n)
 {
@@ -738,7 +731,13 @@ static void write_joined(FILE *out, const char *s, size_t n)
 		fputc(s[i] == AUDIT_NBSP[0] ? ' ' : s[i], out);
 }
 
-static void write_wrapped(FILE *out, const char *prefix, const char *text, size_t indent, size_t cont)
+/*
+ * Writes prefix and text from column indent, words wrapped so that lines end
+ * by cols; continuation lines start at indent + cont. A word longer than a
+ * line is written whole; AUDIT_NBSP joins words that stay together and is
+ * written as a space. Widths count bytes, so UTF-8 wraps early, never late.
+ */
+static void write_wrapped(FILE *out, size_t cols, const char *prefix, const char *text, size_t indent, size_t cont)
 {
 	size_t col = indent + strlen(prefix);
 	int first = 1;
@@ -749,7 +748,7 @@ static void write_wrapped(FILE *out, const char *prefix, const char *text, size_
 	while (*text != '\0') {
 		size_t n = strcspn(text, " ");
 
-		if (!first && col + 1 + n > AUDIT_TEXT_WIDTH) {
+		if (!first && col + 1 + n > cols) {
 			fprintf(out, "\n%*s", (int)(indent + cont), "");
 			col = indent + cont;
 		} else if (!first) {
@@ -806,8 +805,8 @@ static void write_finding_wide(FILE *out, const json_t *f, int color)
 	fputc('\n', out);
 }
 
-/* The columns: verdict, object (padded to width), file:line; then the reason, indented and wrapped. */
-static void write_finding(FILE *out, const json_t *f, int color, size_t width)
+/* The columns: verdict, object (padded to width), file:line; then the reason, indented and wrapped at cols. */
+static void write_finding(FILE *out, const json_t *f, int color, size_t width, size_t cols)
 {
 	const char *verdict = str(f, "verdict");
 	size_t vlen = strlen(verdict);
@@ -820,11 +819,11 @@ static void write_finding(FILE *out, const json_t *f, int color, size_t width)
 		(long long)json_integer_value(json_object_get(f, "line")));
 	finding_reason(reason, sizeof reason, f);
 	if (reason[0] != '\0')
-		write_wrapped(out, "", reason, AUDIT_TEXT_INDENT, 0);
+		write_wrapped(out, cols, "", reason, AUDIT_TEXT_INDENT, 0);
 }
 
-/* Every warning but the one a warn line already shows, whole. */
-static void write_warnings(FILE *out, const json_t *f, int wide)
+/* Every warning but the one a warn line already shows, whole (wide) or wrapped at cols. */
+static void write_warnings(FILE *out, const json_t *f, int wide, size_t cols)
 {
 	size_t k, skip = verdict_named(str(f, "verdict")) == AUDIT_WARN ? 1 : 0;
 	json_t *w;
@@ -835,7 +834,7 @@ static void write_warnings(FILE *out, const json_t *f, int wide)
 		if (wide)
 			fprintf(out, "    warning: %s\n", json_string_value(w));
 		else
-			write_wrapped(out, "warning: ", json_string_value(w), AUDIT_TEXT_INDENT, 2);
+			write_wrapped(out, cols, "warning: ", json_string_value(w), AUDIT_TEXT_INDENT, 2);
 	}
 }
 
@@ -876,7 +875,7 @@ static int shown(const json_t *f, int quiet)
 	return !quiet || v == AUDIT_MUTATE || v == AUDIT_REJECT || v == AUDIT_WARN;
 }
 
-int audit_write_text(const struct audit *a, FILE *out, unsigned flags)
+int audit_write_text(const struct audit *a, FILE *out, unsigned flags, size_t cols)
 {
 	int color = (flags & AUDIT_TEXT_COLOR) != 0, quiet = (flags & AUDIT_TEXT_QUIET) != 0;
 	int wide = (flags & AUDIT_TEXT_WIDE) != 0;
@@ -895,8 +894,8 @@ int audit_write_text(const struct audit *a, FILE *out, unsigned flags)
 		if (wide)
 			write_finding_wide(out, f, color);
 		else
-			write_finding(out, f, color, width);
-		write_warnings(out, f, wide);
+			write_finding(out, f, color, width, cols > 0 ? cols : AUDIT_TEXT_WIDTH);
+		write_warnings(out, f, wide, cols > 0 ? cols : AUDIT_TEXT_WIDTH);
 		snprintf(key, sizeof key, "%zu", i);
 		if (!quiet && (pods = json_object_get(a->groups, key)) != NULL)
 			write_group(out, a, pods, wide ? 4 : AUDIT_TEXT_INDENT);

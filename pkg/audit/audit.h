@@ -177,7 +177,7 @@ int audit_collect_path(struct audit_walk *w, const char *path, struct error *err
 #define AUDIT_TEXT_REWRITE 4u /* end with "rewrote N files: ..." (--fix --in-place) */
 #define AUDIT_TEXT_WIDE 8u    /* -o wide: each finding whole on one line, full file names */
 
-/* The text report's layout: it reads at AUDIT_TEXT_WIDTH columns (-o wide is not wrapped). */
+/* The text report's layout: it reads at AUDIT_TEXT_WIDTH columns unless told fewer (-o wide is not wrapped). */
 #define AUDIT_TEXT_WIDTH 100
 #define AUDIT_TEXT_VERDICT_COLUMN 8 /* the verdict ("mutate"), then the object from this column */
 #define AUDIT_TEXT_INDENT 8         /* reasons, warnings and grouped pods, under the object */
@@ -188,14 +188,15 @@ int audit_collect_path(struct audit_walk *w, const char *path, struct error *err
  * Writes the text report to out. Each template shown has a line of columns
  * (verdict, the object as kubectl names it "Kind/name -n namespace", file:line,
  * the file as the user would type it: a directory operand's files are
- * DIR/sub/file.yaml), then its reason and every further warning on indented lines wrapped
- * at AUDIT_TEXT_WIDTH, and pods grouped under their controller on one more;
- * then a summary and "rewrote N files: ..." after --fix --in-place. With
+ * DIR/sub/file.yaml), then its reason and every further warning on indented
+ * lines wrapped at cols (0: AUDIT_TEXT_WIDTH; a terminal's width is fewer),
+ * and pods grouped under their controller on one more; then a summary and
+ * "rewrote N files: ..." after --fix --in-place. With
  * AUDIT_TEXT_WIDE a finding is one line (file:line, kind namespace/name, the
  * template path, the verdict, the reason), file names whole. Errors and notes
  * are not in it: see audit_write_problems().
  */
-int audit_write_text(const struct audit *a, FILE *out, unsigned flags);
+int audit_write_text(const struct audit *a, FILE *out, unsigned flags, size_t cols);
 
 /* Writes the report as one JSON document (fmt 'j') or one YAML document (fmt 'y') to out. */
 int audit_write_doc(const struct audit *a, FILE *out, char fmt);

@@ -163,6 +163,18 @@ else bad "text report: file not named from the working directory"; cat "$tmp/col
 if grep -q '^test/readme/deploy/app.yaml:[0-9]*  Deployment [a-z-]*/[a-z-]*  \[spec.template\]  mutate  +toleration .* (pool gpu)$' "$tmp/wide" &&
    [ "$(grep -c '^test/readme/deploy/' "$tmp/wide")" -eq "$(grep -c '^[a-z]' "$tmp/cols")" ]; then ok
 else bad "-o wide: not one whole line per finding"; cat "$tmp/wide"; fi
+# On a terminal narrower than 100 columns (or with COLUMNS), the reasons wrap to its width; a
+# pipe stays at 100 whatever COLUMNS says, so that what scripts read never changes.
+if command -v script >/dev/null 2>&1; then
+	script -qec "stty cols 80; $B audit --no-color test/audit/corpus 2>/dev/null" /dev/null | tr -d '\r' >"$tmp/tty80"
+	script -qec "stty cols 200; COLUMNS=72 $B audit --no-color test/audit/corpus 2>/dev/null" /dev/null | tr -d '\r' >"$tmp/tty72"
+	COLUMNS=60 "$B" audit test/audit/corpus >"$tmp/pipe60" 2>/dev/null
+	for w in 80 72; do
+		if grep -q '^        [^ ]' "$tmp/tty$w" && ! grep '^ ' "$tmp/tty$w" | awk -v w=$w 'length($0) > w && NF > 1' | grep -q .; then ok
+		else bad "text report on a $w-column terminal: a reason line wider"; grep '^ ' "$tmp/tty$w" | awk -v w=$w 'length($0) > w' | head -3; fi
+	done
+	if grep '^ ' "$tmp/pipe60" | awk 'length($0) > 80' | grep -q .; then ok; else bad "text report on a pipe: wrapped to COLUMNS"; fi
+fi
 # The real corpus: every reason and warning line within 100 columns, whatever the file names.
 "$B" audit test/audit/corpus >"$tmp/corpus.txt" 2>/dev/null
 if grep '^ ' "$tmp/corpus.txt" | awk 'length($0) > 100 && NF > 1' | grep -q .; then
