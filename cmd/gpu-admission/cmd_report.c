@@ -3,6 +3,7 @@
  * and pods, or (--publish) from the API server, published once as
  * PolicyReports and Events (pkg/report/report_publish.h).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,7 +144,8 @@ static int write_report(const struct report *r, enum output out, int code, int n
 	else if (out == OUT_PROMETHEUS)
 		wrote = report_prom_write(r, stdout);
 	else
-		wrote = report_text_write(r, stdout, !no_color && getenv("NO_COLOR") == NULL && isatty(STDOUT_FILENO));
+		wrote = report_text_write_fitted(r, stdout, !no_color && getenv("NO_COLOR") == NULL && isatty(STDOUT_FILENO),
+						 cli_text_columns(stdout, SIZE_MAX));
 	if (wrote != 0 || cli_flush_stdout(err) != 0) {
 		error_set(err, ERROR_SYSTEM, "writing the report failed");
 		return -1;

@@ -366,6 +366,14 @@ void report_money(double v, char *buf, size_t cap);
 int report_text_write(const struct report *r, FILE *out, int color);
 
 /*
+ * report_text_write() fitted to cols columns (a terminal's width): the
+ * pools' table in two pieces when it is wider, every longer line wrapped at
+ * its spaces, continued 4 columns past its own indent. SIZE_MAX: as
+ * report_text_write() writes it.
+ */
+int report_text_write_fitted(const struct report *r, FILE *out, int color, size_t cols);
+
+/*
  * The input errors (the report's own, then its workloads' audit errors), one
  * a line as "PREFIX: INPUT: message", for stderr: the text report only
  * counts them, -o json lists them too. Returns 0, or -1 when writing failed.

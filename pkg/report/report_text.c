@@ -1,10 +1,14 @@
 /* report_text: the cost report for people: a summary line, the pools' table, then each finding. */
 #include "report/report.h"
 
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define SHOW_IDLE_MAX 20  /* idle node names listed per pool; the rest are counted */
+#define REPORT_TEXT_TABLE_COLUMNS 81 /* the pools' table past its POOL column, in one piece */
+#define REPORT_TEXT_WRAP_INDENT 4    /* what a wrapped line's continuation adds to its indent */
 
 struct style {
 	const char *bold, *red, *yellow, *green, *dim, *off;
@@ -30,17 +34,21 @@ static void cost(const struct report_pool *p, double v, char *buf, size_t cap)
 		snprintf(buf, cap, "-");
 }
 
-static void write_pools(const struct report *r, FILE *out, const struct style *s)
+/* The pools' table: one row a pool, then the totals. costs: the cost columns, counts: the others. */
+static void write_pool_rows(const struct report *r, FILE *out, const struct style *s, size_t w, int counts, int costs)
 {
 	struct report_totals t;
 	char util[16], price[32], idle[32], unreq[32];
-	size_t i, w = 8;
+	size_t i;
 
-	for (i = 0; i < r->n_pools; i++)
-		if (strlen(r->pools[i].name) > w)
-			w = strlen(r->pools[i].name);
-	fprintf(out, "%s%-*s %6s %5s %6s %6s %5s %9s %9s %9s %8s %8s%s\n", s->bold, (int)w, "POOL", "NODES", "IDLE",
-		"GPUS", "REQ", "UTIL", "$/NODE-H", "IDLE $/H", "UNREQ $/H", "DS PODS", "CPU PODS", s->off);
+	fprintf(out, "%s%-*s", s->bold, (int)w, "POOL");
+	if (counts)
+		fprintf(out, " %6s %5s %6s %6s %5s", "NODES", "IDLE", "GPUS", "REQ", "UTIL");
+	if (costs)
+		fprintf(out, " %9s %9s %9s", "$/NODE-H", "IDLE $/H", "UNREQ $/H");
+	if (counts)
+		fprintf(out, " %8s %8s", "DS PODS", "CPU PODS");
+	fprintf(out, "%s\n", s->off);
 	for (i = 0; i < r->n_pools; i++) {
 		const struct report_pool *p = &r->pools[i];
 
@@ -53,10 +61,16 @@ static void write_pools(const struct report *r, FILE *out, const struct style *s
 			snprintf(price, sizeof price, "-");
 		cost(p, p->idle_cost, idle, sizeof idle);
 		cost(p, p->unrequested_cost, unreq, sizeof unreq);
-		fprintf(out, "%-*s %6lu %s%5lu%s %6lld %6lld %5s %9s %9s %9s %8lu %s%8lu%s\n", (int)w, p->name, p->nodes,
-			p->idle_nodes ? s->yellow : "", p->idle_nodes, p->idle_nodes ? s->off : "", p->gpus_allocatable,
-			p->gpus_requested, util, price, idle, unreq, p->ds_pods, p->cpu_pods ? s->red : "", p->cpu_pods,
-			p->cpu_pods ? s->off : "");
+		fprintf(out, "%-*s", (int)w, p->name);
+		if (counts)
+			fprintf(out, " %6lu %s%5lu%s %6lld %6lld %5s", p->nodes, p->idle_nodes ? s->yellow : "",
+				p->idle_nodes, p->idle_nodes ? s->off : "", p->gpus_allocatable, p->gpus_requested, util);
+		if (costs)
+			fprintf(out, " %9s %9s %9s", price, idle, unreq);
+		if (counts)
+			fprintf(out, " %8lu %s%8lu%s", p->ds_pods, p->cpu_pods ? s->red : "", p->cpu_pods,
+				p->cpu_pods ? s->off : "");
+		fputc('\n', out);
 	}
 	report_totals(r, &t);
 	percent(t.gpus_requested, t.gpus_allocatable, util, sizeof util);
@@ -67,8 +81,36 @@ static void write_pools(const struct report *r, FILE *out, const struct style *s
 		snprintf(idle, sizeof idle, "-");
 		snprintf(unreq, sizeof unreq, "-");
 	}
-	fprintf(out, "%s%-*s %6lu %5lu %6lld %6lld %5s %9s %9s %9s %8lu %8lu%s\n", s->bold, (int)w, "total", t.nodes,
-		t.idle_nodes, t.gpus_allocatable, t.gpus_requested, util, "", idle, unreq, t.ds_pods, t.cpu_pods, s->off);
+	fprintf(out, "%s%-*s", s->bold, (int)w, "total");
+	if (counts)
+		fprintf(out, " %6lu %5lu %6lld %6lld %5s", t.nodes, t.idle_nodes, t.gpus_allocatable, t.gpus_requested,
+			util);
+	if (costs)
+		fprintf(out, " %9s %9s %9s", "", idle, unreq);
+	if (counts)
+		fprintf(out, " %8lu %8lu", t.ds_pods, t.cpu_pods);
+	fprintf(out, "%s\n", s->off);
+}
+
+/*
+ * The pools' table, in one piece when it fits cols, else as two: the counts,
+ * then the costs (each narrower than REPORT_TEXT_SPLIT_WIDTH with a pool name
+ * of 8), so that no row is cut by a narrow terminal.
+ */
+static void write_pools(const struct report *r, FILE *out, const struct style *s, size_t cols)
+{
+	size_t i, w = 8;
+
+	for (i = 0; i < r->n_pools; i++)
+		if (strlen(r->pools[i].name) > w)
+			w = strlen(r->pools[i].name);
+	if (w + REPORT_TEXT_TABLE_COLUMNS <= cols) {
+		write_pool_rows(r, out, s, w, 1, 1);
+		return;
+	}
+	write_pool_rows(r, out, s, w, 1, 0);
+	fputc('\n', out);
+	write_pool_rows(r, out, s, w, 0, 1);
 }
 
 static void write_idle(const struct report *r, FILE *out, const struct style *s)
@@ -278,7 +320,7 @@ static void write_whatif(const struct report *r, FILE *out, const struct style *
 	write_todays_prices(r, out);
 }
 
-int report_text_write(const struct report *r, FILE *out, int color)
+static int write_text(const struct report *r, FILE *out, int color, size_t cols)
 {
 	const struct style *s = color ? &colour : &plain;
 	struct report_totals t;
@@ -288,7 +330,7 @@ int report_text_write(const struct report *r, FILE *out, int color)
 	report_totals(r, &t);
 	report_summary_line(r, line, sizeof line);
 	fprintf(out, "%s%s%s\n\n", s->bold, line, s->off);
-	write_pools(r, out, s);
+	write_pools(r, out, s, cols);
 	if (t.idle_nodes > 0) {
 		heading(out, s, "Idle GPU nodes (no pod requests a GPU)", t.idle_nodes);
 		write_idle(r, out, s);
@@ -320,4 +362,78 @@ int report_text_write(const struct report *r, FILE *out, int color)
 	if (r->whatif.cfg != NULL)
 		write_whatif(r, out, s);
 	return ferror(out) ? -1 : 0;
+}
+
+int report_text_write(const struct report *r, FILE *out, int color)
+{
+	return write_text(r, out, color, SIZE_MAX);
+}
+
+/* How many columns s[0..n) takes on a terminal: its bytes but colour escapes and UTF-8 continuation bytes. */
+static size_t visible(const char *s, size_t n)
+{
+	size_t i, cols = 0;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] == '\033') {
+			while (i < n && s[i] != 'm')
+				i++;
+		} else if (((unsigned char)s[i] & 0xc0) != 0x80) {
+			cols++;
+		}
+	}
+	return cols;
+}
+
+/* line[0..n) (no newline) onto out, wrapped at spaces to cols; a continuation indented past the line's own. */
+static void write_fitted(FILE *out, const char *line, size_t n, size_t cols)
+{
+	size_t indent = strspn(line, " "), col = 0, pos = 0, cont = indent + REPORT_TEXT_WRAP_INDENT;
+
+	if (indent > n)
+		indent = n;
+	while (pos < n) {
+		size_t start = pos, end;
+
+		while (pos < n && line[pos] == ' ')
+			pos++;
+		end = pos;
+		while (end < n && line[end] != ' ')
+			end++;
+		/* A word that would pass cols starts a new line, unless the line holds nothing else yet. */
+		if (col > cont && col + visible(line + start, end - start) > cols) {
+			fprintf(out, "\n%*s", (int)cont, "");
+			col = cont;
+			start = pos;
+		}
+		fwrite(line + start, 1, end - start, out);
+		col += visible(line + start, end - start);
+		pos = end;
+	}
+	fputc('\n', out);
+}
+
+int report_text_write_fitted(const struct report *r, FILE *out, int color, size_t cols)
+{
+	char *text = NULL;
+	size_t len = 0, i = 0;
+	FILE *mem;
+	int rc;
+
+	if (cols == SIZE_MAX)
+		return write_text(r, out, color, cols);
+	if ((mem = open_memstream(&text, &len)) == NULL)
+		return -1;
+	rc = write_text(r, mem, color, cols);
+	if (fclose(mem) != 0 || text == NULL)
+		rc = -1;
+	while (rc == 0 && i < len) {
+		const char *nl = memchr(text + i, '\n', len - i);
+		size_t n = nl ? (size_t)(nl - (text + i)) : len - i;
+
+		write_fitted(out, text + i, n, cols);
+		i += n + 1;
+	}
+	free(text);
+	return rc == 0 && !ferror(out) ? 0 : -1;
 }

@@ -44,6 +44,23 @@ for dir in "$CASES"/*/; do
 	if promtool check metrics <"$tmp/prom" >"$tmp/lint" 2>&1; then ok; else bad "$name: promtool check metrics"; cat "$tmp/lint"; fi
 done
 
+# ---- on a terminal the text report fits its width; a pipe is the same whatever COLUMNS says ----
+snap=$CASES/aks-snapshot
+if command -v script >/dev/null 2>&1; then
+	for w in 80 60; do
+		script -qec "stty cols $w; $B report --no-color --config $snap/policy.yaml $snap/cluster.json" /dev/null |
+			tr -d '\r' >"$tmp/tty$w"
+		if grep -q '^POOL ' "$tmp/tty$w" && ! awk -v w=$w 'length($0) > w && NF > 1' "$tmp/tty$w" | grep -q .; then ok
+		else bad "report on a $w-column terminal: a line wider"; awk -v w=$w 'length($0) > w' "$tmp/tty$w" | head -3; fi
+	done
+	if [ "$(grep -c '^POOL ' "$tmp/tty80")" = 2 ]; then ok; else bad "report on an 80-column terminal: the pools' table not in two"; fi
+	script -qec "stty cols 200; $B report --no-color --config $snap/policy.yaml $snap/cluster.json" /dev/null |
+		tr -d '\r' >"$tmp/tty200"
+	if grep -q '^POOL .*UNREQ \$/H  DS PODS' "$tmp/tty200"; then ok; else bad "report on a wide terminal: the table not whole"; fi
+fi
+COLUMNS=60 "$B" report --config "$snap/policy.yaml" "$snap/cluster.json" >"$tmp/pipe60" 2>/dev/null
+if cmp -s "$tmp/pipe60" "$snap/expect.txt"; then ok; else bad "report on a pipe: changed by COLUMNS"; fi
+
 # ---- the command guide's example is the aks-snapshot case's text report ---------
 # The block after the marker line, between its ``` fences, minus the command line.
 awk '/^<!-- report-example: test\/report\/cases\/aks-snapshot -->$/ { m = 1; next }
