@@ -96,6 +96,16 @@ out:
 	return body;
 }
 
+/* v indented on stdout: 0, or -1 with err. */
+static int print_json(const json_t *v, struct error *err)
+{
+	if (json_dumpf(v, stdout, JSON_INDENT(2)) != 0 || fputc('\n', stdout) == EOF) {
+		error_set(err, ERROR_SYSTEM, "writing the output failed");
+		return -1;
+	}
+	return 0;
+}
+
 /* Prints the patch, or the patched object, of an answer that allowed the pod. */
 static int print_decoded(enum output out, const char *body, size_t len, const struct review_response *res,
 			 struct error *err)
@@ -113,13 +123,8 @@ static int print_decoded(enum output out, const char *body, size_t len, const st
 		goto out;
 	}
 	shown = out == OUT_PATCH ? json_incref(patch) : review_patched_object(body, len, patch, err);
-	if (shown == NULL)
-		goto out;
-	if (json_dumpf(shown, stdout, JSON_INDENT(2)) != 0 || fputc('\n', stdout) == EOF) {
-		error_set(err, ERROR_SYSTEM, "writing the output failed");
-		goto out;
-	}
-	rc = 0;
+	if (shown != NULL)
+		rc = print_json(shown, err);
 out:
 	json_decref(patch);
 	json_decref(shown);
@@ -145,11 +150,7 @@ static int print_pretty(const struct review_response *res, struct error *err)
 		error_set(err, ERROR_NOMEM, "out of memory");
 		goto out;
 	}
-	if (json_dumpf(doc, stdout, JSON_INDENT(2)) != 0 || fputc('\n', stdout) == EOF) {
-		error_set(err, ERROR_SYSTEM, "writing the output failed");
-		goto out;
-	}
-	rc = 0;
+	rc = print_json(doc, err);
 out:
 	json_decref(patch);
 	json_decref(doc);

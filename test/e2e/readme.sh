@@ -149,12 +149,16 @@ check_links() {
 		esac
 	done
 }
+# tally FILE: the "ok" and "bad WHY" lines of a check into the counts, each bad one said.
+tally() {
+	pass=$((pass + $(grep -c '^ok' "$1")))
+	if grep -q '^bad' "$1"; then
+		fail=$((fail + $(grep -c '^bad' "$1")))
+		grep '^bad' "$1" | sed 's/^bad /FAIL: /'
+	fi
+}
 check_links $DOCS $DOCS_LINKED >"$tmp/links"
-pass=$((pass + $(grep -c '^ok' "$tmp/links")))
-if grep -q '^bad' "$tmp/links"; then
-	fail=$((fail + $(grep -c '^bad' "$tmp/links")))
-	grep '^bad' "$tmp/links" | sed 's/^bad /FAIL: /'
-fi
+tally "$tmp/links"
 # README.md links every page, so that no fact a page holds is out of a reader's reach.
 for page in $DOCS $DOCS_LINKED; do
 	[ "$page" = README.md ] && continue
@@ -172,11 +176,7 @@ cited() {
 		done
 }
 cited $DOCS $DOCS_LINKED >"$tmp/cited"
-pass=$((pass + $(grep -c '^ok' "$tmp/cited")))
-if grep -q '^bad' "$tmp/cited"; then
-	fail=$((fail + $(grep -c '^bad' "$tmp/cited")))
-	grep '^bad' "$tmp/cited" | sed 's/^bad /FAIL: /'
-fi
+tally "$tmp/cited"
 printf 'see `shared/corpus` and `test/README.md`\n' >"$tmp/cited.md"
 if [ "$(cited "$tmp/cited.md" | grep -c '^bad')" -eq 1 ]; then ok; else bad "the cited-path check is blind"; fi
 # ... and the link check can fail: a link to a missing heading, and one to a missing file.
