@@ -56,6 +56,16 @@
 #define LIMIT_PREFERRED_WEIGHT_MAX 100
 
 /*
+ * Preferred terms the fallback patch adds to one pod at most. The pool order
+ * outweighs the pod's own preferred terms by repeating a pool's term (a term
+ * weighs 100 at most), so the count grows with their weight and the number
+ * of pools; each term is ~110 bytes of JSON, so 128 keep the patch and the
+ * pod far below LIMIT_KUBE_REQUEST_MAX. Beyond it the pool order keeps its
+ * plain weights and the pod is warned.
+ */
+#define LIMIT_PREFERRED_TERMS_ADDED 128
+
+/*
  * A YAML or JSON input read whole by `audit` and `report` (per file): the
  * report takes what audit takes.
  */

@@ -986,51 +986,133 @@ static json_t *key_in(const char *key, const json_t *values)
 	return json_pack("{s:s, s:s, s:O}", "key", key, "operator", "In", "values", values);
 }
 
-/* Does a preferred term (borrowed) already prefer exactly `key In [value]`, whatever its weight? */
-static int prefers(const json_t *term, const char *key, const json_t *value)
+/*
+ * A preferred term's weight as the scheduler adds it: 1..100
+ * (ValidatePreferredSchedulingTerms refuses others), else 0.
+ */
+static long long term_weight(const json_t *t)
 {
-	const json_t *pref = json_object_get(term, "preference");
-	const json_t *exprs = json_object_get(pref, "matchExpressions"), *r = json_array_get(exprs, 0);
-	const json_t *values = json_object_get(r, "values");
+	const json_t *w = json_object_get(t, "weight");
+	json_int_t v = json_is_integer(w) ? json_integer_value(w) : 0;
 
-	return json_array_size(exprs) == 1 && json_array_size(json_object_get(pref, "matchFields")) == 0 &&
-	       config_label_same(policy_str(r, "key", ""), key) && strcmp(policy_str(r, "operator", ""), "In") == 0 &&
-	       json_array_size(values) == 1 && json_equal(json_array_get(values, 0), value);
+	return v >= 1 && v <= LIMIT_PREFERRED_WEIGHT_MAX ? (long long)v : 0;
 }
 
 /*
+ * Does a NodeSelectorTerm (borrowed) match every node whose label key is v,
+ * whatever else they carry? Only when it has requirements, all of them on
+ * key, and v meets each: In listing it, NotIn not, Exists.
+ */
+static int term_sure(const json_t *term, const char *key, const char *v)
+{
+	const json_t *r;
+	size_t i;
+
+	if (term_matches_nothing(term) || json_array_size(json_object_get(term, "matchFields")) > 0)
+		return 0;
+	json_array_foreach(policy_iterable(json_object_get(term, "matchExpressions")), i, r) {
+		const char *op = policy_str(r, "operator", "");
+		int listed = value_listed(json_object_get(r, "values"), v);
+
+		if (!config_label_same(policy_str(r, "key", ""), key) ||
+		    !((strcmp(op, "In") == 0 && listed) || (strcmp(op, "NotIn") == 0 && !listed) ||
+		      strcmp(op, "Exists") == 0))
+			return 0;
+	}
+	return 1;
+}
+
+/* The weight a pool's term has without the pod's own terms: ceil(100 * (n - i) / n), 0 past the last. */
+static long long plain_weight(size_t i, size_t n)
+{
+	return i >= n ? 0 : (long long)((LIMIT_PREFERRED_WEIGHT_MAX * (n - i) + n - 1) / n);
+}
+
+/* What preferred_terms() found: set as it returns 0. */
+struct pref_outcome {
+	long long own;  /* the weight of the preferred terms the pod has (any that match something) */
+	int outweighed; /* the pool order was raised above them */
+	int too_heavy;  /* raising it would take over LIMIT_PREFERRED_TERMS_ADDED terms: not raised */
+};
+
+/*
  * The preferred terms that keep the cost order among values (one per pool
- * value, cheapest first): weight 100 for the first, then down in equal
- * steps, ceil(100 * (n - i) / n), all distinct for n <= 100. The scheduler
- * sums the weights of the terms a node matches (NodeAffinity Score), so the
- * cheapest pool scores highest. Terms the pod already has (same value) are
- * left to their own weight. Appended to add; none for a single value.
+ * value, cheapest first), appended to add; none for a single value.
+ *
+ * The scheduler sums the weights of every preferred term a node matches,
+ * the pod's own and these alike (k8s.io/component-helpers
+ * scheduling/corev1/nodeaffinity PreferredSchedulingTerms.Score, called by
+ * k8s.io/kubernetes pkg/scheduler/framework/plugins/nodeaffinity
+ * NodeAffinity.Score), then scales the sums to 0..100 by the highest one
+ * (helper.DefaultNormalizeScore) and weighs the plugin 2 in the default
+ * profile (apis/config/v1/default_plugins.go). So a pod's own term (a zone,
+ * weight 50) can lift a pricier pool's node above a cheaper pool's: the cost
+ * order is the policy and dominates, the pod's terms choose among a pool's
+ * nodes. Without own terms, pool i's terms weigh plain_weight(i) (100, then
+ * down in equal steps: all distinct for n <= 100). With them, each pool's
+ * lowest possible sum (its terms, plus the pod's terms sure to match all of
+ * its nodes: term_sure()) must exceed the highest possible sum on any
+ * pricier pool's node (its terms plus every pod term that could match it) by
+ * the step the plain weights leave between them, so the pod's terms never
+ * narrow the raw margin; a pool's weight above 100 is made of several
+ * terms. Every term there already counts, the earlier patch's included: the
+ * pod comes back with nothing to add. Terms the scheduler reads as matching
+ * nothing add nothing. Over LIMIT_PREFERRED_TERMS_ADDED terms, the plain
+ * weights only (out->too_heavy).
  */
 static int preferred_terms(const char *key, const json_t *values, const json_t *have, json_t *add,
-			   struct error *err)
+			   struct pref_outcome *out, struct error *err)
 {
+	long long lo[CONFIG_POOLS_MAX] = { 0 }, hi[CONFIG_POOLS_MAX] = { 0 }, need[CONFIG_POOLS_MAX] = { 0 };
+	long long plain[CONFIG_POOLS_MAX] = { 0 }, top = 0, terms = 0;
 	size_t i, j, n = json_array_size(values);
-	const json_t *v, *t;
+	const json_t *t;
 
-	for (i = 0; n > 1 && i < n; i++) {
-		json_t *one, *term;
+	memset(out, 0, sizeof *out);
+	if (n < 2)
+		return 0;
+	json_array_foreach(policy_iterable(have), j, t) {
+		const json_t *pref = json_object_get(t, "preference");
+		long long w = term_weight(t);
 
-		v = json_array_get(values, i);
-		json_array_foreach(policy_iterable(have), j, t)
-			if (prefers(t, key, v))
-				break;
-		if (j < json_array_size(have))
+		if (w == 0 || term_matches_nothing(pref))
 			continue;
-		one = json_pack("[O]", v);
-		term = one ? json_pack("{s:I, s:{s:[o]}}", "weight",
-				       (json_int_t)((LIMIT_PREFERRED_WEIGHT_MAX * (n - i) + n - 1) / n),
-				       "preference", "matchExpressions", key_in(key, one)) : NULL;
-		json_decref(one);
-		if (term == NULL || json_array_append_new(add, term) != 0) {
-			error_set(err, ERROR_NOMEM, "out of memory");
-			return -1;
+		for (i = 0; i < n; i++) {
+			const char *v = json_string_value(json_array_get(values, i));
+
+			lo[i] += term_sure(pref, key, v) ? w : 0;
+			hi[i] += term_allows(pref, key, v) ? w : 0;
 		}
+		out->own += w;
 	}
+	for (i = n; i-- > 0;) {
+		long long step = plain_weight(i, n) - plain_weight(i + 1, n);
+
+		plain[i] = policy_max_ll(0, plain_weight(i, n) - lo[i]);
+		need[i] = policy_max_ll(plain[i], top + step - lo[i]);
+		out->outweighed |= need[i] > plain[i];
+		top = policy_max_ll(top, need[i] + hi[i]);
+		terms += (need[i] + LIMIT_PREFERRED_WEIGHT_MAX - 1) / LIMIT_PREFERRED_WEIGHT_MAX;
+	}
+	if (terms > LIMIT_PREFERRED_TERMS_ADDED) {
+		out->too_heavy = 1;
+		out->outweighed = 0;
+		memcpy(need, plain, sizeof need);
+	}
+	for (i = 0; i < n; i++)
+		while (need[i] > 0) {
+			long long w = need[i] < LIMIT_PREFERRED_WEIGHT_MAX ? need[i] : LIMIT_PREFERRED_WEIGHT_MAX;
+			json_t *one = json_pack("[O]", json_array_get(values, i)), *term;
+
+			term = one ? json_pack("{s:I, s:{s:[o]}}", "weight", (json_int_t)w,
+					       "preference", "matchExpressions", key_in(key, one)) : NULL;
+			json_decref(one);
+			if (term == NULL || json_array_append_new(add, term) != 0) {
+				error_set(err, ERROR_NOMEM, "out of memory");
+				return -1;
+			}
+			need[i] -= w;
+		}
 	return 0;
 }
 
@@ -1062,6 +1144,35 @@ static int add_new_affinity(const json_t *affinity, const json_t *na, const json
 }
 
 /*
+ * Says what preferred_terms() did to the pod's own terms: a note when the
+ * pool order was raised above them (nothing for the author to change: the
+ * policy chose cost order), and the auditAnnotation preferredOutweighed
+ * (their weight) for the audit log; a warning when they weigh too much to
+ * outweigh, as they may then send the pod to a pricier pool.
+ */
+static int tell_outweighed(const struct pool_choice *ch, const struct pref_outcome *pref, struct policy_result *res,
+			   struct error *err)
+{
+	char w[32];
+
+	if (pref->too_heavy)
+		return policy_warn(res, err, "the pod's own preferred node affinity (weight %lld) weighs too much for "
+				   "the pool order (%s first) to outweigh with %d added terms: it may send the pod "
+				   "to a pricier pool; lighten it or pick a pool with the %s label", pref->own,
+				   ch->pools[0]->name, LIMIT_PREFERRED_TERMS_ADDED, POOL_LABEL);
+	if (!pref->outweighed)
+		return 0;
+	snprintf(w, sizeof w, "%lld", pref->own);
+	if (json_object_set_new(res->annotations, "preferredOutweighed", json_string(w)) != 0) {
+		error_set(err, ERROR_NOMEM, "out of memory");
+		return -1;
+	}
+	return policy_note(res, err, "the pool order (%s first) outweighs the pod's own preferred node affinity "
+			   "(weight %lld): it picks among the nodes of a pool, not a pricier pool",
+			   ch->pools[0]->name, pref->own);
+}
+
+/*
  * fallback: `key In [values]` ANDed into every required term that can match
  * anything and is not already confined to those values (a new required node
  * affinity when there is none), and the preferred terms. judge() has read
@@ -1076,6 +1187,7 @@ static int add_affinity(const struct pod_view *pv, const struct pool_choice *ch,
 	const char *key = ch->pools[0]->node_selector.v[0].key;
 	const json_t *affinity, *na = NULL, *required = NULL, *have_pref = NULL, *t;
 	int kept = ch->how == POOL_HOW_KEPT;
+	struct pref_outcome pref;
 	json_t *values = json_array(), *prefs = json_array(), *term = NULL;
 	char path[PATH_MAX_LEN];
 	size_t i, before = json_array_size(res->patch);
@@ -1095,7 +1207,8 @@ static int add_affinity(const struct pod_view *pv, const struct pool_choice *ch,
 	    policy_get_typed(affinity, "nodeAffinity", JSON_OBJECT, "spec.affinity", &na, err) != 0 ||
 	    policy_get_typed(na, REQUIRED, JSON_OBJECT, "spec.affinity.nodeAffinity", &required, err) != 0 ||
 	    policy_get_typed(na, PREFERRED, JSON_ARRAY, "spec.affinity.nodeAffinity", &have_pref, err) != 0 ||
-	    preferred_terms(key, values, have_pref, prefs, err) != 0)
+	    preferred_terms(key, values, have_pref, prefs, &pref, err) != 0 ||
+	    tell_outweighed(ch, &pref, res, err) != 0)
 		goto out;
 	if (!kept && required == NULL && add_new_affinity(affinity, na, term, prefs, res->patch, err) != 0)
 		goto out;

@@ -179,12 +179,117 @@ static void test_fallback(void)
 	placed(yaml, "ml", POD("\"gpu-admission/pool\":\"a100\"", ""), "a100", NULL);
 }
 
+/* The scheduler's NodeAffinity Score of a node: the weights of the preferred terms it matches, summed. */
+static long long affinity_score(const json_t *pod, const json_t *node)
+{
+	const json_t *na = json_object_get(json_object_get(json_object_get(pod, "spec"), "affinity"), "nodeAffinity");
+	const json_t *t;
+	long long sum = 0;
+	size_t i;
+
+	json_array_foreach(json_object_get(na, "preferredDuringSchedulingIgnoredDuringExecution"), i, t)
+		if (nodematch_term(json_object_get(t, "preference"), json_object_get(node, "labels"),
+				   json_string_value(json_object_get(node, "name"))))
+			sum += json_integer_value(json_object_get(t, "weight"));
+	return sum;
+}
+
+/* The index of a node's pool in the policy (cfg->n_pools for a CPU node). */
+static size_t pool_index(const struct config *cfg, const json_t *node)
+{
+	const char *name = pool_of(cfg, node);
+	size_t i;
+
+	for (i = 0; i < cfg->n_pools && strcmp(cfg->pools[i].name, name) != 0; i++)
+		;
+	return i;
+}
+
+/*
+ * Issue "First contact that holds", item 7: whatever preferred terms the pod
+ * has, every node it may run on scores strictly higher than every node of a
+ * pricier pool (the cost order dominates its own preferences).
+ */
+static void cost_order_holds(const char *yaml, const char *ns, const char *pod_json)
+{
+	struct error err = { 0 };
+	struct config *cfg = config_load_buffer(yaml, strlen(yaml), "policy.yaml", &err);
+	json_t *pod = json_loads(pod_json, 0, NULL), *stored = NULL, *a, *b;
+	struct policy_request req = { .pod = pod, .ns = ns, .username = "", .operation = POLICY_OP_CREATE };
+	struct policy_result res = { 0 };
+	size_t i, j;
+
+	CHECK(cfg != NULL && pod != NULL);
+	if (cfg == NULL || pod == NULL)
+		goto out;
+	CHECK_INT(policy_evaluate(cfg, &req, &res, &err), 0);
+	stored = json_deep_copy(pod);
+	CHECK_INT(patch_apply(stored, res.patch, &err), 0);
+	json_array_foreach(nodes, i, a)
+		json_array_foreach(nodes, j, b) {
+			if (!schedulable(stored, a) || !schedulable(stored, b) || pool_index(cfg, a) >= pool_index(cfg, b))
+				continue;
+			if (affinity_score(stored, a) <= affinity_score(stored, b))
+				fprintf(stderr, "  %s: %s scores %lld, pricier %s %lld\n", pod_json,
+					json_string_value(json_object_get(a, "name")), affinity_score(stored, a),
+					json_string_value(json_object_get(b, "name")), affinity_score(stored, b));
+			CHECK(affinity_score(stored, a) > affinity_score(stored, b));
+		}
+out:
+	policy_result_free(&res);
+	json_decref(stored);
+	json_decref(pod);
+	config_free(cfg);
+}
+
+#define PREF(w, key, values) "{\"weight\":" #w ",\"preference\":{\"matchExpressions\":[{\"key\":\"" key "\"," \
+	"\"operator\":\"In\",\"values\":[" values "]}]}}"
+#define ZONE "topology.kubernetes.io/zone"
+#define AGENTPOOL "kubernetes.azure.com/agentpool"
+
+static void test_cost_order(void)
+{
+	/* The pod's own preferred terms. */
+	static const char *const prefs[] = {
+		"",
+		PREF(1, ZONE, "\"eastus-1\""),
+		PREF(50, ZONE, "\"eastus-1\""),
+		PREF(100, ZONE, "\"eastus-1\""),
+		PREF(100, ZONE, "\"eastus-2\""),
+		PREF(100, ZONE, "\"eastus-1\"") "," PREF(100, ZONE, "\"eastus-1\",\"eastus-2\""),
+		PREF(100, AGENTPOOL, "\"gpuh100\""),
+		PREF(100, "agentpool", "\"gpua100\"") "," PREF(60, ZONE, "\"eastus-1\""),
+		PREF(100, AGENTPOOL, "\"gput4\",\"gpua100\""),
+		PREF(5, AGENTPOOL, "\"gput4spot\"") "," PREF(10, ZONE, "\"eastus-2\""),
+	};
+	/* The pod's own required node affinity: none, or one keeping it to a100 and h100. */
+	static const char *const required[] = {
+		"",
+		"\"requiredDuringSchedulingIgnoredDuringExecution\":{\"nodeSelectorTerms\":[{\"matchExpressions\":"
+		"[{\"key\":\"" AGENTPOOL "\",\"operator\":\"In\",\"values\":[\"gpua100\",\"gpuh100\"]}]}]},",
+	};
+	char yaml[2048], aff[1024], pod[2048];
+	size_t i, j;
+
+	snprintf(yaml, sizeof yaml, "placement: fallback\n%s", pools_yaml);
+	for (i = 0; i < sizeof prefs / sizeof prefs[0]; i++)
+		for (j = 0; j < sizeof required / sizeof required[0]; j++) {
+			snprintf(aff, sizeof aff, ",\"affinity\":{\"nodeAffinity\":{%s"
+				 "\"preferredDuringSchedulingIgnoredDuringExecution\":[%s]}}", required[j], prefs[i]);
+			snprintf(pod, sizeof pod, POD("", "%s"), aff);
+			cost_order_holds(yaml, "training-a", pod);
+			snprintf(pod, sizeof pod, POD(INTERRUPTIBLE, "%s"), aff);
+			cost_order_holds(yaml, "ml", pod);
+		}
+}
+
 int main(void)
 {
 	nodes = json_loads(nodes_json, 0, NULL);
 	CHECK(nodes != NULL);
 	RUN(test_pinned);
 	RUN(test_fallback);
+	RUN(test_cost_order);
 	json_decref(nodes);
 	return check_done("placement");
 }
