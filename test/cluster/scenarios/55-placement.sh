@@ -27,6 +27,27 @@ pod own-terms "$GPU1 | .spec.affinity.nodeAffinity.requiredDuringSchedulingIgnor
 created team-f own-terms "fallback: a pod with its own required terms is created (the webhook recognises its own patch)"
 [ "$RC" -eq 0 ] || indent "$T/own-terms.err" | head -n 3
 equals "$(node_of team-f own-terms)" aks-gput4-20000000-vmss000000 "fallback: bound to the t4 node of eastus-1"
+# "First contact that holds", item 7: a pod's own preferred term must not send a 1-GPU pod
+# to the 8-GPU pool. The t4 node of eastus-1 is own-terms'; a 1-GPU pod in train-x (t4,
+# a100, h100) preferring eastus-1 had t4 100, a100 67, h100 34 added, and the scheduler,
+# summing every matching term (NodeAffinity Score, k8s.io/kubernetes
+# pkg/scheduler/framework/plugins/nodeaffinity), scored the a100 node of eastus-1 117
+# against 100 for the free t4 node of eastus-2 and bound it there. Cost order dominates
+# (pkg/policy/README.md): t4 200, a100 117, h100 34 at weight 50 (t4 300, a100 167 at
+# 100), so it is bound to the t4 node of eastus-2, and a warning says the pool order
+# outweighs its preference. Each pod is removed after, leaving that t4 node and the a100
+# free for the next (and for two-pools below).
+for w in 50 100; do
+	pod "zone-$w" "$GPU1 | .spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution =
+		[{weight: $w, preference: {matchExpressions: [{key: \"topology.kubernetes.io/zone\", operator: \"In\", values: [\"eastus-1\"]}]}}]" >"$T/zone-$w.in"
+	created train-x "zone-$w" "fallback: a 1-GPU pod preferring a zone at weight $w is created"
+	has "$T/zone-$w.err" "outweighs the pod's own preferred node affinity (weight $w)" \
+		"fallback: a warning says the pool order outweighs the pod's preference (weight $w)"
+	equals "$(node_of train-x "zone-$w")" aks-gput4-20000000-vmss000001 \
+		"fallback: a zone preferred at weight $w does not take the 1-GPU pod to the a100 of that zone"
+	kubectl delete pod -n train-x "zone-$w" --force --grace-period=0 >/dev/null 2>&1
+	cp_wait 30 sh -c "! kubectl get pod -n train-x zone-$w >/dev/null 2>&1" || bad "fallback: zone-$w could not be removed"
+done
 # Item 3: a pod whose own affinity allows a100 and h100 gets preferred terms cheapest
 # first, and the scheduler takes the a100.
 pod two-pools '.spec.containers[0].resources.limits["nvidia.com/gpu"] = "8" | .spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms =
