@@ -1053,10 +1053,16 @@ struct pref_outcome {
  * lowest possible sum (its terms, plus the pod's terms sure to match all of
  * its nodes: term_sure()) must exceed the highest possible sum on any
  * pricier pool's node (its terms plus every pod term that could match it) by
- * the step the plain weights leave between them, so the pod's terms never
- * narrow the raw margin; a pool's weight above 100 is made of several
- * terms. Every term there already counts, the earlier patch's included: the
- * pod comes back with nothing to add. Terms the scheduler reads as matching
+ * the step the plain weights leave between them plus the spread (the most
+ * the pod's terms can weigh on one pool's nodes beyond what they surely do
+ * on all: hi - lo). The scaling by the highest sum shrinks a fixed margin as
+ * the pod's terms grow, and the other score plugins add up to 100 each: the
+ * spread keeps the scaled margin near two thirds of the plain one (a zone
+ * at 50 among three pools: t4 300, a100 167, h100 34, 23 of 100 against 33)
+ * instead of a third. A pool's weight above 100 is made of several terms.
+ * Every term there already counts, the earlier patch's included (it adds
+ * to lo and hi alike, leaving the spread): the pod comes back with nothing
+ * to add. Terms the scheduler reads as matching
  * nothing add nothing. Over LIMIT_PREFERRED_TERMS_ADDED terms, the plain
  * weights only (out->too_heavy).
  */
@@ -1064,7 +1070,7 @@ static int preferred_terms(const char *key, const json_t *values, const json_t *
 			   struct pref_outcome *out, struct error *err)
 {
 	long long lo[CONFIG_POOLS_MAX] = { 0 }, hi[CONFIG_POOLS_MAX] = { 0 }, need[CONFIG_POOLS_MAX] = { 0 };
-	long long plain[CONFIG_POOLS_MAX] = { 0 }, top = 0, terms = 0;
+	long long plain[CONFIG_POOLS_MAX] = { 0 }, top = 0, terms = 0, spread = 0;
 	size_t i, j, n = json_array_size(values);
 	const json_t *t;
 
@@ -1085,11 +1091,14 @@ static int preferred_terms(const char *key, const json_t *values, const json_t *
 		}
 		out->own += w;
 	}
+	for (i = 0; i < n; i++)
+		spread = policy_max_ll(spread, hi[i] - lo[i]);
 	for (i = n; i-- > 0;) {
 		long long step = plain_weight(i, n) - plain_weight(i + 1, n);
 
 		plain[i] = policy_max_ll(0, plain_weight(i, n) - lo[i]);
-		need[i] = policy_max_ll(plain[i], top + step - lo[i]);
+		/* The dearest pool has none to beat. */
+		need[i] = i + 1 == n ? plain[i] : policy_max_ll(plain[i], top + step + spread - lo[i]);
 		out->outweighed |= need[i] > plain[i];
 		top = policy_max_ll(top, need[i] + hi[i]);
 		terms += (need[i] + LIMIT_PREFERRED_WEIGHT_MAX - 1) / LIMIT_PREFERRED_WEIGHT_MAX;

@@ -33,9 +33,10 @@ equals "$(node_of team-f own-terms)" aks-gput4-20000000-vmss000000 "fallback: bo
 # summing every matching term (NodeAffinity Score, k8s.io/kubernetes
 # pkg/scheduler/framework/plugins/nodeaffinity), scored the a100 node of eastus-1 117
 # against 100 for the free t4 node of eastus-2 and bound it there. Cost order dominates
-# (pkg/policy/README.md): t4 200, a100 117, h100 34 at weight 50 (t4 300, a100 167 at
+# (pkg/policy/README.md): t4 300, a100 167, h100 34 at weight 50 (t4 500, a100 267 at
 # 100), so it is bound to the t4 node of eastus-2, and a warning says the pool order
-# outweighs its preference. Each pod is removed after, leaving that t4 node and the a100
+# outweighs its preference. The fake nodes' CPU and memory are alike: NodeResourcesFit and
+# BalancedAllocation score them alike, NodeAffinity (weighed 2) decides. Each pod is removed after, leaving that t4 node and the a100
 # free for the next (and for two-pools below).
 for w in 50 100; do
 	pod "zone-$w" "$GPU1 | .spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution =
