@@ -1058,13 +1058,13 @@ struct pref_outcome {
  * on all: hi - lo). The scaling by the highest sum shrinks a fixed margin as
  * the pod's terms grow, and the other score plugins add up to 100 each: the
  * spread keeps the scaled margin near two thirds of the plain one (a zone
- * at 50 among three pools: t4 300, a100 167, h100 34, 23 of 100 against 33)
- * instead of a third. A pool's weight above 100 is made of several terms.
- * Every term there already counts, the earlier patch's included (it adds
- * to lo and hi alike, leaving the spread): the pod comes back with nothing
- * to add. Terms the scheduler reads as matching
- * nothing add nothing. Over LIMIT_PREFERRED_TERMS_ADDED terms, the plain
- * weights only (out->too_heavy).
+ * at 50 among three pools: t4 300, a100 167, h100 34, 23 of 100 against the
+ * plain 33, where the step alone left 14). A pool's weight above 100 is made
+ * of several terms. Every term there already counts, the earlier patch's
+ * included (it adds to lo and hi alike, leaving the spread): the pod comes
+ * back with nothing to add. Terms the scheduler reads as matching nothing
+ * add nothing. Over LIMIT_PREFERRED_TERMS_ADDED terms, the plain weights
+ * only (out->too_heavy).
  */
 static int preferred_terms(const char *key, const json_t *values, const json_t *have, json_t *add,
 			   struct pref_outcome *out, struct error *err)
