@@ -5,6 +5,8 @@
 #                                                   test/cluster/k8s-MINOR (k8s.io/kubernetes)
 #   build/cluster/bin/{kubelet,loadgen}            test/cluster/tools (client-go): the day-2
 #                                                   scenarios' kubelet and load generator
+#   build/cluster/bin/kueue                        test/cluster/kueue (sigs.k8s.io/kueue/cmd/kueue):
+#                                                   scenario 85's queue manager
 # A binary set is rebuilt only when its go.mod/go.sum change (a stamp records their
 # checksum). Go's module cache (GOMODCACHE) and build cache (GOCACHE) are the user's
 # defaults, so they survive `make clean` and a fresh clone on the same machine: the
@@ -54,6 +56,18 @@ if ! stamp_ok "$out/bin/.tools" "$tools_dir/go.mod" "$tools_dir/go.sum" "$tools_
 		(cd "$tools_dir" && "$gocmd" build -ldflags "-s -w" -o "$out/bin/$t" "./$t")
 	done
 	cat "$tools_dir/go.mod" "$tools_dir/go.sum" "$tools_dir"/*/main.go | cksum >"$out/bin/.tools"
+fi
+
+kueue_dir=test/cluster/kueue
+if ! stamp_ok "$out/bin/.kueue" "$kueue_dir/go.mod" "$kueue_dir/go.sum" || [ ! -x "$out/bin/kueue" ]; then
+	ver=$(sed -n 's/^require sigs.k8s.io\/kueue //p' "$kueue_dir/go.mod")
+	echo "cluster: building Kueue $ver (first time: about 6 min on 2 cores, see README)" >&2
+	mkdir -p "$out/bin"
+	# Kueue's own main, its module's requirements as they are (no replace): the
+	# version is stamped as its Makefile does (pkg/version), so its logs say it.
+	(cd "$kueue_dir" && "$GO" build -ldflags "-s -w -X sigs.k8s.io/kueue/pkg/version.GitVersion=$ver" \
+		-o "$out/bin/kueue" sigs.k8s.io/kueue/cmd/kueue)
+	cat "$kueue_dir/go.mod" "$kueue_dir/go.sum" | cksum >"$out/bin/.kueue"
 fi
 
 for minor in "$@"; do
