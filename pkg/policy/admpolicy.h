@@ -30,8 +30,11 @@
  * (workloads:) are not reached (CEL cannot search them for templates);
  * GPU fractions and shares (gpuAnnotations, gpuShareResources) are not GPU
  * demand here, so such a pod tolerating the GPU taint is refused; DRA claims
- * are never resolved (no lookups in CEL); warnings (wildcard toleration, preferred affinity, a pod's
- * preferred terms outweighed by the pool order, pins GPU nodes cannot
+ * are never resolved (no lookups in CEL); a GPU pod template changed by
+ * UPDATE is not judged by the pool rules (the webhook judges it as at
+ * CREATE, policy.c decide(); here its pods are, when created); warnings
+ * (wildcard toleration, preferred affinity, a pod's preferred terms
+ * outweighed by the pool order, pins GPU nodes cannot
  * be told from) are the webhook's; the refusals of GPU pods name no pool
  * list. A sidecar's GPUs count as if it ran beside every init container
  * (an upper bound of the webhook's peak).

@@ -414,7 +414,16 @@ static int decide(const struct config *cfg, const struct policy_request *req,
 			"in gpuShareResources: it counts as no GPU here (no toleration, no pool); ask the cluster "
 			"admin to list it", pv.unlisted) != 0)
 		return -1;
-	if (req->operation == POLICY_OP_UPDATE) {
+	/*
+	 * A GPU pod template changed by UPDATE is judged as at CREATE (the workload
+	 * judges only the templates that changed): its pods will be created from
+	 * it and refused by /mutate one by one for a pool rule it breaks, where
+	 * only the controller's events say so. Kueue starts a queued Job by such
+	 * an update (its flavor's nodeSelector written into the template), which
+	 * a pool the namespace may not use must refuse. A pod's own UPDATE is not:
+	 * a GPU pod was placed when it was created.
+	 */
+	if (req->operation == POLICY_OP_UPDATE && !(req->template && pv.n_gpu > 0 && pv.bad_quantity[0] == '\0')) {
 		if (judge_update(cfg, req, &pv, res, err) != 0)
 			return -1;
 	} else if (pv.bad_quantity[0] != '\0') {
