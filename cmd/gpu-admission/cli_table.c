@@ -9,7 +9,8 @@
 /* Every command; help, the man page and the completions follow this table. */
 const struct cli_command *const cli_commands[] = {
 	&cmd_review, &cmd_audit, &cmd_report, &cmd_watch, &cmd_serve, &cmd_certs, &cmd_check_config,
-	&cmd_print_default_config, &cmd_print_autoscaler_config, &cmd_print_match_conditions,
+	&cmd_print_default_config, &cmd_print_autoscaler_config, &cmd_print_kueue_config,
+	&cmd_print_match_conditions,
 	&cmd_print_admission_policies,
 	&cmd_completion, &cmd_version, &cmd_help,
 };

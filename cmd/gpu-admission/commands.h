@@ -219,7 +219,7 @@ int cli_run_printer(const struct cli_command *cmd, int argc, char **argv, const 
 /* ==== The commands ==== */
 
 extern const struct cli_command cmd_review, cmd_audit, cmd_report, cmd_watch, cmd_serve, cmd_certs, cmd_check_config,
-	cmd_print_default_config, cmd_print_autoscaler_config, cmd_print_match_conditions,
+	cmd_print_default_config, cmd_print_autoscaler_config, cmd_print_kueue_config, cmd_print_match_conditions,
 	cmd_print_admission_policies, cmd_version, cmd_help, cmd_completion;
 
 /* Help texts, shared by `help`, --help and the man page (cli_help.c). */

@@ -209,7 +209,7 @@ has "$tmp/out" "cannot be told by name" "check-config says when no node name can
 # ==== One grammar: every command, from the command table ====
 "$B" help >"$tmp/help"
 cmds=$(sed -n '/^Commands:/,/^$/p' "$tmp/help" | awk 'NF > 1 && $1 != "Commands:" { print $1 }')
-equals "$(echo $cmds)" "review audit report watch serve certs check-config print-default-config print-autoscaler-config print-match-conditions print-admission-policies completion version help" "help lists every command"
+equals "$(echo $cmds)" "review audit report watch serve certs check-config print-default-config print-autoscaler-config print-kueue-config print-match-conditions print-admission-policies completion version help" "help lists every command"
 for c in $cmds; do
 	expect_rc 2 "$c: unknown option" -- "$B" "$c" --bogus-option
 	equals "$(cat "$tmp/err")" "gpu-admission $c: unknown option --bogus-option (see gpu-admission $c --help)" "$c: one line for an unknown option"
@@ -550,13 +550,13 @@ has README.md "## Contributing" "README: Contributing section"
 "$B" help >"$tmp/helps" 2>&1
 "$B" >>"$tmp/helps" 2>&1
 for c in $("$B" completion bash | sed -n 's/.*commands="\([^"]*\)".*/\1/p' | head -n 1) review audit report serve certs \
-	check-config print-default-config print-autoscaler-config print-match-conditions print-admission-policies completion version help; do
+	check-config print-default-config print-autoscaler-config print-kueue-config print-match-conditions print-admission-policies completion version help; do
 	"$B" "$c" --help >>"$tmp/helps" 2>&1
 	"$B" help "$c" >>"$tmp/helps" 2>&1
 done
 equals "$(awk 'length($0) > 80' "$tmp/helps" | head -n 3)" "" "every --help within 80 columns"
 # -o yaml wherever -o json exists: every command whose --output lists json lists yaml too.
-for c in review audit report serve certs check-config print-default-config print-autoscaler-config print-match-conditions print-admission-policies version; do
+for c in review audit report serve certs check-config print-default-config print-autoscaler-config print-kueue-config print-match-conditions print-admission-policies version; do
 	"$B" "$c" --help >"$tmp/h" 2>&1
 	if grep -qE -- '--output [a-z|]*json' "$tmp/h"; then
 		if grep -qE -- '--output [a-z|]*yaml' "$tmp/h"; then ok; else bad "$c: -o json but no -o yaml"; fi
