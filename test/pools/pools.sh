@@ -13,6 +13,8 @@
 #    OpenAPI schema (test/helm/check.js --validate, strict fields), named and placed as
 #    cluster-autoscaler's priority expander wants it, whose priorities follow the pool
 #    order and whose regexes pick out exactly their pool's AKS scale set;
+#  - print-kueue-config prints a ResourceFlavor per pool (nodeLabels, tolerations) and a
+#    ClusterQueue trying them in the pool order, quotas where a pool serves the resource;
 #  - serve with placement fallback logs the eligible pools on the decision line.
 # UPDATE=1 rewrites the expect files: review the diff. The suite e2e/pools: this driver,
 # beside its cases; shared helpers in test/check.lib.
@@ -112,6 +114,47 @@ else
 			}
 	' "$T/cm.yaml" "$POLICY" >"$T/order.log" 2>&1; then ok; else bad "priorities follow the pool order"; cat "$T/order.log"; fi
 fi
+
+# ---- print-kueue-config -------------------------------------------------------------
+# Kueue's objects from the same pools: a ResourceFlavor per pool whose nodeLabels and
+# tolerations are what gpu-admission gives the pool's pods, the ClusterQueue's flavors in
+# the policy's order, quotas only where the pool serves the resource (the CRDs themselves
+# are applied by test/cluster/scenarios/85-kueue.sh).
+if "$BIN" print-kueue-config -c "$POLICY" --pool t4 --pool t4-spot --quota nvidia.com/gpu=4 --quota cpu=8 \
+	--resource nvidia.com/mig-1g.10gb --local-queue ml >"$T/kq.yaml" 2>"$T/kq.err"; then ok
+else bad "print-kueue-config exits 0"; cat "$T/kq.err"; fi
+if grep -qx 'gpu-admission print-kueue-config: note: pool t4-spot admits only pods its podSelector matches; .*' "$T/kq.err"; then ok
+else bad "print-kueue-config notes a podSelector Kueue cannot be told"; cat "$T/kq.err"; fi
+"$BIN" print-kueue-config -c "$POLICY" --pool v100 >"$T/kq-bad.out" 2>"$T/kq-bad.err"
+rc=$?
+if [ "$rc" = 2 ] && [ ! -s "$T/kq-bad.out" ] && grep -qx 'gpu-admission print-kueue-config: no pool is named "v100"' "$T/kq-bad.err"; then ok
+else bad "print-kueue-config --pool v100: exit $rc"; cat "$T/kq-bad.err"; fi
+if [ -n "${TOOLS:-}" ] && node -e '
+	const Y = require(process.env.TOOLS + "/node_modules/yaml"), fs = require("fs");
+	const docs = Y.parseAllDocuments(fs.readFileSync(process.argv[1], "utf8")).map((d) => d.toJS()).filter((o) => o);
+	const policy = Y.parse(fs.readFileSync(process.argv[2], "utf8"));
+	const fail = (m) => { console.log(m); process.exit(1); };
+	const kinds = docs.map((o) => o.kind).join(" ");
+	if (kinds !== "ResourceFlavor ResourceFlavor ResourceFlavor ResourceFlavor ClusterQueue LocalQueue") fail("kinds: " + kinds);
+	if (docs.some((o) => o.apiVersion !== "kueue.x-k8s.io/v1beta2")) fail("not kueue.x-k8s.io/v1beta2");
+	for (const p of policy.pools) {
+		const f = docs.find((o) => o.kind === "ResourceFlavor" && o.metadata.name === p.name);
+		if (!f) fail("no flavor " + p.name);
+		if (JSON.stringify(f.spec.nodeLabels) !== JSON.stringify(p.nodeSelector)) fail(p.name + ": nodeLabels " + JSON.stringify(f.spec.nodeLabels));
+		const want = [{key: "sku", operator: "Equal", value: "gpu", effect: "NoSchedule"}]
+			.concat((p.tolerations || []).map((t) => ({key: t.key, operator: t.operator || "Equal", value: t.value, effect: t.effect})));
+		if (JSON.stringify(f.spec.tolerations) !== JSON.stringify(want)) fail(p.name + ": tolerations " + JSON.stringify(f.spec.tolerations));
+	}
+	const cq = docs.find((o) => o.kind === "ClusterQueue"), rg = cq.spec.resourceGroups[0];
+	if (rg.flavors.map((f) => f.name).join(",") !== "t4-spot,t4") fail("flavors not in the policy order: " + rg.flavors.map((f) => f.name));
+	if (rg.coveredResources.join(",") !== "cpu,memory,nvidia.com/gpu,nvidia.com/mig-1g.10gb") fail("covered: " + rg.coveredResources);
+	for (const f of rg.flavors) {
+		const q = Object.fromEntries(f.resources.map((r) => [r.name, r.nominalQuota]));
+		if (q.cpu !== "8" || q.memory !== "0" || q["nvidia.com/gpu"] !== "4" || q["nvidia.com/mig-1g.10gb"] !== "0") fail(f.name + ": quotas " + JSON.stringify(q));
+	}
+	const lq = docs.find((o) => o.kind === "LocalQueue");
+	if (lq.metadata.namespace !== "ml" || lq.spec.clusterQueue !== cq.metadata.name) fail("LocalQueue " + JSON.stringify(lq));
+' "$T/kq.yaml" "$POLICY" >"$T/kq.log" 2>&1; then ok; else bad "print-kueue-config: flavors are the pools, in order"; cat "$T/kq.log"; fi
 
 # ---- serve: the decision line names the eligible pools ---------------------------
 "$BIN" serve --self-signed --addr 127.0.0.1:0 --config "$POLICY" 2>"$T/serve.log" &
