@@ -376,7 +376,9 @@ static void put_queue(struct kq *k)
 
 	strbuf_addstr(&k->t, "---\n# Kueue tries the flavors in this order, the policy's (cheapest first). A\n"
 		      "# nominalQuota of \"0\": nothing of that resource is admitted on that flavor\n"
-		      "# (a resource its pool does not serve, or one to fill in: --quota RES=N).\n");
+		      "# (a resource its pool does not serve, or one to fill in: --quota RES=N).\n"
+		      "# A CPU-only Job here would get a GPU flavor's cpu quota, and gpu-admission\n"
+		      "# refuses its start: give CPU Jobs a queue of their own.\n");
 	for (i = 0; i < k->used && k->notes != NULL; i = j + 1) {
 		for (j = i; j < k->used && k->notes[j] != '\n'; j++)
 			;
