@@ -62,10 +62,11 @@ kueue_dir=test/cluster/kueue
 if ! stamp_ok "$out/bin/.kueue" "$kueue_dir/go.mod" "$kueue_dir/go.sum" || [ ! -x "$out/bin/kueue" ]; then
 	ver=$(sed -n 's/^require sigs.k8s.io\/kueue //p' "$kueue_dir/go.mod")
 	echo "cluster: building Kueue $ver (first time: about 6 min on 2 cores, see README)" >&2
+	go_cmd
 	mkdir -p "$out/bin"
 	# Kueue's own main, its module's requirements as they are (no replace): the
 	# version is stamped as its Makefile does (pkg/version), so its logs say it.
-	(cd "$kueue_dir" && "$GO" build -ldflags "-s -w -X sigs.k8s.io/kueue/pkg/version.GitVersion=$ver" \
+	(cd "$kueue_dir" && "$gocmd" build -ldflags "-s -w -X sigs.k8s.io/kueue/pkg/version.GitVersion=$ver" \
 		-o "$out/bin/kueue" sigs.k8s.io/kueue/cmd/kueue)
 	cat "$kueue_dir/go.mod" "$kueue_dir/go.sum" | cksum >"$out/bin/.kueue"
 fi
