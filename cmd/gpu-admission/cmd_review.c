@@ -200,7 +200,9 @@ static int run_review(const struct cli_command *cmd, int argc, char **argv)
 	struct error err = { 0 };
 	struct manifest m;
 	struct policy_claim_objects claims = { 0 };
-	struct policy_claim_lookup lk = { policy_claim_objects_lookup, &claims };
+	struct policy_claim_lookup lk = { policy_claim_objects_lookup, &claims, NULL };
+	/* No claim object in the input: nothing to look up, and the answer says so. */
+	static const struct policy_claim_lookup none = { NULL, NULL, POLICY_CLAIMS_NONE_IN_INPUT };
 	const char *config_path = NULL, *input = NULL, *name = FILE_STDIN_NAME;
 	char *buf = NULL, *wrapped = NULL, kind[64];
 	const char *body;
@@ -253,7 +255,7 @@ static int run_review(const struct cli_command *cmd, int argc, char **argv)
 			goto fail;
 		body = wrapped;
 	}
-	if (review_handle_claims(cfg, body, body_len, validate ? REVIEW_VALIDATE : 0, claims.n > 0 ? &lk : NULL,
+	if (review_handle_claims(cfg, body, body_len, validate ? REVIEW_VALIDATE : 0, claims.n > 0 ? &lk : &none,
 				 &res, &err) != 0) {
 		if (!wrap && !apply && err.kind == ERROR_INPUT && review_sniff(buf, len, kind, sizeof kind))
 			error_set(&err, ERROR_INPUT, "%s: this is a %s, not an AdmissionReview: use "

@@ -231,7 +231,8 @@ static int audit_template(struct audit *a, const char *name, size_t doc_index,
 	struct policy_result res;
 	struct error perr = { 0 };
 	/* Claims are looked up when the input holds claim objects; else none is (nothing to find). */
-	struct policy_claim_lookup lk = { policy_claim_objects_lookup, &a->claims };
+	struct policy_claim_lookup lk = { policy_claim_objects_lookup, &a->claims, NULL };
+	struct policy_claim_lookup none = { NULL, NULL, a->claims_off ? a->claims_off : POLICY_CLAIMS_NONE_IN_INPUT };
 	enum audit_verdict v;
 	const char *tmpl;
 	json_t *f = NULL, *pools;
@@ -239,7 +240,7 @@ static int audit_template(struct audit *a, const char *name, size_t doc_index,
 	int rc = -1;
 
 	/* The webhook's own judgement of a workload's templates (and, offline, of a stored Pod). */
-	if (template_judge_claims(a->cfg, t, NULL, POLICY_OP_CREATE, a->claims.n > 0 ? &lk : NULL, &res,
+	if (template_judge_claims(a->cfg, t, NULL, POLICY_OP_CREATE, a->claims.n > 0 ? &lk : &none, &res,
 				  &perr) != 0) {
 		char msg[ERROR_MSG_MAX + 256];
 

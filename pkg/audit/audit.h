@@ -55,6 +55,8 @@ struct audit {
 	                               input, kept past their documents for claims (audit_claims.c) */
 	struct policy_claim_objects claims; /* owned index over claim_keep: where pod templates'
 	                               DRA claims are looked up, when the input holds any */
+	const char *claims_off;     /* why nothing is looked up when the input holds no claim
+	                               object (NULL: POLICY_CLAIMS_NONE_IN_INPUT); static text */
 	int claims_collected;       /* audit_collect_path() read every input first: audit_input()
 	                               need not collect from its own */
 	unsigned long files, documents, templates;

@@ -138,36 +138,80 @@ static int claims_kind(const struct pod_view *pv)
 	return claims_read(pv) ? ROUTE_CLAIMS_READ : ROUTE_CLAIMS_UNREAD;
 }
 
+/* Why the pod's claims were not looked up, as its caller said (NULL: it did not). */
+static const char *claims_unread_why(const struct pod_view *pv)
+{
+	size_t i;
+
+	for (i = 0; i < pv->n_other; i++)
+		if (pv->other[i].state == POLICY_CLAIM_UNKNOWN_NO_LOOKUP && pv->other[i].why != NULL)
+			return pv->other[i].why;
+	return NULL;
+}
+
+/*
+ * The audit annotation claims: each claim that is no GPU demand as
+ * name=why (claim_seen.code), so that an audit log tells a cold cache from
+ * lookups that are off without the pod's warnings, which it does not keep.
+ */
+static int claims_annotate(const struct pod_view *pv, struct policy_result *res, struct error *err)
+{
+	char buf[POLICY_MESSAGE_MAX] = "";
+	size_t i;
+
+	for (i = 0; i < pv->n_other; i++)
+		policy_appendf(buf, sizeof buf, "%s%s=%s", i ? "," : "", pv->other[i].name, pv->other[i].code);
+	if (pv->n_other == 0)
+		return 0;
+	error_trim_utf8(buf);  /* claim names are the pod's text, cut to the buffer */
+	if (json_object_set_new(res->annotations, "claims", json_string(buf)) != 0) {
+		error_set(err, ERROR_NOMEM, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * Says what the claims that are no GPU demand are, one warning each: one
  * not found, or a cold cache, is the usual GitOps order (the template comes
  * in the same apply) or a restart, and the pod's author must know that it
- * goes unplaced. Claims no one looked up are said once, as before lookups
- * existed (unread: the pod's only claims, or beside GPU resources).
+ * goes unplaced. Claims no one looked up are said once, with why when the
+ * caller said it (unread: the pod's only claims, or beside GPU resources).
  */
 static int claims_warn(const struct pod_view *pv, struct policy_result *res, struct error *err)
 {
+	const char *unread_why = claims_unread_why(pv);
 	size_t i;
 	int unread = 0;
 
+	if (claims_annotate(pv, res, err) != 0)
+		return -1;
 	for (i = 0; i < pv->n_other; i++) {
 		const struct claim_seen *o = &pv->other[i];
+		int rc;
 
 		if (o->state == POLICY_CLAIM_UNKNOWN_NO_LOOKUP) {
 			unread = 1;
 			continue;
 		}
-		if (policy_warn(res, err, "DRA claim \"%s\" (%s %s): %s; not counted as a GPU request, so it "
-				"gets no GPU toleration nor pool from it", o->name, o->kind ? o->kind : "object",
-				o->object ? o->object : "?",
-				o->state == POLICY_CLAIM_UNKNOWN_NOT_FOUND ? "not found" : o->why) != 0)
+		if (o->cls != NULL)
+			rc = policy_warn(res, err, "DRA claim \"%s\" (%s %s): it asks for DeviceClass %s, which the "
+					 "policy does not list in gpuDeviceClasses; not counted as a GPU request, so it "
+					 "gets no GPU toleration nor pool from it", o->name, o->kind ? o->kind : "object",
+					 o->object ? o->object : "?", o->cls);
+		else
+			rc = policy_warn(res, err, "DRA claim \"%s\" (%s %s): %s; not counted as a GPU request, so "
+					 "it gets no GPU toleration nor pool from it", o->name, o->kind ? o->kind : "object",
+					 o->object ? o->object : "?", o->why);
+		if (rc != 0)
 			return -1;
 	}
 	if (!unread)
 		return 0;
 	if (pv->n_gpu > 0)
 		return policy_note(res, err, "pod also uses DRA resource claims; gpu-admission places it "
-				   "for its GPU resources only and does not inspect the claims");
+				   "for its GPU resources only and does not inspect the claims%s%s%s",
+				   unread_why ? " (" : "", unread_why ? unread_why : "", unread_why ? ")" : "");
 	return 0;
 }
 
@@ -221,7 +265,7 @@ static int judge_routes(const struct config *cfg, const struct pod_view *pv, con
 {
 	int advise = !daemonset_exempt(cfg, pv);
 
-	if (policy_routes_judge(cfg, r, which, advise, claims_kind(pv), res, err) != 0)
+	if (policy_routes_judge(cfg, r, which, advise, claims_kind(pv), claims_unread_why(pv), res, err) != 0)
 		return -1;
 	/*
 	 * The GPU operator's validators select its labels: the usual fix is its namespace's
@@ -369,11 +413,16 @@ static int judge_cpu(const struct config *cfg, const struct pod_view *pv, struct
 		return -1;
 	if (pv->dra && res->verdict == POLICY_ALLOW) {
 		res->reason = R_DRA;
-		if (!claims_read(pv) &&
-		    policy_note(res, err, "pod uses DRA resource claims, which gpu-admission does not "
-				"recognise as GPU requests yet: admitted unchanged (no toleration, no "
-				"pool); to run on GPU nodes, request the GPU as a resource or have the "
-				"namespace exempted") != 0)
+		/* A warning of at most POLICY_WARNING_MAX: the why first, the setting it names kept. */
+		if (!claims_read(pv) && claims_unread_why(pv) != NULL &&
+		    policy_note(res, err, "pod's DRA claims not looked up (%s): admitted unchanged (no "
+				"toleration, no pool); to run on GPU nodes, have claims looked up, request the "
+				"GPU as a resource or have the namespace exempted", claims_unread_why(pv)) != 0)
+			return -1;
+		if (!claims_read(pv) && claims_unread_why(pv) == NULL &&
+		    policy_note(res, err, "pod's DRA claims not looked up, so none counts as a GPU request: "
+				"admitted unchanged (no toleration, no pool); to run on GPU nodes, request the "
+				"GPU as a resource or have the namespace exempted") != 0)
 			return -1;
 	}
 	return 0;

@@ -21,6 +21,7 @@ const char *policy_claim_state_name(enum policy_claim_state state)
 	case POLICY_CLAIM_UNKNOWN_NO_LOOKUP: return "no lookups";
 	case POLICY_CLAIM_UNKNOWN_NOT_FOUND: return "not found";
 	case POLICY_CLAIM_UNKNOWN_COLD:      return "cache not synced";
+	case POLICY_CLAIM_UNKNOWN_NOT_SERVED: return "resource.k8s.io not served";
 	case POLICY_CLAIM_UNKNOWN_INVALID:   return "invalid";
 	case POLICY_CLAIM_RESOLVED:          return "resolved";
 	}
@@ -284,6 +285,9 @@ int policy_claims_resolve_pod(const json_t *pod, const char *ns, const struct po
 		policy_claims_free(out);
 		return -1;
 	}
+	for (i = 0; lk != NULL && lk->fn == NULL && lk->off != NULL && i < out->n; i++)
+		if (out->v[i].state == POLICY_CLAIM_UNKNOWN_NO_LOOKUP)
+			snprintf(out->v[i].message, sizeof out->v[i].message, "%s", lk->off);
 	for (i = 0; lk != NULL && lk->fn != NULL && i < out->n; i++) {
 		struct policy_claim *c = &out->v[i];
 		const json_t *obj = NULL;

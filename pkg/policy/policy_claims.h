@@ -40,6 +40,8 @@ enum policy_claim_state {
 	POLICY_CLAIM_UNKNOWN_NO_LOOKUP = 0, /* the caller does no lookups (the zero value) */
 	POLICY_CLAIM_UNKNOWN_NOT_FOUND,     /* looked up: no such template or claim (yet) */
 	POLICY_CLAIM_UNKNOWN_COLD,          /* the caller's cache has not synced: cannot tell */
+	POLICY_CLAIM_UNKNOWN_NOT_SERVED,    /* the API server does not serve the resource.k8s.io
+	                                       version the caller reads: nothing can be found */
 	POLICY_CLAIM_UNKNOWN_INVALID,       /* found, but not readable as a claim (see message) */
 	POLICY_CLAIM_RESOLVED               /* requests[] says what it asks for */
 };
@@ -75,7 +77,8 @@ struct policy_claim {
 	enum policy_claim_source source;
 	const char *object;             /* the template's or claim's name; borrowed */
 	enum policy_claim_state state;
-	char message[128];              /* UNKNOWN_INVALID: why, for the warning */
+	char message[128];              /* UNKNOWN_INVALID: why; UNKNOWN_NO_LOOKUP: why nothing
+	                                   was looked up (policy_claim_lookup.off), or "" */
 	struct policy_device_request requests[POLICY_CLAIM_REQUESTS_MAX];
 	size_t n_requests;              /* RESOLVED: 0 asks for nothing */
 };
@@ -126,22 +129,36 @@ const struct policy_claim *policy_claims_find(const struct policy_claims *cs, co
  * How a caller finds the object a claim names: fn returns
  * POLICY_CLAIM_RESOLVED with *obj set (borrowed: it must outlive the
  * evaluation), or POLICY_CLAIM_UNKNOWN_NOT_FOUND, or
- * POLICY_CLAIM_UNKNOWN_COLD (the cache cannot tell yet). ns is the pod's
- * namespace. The webhook's cache (branch i28k), `audit` and `review` (the
- * objects of their input: policy_claim_objects) each provide one.
+ * POLICY_CLAIM_UNKNOWN_COLD (the cache cannot tell yet), or
+ * POLICY_CLAIM_UNKNOWN_NOT_SERVED (the API server does not serve the
+ * version the cache reads). ns is the pod's namespace. The webhook's cache,
+ * `audit` and `review` (the objects of their input: policy_claim_objects)
+ * each provide one.
  */
 typedef enum policy_claim_state (*policy_claim_lookup_fn)(void *ctx, const char *ns,
 							   enum policy_claim_source source,
 							   const char *name, const json_t **obj);
 
+/*
+ * fn NULL: the caller looks nothing up, and off (static text, or NULL) says
+ * why in the pod's warnings and refusals ("claim lookups are off
+ * (claimLookups.enabled, serve --claim-lookups)"): the author of a pod whose
+ * claim did not count must learn which setting would make it count.
+ */
 struct policy_claim_lookup {
 	policy_claim_lookup_fn fn;
 	void *ctx;
+	const char *off;
 };
+
+/* policy_claim_lookup.off of `audit` and `review` given no claim object to look claims up in. */
+#define POLICY_CLAIMS_NONE_IN_INPUT "no ResourceClaimTemplate or ResourceClaim in the input"
+
 
 /*
  * Resolves every claim of pod (borrowed; ns its namespace) through lk
- * (NULL: none looked up) into out, whose v it allocates (release with
+ * (NULL or lk->fn NULL: none looked up, each claim UNKNOWN_NO_LOOKUP with
+ * lk->off as its message) into out, whose v it allocates (release with
  * policy_claims_free()). A claim whose object is found but unreadable is
  * UNKNOWN_INVALID with its message, not an error: it is the pod's author's
  * to fix, and the engine warns. Returns 0, or -1 with ERROR_INPUT (the
@@ -187,7 +204,10 @@ enum policy_claim_state policy_claim_objects_lookup(void *ctx, const char *ns, e
 /* Releases what set owns (not the objects) and zeroes it. Accepts NULL. */
 void policy_claim_objects_free(struct policy_claim_objects *set);
 
-/* "no lookups", "not found", "cache not synced", "invalid", "resolved". Static storage. */
+/*
+ * "no lookups", "not found", "cache not synced", "resource.k8s.io not
+ * served", "invalid", "resolved". Static storage.
+ */
 const char *policy_claim_state_name(enum policy_claim_state state);
 
 #endif

@@ -47,20 +47,63 @@ static int claim_used(const json_t *spec, const char *name)
 	return 0;
 }
 
-static int note_other(struct pod_view *pv, const char *name, const struct policy_claim *c,
-		      enum policy_claim_state state, const char *why)
+/*
+ * Records claim name (c: its lookup, NULL: none) as no GPU demand: why (for
+ * the warning), code (for the audit annotation), cls (a DeviceClass that is
+ * not a GPU class, or NULL).
+ */
+static void note_other(struct pod_view *pv, const char *name, const struct policy_claim *c,
+		       enum policy_claim_state state, const char *why, const char *code, const char *cls)
 {
 	struct claim_seen *o;
 
 	if (pv->n_other == POLICY_POD_CLAIMS_MAX)
-		return 0; /* bounded by the pod's claims, checked before */
+		return; /* bounded by the pod's claims, checked before */
 	o = &pv->other[pv->n_other++];
 	o->name = name;
 	o->object = c != NULL ? c->object : NULL;
 	o->kind = c == NULL ? NULL : c->source == POLICY_CLAIM_FROM_CLAIM ? "ResourceClaim" : "ResourceClaimTemplate";
 	o->state = state;
 	o->why = why;
-	return 0;
+	o->code = code;
+	o->cls = cls;
+}
+
+/* Why an unresolved claim did not count, for the warning; its annotation word into *code. */
+static const char *unresolved_why(const struct policy_claim *c, const char **code)
+{
+	switch (c->state) {
+	case POLICY_CLAIM_UNKNOWN_NO_LOOKUP:
+		*code = "not-looked-up";
+		return c->message[0] ? c->message : NULL;
+	case POLICY_CLAIM_UNKNOWN_NOT_FOUND:
+		*code = "not-found";
+		return "not found";
+	case POLICY_CLAIM_UNKNOWN_COLD:
+		/* "cache not synced": the words operators and the cluster suite look for. */
+		*code = "cache-not-synced";
+		return "claim cache not synced yet (gpu-admission just started, or cannot reach the API server)";
+	case POLICY_CLAIM_UNKNOWN_NOT_SERVED:
+		*code = "api-not-served";
+		return "the API server does not serve resource.k8s.io/v1 (DRA, Kubernetes 1.34 and later)";
+	case POLICY_CLAIM_UNKNOWN_INVALID:
+	case POLICY_CLAIM_RESOLVED:
+		break;
+	}
+	*code = "invalid";
+	return c->message[0] ? c->message : policy_claim_state_name(c->state);
+}
+
+/* The first DeviceClass of c's requests that is not a GPU class (NULL: none). */
+static const char *other_class(const struct config *cfg, const struct policy_claim *c)
+{
+	size_t i, j;
+
+	for (i = 0; i < c->n_requests; i++)
+		for (j = 0; j < c->requests[i].n_alts; j++)
+			if (!class_is_gpu(cfg, c->requests[i].alts[j].device_class))
+				return c->requests[i].alts[j].device_class;
+	return NULL;
 }
 
 static struct gpu_demand *new_slot(struct pod_view *pv, const char *name, enum demand_kind kind,
@@ -141,18 +184,22 @@ int policy_pod_claims(const struct config *cfg, const struct policy_request *req
 			error_set(err, ERROR_INPUT, "spec.resourceClaims[%zu] must be an object", i);
 			return -1;
 		}
-		if (c == NULL)
-			note_other(pv, name, NULL, POLICY_CLAIM_UNKNOWN_NO_LOOKUP, "not looked up");
-		else if (c->state != POLICY_CLAIM_RESOLVED)
-			note_other(pv, name, c, c->state, c->message[0] ? c->message :
-				   policy_claim_state_name(c->state));
-		else if (!claim_used(pv->spec, name))
-			note_other(pv, name, c, c->state, "no container uses it");
-		else if (add_requests(cfg, pv, c, &n, err) != 0)
+		if (c == NULL) {
+			note_other(pv, name, NULL, POLICY_CLAIM_UNKNOWN_NO_LOOKUP, NULL, "not-looked-up", NULL);
+		} else if (c->state != POLICY_CLAIM_RESOLVED) {
+			const char *code, *why = unresolved_why(c, &code);
+
+			note_other(pv, name, c, c->state, why, code, NULL);
+		} else if (!claim_used(pv->spec, name)) {
+			note_other(pv, name, c, c->state, "no container uses it", "unused", NULL);
+		} else if (add_requests(cfg, pv, c, &n, err) != 0) {
 			return -1;
-		else if (n == 0)
-			note_other(pv, name, c, c->state, c->n_requests == 0 ? "it asks for no device" :
-				   "none of its requests asks only for GPU DeviceClasses (gpuDeviceClasses)");
+		} else if (n == 0 && c->n_requests == 0) {
+			note_other(pv, name, c, c->state, "it asks for no device", "no-device", NULL);
+		} else if (n == 0) {
+			note_other(pv, name, c, c->state, "none of its requests asks only for GPU DeviceClasses "
+				   "(gpuDeviceClasses)", "not-gpu-class", other_class(cfg, c));
+		}
 	}
 	return 0;
 }

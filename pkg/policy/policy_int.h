@@ -94,7 +94,10 @@ struct pod_view {
 		const char *name, *object;
 		const char *kind;  /* "ResourceClaimTemplate" or "ResourceClaim"; NULL unknown */
 		enum policy_claim_state state;
-		const char *why;   /* borrowed: static text or the claim's message */
+		const char *why;   /* borrowed: static text or the claim's message; NULL: not
+		                      looked up, and the caller did not say why */
+		const char *code;  /* static: the audit annotation's word for why (claims=) */
+		const char *cls;   /* borrowed: the DeviceClass that is not a GPU class, or NULL */
 	} other[POLICY_POD_CLAIMS_MAX];
 	size_t n_other;
 	int daemonset;             /* a DaemonSet pod its controller created (or, offline,
@@ -220,11 +223,14 @@ void policy_routes_find(const struct config *cfg, const struct pod_view *pv, str
  * claims: the pod has DRA resource claims (pod_view.dra) and no GPU
  * demand, and the message says that a claim is no GPU request:
  * ROUTE_CLAIMS_UNREAD none was looked up, ROUTE_CLAIMS_READ some were, and
- * none is a GPU claim (0: no claims).
+ * none is a GPU claim (0: no claims). unread_why (ROUTE_CLAIMS_UNREAD; NULL:
+ * not known) says why none was looked up, as the caller put it
+ * (policy_claim_lookup.off).
  * -1 only on ERROR_NOMEM.
  */
 int policy_routes_judge(const struct config *cfg, const struct pod_routes *r, unsigned which,
-			int advise, int claims, struct policy_result *res, struct error *err);
+			int advise, int claims, const char *unread_why, struct policy_result *res,
+			struct error *err);
 
 /*
  * Sets res->fix: the "remove" operations that take the hard routes in taken

@@ -375,7 +375,8 @@ void policy_routes_find(const struct config *cfg, const struct pod_view *pv, str
  * fix it; the reason code names the first. The soft routes only warn.
  */
 int policy_routes_judge(const struct config *cfg, const struct pod_routes *r, unsigned which,
-			int advise, int claims, struct policy_result *res, struct error *err)
+			int advise, int claims, const char *unread_why, struct policy_result *res,
+			struct error *err)
 {
 	static const struct { const char *reason, *fix; } hard[ROUTE_HARD_N] = {
 		{ R_CPU_TOL, "the toleration" },
@@ -416,15 +417,17 @@ int policy_routes_judge(const struct config *cfg, const struct pod_routes *r, un
 				 what, fixes);
 		else if (claims)
 			/*
-			 * Its author most likely meant a GPU: say why the claim does not
-			 * count, and the ways to a GPU node that work today first.
+			 * Its author most likely meant a GPU: say why the claims do not
+			 * count (the caller's words: lookups off names the setting that
+			 * turns them on), and the ways to a GPU node that work first.
 			 */
 			snprintf(res->message, sizeof res->message,
-				 CLAIMS_POD " aimed at GPU nodes: %s. gpu-admission does not recognise a DRA "
-				 "claim as a GPU request yet, and a claim opens no route to GPU nodes: request "
+				 CLAIMS_POD " aimed at GPU nodes: %s. Its DRA claims were not looked up%s%s%s, so "
+				 "none counts as a GPU request, and a claim opens no route to GPU nodes: request "
 				 "the GPU as a resource (e.g. limits nvidia.com/gpu: 1), ask the cluster admin "
 				 "to exempt the namespace (exempt.namespaces), or remove %s",
-				 what, fixes);
+				 what, unread_why ? " (" : "", unread_why ? unread_why : "", unread_why ? ")" : "",
+				 fixes);
 		else
 			snprintf(res->message, sizeof res->message,
 				 "CPU-only pod aimed at GPU nodes: %s. GPU nodes are for GPU pods: remove %s, or "

@@ -455,9 +455,14 @@ int review_handle_claims(const struct config *cfg, const char *body, size_t len,
 	json_t *root = NULL;
 	int rc = -1;
 
+	static const struct policy_claim_lookup off = { NULL, NULL, REVIEW_CLAIMS_OFF };
+
 	memset(res, 0, sizeof *res);
 	memset(&pr, 0, sizeof pr);
 	memset(&rq, 0, sizeof rq);
+	/* No lookups here is a webhook's without them: its answer names the setting. */
+	if (lk == NULL)
+		lk = &off;
 	res->reason = "malformed";
 	if (review_open(cfg, body, len, review_envelope_shape, flags, &root, &rq, res, &rc, err) <= 0)
 		goto out;
@@ -488,9 +493,9 @@ int review_handle_claims(const struct config *cfg, const char *body, size_t len,
 	preq.validate = (flags & REVIEW_VALIDATE) != 0;
 	preq.daemonset = 0;
 	/* A pod whose claims cannot be read is refused by the policy below, with the same error. */
-	if (lk != NULL && policy_claims_resolve_pod(rq.object, claims_ns(&rq), lk, &claims, &perr) == 0)
+	if (policy_claims_resolve_pod(rq.object, claims_ns(&rq), lk, &claims, &perr) == 0)
 		preq.claims = &claims;
-	else if (lk != NULL && perr.kind == ERROR_NOMEM) {
+	else if (perr.kind == ERROR_NOMEM) {
 		*err = perr;
 		goto out;
 	}

@@ -81,10 +81,18 @@ int review_handle_ex(const struct config *cfg, const char *body, size_t len, uns
 		     struct review_response *res, struct error *err);
 
 /*
+ * Why a webhook without claim lookups resolves no claim: the words of a
+ * pod's warning or refusal, naming the chart value and the flag that turn
+ * the lookups on.
+ */
+#define REVIEW_CLAIMS_OFF "claim lookups are off: claimLookups.enabled, serve --claim-lookups"
+
+/*
  * As review_handle_ex(), the DRA claims of the pod (or of the workload's
- * templates) resolved through lk (borrowed; NULL: none looked up, as
- * review_handle_ex()): the webhook's cache of ResourceClaimTemplates and
- * ResourceClaims, or the objects `review` was given (policy_claims.h).
+ * templates) resolved through lk (borrowed): the webhook's cache of
+ * ResourceClaimTemplates and ResourceClaims, or the objects `review` was
+ * given (policy_claims.h). NULL: none looked up, as review_handle_ex(), and
+ * the answer says REVIEW_CLAIMS_OFF (lk->fn NULL says lk->off instead).
  * What lk returns must stay valid until this returns.
  */
 int review_handle_claims(const struct config *cfg, const char *body, size_t len, unsigned flags,

@@ -280,7 +280,13 @@ static void check_file(const char *path, const char *config_path)
 		fail(path, err.msg);
 		goto out;
 	}
-	if (audit_init(&a, cfg, &err) != 0 || audit_input(&a, path, buf, len, NULL, NULL, NULL, &err) != 0) {
+	if (audit_init(&a, cfg, &err) != 0) {
+		fail(path, err.msg);
+		goto out;
+	}
+	/* The answers compared are a webhook's without claim lookups: its words for why. */
+	a.claims_off = REVIEW_CLAIMS_OFF;
+	if (audit_input(&a, path, buf, len, NULL, NULL, NULL, &err) != 0) {
 		fail(path, err.msg);
 		goto out;
 	}

@@ -60,7 +60,7 @@ static void run(struct fake *f, struct review_response *res, unsigned flags)
 {
 	struct config *cfg;
 	struct error err = { 0 };
-	struct policy_claim_lookup lk = { fake_find, f };
+	struct policy_claim_lookup lk = { fake_find, f, NULL };
 
 	cfg = config_default(&err);
 	CHECK(cfg != NULL);
