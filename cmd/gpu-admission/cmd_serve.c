@@ -65,8 +65,11 @@ static const struct cli_option serve_options[] = {
 	{ "claim-lookups", OPT_LOOKUPS, NULL, "resolve pods' DRA claims (ResourceClaimTemplates, ResourceClaims;\n"
 					     "DeviceClasses too) from a read-only watch of the API server\n"
 					     "(resource.k8s.io/v1), as the pod's service account unless\n"
-					     "--kubeconfig. Until the caches sync a pod's claims are judged\n"
-					     "unknown, with a warning; readiness never waits for them", 0 },
+					     "--kubeconfig. Until the caches sync, or where the API server\n"
+					     "does not serve resource.k8s.io/v1, a pod's claims are judged\n"
+					     "unknown, with a warning saying which; readiness never waits\n"
+					     "for them. The chart's claimLookups.enabled (auto: on where\n"
+					     "resource.k8s.io/v1 is served) sets it", 0 },
 	{ "kubeconfig", OPT_KUBECONFIG, "FILE", "the API server and identity for --claim-lookups (implies it):\n"
 						"the current context; client certificate or token", 0 },
 	{ "claim-cache-max-objects", OPT_CACHE_OBJECTS, "N", "objects each claim cache keeps at most; more are\n"

@@ -33,6 +33,7 @@ struct watchcache {
 	struct error err;           /* a callback's error */
 
 	atomic_int synced, watching;
+	atomic_int not_served;      /* the last list was answered 404: the API serves no such collection */
 	struct stopper stopper;     /* the thread's stop, and its backoff's sleeps */
 	atomic_size_t objects;
 	atomic_ullong lists, relists, errors, refused, events;
@@ -131,11 +132,17 @@ void watchcache_stats(const struct watchcache *w, struct watchcache_stats *s)
 	s->errors = atomic_load(&w->errors);
 	s->refused = atomic_load(&w->refused);
 	s->events = atomic_load(&w->events);
+	s->not_served = atomic_load(&w->not_served);
 }
 
 int watchcache_synced(const struct watchcache *w)
 {
 	return atomic_load(&w->synced);
+}
+
+int watchcache_not_served(const struct watchcache *w)
+{
+	return atomic_load(&w->not_served);
 }
 
 const char *watchcache_name(const struct watchcache *w)
@@ -360,6 +367,7 @@ static int list_to_sink(struct watchcache *w, struct kube_client *k, struct erro
 		return -1;
 	}
 	rc = kube_list_shaped(k, w->path, w->sink.shape, on_item, w, rv, sizeof rv, &status, err);
+	atomic_store(&w->not_served, rc != 0 && status == 404);
 	if (rc != 0 && w->err.kind != ERROR_NONE)
 		*err = w->err;
 	if (w->sink.list_end != NULL && w->sink.list_end(w->sink.ctx, rc == 0) != 0 && rc == 0) {
@@ -386,6 +394,7 @@ static int list_all(struct watchcache *w, struct kube_client *k, struct error *e
 	}
 	error_clear(&w->err);
 	rc = kube_list(k, w->path, on_item, w, rv, sizeof rv, &status, err);
+	atomic_store(&w->not_served, rc != 0 && status == 404);
 	if (rc != 0) {
 		if (w->err.kind != ERROR_NONE)
 			*err = w->err;

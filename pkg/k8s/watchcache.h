@@ -114,6 +114,7 @@ struct watchcache_stats {
 	unsigned long long errors;  /* failed lists and watches, each followed by a backoff */
 	unsigned long long refused; /* objects over a limit, not kept */
 	unsigned long long events;  /* watch events applied */
+	int not_served;             /* the last list was answered 404 Not Found */
 };
 
 struct watchcache;
@@ -135,6 +136,14 @@ void watchcache_free(struct watchcache *w);
 
 void watchcache_stats(const struct watchcache *w, struct watchcache_stats *s);
 int watchcache_synced(const struct watchcache *w);
+
+/*
+ * Whether the last list was answered 404 Not Found: the API server does not
+ * serve the collection (its group or version is not enabled), as opposed to
+ * one it cannot reach. Cleared by a list that succeeds; the cache keeps
+ * retrying, after its backoff, in case the API is enabled later.
+ */
+int watchcache_not_served(const struct watchcache *w);
 const char *watchcache_name(const struct watchcache *w);
 
 /* What a lookup found. */

@@ -79,14 +79,17 @@ static enum policy_claim_state find(void *ctx, const char *ns, enum policy_claim
 				    const json_t **obj)
 {
 	struct claims_review *cr = ctx;
+	struct watchcache *w = cr->c->w[src == POLICY_CLAIM_FROM_CLAIM ? C_CLAIMS : C_TEMPLATES];
 	json_t *o = NULL;
-	enum watchcache_found f = watchcache_get(cr->c->w[src == POLICY_CLAIM_FROM_CLAIM ? C_CLAIMS : C_TEMPLATES],
-						 ns, name, &o);
+	enum watchcache_found f = watchcache_get(w, ns, name, &o);
 
 	atomic_fetch_add(&cr->c->lookups[f + 1], 1);
 	*obj = NULL;
 	if (f == WATCHCACHE_MISSING)
 		return POLICY_CLAIM_UNKNOWN_NOT_FOUND;
+	/* Cold because the API server answers 404: say so, for waiting will not sync it. */
+	if (f == WATCHCACHE_COLD && watchcache_not_served(w))
+		return POLICY_CLAIM_UNKNOWN_NOT_SERVED;
 	/* Cold; or found but out of memory to parse or hold it: cannot tell either way. */
 	if (f == WATCHCACHE_COLD || o == NULL || (cr->held == NULL && (cr->held = json_array()) == NULL) ||
 	    json_array_append_new(cr->held, o) != 0) {

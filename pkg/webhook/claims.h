@@ -10,7 +10,10 @@
  * (POLICY_CLAIM_UNKNOWN_COLD): the pod is judged as if the claim were
  * unknown, with the engine's warning naming the claim and "cache not
  * synced", and gpu_admission_claim_lookups_total{result="cold"}. Readiness does not
- * depend on the caches: a replica whose API server is unreachable still
+ * depend on the caches: a replica whose API server is unreachable, or does
+ * not serve resource.k8s.io/v1 (Kubernetes before 1.34: each list answered
+ * 404, the claim POLICY_CLAIM_UNKNOWN_NOT_SERVED and the warning saying so,
+ * the caches retrying after their backoff in case it is enabled), still
  * answers (a cold cache must never block pods). After the first sync the
  * caches answer from what they last saw while they reconnect
  * (gpu_admission_claim_cache_watching 0 says so).
