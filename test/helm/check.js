@@ -259,6 +259,16 @@ function main() {
 		check(`${caseName}: watch --policy-reports and --events exactly when granted`,
 			wargs.includes("--policy-reports") === both && wargs.includes("--events") === both, wargs.join(" "));
 	}
+	/*
+	 * claimLookups.enabled auto (the default): on exactly when the cluster serves
+	 * resource.k8s.io/v1 (helm.args stands for what helm install learns), off when the
+	 * admin says false; an offline render without the kind is a cluster that does not.
+	 */
+	const wantLookups = { "claim-lookups": true, "claim-lookups-auto": true, "claim-lookups-off": false,
+		defaults: false }[caseName];
+	if (wantLookups !== undefined)
+		check(`${caseName}: serve --claim-lookups ${wantLookups ? "on" : "off"} (claimLookups.enabled)`,
+			lookups === wantLookups, (c.args || []).join(" "));
 	if (!lookups) {
 		check(`${caseName}: no service account token (pod and ServiceAccount)`,
 			pod.automountServiceAccountToken === false && sa.automountServiceAccountToken === false &&
@@ -342,7 +352,7 @@ function main() {
 		defaults: "Fail", "cert-manager": "Fail", "cert-manager-issuer": "Fail", secret: "Fail", "three-pools": "Fail",
 		"spot-fallback": "Fail", full: "Fail", dryrun: "Ignore", "failure-ignore": "Ignore", "policy-check-off": "Fail",
 		"claim-lookups": "Fail", "policies-beside-webhook": "Fail", "gpu-infra": "Fail", watch: "Fail",
-		"watch-publish": "Fail", "watch-off": "Fail",
+		"watch-publish": "Fail", "watch-off": "Fail", "claim-lookups-auto": "Fail", "claim-lookups-off": "Fail",
 	}[caseName];
 	// One entry per class of object (pkg/policy/matchcond.h), with stable names: the mutating webhook for pods; the
 	// validating ones for pods, for the built-in workload kinds at v1, and (with policy.workloads) for a rule per
@@ -501,7 +511,8 @@ function main() {
 	if (caseName === "defaults" || caseName === "three-pools" || caseName === "spot-fallback" || caseName === "dryrun" ||
 		caseName === "failure-ignore" || caseName === "full" || caseName === "policy-check-off" ||
 		caseName === "claim-lookups" || caseName === "policies-beside-webhook" || caseName === "gpu-infra" ||
-		caseName === "watch" || caseName === "watch-publish" || caseName === "watch-off") {
+		caseName === "watch" || caseName === "watch-publish" || caseName === "watch-off" ||
+		caseName === "claim-lookups-auto" || caseName === "claim-lookups-off") {
 		const s = secrets.find((x) => x.metadata.name === tlsSecretName);
 		check(`${caseName}: helm mode renders the TLS Secret the pods mount`, s && s.type === "kubernetes.io/tls" &&
 			s.data["tls.crt"] && s.data["tls.key"] && s.data["ca.crt"]);

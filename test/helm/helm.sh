@@ -107,6 +107,10 @@ desc="policies only: a webhook feature (metrics) is refused"
 t refused "metrics.enabled needs the webhook" --set webhook.enabled=false --set inProcessPolicies.enabled=true \
 	--set-file "inProcessPolicies.manifest=$T/policies-1.36.yaml" --set metrics.enabled=true --kube-version 1.36.0 \
 	--api-versions admissionregistration.k8s.io/v1/MutatingAdmissionPolicy
+desc="policies only: claimLookups.enabled=true is refused (auto, the default, is not: it is off without the webhook)"
+t refused "claimLookups.enabled needs the webhook" --set webhook.enabled=false --set inProcessPolicies.enabled=true \
+	--set-file "inProcessPolicies.manifest=$T/policies-1.36.yaml" --set claimLookups.enabled=true --kube-version 1.36.0 \
+	--api-versions admissionregistration.k8s.io/v1/MutatingAdmissionPolicy
 desc="policies printed for 1.36 on a cluster that does not serve MutatingAdmissionPolicy v1 are refused"
 t refused "does not serve admissionregistration.k8s.io/v1 MutatingAdmissionPolicy" --set webhook.enabled=false \
 	--set inProcessPolicies.enabled=true --set-file "inProcessPolicies.manifest=$T/policies-1.36.yaml" --kube-version 1.34.0
@@ -246,6 +250,8 @@ refuse "unknown prometheusRule key" --set prometheusRule.severity=page
 refuse "certExpiryDays zero" --set prometheusRule.certExpiryDays=0
 refuse "rejectionSpike factor not above 1" --set prometheusRule.rejectionSpike.factor=1
 refuse "unknown grafanaDashboard key" --set grafanaDashboard.uid=x
+refuse "claimLookups.enabled neither auto, true nor false" --set claimLookups.enabled=maybe
+refuse "claimLookups.enabled \"true\" as a string (auto, true or false)" --set-string claimLookups.enabled=true
 want='caBundle is required'
 refuse "secret mode without caBundle" --set certs.mode=secret
 want='needs metrics.enabled'

@@ -588,3 +588,21 @@ app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 app.kubernetes.io/component: cost-watch
 {{- end -}}
+
+{{/*
+Whether the webhook resolves DRA claims (serve --claim-lookups, its ClusterRole and
+token): "true" or "". claimLookups.enabled true, or auto (the default) when the
+cluster serves resource.k8s.io/v1, the version serve reads (Kubernetes 1.34 and
+later); false only when the admin says so. Auto asks for the kind, not the
+group/version: helm template's built-in API versions list every group/version of
+Helm's own client library (resource.k8s.io/v1 included, whatever the cluster), but
+no kind, while helm install asks the cluster, which lists both. So an offline render
+turns lookups on only when told (--api-versions resource.k8s.io/v1/ResourceClaim).
+Never without the webhook: the policies-only install runs no pod.
+*/}}
+{{- define "gpu-admission.claimLookups" -}}
+{{- $e := toString .Values.claimLookups.enabled -}}
+{{- if and .Values.webhook.enabled (or (eq $e "true") (and (eq $e "auto") (.Capabilities.APIVersions.Has "resource.k8s.io/v1/ResourceClaim"))) -}}
+true
+{{- end -}}
+{{- end -}}
