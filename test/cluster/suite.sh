@@ -203,6 +203,35 @@ pods_default() {
 	equals "$RC" 0 "a plain CPU pod is created"
 	equals "$(jq -c '.spec.nodeSelector // {}' "$T/cpu-plain.out")" '{}' "a plain CPU pod is not changed"
 	equals "$(pool_of team-a cpu-plain)" system "a plain CPU pod lands on the CPU pool (the GPU taint repels it)"
+	pods_default_dra
+}
+
+# A DRA GPU pod on the default install (issue "First contact that holds", item 5): where
+# the API server serves resource.k8s.io/v1 (1.34 and later), claimLookups.enabled auto
+# turns the lookups on with no value set, and a pod whose claim asks for a GPU
+# DeviceClass gets the GPU toleration without writing one. Dry runs until the replica's
+# caches have synced (until then the claim is unknown, and the pod unchanged).
+pods_default_dra() {
+	if ! kubectl api-versions | grep -qx resource.k8s.io/v1; then
+		if grep -qx -- --claim-lookups "$T/wh/args"; then bad "auto: claim lookups on, but resource.k8s.io/v1 is not served"; else ok; fi
+		return
+	fi
+	grep -qx -- --claim-lookups "$T/wh/args" && ok ||
+		bad "default install on an API server serving resource.k8s.io/v1: serve --claim-lookups (claimLookups.enabled auto)"
+	kubectl create -n team-a -f - >/dev/null <<EOF2 || bad "the ResourceClaimTemplate gpu-default"
+{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "gpu-default"},
+ "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 1}}]}}}}
+EOF2
+	pod dra-default '.spec.resourceClaims = [{name: "gpu", resourceClaimTemplateName: "gpu-default"}]
+		| .spec.containers[0].resources.claims = [{name: "gpu"}]' >"$T/dra-default.in"
+	dra_default_placed() {
+		kubectl create --dry-run=server -n team-a -o json -f "$T/dra-default.in" >"$T/dra-default.out" 2>"$T/dra-default.err" &&
+			gpu_tolerated "$T/dra-default.out"
+	}
+	cp_wait 60 dra_default_placed && ok ||
+		{ bad "default install: a DRA GPU pod's claim is looked up and counts (the GPU toleration)"; indent "$T/dra-default.err" | tail -n 3; }
+	lacks "$T/dra-default.err" "not looked up" "default install: no warning that claims were not looked up"
+	kubectl delete resourceclaimtemplate gpu-default -n team-a >/dev/null 2>&1
 }
 
 # --- the outage: failurePolicy Fail, the replica stopped --------------------------------

@@ -52,10 +52,15 @@ kubectl create -n kube-system -f - >/dev/null <<EOF2 || bad "the ResourceClaimTe
 $(jq -n --arg n gpu-1 "$TMPL")
 EOF2
 
-HELM_VALUES_DRA="-f $ROOT/test/cluster/values/three-pools.yaml -f $ROOT/test/cluster/values/claim-lookups.yaml"
+# No claimLookups value: the chart's default, auto, turns the lookups on because this API
+# server serves resource.k8s.io/v1 (helm asks it), and webhook.lib gives the replica the
+# ServiceAccount's token because the rendered args say --claim-lookups.
+HELM_VALUES_DRA="-f $ROOT/test/cluster/values/three-pools.yaml"
 # shellcheck disable=SC2086
 if helm upgrade "$REL" "$CHART" -n "$RNS" $HELM_FORCE --reset-values -f "$ROOT/test/cluster/values/image.yaml" \
-	$HELM_VALUES_DRA >"$T/upgrade.out" 2>&1; then ok; else bad "helm upgrade with claim lookups"; cat "$T/upgrade.out"; fi
+	$HELM_VALUES_DRA >"$T/upgrade.out" 2>&1; then ok; else bad "helm upgrade, claim lookups by default"; cat "$T/upgrade.out"; fi
+kubectl get deployment -n "$RNS" "$REL" -o json | jq -e '.spec.template.spec.containers[0].args | index("--claim-lookups")' \
+	>/dev/null && ok || bad "claimLookups.enabled auto on an API server serving resource.k8s.io/v1: serve --claim-lookups"
 
 # The chart's identity reads exactly the DRA claim objects, and writes nothing.
 SA=system:serviceaccount:$RNS:$REL
@@ -71,8 +76,7 @@ equals "$(kubectl auth can-i list secrets -n "$RNS" --as "$SA")" no "the Service
 # Cold: the replica cannot reach its API server (nothing listens on that port). It is
 # ready all the same, and a DRA pod is admitted as if its claim were unknown, with a
 # warning saying why, and counted.
-cp_sa_kubeconfig "$REL" "https://$CP_API_IP:1" "$T/sa-cold.kubeconfig" || bad "a token for the ServiceAccount"
-WH_EXTRA_ARGS="--kubeconfig=$T/sa-cold.kubeconfig"
+WH_API_SERVER="https://$CP_API_IP:1"
 wh_restart && ok || bad "the replica is ready with its API server unreachable (lookups never gate readiness)"
 kubectl create -n team-dra -f - >/dev/null <<EOF2 || bad "the ResourceClaimTemplate gpu-1"
 $(jq -n --arg n gpu-1 "$TMPL")
@@ -88,8 +92,7 @@ equals "$(wh_metric 'gpu_admission_claim_cache_synced{resource="resourceclaimtem
 [ "$(wh_metric 'gpu_admission_claim_cache_errors_total{resource="resourceclaims"}')" -ge 1 ] && ok || bad "cold cache: the failed lists are counted"
 
 # Warm: the real API server. The caches list and watch; a template is found.
-cp_sa_kubeconfig "$REL" "https://$CP_API_ADDR" "$T/sa.kubeconfig" || bad "a token for the ServiceAccount"
-WH_EXTRA_ARGS="--kubeconfig=$T/sa.kubeconfig"
+WH_API_SERVER=""
 wh_restart || bad "the replica with claim lookups"
 for r in resourceclaimtemplates resourceclaims deviceclasses; do
 	cp_wait 30 metric_is "gpu_admission_claim_cache_synced{resource=\"$r\"}" 1 && ok || bad "the $r cache synced"
@@ -349,10 +352,29 @@ equals "$(idle_sum)" 5 "the watch: the node whose claim was deleted is idle agai
 equals "$(grep -c '"level":"error"' "$T/dra-watch.log")" 0 "the watch logged no error"
 kill "$DW_PID" 2>/dev/null
 wait "$DW_PID" 2>/dev/null
+
+# Off only by the admin's word (claimLookups.enabled=false): no --claim-lookups, no token, no
+# ClusterRole, and a DRA pod's warning names the setting that turns the lookups on.
+# shellcheck disable=SC2086
+helm upgrade "$REL" "$CHART" -n "$RNS" $HELM_FORCE --reset-values -f "$ROOT/test/cluster/values/image.yaml" \
+	$HELM_VALUES_DRA --set claimLookups.enabled=false >"$T/upgrade.out" 2>&1 && ok || { bad "helm upgrade, claim lookups off"; cat "$T/upgrade.out"; }
+wh_restart && ok || bad "the replica without claim lookups"
+if grep -qx -- --claim-lookups "$WH_DIR/args"; then bad "claimLookups.enabled=false: serve still has --claim-lookups"; else ok; fi
+equals "$(kubectl get clusterrole -l "app.kubernetes.io/instance=$REL" -o name | grep -c claim-lookups)" 0 \
+	"claimLookups.enabled=false: no ClusterRole for the lookups"
+dra_pod dra-off gpu-late
+kubectl create --dry-run=server -n team-dra -f "$T/dra-off.in" -o json >"$T/dra-off.out" 2>"$T/dra-off.err" && ok ||
+	bad "lookups off: a DRA pod is admitted (never refused for it)"
+has "$T/dra-off.err" "claimLookups.enabled" "lookups off: the warning names claimLookups.enabled"
+if gpu_tolerated "$T/dra-off.out"; then bad "lookups off: the unresolved claim gave the pod the GPU toleration"; else ok; fi
+# Back to the defaults the next scenarios start from: lookups on, the replica restarted.
+# shellcheck disable=SC2086
+helm upgrade "$REL" "$CHART" -n "$RNS" $HELM_FORCE --reset-values -f "$ROOT/test/cluster/values/image.yaml" \
+	$HELM_VALUES_DRA >"$T/upgrade.out" 2>&1 && wh_restart && ok || bad "back to claim lookups by default"
+
 kubectl delete pod -n kube-system dra-plain --force --grace-period=0 >/dev/null 2>&1
 kubectl delete resourceclaimtemplate gpu-1 -n kube-system >/dev/null 2>&1
 clean
 kubectl delete resourceclaimtemplate --all -n team-dra >/dev/null 2>&1
 kubectl delete resourceslice --all >/dev/null 2>&1
 kubectl delete deviceclass gpu.nvidia.com >/dev/null 2>&1
-WH_EXTRA_ARGS=""
