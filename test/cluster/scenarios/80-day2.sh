@@ -98,13 +98,22 @@ d2_sigkill() { # one replica OOM-killed: the kubelet restarts it
 	D2_GONE_MS=$(d2_back_ms "$pod" "$ip" "$t0")
 }
 d2_sigstop() { # one replica frozen for longer than the webhook's timeout, then resumed
-	local pod ip t0
+	local pod ip t0 gone
 	pod=$(d2_pods | head -n 1); ip=$(d2_ip "$pod"); t0=$(d2_ms)
 	kill -STOP "$(d2_pid "$pod")"
 	sleep "${DAY2_STOP_S:-15}"
 	kill -CONT "$(d2_pid "$pod")"
+	# A frozen process keeps its sockets: kube-apiserver's pooled connections to it stay
+	# open after its endpoint leaves the Service, and a request that picks one waits for
+	# the webhook's timeout (5 s). Failures end once it answers again.
+	D2_GONE_MS=$(d2_ms)
 	d2_settle 2 "SIGSTOP"
-	D2_GONE_MS=$(d2_back_ms "$pod" "$ip" "$t0")
+	gone=$(d2_gone_ms "$ip" "$D2/$D2_NAME.ep" "$t0")
+	if [ -n "$gone" ]; then
+		echo "cluster: day2: sigstop: the frozen replica's endpoint left the Service $((gone - t0)) ms after the freeze"
+	else
+		echo "cluster: day2: sigstop: the frozen replica's endpoint never left the Service (it was resumed first)"
+	fi
 }
 d2_both() { # both replicas gone, and no kubelet to restart them, for DAY2_OUTAGE_S
 	local pod
