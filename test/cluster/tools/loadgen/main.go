@@ -101,6 +101,7 @@ const (
 	runLabel   = "gpu-admission.test/load-run"
 	classLabel = "gpu-admission.test/load-class"
 	msgMax     = 300 // characters of an error kept in a record
+	failMsgKey = 120 // characters of an error that group failures in a sum
 )
 
 type opts struct {
@@ -603,7 +604,6 @@ type Sum struct {
 	FirstFail     int64              `json:"firstFailMs"`   // unix ms of the first and last failed admit
 	LastFail      int64              `json:"lastFailMs"`
 	FailWindowMs  int64              `json:"failWindowMs"`
-	P50, P99, Max float64            `json:"-"`
 	Latency       map[string]float64 `json:"latencyMs"`
 	FailMsgs      map[string]int     `json:"failMessages"`
 }
@@ -649,8 +649,8 @@ func cmdSum(args []string) error {
 				s.LastFail = end
 			}
 			m := r.Msg
-			if i := strings.Index(m, ": "); i > 0 && len(m) > 120 {
-				m = m[:120]
+			if len(m) > failMsgKey {
+				m = m[:failMsgKey]
 			}
 			s.FailMsgs[m]++
 		}
