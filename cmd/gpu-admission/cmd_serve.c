@@ -7,6 +7,7 @@
 #include "base/limit.h"
 #include "k8s/watchcache.h"
 #include "webhook/claims.h"
+#include "webhook/events.h"
 #include "webhook/review.h"
 #include "webhook/server.h"
 
@@ -14,7 +15,7 @@ enum {
 	OPT_ADDR = CLI_LONG_ONLY, OPT_CERT, OPT_KEY, OPT_SELF, OPT_METRICS, OPT_BODY, OPT_THREADS,
 	OPT_MAXCONN, OPT_PERIP, OPT_TIMEOUT, OPT_GRACE, OPT_SERVICE, OPT_LOG, OPT_LOG_FORMAT,
 	OPT_HEADER_TIMEOUT, OPT_BODY_TIMEOUT, OPT_BUDGET, OPT_POLICY_KEY, OPT_LOOKUPS, OPT_KUBECONFIG,
-	OPT_CACHE_OBJECTS, OPT_CACHE_OBJECT_BYTES
+	OPT_CACHE_OBJECTS, OPT_CACHE_OBJECT_BYTES, OPT_EVENTS
 };
 
 /* The defaults the help states, held to the server's own (pkg/webhook/server.h). */
@@ -70,8 +71,14 @@ static const struct cli_option serve_options[] = {
 					     "unknown, with a warning saying which; readiness never waits\n"
 					     "for them. The chart's claimLookups.enabled (auto: on where\n"
 					     "resource.k8s.io/v1 is served) sets it", 0 },
-	{ "kubeconfig", OPT_KUBECONFIG, "FILE", "the API server and identity for --claim-lookups (implies it):\n"
-						"the current context; client certificate or token", 0 },
+	{ "refusal-events", OPT_EVENTS, NULL, "publish a Warning Event (reason " EVENTS_REASON ") on an\n"
+					      "object whose UPDATE is refused, and on its Kueue Workload:\n"
+					      "a controller's refused write (Kueue admitting a Job onto a\n"
+					      "flavor) is otherwise read by nobody. Needs create on events;\n"
+					      "list on Workloads. The chart's refusalEvents.enabled sets it", 0 },
+	{ "kubeconfig", OPT_KUBECONFIG, "FILE", "the API server and identity for --claim-lookups and\n"
+						"--refusal-events (alone, it implies --claim-lookups): the\n"
+						"current context; client certificate or token", 0 },
 	{ "claim-cache-max-objects", OPT_CACHE_OBJECTS, "N", "objects each claim cache keeps at most; more are\n"
 							    "refused and counted (default 100000)", 0 },
 	{ "claim-cache-max-object-bytes", OPT_CACHE_OBJECT_BYTES, "BYTES", "largest object a claim cache keeps (default\n"
@@ -89,6 +96,7 @@ struct serve_args {
 	struct server_options o;
 	struct claims_options co;
 	int lookups;
+	int events;
 	enum log_level level;
 	enum log_format format;
 };
@@ -163,7 +171,8 @@ static int serve_parse(const struct cli_command *cmd, int argc, char **argv, str
 		case OPT_METRICS: a->o.metrics_addr = p.value; break;
 		case OPT_SERVICE: a->o.service_name = p.value; break;
 		case OPT_LOOKUPS: a->lookups = 1; break;
-		case OPT_KUBECONFIG: a->co.kubeconfig = p.value; a->lookups = 1; break;
+		case OPT_EVENTS: a->events = 1; break;
+		case OPT_KUBECONFIG: a->co.kubeconfig = p.value; break;
 		case OPT_LOG:
 			if (cli_choice(&p) < 0 || log_level_parse(p.value, &a->level) != 0)
 				goto stop;
@@ -179,6 +188,9 @@ static int serve_parse(const struct cli_command *cmd, int argc, char **argv, str
 			goto stop;
 		}
 	}
+	/* --kubeconfig alone asks for what it first served: the claim lookups. */
+	if (a->co.kubeconfig != NULL && !a->events)
+		a->lookups = 1;
 	/* A usage error, worded as every command's, before anything is logged. */
 	if (a->o.self_signed ? (a->o.tls_cert != NULL || a->o.tls_key != NULL)
 			     : (a->o.tls_cert == NULL || a->o.tls_key == NULL)) {
@@ -192,11 +204,12 @@ stop:
 	return -1;
 }
 
-/* Wiring only: the flags, the log, the claim caches, then the server until it stops. */
+/* Wiring only: the flags, the log, the claim caches and the Event publisher, then the server until it stops. */
 static int run_serve(const struct cli_command *cmd, int argc, char **argv)
 {
 	struct serve_args a = { .lookups = 0 };
 	struct claims *claims = NULL;
+	struct events *events = NULL;
 	struct error err = { 0 };
 	int rc;
 
@@ -209,8 +222,15 @@ static int run_serve(const struct cli_command *cmd, int argc, char **argv)
 		log_msg(LOG_LEVEL_ERROR, "cannot start claim lookups", "error", err.msg, LOG_END);
 		return cli_exit_code(&err);
 	}
+	if (a.events && (events = events_start(&(struct events_options){ a.co.kubeconfig, a.co.sa_dir }, &err)) == NULL) {
+		log_msg(LOG_LEVEL_ERROR, "cannot start refusal events", "error", err.msg, LOG_END);
+		claims_free(claims);
+		return cli_exit_code(&err);
+	}
 	a.o.claims = claims;
+	a.o.events = events;
 	rc = server_run(&a.o, &err);
+	events_free(events);
 	claims_free(claims);
 	if (rc != 0) {
 		log_msg(LOG_LEVEL_ERROR, "cannot serve", "error", err.msg, LOG_END);

@@ -30,6 +30,7 @@ _Static_assert(TEMPLATE_DEPTH_MAX >= REVIEW_MAX_DEPTH, "templates are searched a
 /* An object's metadata: the policy's, and the names the log line shows. */
 static const struct scan_shape metadata_shape[] = {
 	{ "name", SCAN_WHOLE, NULL },
+	{ "uid", SCAN_WHOLE, NULL },
 	{ "generateName", SCAN_WHOLE, NULL },
 	{ NULL, SCAN_ALSO, policy_pod_metadata_fields },
 };
@@ -264,6 +265,7 @@ static int decode(const struct config *cfg, const json_t *root, struct review_re
 				   &rq->operation, err) != 0)
 		return -1;
 	rq->group = kgroup != NULL ? kgroup : "";
+	rq->version = kversion;
 	rq->kind = kkind;
 	rq->what = which_object(cfg, rq->group, kversion, kkind, rname, sub);
 	if (object != NULL && !json_is_null(object) && !json_is_object(object)) {
@@ -367,6 +369,31 @@ int review_open(const struct config *cfg, const char *body, size_t len, const st
 }
 
 /*
+ * Keeps what the Event of a refused UPDATE names (events.h): nobody reads a
+ * controller's refused write but its log, so serve publishes it.
+ */
+static void note_refusal(const struct review_request *rq, const char *message, struct review_response *res)
+{
+	struct events_object *o = &res->refused_object;
+	const json_t *meta = json_object_get(rq->object, "metadata");
+	const json_t *labels = json_object_get(meta, "labels");
+
+	if (res->decision != POLICY_REJECT || rq->operation != POLICY_OP_UPDATE || rq->version == NULL)
+		return;
+	res->refused = 1;
+	if (rq->group[0] != '\0')
+		snprintf(o->api_version, sizeof o->api_version, "%s/%s", rq->group, rq->version);
+	else
+		review_copy_id(o->api_version, sizeof o->api_version, rq->version);
+	review_copy_id(o->kind, sizeof o->kind, rq->kind);
+	review_copy_id(o->ns, sizeof o->ns, res->ns);
+	review_copy_id(o->name, sizeof o->name, json_string_value(json_object_get(meta, "name")));
+	review_copy_id(o->uid, sizeof o->uid, json_string_value(json_object_get(meta, "uid")));
+	o->queued = json_is_string(json_object_get(labels, EVENTS_KUEUE_QUEUE_LABEL));
+	review_copy_id(res->refused_message, sizeof res->refused_message, message);
+}
+
+/*
  * Answers a workload's review (rq decoded from the first pass): its
  * templates judged, the answer never a patch. A custom resource's templates
  * can sit anywhere, so its body is scanned again with the shape that
@@ -415,6 +442,7 @@ static int answer_workload(const struct config *cfg, const char *body, size_t le
 	res->mode = wr.answer.mode;
 	res->evaluated = 1;
 	res->verdict = wr.answer.verdict;
+	note_refusal(rq, wr.message, res);
 	rc = review_encode(rq->api_version, rq->uid, ERROR_NONE, wr.message, &wr.answer, flags, res, err);
 out:
 	workload_result_free(&wr);
@@ -516,6 +544,7 @@ int review_handle_claims(const struct config *cfg, const char *body, size_t len,
 	res->unreached = pr.unreached;
 	policy_describe_pools(&pr, ",", res->pools, sizeof res->pools);
 	res->n_pools = pr.n_pools;
+	note_refusal(&rq, pr.message, res);
 	rc = review_encode(rq.api_version, rq.uid, ERROR_NONE, pr.message, &pr, flags, res, err);
 out:
 	policy_claims_free(&claims);

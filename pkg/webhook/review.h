@@ -18,6 +18,7 @@
 #include "policy/config.h"
 #include "base/error.h"
 #include "policy/policy.h"
+#include "webhook/events.h"
 #include "policy/template.h"
 
 #define REVIEW_MAX_DEPTH 100 /* JSON nesting accepted; a Pod needs about 20 */
@@ -52,6 +53,14 @@ struct review_response {
 	char pools[256];              /* the pool the policy names, or the eligible pools in order,
 	                                 comma-separated (cut to fit); empty when none */
 	size_t n_pools;               /* how many it names */
+	/*
+	 * A refused UPDATE (decision POLICY_REJECT): the object as an Event's
+	 * involvedObject names it and the refusal (pkg/webhook/events.h); refused
+	 * is 0 for anything else.
+	 */
+	int refused;
+	struct events_object refused_object;
+	char refused_message[EVENTS_MESSAGE_MAX];
 };
 
 /*

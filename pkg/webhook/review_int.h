@@ -34,6 +34,7 @@ struct review_request {
 	const char *ns;
 	const char *username;     /* request.userInfo.username; "" when absent */
 	const char *group, *kind; /* request.kind */
+	const char *version;      /* request.kind.version; NULL when absent */
 	enum policy_operation operation;
 	enum review_object what;
 };

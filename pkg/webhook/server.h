@@ -54,6 +54,7 @@
 #define SERVER_DEFAULT_GRACE 10u
 
 struct claims;
+struct events;
 
 struct server_options {
 	const char *addr;           /* "HOST:PORT"; port 0 picks a free one (logged) */
@@ -78,6 +79,7 @@ struct server_options {
 	unsigned watch_ms;          /* file poll period (0: 1000) */
 	struct claims *claims;      /* DRA claim lookups (pkg/webhook/claims.h), borrowed; NULL: none.
 	                               Never part of readiness: a cold cache must not block pods */
+	struct events *events;      /* refusal Events (pkg/webhook/events.h), borrowed; NULL: none */
 };
 
 #define SERVER_THREADS_MAX 64u

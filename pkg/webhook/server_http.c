@@ -165,7 +165,8 @@ static enum MHD_Result answer_get(struct server *s, struct MHD_Connection *c, st
 	}
 	default:
 		text = metrics_render(s->metrics, &len, &err);
-		if (text != NULL && s->o->claims != NULL && claims_metrics(s->o->claims, &text, &len, &err) != 0) {
+		if (text != NULL && ((s->o->claims != NULL && claims_metrics(s->o->claims, &text, &len, &err) != 0) ||
+				     (s->o->events != NULL && events_metrics(s->o->events, &text, &len, &err) != 0))) {
 			free(text);
 			text = NULL;
 		}
@@ -274,6 +275,8 @@ static enum MHD_Result answer_review(struct server *s, struct MHD_Connection *c,
 		return answer_error(s, c, rq, err.kind, err.msg);
 	}
 	dec = decision_of(&res);
+	if (res.refused && dec == METRICS_DEC_REJECT && s->o->events != NULL)
+		events_refused(s->o->events, &res.refused_object, res.refused_message);
 	/* A pod only /mutate judges in enforce is counted there alone (review_response.unreached). */
 	if (res.evaluated && !res.unreached)
 		metrics_verdict(s->metrics, rq->ep, res.kind, res.mode, res.verdict);
