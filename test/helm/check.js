@@ -232,7 +232,31 @@ function main() {
 		csc.runAsUser === 65532 && csc.privileged !== true && csc.seccompProfile.type === "RuntimeDefault");
 	const lookups = (c.args || []).includes("--claim-lookups");
 	/* The watch's publishing writes (templates/watch-publish-rbac.yaml) are its own, checked apart. */
-	const webhookRbac = objs.filter((o) => /Role/.test(o.kind) && !/-watch-publish$/.test(o.metadata.name));
+	const webhookRbac = objs.filter((o) => /Role/.test(o.kind) && !/-(watch-publish|refusal-events)$/.test(o.metadata.name));
+	/* Refusal Events' writes (templates/rbac.yaml) are theirs too, checked apart. */
+	const eventsRbac = objs.filter((o) => /Role/.test(o.kind) && /-refusal-events$/.test(o.metadata.name));
+	const refusal = (c.args || []).includes("--refusal-events");
+	/* refusalEvents.enabled auto: on exactly when the cluster serves Kueue's Workloads (helm.args). */
+	const wantRefusal = { "refusal-events-auto": true, defaults: false, "claim-lookups-auto": false }[caseName];
+	if (wantRefusal !== undefined)
+		check(`${caseName}: serve --refusal-events ${wantRefusal ? "on" : "off"} (refusalEvents.enabled)`,
+			refusal === wantRefusal, (c.args || []).join(" "));
+	if (refusal) {
+		const role = eventsRbac.find((o) => o.kind === "ClusterRole");
+		const binding = eventsRbac.find((o) => o.kind === "ClusterRoleBinding");
+		const rules = role ? role.rules : [];
+		const rule = (group) => rules.find((r) => eq(r.apiGroups, [group])) || {};
+		check(`${caseName}: refusal Events: one ClusterRole (create events, list Kueue's workloads), one binding`,
+			eventsRbac.length === 2 && rules.length === 2 && eq(rule("").resources, ["events"]) &&
+			eq(rule("").verbs, ["create"]) && eq(rule("kueue.x-k8s.io").resources, ["workloads"]) &&
+			eq(rule("kueue.x-k8s.io").verbs, ["list"]) && !rules.some((r) => r.resourceNames), JSON.stringify(rules));
+		check(`${caseName}: refusal Events bound to the webhook's ServiceAccount, its token mounted`, binding && role &&
+			binding.roleRef.name === role.metadata.name && eq(binding.subjects, [{ kind: "ServiceAccount",
+				name: sa.metadata.name, namespace: sa.metadata.namespace }]) &&
+			pod.automountServiceAccountToken === true && sa.automountServiceAccountToken === false);
+	} else {
+		check(`${caseName}: no refusal Events RBAC (refusalEvents off)`, !eventsRbac.length);
+	}
 	const publishRbac = objs.filter((o) => /Role/.test(o.kind) && /-watch-publish$/.test(o.metadata.name));
 	if (caseName === "watch-publish") {
 		const role = publishRbac.find((o) => o.kind === "ClusterRole");
@@ -270,10 +294,11 @@ function main() {
 		check(`${caseName}: serve --claim-lookups ${wantLookups ? "on" : "off"} (claimLookups.enabled)`,
 			lookups === wantLookups, (c.args || []).join(" "));
 	if (!lookups) {
-		check(`${caseName}: no service account token (pod and ServiceAccount)`,
-			pod.automountServiceAccountToken === false && sa.automountServiceAccountToken === false &&
-			pod.serviceAccountName === sa.metadata.name);
-		check(`${caseName}: no RBAC objects`, !webhookRbac.length);
+		if (!refusal)
+			check(`${caseName}: no service account token (pod and ServiceAccount)`,
+				pod.automountServiceAccountToken === false && sa.automountServiceAccountToken === false &&
+				pod.serviceAccountName === sa.metadata.name);
+		check(`${caseName}: no claim lookups RBAC objects`, !webhookRbac.length);
 	} else {
 		/* Claim lookups: the pod's token, and read access to exactly the DRA objects, bound to its ServiceAccount. */
 		const roles = webhookRbac.filter((o) => /Role$/.test(o.kind));
@@ -307,7 +332,7 @@ function main() {
 	const known = ["addr", "tls-cert", "tls-key", "self-signed", "config", "metrics-addr", "max-body", "threads",
 		"max-connections", "max-connections-per-ip", "timeout", "shutdown-grace", "service-name", "log-level",
 		"header-timeout", "memory-budget", "policy-key", "claim-lookups", "claim-cache-max-objects",
-		"claim-cache-max-object-bytes"];
+		"claim-cache-max-object-bytes", "refusal-events"];
 	const bad = args.filter((a) => a.startsWith("--") && !known.includes(a.slice(2).split("=")[0]));
 	check(`${caseName}: every flag is one serve knows`, !bad.length, bad.join(" "));
 	check(`${caseName}: no --self-signed in a cluster`, !args.includes("--self-signed"));
@@ -353,6 +378,7 @@ function main() {
 		"spot-fallback": "Fail", full: "Fail", dryrun: "Ignore", "failure-ignore": "Ignore", "policy-check-off": "Fail",
 		"claim-lookups": "Fail", "policies-beside-webhook": "Fail", "gpu-infra": "Fail", watch: "Fail",
 		"watch-publish": "Fail", "watch-off": "Fail", "claim-lookups-auto": "Fail", "claim-lookups-off": "Fail",
+		"refusal-events-auto": "Fail",
 	}[caseName];
 	// One entry per class of object (pkg/policy/matchcond.h), with stable names: the mutating webhook for pods; the
 	// validating ones for pods, for the built-in workload kinds at v1, and (with policy.workloads) for a rule per
@@ -512,7 +538,7 @@ function main() {
 		caseName === "failure-ignore" || caseName === "full" || caseName === "policy-check-off" ||
 		caseName === "claim-lookups" || caseName === "policies-beside-webhook" || caseName === "gpu-infra" ||
 		caseName === "watch" || caseName === "watch-publish" || caseName === "watch-off" ||
-		caseName === "claim-lookups-auto" || caseName === "claim-lookups-off") {
+		caseName === "claim-lookups-auto" || caseName === "claim-lookups-off" || caseName === "refusal-events-auto") {
 		const s = secrets.find((x) => x.metadata.name === tlsSecretName);
 		check(`${caseName}: helm mode renders the TLS Secret the pods mount`, s && s.type === "kubernetes.io/tls" &&
 			s.data["tls.crt"] && s.data["tls.key"] && s.data["ca.crt"]);

@@ -600,6 +600,24 @@ no kind, while helm install asks the cluster, which lists both. So an offline re
 turns lookups on only when told (--api-versions resource.k8s.io/v1/ResourceClaim).
 Never without the webhook: the policies-only install runs no pod.
 */}}
+{{- /*
+refusalEvents: auto is on where the cluster serves Kueue's Workloads, the
+controller whose refused write (a flavor into a queued Job's template) nobody
+else would see. Any API access: gpu-admission.apiAccess.
+*/ -}}
+{{- define "gpu-admission.refusalEvents" -}}
+{{- $e := toString .Values.refusalEvents.enabled -}}
+{{- if and .Values.webhook.enabled (or (eq $e "true") (and (eq $e "auto") (or (.Capabilities.APIVersions.Has "kueue.x-k8s.io/v1beta2/Workload") (.Capabilities.APIVersions.Has "kueue.x-k8s.io/v1beta1/Workload")))) -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{- define "gpu-admission.apiAccess" -}}
+{{- if or (include "gpu-admission.claimLookups" .) (include "gpu-admission.refusalEvents" .) -}}
+true
+{{- end -}}
+{{- end -}}
+
 {{- define "gpu-admission.claimLookups" -}}
 {{- $e := toString .Values.claimLookups.enabled -}}
 {{- if and .Values.webhook.enabled (or (eq $e "true") (and (eq $e "auto") (.Capabilities.APIVersions.Has "resource.k8s.io/v1/ResourceClaim"))) -}}

@@ -42,6 +42,7 @@ KQ_SVC=kueue-webhook-service
 KQ_DIR=$T/kueue
 KQ_PORT=9443
 KQ_HEALTH=127.0.0.1:18081
+EV_REASON=RefusedByGPUAdmission   # pkg/webhook/events.h EVENTS_REASON
 KUEUE=$ROOT/build/cluster/bin/kueue
 GO_BIN=$(command -v go || echo /usr/local/go/bin/go)
 KQ_MOD=$(cd "$ROOT/test/cluster/kueue" && GOFLAGS=-mod=readonly GOPROXY=off "$GO_BIN" list -m -f '{{.Dir}}' sigs.k8s.io/kueue 2>/dev/null)
@@ -168,6 +169,10 @@ kueue_down() {
 
 if kueue_up; then
 	upgrade kueue.yaml
+	# refusalEvents' auto asks the API server at the upgrade: Kueue's Workloads are
+	# served now, so the rendered args (and RBAC, and token) change: the replica restarts.
+	wh_restart && ok || bad "the replica restarts with the upgraded Deployment's args"
+	has "$WH_DIR/args" "--refusal-events" "refusalEvents auto: on where Kueue's Workloads are served"
 	POLICY=$(ls "$WH_DIR"/policy/* | head -n 1)
 	ns team-kq
 	ns team-research
@@ -256,14 +261,25 @@ if kueue_up; then
 	sleep 5
 	equals "$(kubectl get job -n team-kq x1 -o jsonpath='{.spec.suspend}')/$(job_pod team-kq x1)/$(kubectl get job -n team-kq x1 -o json | jq -r '.spec.template.spec.nodeSelector // {} | length')" \
 		"true//0" "x1 stays suspended, unchanged: no pod, no h100 selector"
-	kubectl get events -n team-kq -o json | jq -r '.items[] | select(.involvedObject.name == "x1" or (.involvedObject.name | startswith("job-x1-"))) | "\(.involvedObject.kind) \(.reason): \(.message)"' >"$T/x1.events"
+	x1_wl=$(wl team-kq x1 | jq -r '.metadata.name')
+	cp_wait 30 sh -c "kubectl get events -n team-kq --field-selector reason=$EV_REASON,involvedObject.name=$x1_wl -o name | grep -q ." ||
+		bad "no $EV_REASON Event on x1's Workload $x1_wl"
+	kubectl get events -n team-kq -o json | jq -r '.items[] | select(.involvedObject.name == "x1" or (.involvedObject.name | startswith("job-x1-"))) | "\(.involvedObject.kind) \(.type) \(.reason) x\(.count // 1): \(.message)"' >"$T/x1.events"
 	wl team-kq x1 | jq -r '.status.conditions[]? | "\(.type)=\(.status) \(.reason): \(.message)"' >"$T/x1.conds"
 	echo "cluster: x1's Workload conditions:"; indent "$T/x1.conds"
 	echo "cluster: x1's events:"; indent "$T/x1.events"
-	# What a Kueue user sees (upstream's behaviour, NOTES): the Workload admitted, holding
-	# h100's quota, and no Started event; the refusal is in Kueue's log only.
+	# Kueue itself (upstream's behaviour, NOTES): the Workload admitted, holding h100's
+	# quota, no Started event, the refusal in its log. gpu-admission's Events
+	# (serve --refusal-events, on by the chart's auto where Kueue's Workloads are
+	# served) put it where a Kueue user looks: kubectl describe job, and workload.
 	lacks "$T/x1.events" "Started" "Kueue v0.17 records no Started event for the refused start"
 	has "$T/x1.conds" "Admitted=True" "Kueue v0.17 leaves x1's Workload Admitted (its quota held)"
+	has "$T/x1.events" "Job Warning $EV_REASON x1: " "the refusal is a Warning Event on the Job"
+	has "$T/x1.events" "Workload Warning $EV_REASON x1: " "and on its Workload"
+	grep "Workload Warning $EV_REASON" "$T/x1.events" >"$T/x1.wlev"
+	has "$T/x1.wlev" 'namespace "team-kq" may not use GPU pool "h100"' "the Workload's Event says gpu-admission's message"
+	kubectl describe workload -n team-kq "$x1_wl" >"$T/x1.describe" 2>&1
+	has "$T/x1.describe" "$EV_REASON" "kubectl describe workload shows it"
 
 	# --- a CPU Job cannot use the queue to reach GPU nodes ---
 	job c1 team-kq >"$T/c1.in"
@@ -274,6 +290,8 @@ if kueue_up; then
 		bad "gpu-admission refused Kueue's start of the CPU Job"
 	sleep 5
 	equals "$(kubectl get job -n team-kq c1 -o jsonpath='{.spec.suspend}')/$(job_pod team-kq c1)" "true/" "the CPU Job stays suspended: no pod on a GPU node"
+	kubectl get events -n team-kq --field-selector "reason=$EV_REASON,involvedObject.name=c1" -o json >"$T/c1.events"
+	has "$T/c1.events" "CPU-only pod aimed at GPU nodes" "the CPU Job's refused start is an Event on the Job"
 
 	# --- the requests each side made: Kueue's retries back off, no storm ---
 	w1=$(wh_rejects) a1=$(api_rejects) f1=$(job_patches 403) s1=$(date +%s)
@@ -285,6 +303,15 @@ if kueue_up; then
 	# Two Jobs retried with per-item exponential backoff: over 30 s after the first
 	# minute, a handful of tries each (a storm would be hundreds).
 	[ $((w2 - w1)) -le 10 ] && ok || bad "Kueue's retries back off: $((w2 - w1)) refusals in 30 s"
+	# Each retry is refused again with the same message: one Event per object, not one per try.
+	kubectl get events -n team-kq --field-selector "reason=$EV_REASON" -o json |
+		jq -r '[.items[] | .involvedObject.name] | group_by(.) | map("\(.[0]) \(length)") | .[]' >"$T/ev.count"
+	echo "cluster: $EV_REASON Events per object after the retries:"; indent "$T/ev.count"
+	equals "$(awk '$2 != 1' "$T/ev.count")" "" "one Event per refused object, whatever Kueue's retries"
+	curl -sf --cacert "$WH_DIR/caBundle.pem" --resolve "$WH_HOST:$WH_PORT:$CP_WEBHOOK_IP" "https://$WH_HOST:$WH_PORT/metrics" |
+		grep '^gpu_admission_refusal_events_total' >"$T/ev.metrics"
+	echo "cluster: $(tr '\n' ' ' <"$T/ev.metrics")"
+	has "$T/ev.metrics" 'result="failed"} 0' "no Event failed to publish (RBAC: the chart's ClusterRole)"
 	kueue_down
 else
 	kueue_down
