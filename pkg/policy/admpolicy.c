@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy/policy_int.h"
+#include "policy/policy.h"
 
 #define NAME "gpu-admission"
 #define COST_ANNOTATION "gpu-admission.azure.io/worst-case-cel-cost"
@@ -294,9 +294,9 @@ static void put_pick(struct cel *b, const struct config *cfg, const char *s, con
 	size_t i;
 	int want;
 
-	cel_put(b, "'" POOL_LABEL "' in %s ? (", l);
+	cel_put(b, "'" POLICY_POOL_LABEL "' in %s ? (", l);
 	for (i = 0; i < cfg->n_pools; i++) {
-		cel_put(b, "%s['" POOL_LABEL "'] == ", l);
+		cel_put(b, "%s['" POLICY_POOL_LABEL "'] == ", l);
 		cel_lit(b, cfg->pools[i].name);
 		cel_put(b, " ? (variables.pool%zu ? %zu : -3) : ", i, i);
 	}
@@ -408,12 +408,13 @@ static void put_route_message(struct cel *b, const struct cel_view *w, const cha
 		snprintf(v, sizeof v, "%s.nodeSelector[k]", s);
 		cel_selects_gpu(b, w, "k", v);
 	}
-	cel_put(b, ").map(k, k == '" HOSTNAME_LABEL "' && !(k in [");
+	cel_put(b, ").map(k, k == '" POLICY_HOSTNAME_LABEL "' && !(k in [");
 	for (i = 0; i < w->labels.n; i++) {
 		cel_put(b, "%s", i ? ", " : "");
 		cel_lit(b, w->labels.v[i]);
 	}
-	cel_put(b, "]) ? 'it selects GPU node ' + %s.nodeSelector[k] + ' with nodeSelector " HOSTNAME_LABEL "' : "
+	cel_put(b, "]) ? 'it selects GPU node ' + %s.nodeSelector[k] + "
+		"' with nodeSelector " POLICY_HOSTNAME_LABEL "' : "
 		"'it selects GPU nodes with nodeSelector ' + k + '=' + %s.nodeSelector[k])[0] : '', "
 		"variables.rAff ? 'its required node affinity matches only GPU nodes' : '', "
 		"variables.rName ? 'spec.nodeName binds it to GPU node ' + %s.nodeName : ''].filter(x, x != '')"
@@ -482,7 +483,8 @@ static void validations(struct pol *p, const char *s, const char *prefix, const 
 	v = take(p, p->items, "gpu-pod-has-a-pool", "expression", &b);
 	if (v != NULL)
 		json_object_del(v, "name");
-	cel_put(&b, "%s(variables.pick == -2 ? 'label " POOL_LABEL "=' + variables.labels['" POOL_LABEL "'] + "
+	cel_put(&b, "%s(variables.pick == -2 ? 'label " POLICY_POOL_LABEL "=' + "
+		"variables.labels['" POLICY_POOL_LABEL "'] + "
 		"' names no configured GPU pool; pools are: ", prefix);
 	for (i = 0; i < cfg->n_pools; i++)
 		cel_put(&b, "%s%s", i ? ", " : "", cfg->pools[i].name);
@@ -638,7 +640,7 @@ static void mutating_vars(struct pol *p)
 	cel_gpu(&b, &nv_view, "variables.containers");
 	take(p, p->vars, "nvidia", "expression", &b);
 	cel_put(&b, "has(object.spec.nodeName) && object.spec.nodeName != '' || has(object.spec.nodeSelector) && "
-		"object.spec.nodeSelector != null && '" HOSTNAME_LABEL "' in object.spec.nodeSelector || size(");
+		"object.spec.nodeSelector != null && '" POLICY_HOSTNAME_LABEL "' in object.spec.nodeSelector || size(");
 	cel_required_terms(&b, "object.spec");
 	cel_put(&b, ") > 0");
 	take(p, p->vars, "pins", "expression", &b);

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy/policy_int.h"
+#include "policy/policy.h"
 
 #define LIST_LITERAL_COST 10ULL
 #define EXPRESSION_MAX 100000  /* cel-go's parser refuses more than 100,000 code points */
@@ -260,7 +260,7 @@ void cel_selects_gpu(struct cel *b, const struct cel_view *w, const char *k, con
 	put_gpu_label(b, w, k);
 	cel_put(b, " || ");
 	put_pool_value(b, w, k, v);
-	cel_put(b, " || %s == '" HOSTNAME_LABEL "' && ", k);
+	cel_put(b, " || %s == '" POLICY_HOSTNAME_LABEL "' && ", k);
 	cel_node_gpu(b, w, v);
 	cel_put(b, ")");
 }
@@ -296,7 +296,8 @@ static void put_requirement(struct cel *b, const struct cel_view *w)
 	cel_put(b, "has(e.key) && has(e.operator) && (");
 	put_gpu_label(b, w, "e.key");
 	cel_put(b, " ? (e.operator == 'In' && size(" VALUES ") > 0 || e.operator in ['Exists', 'Gt', 'Lt'])"
-		" : e.operator == 'In' && size(" VALUES ") > 0 && (e.key == '" HOSTNAME_LABEL "' ? " VALUES ".all(v, ");
+		" : e.operator == 'In' && size(" VALUES ") > 0 && "
+		"(e.key == '" POLICY_HOSTNAME_LABEL "' ? " VALUES ".all(v, ");
 	was = cel_loop(b, ADMPOLICY_VALUES_MAX);
 	cel_charge(b, branch);
 	b->uncharged = 1;
@@ -319,7 +320,7 @@ static void put_term_gpu(struct cel *b, const struct cel_view *w)
 	was = cel_loop(b, ADMPOLICY_TERMS_MAX);
 	put_requirement(b, w);
 	cel_put(b, ") || has(t.matchFields) && t.matchFields != null && t.matchFields.exists(e, has(e.key) && "
-		"e.key == '" NAME_FIELD "' && has(e.operator) && e.operator == 'In' && size(" VALUES ") > 0 && "
+		"e.key == '" POLICY_NAME_FIELD "' && has(e.operator) && e.operator == 'In' && size(" VALUES ") > 0 && "
 		VALUES ".all(v, ");
 	cel_loop(b, ADMPOLICY_VALUES_MAX);
 	cel_node_gpu(b, w, "v");

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy/policy_int.h"
+#include "policy/policy.h"
 #include "base/quantity.h"
 #include "base/strbuf.h"
 #include "k8s/names.h"

@@ -8,7 +8,6 @@
 
 #include "base/strbuf.h"
 #include "policy/policy.h"
-#include "policy/policy_int.h"
 #include "text/scan.h"
 #include "policy/template.h"
 
@@ -20,8 +19,6 @@
  * sortAlpha and uniq give them.
  */
 
-#define HOSTNAME_LABEL "kubernetes.io/hostname"
-#define NAME_FIELD "metadata.name"
 #define WRONG_TAINT_KEY "nvidia.com/gpu"  /* the toleration key the policy warns about */
 #define EXPRESSION_MAX 100000  /* bytes of one expression: cel-go's parser refuses more than
                                   100,000 code points (expressionSizeCodePointLimit's default,
@@ -445,7 +442,7 @@ static int view_fill(const struct config *cfg, struct view *w, struct error *err
 		}
 	}
 	if (!w->names_known) {
-		names_add(&w->labels, HOSTNAME_LABEL);
+		names_add(&w->labels, POLICY_HOSTNAME_LABEL);
 		w->node_exact.n = w->node_wild.n = 0;
 	} else if (w->node_exact.n + w->node_wild.n == 0) {
 		error_set(err, ERROR_INTERNAL, "matchConditions: GPU nodes are told by name, but by no name");
@@ -554,18 +551,19 @@ static cost_t put_term(struct strbuf *b, const struct view *w, const char *term)
 	}
 	if (names) {
 		/* e.key == 'kubernetes.io/hostname' && has(e.values) && (size(e.values) > MAX || e.values.exists(...)) */
-		strbuf_addf(b, " || e.key == '" HOSTNAME_LABEL "' && has(e.values) && (size(e.values) > %d || "
+		strbuf_addf(b, " || e.key == '" POLICY_HOSTNAME_LABEL "' && has(e.values) && (size(e.values) > %d || "
 		    "e.values.exists(v, ", MATCHCOND_LIST_MAX);
-		req = cost_add(req, cost_add(2 * COST_SELECT + 2 * COST_CALL + string_cost(strlen(HOSTNAME_LABEL)),
+		req = cost_add(req, cost_add(2 * COST_SELECT + 2 * COST_CALL + string_cost(strlen(POLICY_HOSTNAME_LABEL)),
 				     guarded_exists_cost("e.values", MATCHCOND_LIST_MAX, put_node_name_test(b, w, "v"))));
 		strbuf_addf(b, "))");
 	}
 	strbuf_addf(b, ")))");
 	cost = guarded_exists_cost(exprs, MATCHCOND_TERMS_MAX, req);
 	/* matchFields knows only metadata.name: a node's name. */
-	strbuf_addf(b, " || has(%s) && (size(%s) > %d || %s.exists(e, has(e.key) && e.key == '" NAME_FIELD "'",
+	strbuf_addf(b, " || has(%s) && (size(%s) > %d || "
+		    "%s.exists(e, has(e.key) && e.key == '" POLICY_NAME_FIELD "'",
 	    fields, fields, MATCHCOND_TERMS_MAX, fields);
-	req = 3 * COST_SELECT + 2 * COST_CALL + string_cost(strlen(NAME_FIELD));
+	req = 3 * COST_SELECT + 2 * COST_CALL + string_cost(strlen(POLICY_NAME_FIELD));
 	if (names) {
 		strbuf_addf(b, " && has(e.values) && (size(e.values) > %d || e.values.exists(v, ", MATCHCOND_LIST_MAX);
 		req = cost_add(req, cost_add(COST_CALL, guarded_exists_cost("e.values", MATCHCOND_LIST_MAX, put_node_name_test(b, w, "v"))));
@@ -668,8 +666,8 @@ static cost_t put_spec_relevant(struct strbuf *b, const struct view *w, const ch
 		char value[160];
 
 		snprintf(value, sizeof value, "%s[k]", sel);
-		strbuf_addf(b, " || k == '" HOSTNAME_LABEL "' && ");
-		c = cost_add(c, cost_add(COST_SELECT + 2 * COST_CALL + string_cost(strlen(HOSTNAME_LABEL)),
+		strbuf_addf(b, " || k == '" POLICY_HOSTNAME_LABEL "' && ");
+		c = cost_add(c, cost_add(COST_SELECT + 2 * COST_CALL + string_cost(strlen(POLICY_HOSTNAME_LABEL)),
 				 cost_add(path_cost(sel) + COST_SELECT, put_node_name_test(b, w, value))));
 	}
 	strbuf_addf(b, "))");

@@ -241,4 +241,45 @@ size_t policy_notes(const struct config *cfg, const struct config *defaults, cha
  */
 int policy_glob_match(const char *pattern, const char *s);
 
+/*
+ * ==== What the generators (pkg/render/) read as the engine does ====
+ * The CEL, Kueue and autoscaler writers restate the engine's decisions in
+ * other systems' terms; they name labels, taints and pools through these so
+ * that both sides cannot drift apart.
+ */
+
+#define POLICY_POOL_LABEL     "gpu-admission/pool"     /* a pod's label naming its pool */
+#define POLICY_HOSTNAME_LABEL "kubernetes.io/hostname" /* equals the node's name on AKS */
+#define POLICY_NAME_FIELD     "metadata.name"          /* the one field matchFields knows */
+
+/* Does s match any glob of globs (policy_glob_match())? */
+int policy_match_any(const struct config_strings *globs, const char *s);
+
+/* Is s one of l's strings, exactly? */
+int policy_list_has(const struct config_strings *l, const char *s);
+
+/* "sku=gpu:NoSchedule" into buf; snprintf's return. */
+int policy_describe_taint(const struct config *cfg, char *buf, size_t cap);
+
+/* A node label key the pools select by, and the values they select by it. */
+struct policy_pool_key {
+	const char *key;
+	struct {
+		const char **v;  /* owned array of borrowed strings */
+		size_t n;
+	} values;
+};
+
+/*
+ * The label keys cfg's pools select by (policy_target.c gpu_label(): a key's
+ * alias is a key of its own), each with the values pools select, but the
+ * keys in skip[0..n_skip) (the CEL writers skip the GPU node labels, which
+ * aim at GPU nodes whatever the value); sorted by key, values sorted and
+ * unique. Strings are borrowed from cfg. 0, or -1 when out of memory
+ * (*keys then NULL). policy_pool_keys_free() frees the array (NULL is fine).
+ */
+int policy_pool_keys(const struct config *cfg, const char *const *skip, size_t n_skip,
+		     struct policy_pool_key **keys, size_t *n);
+void policy_pool_keys_free(struct policy_pool_key *keys, size_t n);
+
 #endif

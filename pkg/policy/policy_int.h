@@ -18,10 +18,6 @@
 #include "base/error.h"
 #include "policy/policy.h"
 
-#define POOL_LABEL "gpu-admission/pool"
-#define HOSTNAME_LABEL "kubernetes.io/hostname"   /* equals the node's name on AKS */
-#define NAME_FIELD     "metadata.name"            /* the one field matchFields knows */
-
 /* Why a pod was admitted, mutated or rejected: stable codes for annotations and metrics. */
 #define R_OPERATION   "operation-not-create"   /* DELETE, CONNECT */
 #define R_UPDATE_GPU  "update-gpu-pod"         /* UPDATE of a GPU pod: never patched nor judged */
@@ -300,15 +296,12 @@ const char *policy_label_value(const json_t *labels, const char *key);
 /* The string member key of obj, or dflt. Borrowed. */
 const char *policy_str(const json_t *obj, const char *key, const char *dflt);
 
-int policy_match_any(const struct config_strings *globs, const char *s);
-
 /*
  * Do pod labels (an object of strings, or NULL: none; borrowed) match sel,
  * with metav1.LabelSelector semantics (matchLabels and matchExpressions
  * ANDed, an empty selector matching everything: LabelSelectorAsSelector)?
  */
 int policy_selector_match(const struct config_label_selector *sel, const json_t *labels);
-int policy_list_has(const struct config_strings *l, const char *s);
 long long policy_max_ll(long long a, long long b);
 
 
@@ -321,28 +314,5 @@ int policy_warn(struct policy_result *res, struct error *err, const char *fmt, .
 	__attribute__((format(printf, 3, 4)));
 int policy_note(struct policy_result *res, struct error *err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-
-/* "sku=gpu:NoSchedule" into buf; snprintf's return. */
-int policy_describe_taint(const struct config *cfg, char *buf, size_t cap);
-
-/* A node label key the pools select by, and the values they select by it. */
-struct policy_pool_key {
-	const char *key;
-	struct {
-		const char **v;  /* owned array of borrowed strings */
-		size_t n;
-	} values;
-};
-
-/*
- * The label keys cfg's pools select by (policy_target.c gpu_label(): a key's
- * alias is a key of its own), each with the values pools select, but the
- * keys in skip[0..n_skip) (the CEL writers skip the GPU node labels, which
- * aim at GPU nodes whatever the value); sorted by key, values sorted and
- * unique. Strings are borrowed from cfg. 0, or -1 when out of memory.
- */
-int policy_pool_keys(const struct config *cfg, const char *const *skip, size_t n_skip,
-		     struct policy_pool_key **keys, size_t *n);
-void policy_pool_keys_free(struct policy_pool_key *keys, size_t n);
 
 #endif

@@ -185,7 +185,7 @@ static const json_t *term_names(const json_t *term)
 		json_array_foreach(policy_iterable(json_object_get(term, pass ? "matchFields" : "matchExpressions")),
 				   i, r) {
 			values = json_object_get(r, "values");
-			if (strcmp(policy_str(r, "key", ""), pass ? NAME_FIELD : HOSTNAME_LABEL) == 0 &&
+			if (strcmp(policy_str(r, "key", ""), pass ? POLICY_NAME_FIELD : POLICY_HOSTNAME_LABEL) == 0 &&
 			    strcmp(policy_str(r, "operator", ""), "In") == 0 && json_array_size(values) > 0)
 				return values;
 		}
@@ -202,8 +202,8 @@ static int read_pins(const struct pod_view *pv, struct pins *pins)
 	pins->node_name = json_string_value(json_object_get(pv->spec, "nodeName"));
 	if (pins->node_name != NULL && pins->node_name[0] == '\0')
 		pins->node_name = NULL;
-	pins->hostname = pv->node_selector ? json_string_value(json_object_get(pv->node_selector, HOSTNAME_LABEL))
-		       : NULL;
+	pins->hostname = pv->node_selector
+		? json_string_value(json_object_get(pv->node_selector, POLICY_HOSTNAME_LABEL)) : NULL;
 	json_array_foreach(policy_iterable(terms), i, t) {
 		if (term_matches_nothing(t))
 			continue;
@@ -415,7 +415,7 @@ static const char *verdict_reason(enum pool_verdict v)
 static void reject_picked(const struct config *cfg, const struct pod_view *pv, const struct config_pool *p,
 			  enum pool_verdict v, int by_label, struct policy_result *res)
 {
-	const char *label = json_string_value(json_object_get(pv->labels, POOL_LABEL));
+	const char *label = json_string_value(json_object_get(pv->labels, POLICY_POOL_LABEL));
 	const struct config_kv *kv;
 
 	res->reason = verdict_reason(v);
@@ -428,7 +428,7 @@ static void reject_picked(const struct config *cfg, const struct pod_view *pv, c
 		return;
 	}
 	if (by_label)
-		policy_appendf(res->message, sizeof res->message, "label %s=%s: ", POOL_LABEL, label);
+		policy_appendf(res->message, sizeof res->message, "label %s=%s: ", POLICY_POOL_LABEL, label);
 	else
 		policy_appendf(res->message, sizeof res->message, "the pod's nodeSelector picks GPU pool \"%s\", but ",
 			       p->name);
@@ -693,7 +693,7 @@ static void choose_one(const struct config_pool *p, enum pool_how how, struct po
 int policy_pool_choose(const struct config *cfg, const struct pod_view *pv, struct pool_choice *ch,
 		       struct policy_result *res, struct error *err)
 {
-	const char *label = json_string_value(json_object_get(pv->labels, POOL_LABEL));
+	const char *label = json_string_value(json_object_get(pv->labels, POLICY_POOL_LABEL));
 	enum pool_verdict v[CONFIG_POOLS_MAX];
 	int ok[CONFIG_POOLS_MAX];
 	size_t i;
@@ -732,7 +732,7 @@ int policy_pool_choose(const struct config *cfg, const struct pod_view *pv, stru
 		if (i == cfg->n_pools) {
 			res->reason = R_UNKNOWN;
 			snprintf(res->message, sizeof res->message,
-				 "label %s=%s names no configured GPU pool; pools are:", POOL_LABEL, label);
+				 "label %s=%s names no configured GPU pool; pools are:", POLICY_POOL_LABEL, label);
 			for (i = 0; i < cfg->n_pools; i++)
 				policy_appendf(res->message, sizeof res->message, "%s %s", i ? "," : "",
 					cfg->pools[i].name);
@@ -1168,7 +1168,7 @@ static int tell_outweighed(const struct pool_choice *ch, const struct pref_outco
 		return policy_warn(res, err, "the pod's own preferred node affinity (weight %lld) weighs too much for "
 				   "the pool order (%s first) to outweigh with %d added terms: it may send the pod "
 				   "to a pricier pool; lighten it or pick a pool with the %s label", pref->own,
-				   ch->pools[0]->name, LIMIT_PREFERRED_TERMS_ADDED, POOL_LABEL);
+				   ch->pools[0]->name, LIMIT_PREFERRED_TERMS_ADDED, POLICY_POOL_LABEL);
 	if (!pref->outweighed)
 		return 0;
 	snprintf(w, sizeof w, "%lld", pref->own);

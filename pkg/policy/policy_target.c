@@ -180,13 +180,13 @@ static enum node_kind requirement(const struct config *cfg, const json_t *req, i
 	size_t i;
 
 	if (field)
-		return in && strcmp(key, NAME_FIELD) == 0 ? names_in(cfg, values) : NODE_OTHER;
+		return in && strcmp(key, POLICY_NAME_FIELD) == 0 ? names_in(cfg, values) : NODE_OTHER;
 	if (gpu_node_label(cfg, key))
 		return (in && json_array_size(values) > 0) || strcmp(op, "Exists") == 0 ||
 		       strcmp(op, "Gt") == 0 || strcmp(op, "Lt") == 0 ? NODE_GPU : NODE_OTHER;
 	if (!in || !json_is_array(values) || json_array_size(values) == 0)
 		return NODE_OTHER;
-	if (strcmp(key, HOSTNAME_LABEL) == 0)
+	if (strcmp(key, POLICY_HOSTNAME_LABEL) == 0)
 		return names_in(cfg, values);
 	json_array_foreach(policy_iterable(values), i, v)
 		if (!json_is_string(v) || !gpu_label(cfg, key, json_string_value(v)))
@@ -294,7 +294,7 @@ static int tolerates_gpu(const struct config *cfg, const json_t *t)
 static int selects_gpu(const struct config *cfg, const char *key, const char *value)
 {
 	return gpu_label(cfg, key, value) ||
-	       (strcmp(key, HOSTNAME_LABEL) == 0 && node_named(cfg, value) == NODE_GPU);
+	       (strcmp(key, POLICY_HOSTNAME_LABEL) == 0 && node_named(cfg, value) == NODE_GPU);
 }
 
 void policy_routes_find(const struct config *cfg, const struct pod_view *pv, struct pod_routes *r)
@@ -328,14 +328,14 @@ void policy_routes_find(const struct config *cfg, const struct pod_view *pv, str
 			r->operator_label = strncmp(key, GPU_OPERATOR_LABEL_PREFIX, strlen(GPU_OPERATOR_LABEL_PREFIX)) == 0;
 			break;
 		}
-		if (strcmp(key, HOSTNAME_LABEL) != 0)
+		if (strcmp(key, POLICY_HOSTNAME_LABEL) != 0)
 			continue;
 		switch (node_named(cfg, value)) {
 		case NODE_GPU:
-			take(r, ROUTE_SELECTOR, "it selects GPU node %s with nodeSelector " HOSTNAME_LABEL, value);
+			take(r, ROUTE_SELECTOR, "it selects GPU node %s with nodeSelector " POLICY_HOSTNAME_LABEL, value);
 			break;
 		case NODE_UNKNOWN:
-			pinned(r, "nodeSelector " HOSTNAME_LABEL);
+			pinned(r, "nodeSelector " POLICY_HOSTNAME_LABEL);
 			break;
 		default:
 			break;
