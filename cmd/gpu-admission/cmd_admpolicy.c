@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "commands.h"
-#include "policy/admpolicy.h"
+#include "render/admpolicy.h"
 #include "text/manifest.h"
 
 enum { OPT_KUBE = CLI_LONG_ONLY };

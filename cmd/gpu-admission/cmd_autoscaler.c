@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "policy/autoscaler.h"
+#include "render/autoscaler.h"
 #include "commands.h"
 
 #define SKIPPED_NAMES_MAX 1024  /* bytes of pool names named in the warning; cut quietly beyond */

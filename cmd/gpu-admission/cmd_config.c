@@ -5,7 +5,7 @@
 
 #include "commands.h"
 #include "base/file.h"
-#include "policy/matchcond.h"
+#include "render/matchcond.h"
 #include "policy/policy.h"
 
 /*

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy/kueue.h"
+#include "render/kueue.h"
 #include "commands.h"
 
 #define NOTES_MAX 4096        /* bytes of notes printed on stderr; a note that does not fit is left out */

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "commands.h"
-#include "policy/matchcond.h"
+#include "render/matchcond.h"
 
 /* No -f: kubectl users read -f as a file. */
 enum { OPT_FOR = CLI_LONG_ONLY };

@@ -455,7 +455,7 @@ static int decide(const struct config *cfg, const struct policy_request *req,
 	res->gpu = pv.n_gpu > 0 || pv.bad_quantity[0] != '\0';
 	/*
 	 * The webhook and audit alike: the match conditions send a pod for a
-	 * resource name that looks like a GPU (matchcond.c GPU_LOOKING_RE), so
+	 * resource name that looks like a GPU (render/matchcond.c GPU_LOOKING_RE), so
 	 * every such pod gets the warning.
 	 */
 	if (req->operation == POLICY_OP_CREATE && pv.unlisted != NULL &&

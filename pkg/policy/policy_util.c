@@ -202,7 +202,7 @@ int policy_selector_match(const struct config_label_selector *sel, const json_t 
 	return 1;
 }
 
-/* ==== The pools' label keys (matchcond.c, admpolicy.c) ==== */
+/* ==== The pools' label keys (render/matchcond.c, render/admpolicy.c) ==== */
 
 static int by_str(const void *a, const void *b)
 {

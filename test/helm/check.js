@@ -380,7 +380,7 @@ function main() {
 		"watch-publish": "Fail", "watch-off": "Fail", "claim-lookups-auto": "Fail", "claim-lookups-off": "Fail",
 		"refusal-events-auto": "Fail",
 	}[caseName];
-	// One entry per class of object (pkg/policy/matchcond.h), with stable names: the mutating webhook for pods; the
+	// One entry per class of object (pkg/render/matchcond.h), with stable names: the mutating webhook for pods; the
 	// validating ones for pods, for the built-in workload kinds at v1, and (with policy.workloads) for a rule per
 	// custom resource of the policy (the resource: the entry's, else the kind in lower case plus "s").
 	const custom = ((YAML.parse(cm.data["policy.yaml"]) || {}).workloads || []).map((e) => ({

@@ -11,11 +11,13 @@ set -u
 ROOT=${1:-.}
 
 # Bottom to top; folders on one line are siblings: neither may include the other.
+# render (the generators) sits beside webhook and audit: it reads only the policy
+# and what is below it, and neither the server nor the auditor needs what it writes.
 LAYERS='base
 text
 k8s
 policy
-webhook audit
+webhook audit render
 report'
 
 rank() {
@@ -63,6 +65,15 @@ printf '#include "policy/policy.h"\n' >"$tmp/pkg/base/a.c"
 printf '#include "base/error.h"\n' >"$tmp/pkg/policy/b.c"
 if [ "$(check "$tmp" | wc -l)" -eq 1 ]; then pass=$((pass + 1)); else
 	fail=$((fail + 1)); echo "layers: the check does not see base including policy"; fi
+
+# ... and a sibling's include, either way (webhook and render), while render may include policy:
+# the rank of a folder that is not first on its line must be read too.
+rm -rf "$tmp/pkg"
+mkdir -p "$tmp/pkg/webhook" "$tmp/pkg/render"
+printf '#include "render/matchcond.h"\n' >"$tmp/pkg/webhook/a.c"
+printf '#include "webhook/review.h"\n#include "policy/policy.h"\n' >"$tmp/pkg/render/b.c"
+if [ "$(check "$tmp" | wc -l)" -eq 2 ]; then pass=$((pass + 1)); else
+	fail=$((fail + 1)); echo "layers: the check does not see webhook and render including each other"; fi
 
 out=$(check "$ROOT")
 if [ -z "$out" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); printf '%s\n' "$out"; fi

@@ -1,5 +1,5 @@
 /*
- * pkg/policy/autoscaler.c: the priority-expander ConfigMap. Its format is that of
+ * pkg/render/autoscaler.c: the priority-expander ConfigMap. Its format is that of
  * kubernetes/autoscaler cluster-autoscaler/expander/priority (readme.md,
  * priority.go: data.priorities, a YAML map of int to regexes searched in the
  * node group id); on AKS a node group id is the scale set's name,
@@ -7,7 +7,7 @@
  */
 #include <stdlib.h>
 
-#include "policy/autoscaler.h"
+#include "render/autoscaler.h"
 #include "check.h"
 
 static char *configmap(const char *yaml, char *skipped, size_t cap, struct error *err)

@@ -1,5 +1,5 @@
 /*
- * pkg/policy/kueue.c: Kueue's objects from the pools. Their shape is Kueue v0.17's
+ * pkg/render/kueue.c: Kueue's objects from the pools. Their shape is Kueue v0.17's
  * kueue.x-k8s.io/v1beta2 CRDs (sigs.k8s.io/kueue config/components/crd/bases:
  * ResourceFlavor spec.nodeLabels at most 8, spec.tolerations at most 8; a resource
  * group's flavors each list every covered resource, in order); the cluster suite
@@ -7,7 +7,7 @@
  */
 #include <stdlib.h>
 
-#include "policy/kueue.h"
+#include "render/kueue.h"
 #include "check.h"
 
 static char *objects(const char *yaml, const struct kueue_options *o, char *notes, size_t cap, struct error *err)

@@ -9,7 +9,7 @@
 
 #include "check.h"
 #include "policy/config.h"
-#include "policy/matchcond.h"
+#include "render/matchcond.h"
 #include "policy/policy.h"
 #include "text/scan.h"
 

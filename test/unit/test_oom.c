@@ -35,7 +35,7 @@
 #include "policy/config.h"
 #include "base/file.h"
 #include "text/manifest.h"
-#include "policy/matchcond.h"
+#include "render/matchcond.h"
 #include "repeat.h"
 #include "report/report.h"
 #include "report/report_model.h"

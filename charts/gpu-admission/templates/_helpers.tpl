@@ -305,7 +305,7 @@ without all three keys, certs.helm.regenerate).
 The CEL matchConditions of one webhook entry (.for: pods, workloads, custom),
 made from the policy values (.ctx) exactly as `gpu-admission
 print-match-conditions --for FOR` makes them from the policy file
-(pkg/policy/matchcond.c; test/matchcond/matchcond.sh renders the chart for several policies
+(pkg/render/matchcond.c; test/matchcond/matchcond.sh renders the chart for several policies
 and compares the texts): kube-apiserver sends an object only when gpu-admission
 may act on it, so an outage cannot block any other. A JSON list of {name,
 expression}. Lists are sorted and without duplicates, as the binary writes them.

@@ -1,7 +1,7 @@
 # Sourced by suite.sh (full mode): issue 28, fractions and shared GPUs. A pod whose
 # only GPU sign is a gpuAnnotations key (KAI-Scheduler's gpu-fraction) or a
 # gpuShareResources name (HAMi's nvidia.com/gpumem) is sent to the webhook by the
-# chart's matchConditions (pkg/policy/matchcond.c), mutated, and scheduled on a
+# chart's matchConditions (pkg/render/matchcond.c), mutated, and scheduled on a
 # tainted GPU node of its pool, with no hand-written toleration.
 # KAI-Scheduler itself is not run: a second kube-scheduler whose one profile is named
 # kai-scheduler stands in for it (KubeSchedulerConfiguration profiles[].schedulerName:

@@ -1,4 +1,4 @@
-#include "policy/autoscaler.h"
+#include "render/autoscaler.h"
 
 #include <stdio.h>
 #include <stdlib.h>

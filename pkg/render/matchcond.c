@@ -1,4 +1,4 @@
-#include "policy/matchcond.h"
+#include "render/matchcond.h"
 
 #include <limits.h>
 #include <stdint.h>

@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "policy/admpolicy.h"
+#include "render/admpolicy.h"
 
 typedef unsigned long long cost_t;
 

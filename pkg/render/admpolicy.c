@@ -2,7 +2,7 @@
  * admpolicy: the admission policies and their bindings (admpolicy.h); the
  * CEL pieces are admpolicy_cel.c's.
  */
-#include "policy/admpolicy_int.h"
+#include "render/admpolicy_int.h"
 
 #include <stdarg.h>
 #include <stdint.h>

@@ -12,7 +12,7 @@
  * `in` over a list (its length), string comparisons and matches() over a
  * name (StringTraversalCostFactor 0.1, RegexStringLengthCostFactor 0.25).
  */
-#include "policy/admpolicy_int.h"
+#include "render/admpolicy_int.h"
 
 #include <limits.h>
 #include <stdarg.h>

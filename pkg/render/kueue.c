@@ -1,4 +1,4 @@
-#include "policy/kueue.h"
+#include "render/kueue.h"
 
 #include <stdarg.h>
 #include <stdio.h>
