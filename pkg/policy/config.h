@@ -177,7 +177,8 @@ struct config {
 
 /*
  * The embedded default policy as commented YAML (what print-default-config
- * prints). Borrowed, static storage.
+ * prints): pkg/policy/default-config.yaml, compiled in. Borrowed, static
+ * storage.
  */
 const char *config_default_yaml(void);
 

@@ -189,7 +189,7 @@ void cel_node_gpu(struct cel *b, const struct cel_view *w, const char *v)
 
 		if (pool == NULL)
 			continue;
-		/* A label value: no quote or backslash to escape (config.c checks its characters). */
+		/* A label value: no quote or backslash to escape (config_schema.c checks its characters). */
 		cel_put(b, "%s%s.startsWith('aks-%s-')", any++ ? " || " : "", v, pool);
 		cel_charge(b, (ADMPOLICY_NAME_MAX + 9) / 10);
 	}

@@ -8,7 +8,7 @@
 
 typedef unsigned long long cost_t;
 
-#define CEL_GLOBS_MAX 256  /* exact names among one glob list: a policy list's bound (config.c) */
+#define CEL_GLOBS_MAX 256  /* exact names among one glob list: a policy list's bound (config_schema.c) */
 
 /* CEL text being written, and the worst-case cost of what was written. */
 struct cel {

@@ -479,7 +479,7 @@ static cost_t put_node_name_test(struct strbuf *b, const struct view *w, const c
 
 /*
  * Node names are judged by their value: GPU nodes are told by name. Then
- * there is at least one name or glob (config.c: a policy has a pool, and
+ * there is at least one name or glob (config_schema.c: a policy has a pool, and
  * every pool derives one when gpuNodeNames is empty). Else any name is sent.
  */
 static int names_tested(const struct view *w)

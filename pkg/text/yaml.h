@@ -2,7 +2,7 @@
  * yaml: a YAML document read field by field, every problem kept with its line
  * and column, and the text's shape bounded before libyaml builds a document.
  *
- * The policy file is its one reader today (policy/config.c holds the schema);
+ * The policy file is its one reader today (policy/config_schema.c holds the schema);
  * what is here knows YAML and Kubernetes' typing of it (manifest_scalar():
  * plain 1 is a number, "1" a string), not the policy. The prefix is yml_,
  * not yaml_: libyaml owns that one, internal functions included.

@@ -104,7 +104,8 @@ when image.repository is empty.
 
 {{/*
 The rules of the policy that span fields, as `gpu-admission check-config`
-checks them (pkg/policy/config.c check_whole, check_fallback, check_infra, read_workloads):
+checks them (pkg/policy/config_check.c config_check_whole, check_fallback, check_infra;
+pkg/policy/config_schema.c read_workloads):
 values.schema.json holds the shape of each field, these the rest. On a first
 install no replica runs yet to refuse the ConfigMap (webhook.policyCheck), so
 a policy the binary refuses would leave two failurePolicy Fail webhooks in
