@@ -1,130 +1,29 @@
+/*
+ * report: the cost report's model. Each item read (report_input.c) is folded
+ * into it: nodes with their pools, GPUs and taints, GPU pods on them, CPU
+ * pods on GPU nodes, Pending GPU pods; what needs every input is judged
+ * later (report_judge.c).
+ */
 #include "report/report.h"
 #include "report/report_int.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "base/file.h"
-#include "text/jsonstream.h"
-#include "text/manifest.h"
 #include "k8s/nodematch.h"
 #include "policy/policy.h"
 #include "base/quantity.h"
-#include "text/scan.h"
 
 #define TAINTS_MAX 64           /* taints per node that make its signature */
 #define TAINT_SIG_MAX 4096      /* bytes of one node's taint signature */
-#define ITEM_MSG_MAX (ERROR_MSG_MAX + 512)
-
-/*
- * What the report reads of an item, and nothing else: the scanner hands only
- * these members to jansson (cmd/gpu-admission/README.md "Cost report" lists them). Pods:
- * placement, requests, owner (what the policy reads, declared with its
- * reads: policy_pod_fields), scheduling gates, phase. Nodes: labels, taints,
- * allocatable.
- */
-static const struct scan_shape spec_shape[] = {
-	{ "schedulingGates", SCAN_WHOLE, NULL },
-	{ "taints", SCAN_WHOLE, NULL },
-	{ "driver", SCAN_WHOLE, NULL },   /* ResourceSlice */
-	{ "devices", SCAN_WHOLE, NULL },  /* ResourceSlice, ResourceClaim */
-	{ NULL, SCAN_ALSO, policy_pod_spec_fields },
-};
-
-static const struct scan_shape metadata_shape[] = {
-	{ "name", SCAN_WHOLE, NULL },
-	{ "generateName", SCAN_WHOLE, NULL },
-	{ "resourceVersion", SCAN_WHOLE, NULL },  /* the live watch resumes from it */
-	{ NULL, SCAN_ALSO, policy_pod_metadata_fields },
-};
-
-static const struct scan_shape status_shape[] = {
-	{ "phase", SCAN_WHOLE, NULL },
-	{ "allocatable", SCAN_WHOLE, NULL },
-	{ "resourceClaimStatuses", SCAN_WHOLE, NULL },  /* Pod: the claims made from its templates */
-	{ "allocation", SCAN_WHOLE, NULL },             /* ResourceClaim */
-	{ "reservedFor", SCAN_WHOLE, NULL },
-	{ NULL, SCAN_WHOLE, NULL },
-};
-
-static const struct scan_shape item_shape[] = {
-	{ "kind", SCAN_WHOLE, NULL },
-	{ "metadata", SCAN_OBJECT, metadata_shape },
-	{ "spec", SCAN_OBJECT, spec_shape },
-	{ "status", SCAN_OBJECT, status_shape },
-	{ NULL, SCAN_WHOLE, NULL },
-};
 
 /* jansson's iterators take a non-const json_t * though they only read. */
 static json_t *iterable(const json_t *j)
 {
 	return (json_t *)(uintptr_t)j;
-}
-
-/* ==== Names ==== */
-
-const char *report_pending_name(enum report_pending_reason reason)
-{
-	static const char *const names[REPORT_PENDING_NREASONS] = {
-		"scheduling-gated", "unserved-resource", "too-many-gpus", "selector-mismatch",
-		"missing-toleration", "gpus-in-use", "class-unserved", "claim-unallocated", "other",
-	};
-
-	return reason < REPORT_PENDING_NREASONS ? names[reason] : "other";
-}
-
-const char *report_misconfig_name(enum report_misconfig_kind kind)
-{
-	static const char *const names[REPORT_MIS_NKINDS] = {
-		"gpu-node-untainted", "no-gpu-allocatable", "pool-taints-differ",
-	};
-
-	return kind < REPORT_MIS_NKINDS ? names[kind] : "";
-}
-
-const char *report_route_name(unsigned route_bit)
-{
-	switch (route_bit) {
-	case REPORT_ROUTE_TOLERATION:  return "toleration";
-	case REPORT_ROUTE_WILDCARD:    return "wildcard-toleration";
-	case REPORT_ROUTE_SELECTOR:    return "nodeSelector";
-	case REPORT_ROUTE_AFFINITY:    return "affinity";
-	case REPORT_ROUTE_UNTOLERATED: return "untolerated-taint";
-	case REPORT_ROUTE_UNTAINTED:   return "untainted-node";
-	}
-	return "";
-}
-
-int report_fail_on_parse(const char *s, unsigned *out)
-{
-	static const struct { const char *word; unsigned bits; } words[] = {
-		{ "reject", REPORT_FAIL_REJECT }, { "mutate", REPORT_FAIL_MUTATE | REPORT_FAIL_REJECT },
-		{ "leak", REPORT_FAIL_LEAK }, { "pending", REPORT_FAIL_PENDING },
-		{ "idle", REPORT_FAIL_IDLE }, { "misconfig", REPORT_FAIL_MISCONF }, { "none", 0 },
-	};
-	size_t i, len;
-
-	*out = 0;
-	while (*s != '\0') {
-		len = strcspn(s, ",");
-		for (i = 0; i < sizeof words / sizeof words[0]; i++)
-			if (strlen(words[i].word) == len && strncmp(words[i].word, s, len) == 0)
-				break;
-		if (i == sizeof words / sizeof words[0])
-			return -1;
-		*out |= words[i].bits;
-		s += len;
-		if (*s == ',')
-			s++;
-	}
-	return 0;
 }
 
 /* ==== Lists and indexes ==== */
@@ -522,287 +421,6 @@ int report_add_error(struct report *r, const char *input, const char *msg, struc
 	return 0;
 }
 
-/* ==== What is read must have its type ==== */
-
-/*
- * The report reads stored objects, which the API server keeps well typed; a
- * wrong type in a field it reads (a hand-edited snapshot, a broken tool) is
- * an input error naming the field, never read as if it were absent: a
- * nodeName that is an array would turn a running GPU pod into a Pending one.
- * null counts as absent, as the API server's decoder takes it.
- */
-enum want { WANT_OBJECT, WANT_ARRAY, WANT_STRING, WANT_BOOL };
-
-/* *out = parent[key] (NULL when absent or null); -1 with msg when it has another type. */
-static int typed(const json_t *parent, const char *key, enum want w, const char *path, const json_t **out,
-		 char *msg, size_t cap)
-{
-	static const char *const names[] = { "an object", "an array", "a string", "true or false" };
-	const json_t *v = json_object_get(parent, key);
-	int ok;
-
-	*out = NULL;
-	if (v == NULL || json_is_null(v))
-		return 0;
-	ok = w == WANT_OBJECT ? json_is_object(v) : w == WANT_ARRAY ? json_is_array(v) :
-	     w == WANT_STRING ? json_is_string(v) : json_is_boolean(v);
-	if (!ok) {
-		snprintf(msg, cap, "%s%s%s must be %s", path, path[0] ? "." : "", key, names[w]);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
-/* The string members keys[] of obj (at path) have their type. */
-static int strings(const json_t *obj, const char *const *keys, const char *path, char *msg, size_t cap)
-{
-	const json_t *v;
-
-	for (; *keys != NULL; keys++)
-		if (typed(obj, *keys, WANT_STRING, path, &v, msg, cap) != 0)
-			return -1;
-	return 0;
-}
-
-/* Each element of arr (at path) is an object whose keys[] are strings. */
-static int objects_of_strings(const json_t *arr, const char *const *keys, const char *path, char *msg, size_t cap)
-{
-	const json_t *e;
-	char at[256];
-	size_t i;
-
-	json_array_foreach(iterable(arr), i, e) {
-		snprintf(at, sizeof at, "%s[%zu]", path, i);
-		if (!json_is_object(e)) {
-			snprintf(msg, cap, "%s must be an object", at);
-			return -1;
-		}
-		if (strings(e, keys, at, msg, cap) != 0)
-			return -1;
-	}
-	return 0;
-}
-
-/*
- * A name member (metadata.name, a container's name) that is there is a
- * string: null is no name at all, which the API server never stores, not
- * an absent optional field.
- */
-static int name_string(const json_t *obj, const char *path, char *msg, size_t cap)
-{
-	const json_t *v = json_object_get(obj, "name");
-
-	if (v != NULL && !json_is_string(v)) {
-		snprintf(msg, cap, "%s%sname must be a string", path, path[0] ? "." : "");
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * The containers of list (at path) have a string name and, init containers
- * only, a string restartPolicy (which makes a sidecar, whose GPUs count
- * beside the app containers').
- */
-static int containers_valid(const json_t *list, const char *path, int init, char *msg, size_t cap)
-{
-	static const char *const init_keys[] = { "restartPolicy", NULL }, *const no_keys[] = { NULL };
-	const json_t *c;
-	char at[64];
-	size_t i;
-
-	if (objects_of_strings(list, init ? init_keys : no_keys, path, msg, cap) != 0)
-		return -1;
-	json_array_foreach(iterable(list), i, c) {
-		snprintf(at, sizeof at, "%s[%zu]", path, i);
-		if (name_string(c, at, msg, cap) != 0)
-			return -1;
-	}
-	return 0;
-}
-
-/*
- * At most one owner reference with controller: true, as the API server
- * validates it (k8s.io/apimachinery pkg/api/validation/objectmeta.go,
- * validateOwnerReferences: "Only one reference can have Controller set to
- * true"); the one is the pod's controller (owner_of()).
- */
-static int one_controller(const json_t *refs, char *msg, size_t cap)
-{
-	const json_t *ref;
-	size_t i, first = SIZE_MAX;
-
-	json_array_foreach(iterable(refs), i, ref) {
-		if (!json_is_true(json_object_get(ref, "controller")))
-			continue;
-		if (first != SIZE_MAX) {
-			snprintf(msg, cap, "metadata.ownerReferences[%zu].controller: only one reference can have "
-				 "controller: true (metadata.ownerReferences[%zu] has it)", i, first);
-			return -1;
-		}
-		first = i;
-	}
-	return 0;
-}
-
-/* A map of strings (labels, nodeSelector). */
-static int string_map(const json_t *map, const char *path, char *msg, size_t cap)
-{
-	const char *key;
-	const json_t *v;
-
-	json_object_foreach(iterable(map), key, v)
-		if (!json_is_string(v)) {
-			snprintf(msg, cap, "%s.%s must be a string", path, key);
-			return -1;
-		}
-	return 0;
-}
-
-/* A list of strings (a requirement's values). */
-static int string_list(const json_t *arr, const char *path, char *msg, size_t cap)
-{
-	const json_t *x;
-	size_t i;
-
-	json_array_foreach(iterable(arr), i, x)
-		if (!json_is_string(x)) {
-			snprintf(msg, cap, "%s[%zu] must be a string", path, i);
-			return -1;
-		}
-	return 0;
-}
-
-/* The required node affinity's terms, as the scheduler reads them (nodematch). */
-static int affinity_valid(const json_t *spec, char *msg, size_t cap)
-{
-	static const char *const req_keys[] = { "key", "operator", NULL };
-	const json_t *aff, *na, *req, *terms, *term, *list, *e, *values;
-	char at[256], eat[300], vat[310];
-	size_t i, j, k;
-
-	if (typed(spec, "affinity", WANT_OBJECT, "spec", &aff, msg, cap) != 0 ||
-	    typed(aff, "nodeAffinity", WANT_OBJECT, "spec.affinity", &na, msg, cap) != 0 ||
-	    typed(na, "requiredDuringSchedulingIgnoredDuringExecution", WANT_OBJECT, "spec.affinity.nodeAffinity",
-		  &req, msg, cap) != 0 ||
-	    typed(req, "nodeSelectorTerms", WANT_ARRAY,
-		  "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution", &terms, msg, cap) != 0)
-		return -1;
-	json_array_foreach(iterable(terms), i, term) {
-		snprintf(at, sizeof at, "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
-			 "nodeSelectorTerms[%zu]", i);
-		if (!json_is_object(term)) {
-			snprintf(msg, cap, "%s must be an object", at);
-			return -1;
-		}
-		for (k = 0; k < 2; k++) {
-			const char *which = k == 0 ? "matchExpressions" : "matchFields";
-
-			if (typed(term, which, WANT_ARRAY, at, &list, msg, cap) != 0)
-				return -1;
-			json_array_foreach(iterable(list), j, e) {
-				snprintf(eat, sizeof eat, "%s.%s[%zu]", at, which, j);
-				if (!json_is_object(e)) {
-					snprintf(msg, cap, "%s must be an object", eat);
-					return -1;
-				}
-				snprintf(vat, sizeof vat, "%s.values", eat);
-				if (strings(e, req_keys, eat, msg, cap) != 0 ||
-				    typed(e, "values", WANT_ARRAY, eat, &values, msg, cap) != 0 ||
-				    string_list(values, vat, msg, cap) != 0)
-					return -1;
-			}
-		}
-	}
-	return 0;
-}
-
-/* Every field of a Pod the report reads has its type (the policy checks its own on top). */
-static int pod_valid(const json_t *pod, char *msg, size_t cap)
-{
-	static const char *const meta_keys[] = { "name", "generateName", "namespace", NULL };
-	static const char *const owner_keys[] = { "apiVersion", "kind", "name", NULL };
-	static const char *const toleration_keys[] = { "key", "operator", "value", "effect", NULL };
-	static const char *const gate_keys[] = { "name", NULL };
-	const json_t *meta, *spec, *status, *labels, *refs, *ref, *v;
-	char at[64];
-	size_t i;
-
-	if (typed(pod, "metadata", WANT_OBJECT, "", &meta, msg, cap) != 0 ||
-	    typed(pod, "spec", WANT_OBJECT, "", &spec, msg, cap) != 0 ||
-	    typed(pod, "status", WANT_OBJECT, "", &status, msg, cap) != 0 ||
-	    typed(status, "phase", WANT_STRING, "status", &v, msg, cap) != 0 ||
-	    strings(meta, meta_keys, "metadata", msg, cap) != 0 ||
-	    typed(meta, "labels", WANT_OBJECT, "metadata", &labels, msg, cap) != 0 ||
-	    string_map(labels, "metadata.labels", msg, cap) != 0 ||
-	    typed(meta, "ownerReferences", WANT_ARRAY, "metadata", &refs, msg, cap) != 0 ||
-	    objects_of_strings(refs, owner_keys, "metadata.ownerReferences", msg, cap) != 0)
-		return -1;
-	json_array_foreach(iterable(refs), i, ref) {
-		snprintf(at, sizeof at, "metadata.ownerReferences[%zu]", i);
-		if (typed(ref, "controller", WANT_BOOL, at, &v, msg, cap) != 0)
-			return -1;
-	}
-	if (name_string(meta, "metadata", msg, cap) != 0 || one_controller(refs, msg, cap) != 0 ||
-	    typed(spec, "containers", WANT_ARRAY, "spec", &v, msg, cap) != 0 ||
-	    containers_valid(v, "spec.containers", 0, msg, cap) != 0 ||
-	    typed(spec, "initContainers", WANT_ARRAY, "spec", &v, msg, cap) != 0 ||
-	    containers_valid(v, "spec.initContainers", 1, msg, cap) != 0)
-		return -1;
-	if (typed(spec, "nodeName", WANT_STRING, "spec", &v, msg, cap) != 0 ||
-	    typed(spec, "nodeSelector", WANT_OBJECT, "spec", &v, msg, cap) != 0 ||
-	    string_map(v, "spec.nodeSelector", msg, cap) != 0 ||
-	    typed(spec, "tolerations", WANT_ARRAY, "spec", &v, msg, cap) != 0 ||
-	    objects_of_strings(v, toleration_keys, "spec.tolerations", msg, cap) != 0 ||
-	    typed(spec, "schedulingGates", WANT_ARRAY, "spec", &v, msg, cap) != 0 ||
-	    objects_of_strings(v, gate_keys, "spec.schedulingGates", msg, cap) != 0)
-		return -1;
-	return affinity_valid(spec, msg, cap);
-}
-
-/* Every field of a Node the report reads has its type; allocatable is read as counts below. */
-static int node_valid(const json_t *node, char *msg, size_t cap)
-{
-	static const char *const meta_keys[] = { "name", NULL };
-	static const char *const taint_keys[] = { "key", "value", "effect", NULL };
-	const json_t *meta, *spec, *status, *v;
-
-	if (typed(node, "metadata", WANT_OBJECT, "", &meta, msg, cap) != 0 ||
-	    typed(node, "spec", WANT_OBJECT, "", &spec, msg, cap) != 0 ||
-	    typed(node, "status", WANT_OBJECT, "", &status, msg, cap) != 0 ||
-	    strings(meta, meta_keys, "metadata", msg, cap) != 0 || name_string(meta, "metadata", msg, cap) != 0 ||
-	    typed(meta, "labels", WANT_OBJECT, "metadata", &v, msg, cap) != 0 ||
-	    string_map(v, "metadata.labels", msg, cap) != 0 ||
-	    typed(spec, "taints", WANT_ARRAY, "spec", &v, msg, cap) != 0 ||
-	    objects_of_strings(v, taint_keys, "spec.taints", msg, cap) != 0 ||
-	    typed(status, "allocatable", WANT_OBJECT, "status", &v, msg, cap) != 0)
-		return -1;
-	return 0;
-}
-
-/*
- * A GPU count as pods must give one: a whole, non-negative quantity below
- * QUANTITY_MAX (10^18, where quantities saturate: no count means that). 0,
- * or -1 with why.
- */
-static int gpu_count(const json_t *v, long long *out, const char **why, struct error *qerr)
-{
-	struct quantity q;
-
-	*why = NULL;
-	if (quantity_from_json(v, &q, qerr) != 0)
-		*why = qerr->msg;
-	else if (q.negative)
-		*why = "it is negative";
-	else if (!q.whole)
-		*why = "a GPU count must be a whole number";
-	else if (q.value >= QUANTITY_MAX)
-		*why = "it is 10^18 or more";
-	*out = *why == NULL ? q.value : 0;
-	return *why == NULL ? 0 : -1;
-}
-
 /* ==== Nodes ==== */
 
 static int cmp_str(const void *a, const void *b)
@@ -890,14 +508,14 @@ static int alloc_valid(const struct config *cfg, const json_t *alloc, char *msg,
 	long long count;
 
 	json_object_foreach(iterable(alloc), key, v)
-		if (is_gpu_resource(cfg, key) && gpu_count(v, &count, &why, &qerr) != 0) {
+		if (is_gpu_resource(cfg, key) && report_gpu_count(v, &count, &why, &qerr) != 0) {
 			snprintf(msg, cap, "status.allocatable %s is not a valid GPU count: %s", key, why);
 			return -1;
 		}
 	return 0;
 }
 
-static int node_item(struct report *r, const char *input, const json_t *node, unsigned long long off,
+int report_node_item(struct report *r, const char *input, const json_t *node, unsigned long long off,
 		     struct error *err)
 {
 	const struct config *cfg = r->cfg;
@@ -906,14 +524,14 @@ static int node_item(struct report *r, const char *input, const json_t *node, un
 	const json_t *taints = json_object_get(json_object_get(node, "spec"), "taints");
 	const json_t *alloc = json_object_get(json_object_get(node, "status"), "allocatable"), *v;
 	const char *name = report_str_at(meta, "name"), *key;
-	char msg[ITEM_MSG_MAX];
+	char msg[REPORT_ITEM_MSG_MAX];
 	struct report_node *n;
 	size_t idx, i;
 	int gpu_label = 0;
 
 	r->node_items++;
-	if (node_valid(node, msg, sizeof msg) != 0 || alloc_valid(cfg, alloc, msg, sizeof msg) != 0) {
-		char line[ITEM_MSG_MAX];
+	if (report_node_valid(node, msg, sizeof msg) != 0 || alloc_valid(cfg, alloc, msg, sizeof msg) != 0) {
+		char line[REPORT_ITEM_MSG_MAX];
 
 		snprintf(line, sizeof line, "byte %llu: Node %s: %s", off, name[0] ? name : "(unnamed)", msg);
 		return report_add_error(r, input, line, err);
@@ -982,7 +600,7 @@ static int node_item(struct report *r, const char *input, const json_t *node, un
  * "Kind/name" of the controlling owner (or the first one), or "". The
  * controller is the reference with controller: true, as client-go finds it
  * (k8s.io/apimachinery pkg/apis/meta/v1/controller_ref.go, GetControllerOf:
- * the first with Controller true, else none; pod_valid() refuses a second).
+ * the first with Controller true, else none; report_pod_valid() refuses a second).
  * A DaemonSet pod is one the policy calls so: its controller is an apps/v1
  * DaemonSet. An owner reference without controller: true makes no
  * DaemonSet pod, though it is the owner shown when there is no controller.
@@ -1171,10 +789,7 @@ static int defer_ds(struct report *r, size_t node, size_t ds, struct error *err)
 	return 0;
 }
 
-static int take_item(struct report *r, const char *input, const json_t *root, const char *bytes, size_t len,
-		     unsigned long long off, struct error *err);
-
-static int pod_item(struct report *r, const char *input, const json_t *pod, unsigned long long off,
+int report_pod_item(struct report *r, const char *input, const json_t *pod, unsigned long long off,
 		    struct error *err)
 {
 	const json_t *meta = json_object_get(pod, "metadata"), *spec = json_object_get(pod, "spec");
@@ -1183,13 +798,13 @@ static int pod_item(struct report *r, const char *input, const json_t *pod, unsi
 	struct policy_gpu_request req[LIMIT_GPU_KINDS_MAX];
 	struct error perr = { 0 };
 	struct report_node *n;
-	char owner[600], msg[ITEM_MSG_MAX];
+	char owner[600], msg[REPORT_ITEM_MSG_MAX];
 	size_t count, i, idx;
 	int daemonset;
 
 	r->pod_items++;
-	if (pod_valid(pod, msg, sizeof msg) != 0) {
-		char line[ITEM_MSG_MAX];
+	if (report_pod_valid(pod, msg, sizeof msg) != 0) {
+		char line[REPORT_ITEM_MSG_MAX];
 
 		snprintf(line, sizeof line, "byte %llu: Pod %s/%s: %s", off, ns_of(meta), name_of(meta), msg);
 		return report_add_error(r, input, line, err);
@@ -1238,7 +853,7 @@ int report_node_facts(const struct config *cfg, const json_t *node, int *gpu, ch
 	size_t i;
 
 	*gpu = 0;
-	if (node_valid(node, msg, cap) != 0 || alloc_valid(cfg, alloc, msg, cap) != 0)
+	if (report_node_valid(node, msg, cap) != 0 || alloc_valid(cfg, alloc, msg, cap) != 0)
 		return -1;
 	if (report_str_at(json_object_get(node, "metadata"), "name")[0] == '\0') {
 		snprintf(msg, cap, "a Node without metadata.name");
@@ -1336,7 +951,7 @@ int report_pod_facts(const struct config *cfg, const json_t *pod, struct report_
 	f->ns = ns_of(meta);
 	f->name = name_of(meta);
 	f->node = report_str_at(json_object_get(pod, "spec"), "nodeName");
-	if (pod_valid(pod, msg, cap) != 0)
+	if (report_pod_valid(pod, msg, cap) != 0)
 		return -1;
 	f->phase = report_str_at(json_object_get(pod, "status"), "phase");
 	f->terminated = strcmp(f->phase, "Succeeded") == 0 || strcmp(f->phase, "Failed") == 0;
@@ -1355,352 +970,5 @@ int report_pod_facts(const struct config *cfg, const json_t *pod, struct report_
 	owner_of(meta, owner, sizeof owner, &f->daemonset);
 	if (f->daemonset)
 		snprintf(f->ds_name, sizeof f->ds_name, "%s", strchr(owner, '/') ? strchr(owner, '/') + 1 : owner);
-	return 0;
-}
-
-int report_take_item(struct report *r, const char *input, const json_t *root, struct error *err)
-{
-	return take_item(r, input, root, NULL, 0, 0, err);
-}
-
-/* A watch event: {"type": "ADDED", "object": {...}}, the object read as an item. */
-static const struct scan_shape event_shape[] = {
-	{ "type", SCAN_WHOLE, NULL },
-	{ "object", SCAN_OBJECT, item_shape },
-	{ NULL, SCAN_WHOLE, NULL },
-};
-
-json_t *report_event_parse(const char *bytes, size_t len, enum report_event_type *type, json_error_t *jerr)
-{
-	json_t *root = scan_extract(bytes, len, event_shape, REPORT_ITEM_DEPTH_MAX + 1), *obj;
-	const char *t;
-
-	if (root == NULL && (root = json_loadb(bytes, len, JSON_REJECT_DUPLICATES, jerr)) == NULL)
-		return NULL;
-	t = json_string_value(json_object_get(root, "type"));
-	obj = json_object_get(root, "object");
-	*type = t == NULL ? REPORT_EVENT_OTHER : strcmp(t, "ADDED") == 0 ? REPORT_EVENT_ADDED :
-		strcmp(t, "MODIFIED") == 0 ? REPORT_EVENT_MODIFIED : strcmp(t, "DELETED") == 0 ?
-		REPORT_EVENT_DELETED : REPORT_EVENT_OTHER;
-	if (!json_is_object(obj)) {
-		json_decref(root);
-		snprintf(jerr->text, sizeof jerr->text, "a watch event without an object");
-		return NULL;
-	}
-	json_incref(obj);
-	json_decref(root);
-	return obj;
-}
-
-const struct scan_shape *report_item_shape(void)
-{
-	return item_shape;
-}
-
-json_t *report_item_parse(const char *bytes, size_t len, json_error_t *jerr)
-{
-	json_t *root = scan_extract(bytes, len, item_shape, REPORT_ITEM_DEPTH_MAX);
-
-	return root != NULL ? root : json_loadb(bytes, len, JSON_REJECT_DUPLICATES, jerr);
-}
-
-/* ==== Items ==== */
-
-static int workload_item(struct report *r, const char *input, const json_t *root, const char *bytes,
-			 size_t len, struct error *err)
-{
-	char *text = NULL;
-	int rc;
-
-	if (bytes == NULL) {  /* YAML input: the item as JSON, which the manifest reader takes too */
-		if ((text = json_dumps(root, JSON_COMPACT)) == NULL) {
-			error_set(err, ERROR_NOMEM, "out of memory");
-			return -1;
-		}
-		bytes = text;
-		len = strlen(text);
-	}
-	rc = audit_input(&r->audit, input, bytes, len, NULL, NULL, NULL, err);
-	free(text);
-	return rc;
-}
-
-static int take_item(struct report *r, const char *input, const json_t *root, const char *bytes, size_t len,
-		     unsigned long long off, struct error *err)
-{
-	const char *kind = json_string_value(json_object_get(root, "kind"));
-	char msg[ITEM_MSG_MAX];
-
-	r->items++;
-	if (!json_is_object(root) || kind == NULL) {
-		snprintf(msg, sizeof msg, "byte %llu: an item that is not an object with a kind", off);
-		return report_add_error(r, input, msg, err);
-	}
-	if (strcmp(kind, "Node") == 0)
-		return node_item(r, input, root, off, err);
-	if (strcmp(kind, "Pod") == 0)
-		return pod_item(r, input, root, off, err);
-	if (strcmp(kind, "ResourceSlice") == 0 || strcmp(kind, "ResourceClaim") == 0)
-		return report_dra_item(r, root, err);
-	return workload_item(r, input, root, bytes, len, err);
-}
-
-static int json_input(struct report *r, const char *input, struct jsonstream *s, struct error *err)
-{
-	const char *item;
-	size_t len;
-	unsigned long long off;
-	struct error serr = { 0 };
-	char msg[ITEM_MSG_MAX];
-	int rc;
-
-	while ((rc = jsonstream_next(s, &item, &len, &off, &serr)) == 1) {
-		json_t *root = scan_extract(item, len, item_shape, REPORT_ITEM_DEPTH_MAX);
-
-		if (root == NULL) {  /* the scanner is unsure: jansson decides, and words the error */
-			json_error_t jerr;
-
-			root = json_loadb(item, len, JSON_REJECT_DUPLICATES, &jerr);
-			if (root == NULL) {
-				snprintf(msg, sizeof msg, "byte %llu: an item that is not valid JSON: %s (at its byte %d)",
-					 off, jerr.text, jerr.position);
-				if (report_add_error(r, input, msg, err) != 0)
-					return -1;
-				continue;
-			}
-		}
-		rc = take_item(r, input, root, item, len, off, err);
-		json_decref(root);
-		if (rc != 0)
-			return -1;
-	}
-	if (rc < 0) {
-		if (serr.kind == ERROR_NOMEM) {
-			*err = serr;
-			return -1;
-		}
-		return report_add_error(r, input, serr.msg, err);
-	}
-	return 0;
-}
-
-static int yaml_input(struct report *r, const char *input, struct jsonstream *s, struct error *err)
-{
-	struct manifest m;
-	struct manifest_doc doc;
-	const struct manifest_doc *d = &doc;
-	struct error serr = { 0 };
-	char msg[ITEM_MSG_MAX];
-	size_t len, j;
-	char *buf = jsonstream_slurp(s, LIMIT_INPUT_FILE_MAX, &len, &serr);
-	int rc = -1, more;
-
-	memset(&doc, 0, sizeof doc);
-	if (buf == NULL) {
-		if (serr.kind == ERROR_NOMEM) {
-			*err = serr;
-			return -1;
-		}
-		return report_add_error(r, input, serr.msg, err);
-	}
-	/* One document's values at a time, however many the stream holds. */
-	manifest_open(buf, len, &m);
-	for (;;) {
-		const json_t *items, *item;
-
-		if ((more = manifest_next(&m, &doc, err)) < 0)
-			goto out;
-		if (more == 0)
-			break;
-		if (d->failed) {
-			snprintf(msg, sizeof msg, "line %lu: not valid YAML: %s", d->error_line, d->error);
-			if (report_add_error(r, input, msg, err) != 0)
-				goto out;
-			continue;
-		}
-		if (d->root == NULL && d->null_root) {
-			snprintf(msg, sizeof msg, "line %lu: a document that is null, not an object with a kind",
-				 d->content_line);
-			if (report_add_error(r, input, msg, err) != 0)
-				goto out;
-			continue;
-		}
-		if (d->root == NULL)
-			continue;
-		items = json_object_get(d->root, "items");
-		if (!json_is_array(items)) {
-			if (take_item(r, input, d->root, NULL, 0, 0, err) != 0)
-				goto out;
-			continue;
-		}
-		json_array_foreach(iterable(items), j, item)
-			if (take_item(r, input, item, NULL, 0, 0, err) != 0)
-				goto out;
-	}
-	rc = 0;
-out:
-	manifest_doc_free(&doc);
-	free(buf);
-	return rc;
-}
-
-int report_input(struct report *r, const char *name, int fd, struct error *err)
-{
-	struct error perr = { 0 };
-	struct jsonstream *s = jsonstream_new(fd, err);
-	int c, rc;
-
-	if (s == NULL)
-		return -1;
-	c = jsonstream_peek(s, &perr);
-	if (c == '{')
-		rc = json_input(r, name, s, err);
-	else if (c < 0 && perr.kind != ERROR_NONE)
-		rc = perr.kind == ERROR_NOMEM ? (*err = perr, -1) : report_add_error(r, name, perr.msg, err);
-	else if (c < 0)
-		rc = report_add_error(r, name, "empty input: expected kubectl get -o json (or -o yaml) output", err);
-	else
-		rc = yaml_input(r, name, s, err);
-	jsonstream_free(s);
-	return rc;
-}
-
-int report_input_path(struct report *r, const char *path, struct error *err)
-{
-	char msg[ITEM_MSG_MAX];
-	struct stat st;
-	int fd, rc;
-
-	if (strcmp(path, "-") == 0)
-		return report_input(r, FILE_STDIN_NAME, STDIN_FILENO, err);
-	do
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	while (fd < 0 && errno == EINTR);
-	if (fd < 0) {
-		snprintf(msg, sizeof msg, "cannot open: %s", strerror(errno));
-		return report_add_error(r, path, msg, err);
-	}
-	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-		close(fd);
-		return report_add_error(r, path, "a directory: give the files kubectl wrote "
-				 "(kubectl get nodes,pods -A -o json > FILE)", err);
-	}
-	rc = report_input(r, path, fd, err);
-	close(fd);
-	return rc;
-}
-
-/* ==== Summaries ==== */
-
-void report_totals(const struct report *r, struct report_totals *t)
-{
-	size_t i, k;
-
-	memset(t, 0, sizeof *t);
-	for (i = 0; i < r->n_pools; i++) {
-		const struct report_pool *p = &r->pools[i];
-
-		t->nodes += p->nodes;
-		t->idle_nodes += p->idle_nodes;
-		t->gpu_pods += p->gpu_pods;
-		t->ds_pods += p->ds_pods;
-		t->cpu_pods += p->cpu_pods;
-		t->gpus_allocatable = report_sat_add(t->gpus_allocatable, p->gpus_allocatable);
-		t->gpus_requested = report_sat_add(t->gpus_requested, p->gpus_requested);
-		for (k = 0; k < REPORT_MIS_NKINDS; k++)
-			t->misconfigured += p->misconfigured[k];
-		if (p->cfg != NULL && p->cfg->priced && p->nodes > 0) {
-			t->priced = 1;
-			t->idle_cost += p->idle_cost;
-			t->unrequested_cost += p->unrequested_cost;
-		}
-	}
-}
-
-void report_money(double v, char *buf, size_t cap)
-{
-	if (v >= 99.995)  /* what would print as $100.00 and up */
-		snprintf(buf, cap, "$%.0f/h", v);
-	else
-		snprintf(buf, cap, "$%.2f/h", v);
-}
-
-/* People's words for the pending reasons, in the summary line. */
-static const char *pending_words(enum report_pending_reason reason)
-{
-	static const char *const words[REPORT_PENDING_NREASONS] = {
-		"scheduling gate", "resource no pool serves", "more GPUs than any node", "selector matches no GPU node",
-		"missing toleration", "GPUs in use", "DeviceClass no pool serves", "claim not allocated", "other cause",
-	};
-
-	return reason < REPORT_PENDING_NREASONS ? words[reason] : "";
-}
-
-void report_summary_line(const struct report *r, char *buf, size_t cap)
-{
-	struct report_totals t;
-	char money[64];
-	size_t k, used, reasons = 0;
-	unsigned long judged = 0;
-
-	report_totals(r, &t);
-	snprintf(buf, cap, "%lu of %lu GPU nodes idle", t.idle_nodes, t.nodes);
-	used = strlen(buf);
-	if (t.priced && used < cap) {
-		report_money(t.idle_cost, money, sizeof money);
-		used += (size_t)snprintf(buf + used, cap - used, ", %s", money);
-	}
-	if (used < cap)
-		used += (size_t)snprintf(buf + used, cap - used, "; %lu CPU pod%s on GPU nodes", t.cpu_pods,
-					 t.cpu_pods == 1 ? "" : "s");
-	if (used < cap)
-		used += (size_t)snprintf(buf + used, cap - used, "; %lu GPU pod%s Pending", r->pending.total,
-					 r->pending.total == 1 ? "" : "s");
-	for (k = 0; k < REPORT_PENDING_NREASONS; k++)
-		if (r->pending_by_reason[k] > 0) {
-			reasons++;
-			judged += r->pending_by_reason[k];
-		}
-	for (k = 0; k < REPORT_PENDING_NREASONS && used < cap; k++) {
-		if (r->pending_by_reason[k] == 0)
-			continue;
-		if (reasons == 1 && judged == r->pending.total)
-			used += (size_t)snprintf(buf + used, cap - used, ": %s", pending_words((enum report_pending_reason)k));
-		else
-			used += (size_t)snprintf(buf + used, cap - used, "%s%lu %s", judged ? ": " : ", ",
-						 r->pending_by_reason[k], pending_words((enum report_pending_reason)k));
-		judged = 0;  /* the first reason is introduced with ':', the others with ',' */
-	}
-	if (t.misconfigured > 0 && used < cap)
-		used += (size_t)snprintf(buf + used, cap - used, "; %lu pool misconfiguration%s", t.misconfigured,
-					 t.misconfigured == 1 ? "" : "s");
-	if (r->audit.count[AUDIT_REJECT] > 0 && used < cap)
-		used += (size_t)snprintf(buf + used, cap - used, "; %lu workload template%s would be rejected",
-					 r->audit.count[AUDIT_REJECT], r->audit.count[AUDIT_REJECT] == 1 ? "" : "s");
-	if (r->n_errors + json_array_size(r->audit.errors) > 0 && used < cap)
-		snprintf(buf + used, cap - used, "; %lu input error%s",
-			 r->n_errors + (unsigned long)json_array_size(r->audit.errors),
-			 r->n_errors + json_array_size(r->audit.errors) == 1 ? "" : "s");
-}
-
-int report_exit_code(const struct report *r, unsigned fail_on)
-{
-	struct report_totals t;
-	size_t i;
-	int rejected = r->audit.count[AUDIT_REJECT] > 0;
-
-	if (r->n_errors > 0 || json_array_size(r->audit.errors) > 0)
-		return 2;
-	report_totals(r, &t);
-	for (i = 0; i < r->cpu_pods.n; i++)
-		if (REPORT_AT(r->cpu_pods, struct report_cpu_pod, i)->policy.would_reject)
-			rejected = 1;
-	if (((fail_on & REPORT_FAIL_REJECT) && rejected) ||
-	    ((fail_on & REPORT_FAIL_MUTATE) && r->audit.count[AUDIT_MUTATE] > 0) ||
-	    ((fail_on & REPORT_FAIL_LEAK) && t.cpu_pods > 0) ||
-	    ((fail_on & REPORT_FAIL_PENDING) && r->pending.total > 0) ||
-	    ((fail_on & REPORT_FAIL_IDLE) && t.idle_nodes > 0) ||
-	    ((fail_on & REPORT_FAIL_MISCONF) && t.misconfigured > 0))
-		return 1;
 	return 0;
 }

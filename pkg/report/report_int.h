@@ -2,7 +2,10 @@
  * report_int: what the files of the report's model share. Private to
  * pkg/report/report*.c.
  *
- *   report.c        reading the inputs: nodes, pods, workloads folded into the model
+ *   report.c        the model: nodes, pods, workloads folded into it, item by item
+ *   report_input.c  reading the inputs: JSON Lists streamed, YAML documents, watch events
+ *   report_check.c  the type of every field the model reads, checked first
+ *   report_summary.c names, totals, the summary line and the exit code, for every output
  *   report_judge.c  judging what needs every input: pools, costs, misconfiguration,
  *                   CPU pods' routes, Pending pods' reasons
  *   report_whatif.c --what-if: the same snapshot judged by another policy
@@ -17,6 +20,33 @@
 
 #include "report/report.h"
 #include "policy/policy.h"
+
+#define REPORT_ITEM_MSG_MAX (ERROR_MSG_MAX + 512)  /* an input error about one item, its place included */
+
+/*
+ * Folds one Node or Pod item (borrowed; off: its byte in the input, for
+ * messages) into r: an item that is not what the report reads is an input
+ * error in r, not a failure. -1 only on ERROR_NOMEM. report.c, called by
+ * report_input.c.
+ */
+int report_node_item(struct report *r, const char *input, const json_t *node, unsigned long long off,
+		     struct error *err);
+int report_pod_item(struct report *r, const char *input, const json_t *pod, unsigned long long off,
+		    struct error *err);
+
+/*
+ * Does every field of a Pod (a Node) the report reads have its type? 0, or
+ * -1 with what is wrong in msg (cap bytes), naming the field. report_check.c.
+ */
+int report_pod_valid(const json_t *pod, char *msg, size_t cap);
+int report_node_valid(const json_t *node, char *msg, size_t cap);
+
+/*
+ * A GPU count as pods must give one: a whole, non-negative quantity below
+ * QUANTITY_MAX. 0 with *out, or -1 with why (static text, or qerr's
+ * message, which qerr holds). report_check.c.
+ */
+int report_gpu_count(const json_t *v, long long *out, const char **why, struct error *qerr);
 
 /* obj[key] as a string, or "" (borrowed). */
 const char *report_str_at(const json_t *obj, const char *key);
