@@ -4,7 +4,8 @@
  *
  *   policy.c         the engine: exemptions, decision, modes, annotations
  *   policy_pod.c     reading a pod: what it requests, typed and validated
- *   policy_pool.c    GPU pods: choosing the pool and building the patch
+ *   policy_pool.c    GPU pods: choosing the pool
+ *   policy_pool_patch.c  GPU pods: the patch that sends them there
  *   policy_target.c  CPU pods: the routes by which they aim at GPU nodes
  */
 #ifndef GPU_ADMISSION_POLICY_INT_H
@@ -165,10 +166,26 @@ int policy_pool_choose(const struct config *cfg, const struct pod_view *pv, stru
 		       struct policy_result *res, struct error *err);
 
 /*
+ * Readers of a NodeSelectorTerm (borrowed), for the choice and the patch
+ * alike. policy_value_listed: is v a string of values (an array, or NULL)?
+ * policy_term_confined: the values of a `key In [...]` requirement that
+ * confines the term to pools (n, one key for all: every value one of
+ * theirs), or NULL; any one will do, requirements being ANDed.
+ * policy_term_allows: does value v of key meet every requirement on key?
+ * policy_term_matches_nothing: does the term match no node by construction
+ * (empty, or not a term at all)? policy_pool.c.
+ */
+int policy_value_listed(const json_t *values, const char *v);
+const json_t *policy_term_confined(const json_t *term, const char *key, const struct config_pool *const *pools,
+				  size_t n);
+int policy_term_allows(const json_t *term, const char *key, const char *v);
+int policy_term_matches_nothing(const json_t *term);
+
+/*
  * Sets res->verdict, reason, patch and changes for a GPU pod sent to the
  * pools of ch (NULL: tolerate the GPU taint only, as for a DaemonSet pod or
  * one a queue places). -1 on ERROR_NOMEM, or ERROR_INPUT when a field the
- * patch extends has the wrong type.
+ * patch extends has the wrong type. policy_pool_patch.c.
  */
 int policy_pool_mutate(const struct config *cfg, const struct pod_view *pv,
 		       const struct pool_choice *ch, struct policy_result *res, struct error *err);
@@ -176,7 +193,7 @@ int policy_pool_mutate(const struct config *cfg, const struct pod_view *pv,
 /*
  * Does patch (policy_pool_mutate()'s, borrowed) only add preferred node
  * affinity terms? They are a score, not a placement: /validate admits a pod
- * that lacks nothing else.
+ * that lacks nothing else. policy_pool_patch.c.
  */
 int policy_pool_patch_soft(const json_t *patch);
 
