@@ -329,20 +329,16 @@ static json_t *parse(const char *body, size_t len, const struct scan_shape *shap
 }
 
 /*
- * What every review starts with: body parsed (shape: what the fast path
- * keeps), the uid read, the envelope decoded into rq (borrowing from
- * *root, which the caller releases; cfg's workloads say which custom
- * resources are judged, none when NULL). 1 when rq is ready; 0 when the
- * answer is made instead (a malformed request, refused with its uid: *rc
- * says whether encoding it worked); -1 when no answer can carry a uid (err).
+ * What every review starts with (review_int.h): the body parsed, the uid
+ * read, the envelope decoded into rq. 0 when the answer is made instead: a
+ * malformed request, refused with its uid.
  */
-int review_open(const struct config *cfg, const char *body, size_t len, const struct scan_shape *shape,
-		unsigned flags, json_t **root, struct review_request *rq, struct review_response *res, int *rc,
-		struct error *err)
+int review_open(const struct review_open_options *o, json_t **root, struct review_request *rq,
+		struct review_response *res, int *rc, struct error *err)
 {
 	struct error perr;
 
-	*root = parse(body, len, shape, flags, err);
+	*root = parse(o->body, o->len, o->shape, o->flags, err);
 	if (*root == NULL)
 		return -1;
 	if (!json_is_object(*root)) {
@@ -358,11 +354,11 @@ int review_open(const struct config *cfg, const char *body, size_t len, const st
 		rq->api_version = "";
 
 	/* From here on every answer is an AdmissionReview carrying the uid. */
-	if (decode(cfg, *root, rq, &perr) != 0) {
+	if (decode(o->cfg, *root, rq, &perr) != 0) {
 		const char *version = strcmp(rq->api_version, "admission.k8s.io/v1beta1") == 0
 				      ? rq->api_version : "admission.k8s.io/v1";
 		res->decision = POLICY_REJECT;
-		*rc = review_encode(version, rq->uid, perr.kind, perr.msg, NULL, flags, res, err);
+		*rc = review_encode(version, rq->uid, perr.kind, perr.msg, NULL, o->flags, res, err);
 		return 0;
 	}
 	return 1;
@@ -492,7 +488,9 @@ int review_handle_claims(const struct config *cfg, const char *body, size_t len,
 	if (lk == NULL)
 		lk = &off;
 	res->reason = "malformed";
-	if (review_open(cfg, body, len, review_envelope_shape, flags, &root, &rq, res, &rc, err) <= 0)
+	if (review_open(&(const struct review_open_options){ .cfg = cfg, .body = body, .len = len,
+							    .shape = review_envelope_shape, .flags = flags },
+			&root, &rq, res, &rc, err) <= 0)
 		goto out;
 	if (rq.what == REVIEW_OTHER || rq.object == NULL) {
 		res->decision = POLICY_ALLOW;

@@ -50,17 +50,25 @@ struct review_request {
 extern const struct scan_shape review_request_shape[REVIEW_REQUEST_SHAPE_N];
 extern const struct scan_shape review_envelope_shape[REVIEW_ENVELOPE_SHAPE_N];
 
+/* What review_open() reads: everything borrowed, for the call only. */
+struct review_open_options {
+	const struct config *cfg;       /* its workloads say which custom resources are judged;
+	                                   NULL: none */
+	const char *body;               /* the request body, len bytes */
+	size_t len;
+	const struct scan_shape *shape; /* what the fast path keeps */
+	unsigned flags;                 /* REVIEW_* */
+};
+
 /*
- * What every review starts with: body parsed (shape: what the fast path
- * keeps), the uid read, the envelope decoded into rq (borrowing from *root,
- * which the caller releases; cfg's workloads say which custom resources are
- * judged, none when NULL). 1 when rq is ready; 0 when the answer is made
- * instead (*rc: whether encoding it worked); -1 when no answer can carry a
- * uid (err).
+ * What every review starts with: o->body parsed, the uid read, the
+ * envelope decoded into rq (borrowing from *root: new, which the caller
+ * releases, whatever the result). 1 when rq is ready; 0 when the answer is
+ * made instead, into res (*rc: whether encoding it worked); -1 when no
+ * answer can carry a uid (err).
  */
-int review_open(const struct config *cfg, const char *body, size_t len, const struct scan_shape *shape,
-		unsigned flags, json_t **root, struct review_request *rq, struct review_response *res, int *rc,
-		struct error *err);
+int review_open(const struct review_open_options *o, json_t **root, struct review_request *rq,
+		struct review_response *res, int *rc, struct error *err);
 
 /*
  * Builds the response AdmissionReview into res (body: new, see

@@ -208,7 +208,10 @@ int review_policy_handle(const struct review_policy_options *o, const char *body
 	memset(&rq, 0, sizeof rq);
 	res->reason = "malformed";
 	policy_shape_init(&shape, o->key);
-	if (review_open(NULL, body, len, shape.review, flags, &root, &rq, res, &rc, err) <= 0)
+	/* No policy's workloads: the object is a ConfigMap, never a custom resource to judge. */
+	if (review_open(&(const struct review_open_options){ .cfg = NULL, .body = body, .len = len,
+							    .shape = shape.review, .flags = flags },
+			&root, &rq, res, &rc, err) <= 0)
 		goto out;
 	if (!is_configmap(json_object_get(root, "request")) || rq.object == NULL) {
 		res->decision = POLICY_ALLOW;
