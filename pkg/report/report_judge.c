@@ -240,6 +240,30 @@ static int gpus_fit(const struct report_node *n, const struct report_pending *p,
 	return fit;
 }
 
+/*
+ * Why a Pending GPU pod p is Pending: one reason, the first of these that
+ * holds, in this order.
+ *  - A scheduling gate: the scheduler does not try a gated pod at all (the
+ *    SchedulingGates plugin holds it before the queue), so no node is the
+ *    cause yet, whatever the nodes say.
+ *  - A GPU resource no pool serves: a fact of the policy, not of the nodes,
+ *    which no node added and no autoscaler can change.
+ *  - Then the nodes, as a funnel, each stage a subset of the one before:
+ *    enough of each GPU allocatable (fit), matched by the pod's nodeSelector
+ *    and required affinity (selected), every taint tolerated (tolerated),
+ *    the GPUs unrequested by other pods (free). The first stage that leaves
+ *    no node is the reason, and its message counts the stage before it:
+ *    counts that only mean something in this order. The stages go from
+ *    what the pod can never get (the hardware: with no node fitting, the
+ *    message says whether none offers the resource or none enough of it)
+ *    through what the pod or the policy chose (selector, tolerations) to
+ *    what passes by itself (GPUs in use: waiting, or the autoscaler), so a
+ *    transient cause is named only when no lasting one stands in the way.
+ *  - Else every GPU stage passes somewhere: the cause is one the report
+ *    does not model (CPU, memory, pod affinity, quota), or the scheduler
+ *    has not run yet.
+ * p->spec is released; p->message is new. -1 only when out of memory.
+ */
 static int judge_pending(struct report *r, struct report_pending *p)
 {
 	const json_t *gates = json_object_get(p->spec, "schedulingGates");
