@@ -3,8 +3,9 @@
 #   build/cluster/bin/etcd                         test/cluster/etcd (go.etcd.io/etcd/server/v3)
 #   build/cluster/MINOR/bin/{kube-apiserver,kube-scheduler,kube-controller-manager,kubectl}
 #                                                   test/cluster/k8s-MINOR (k8s.io/kubernetes)
-#   build/cluster/bin/{kubelet,loadgen}            test/cluster/tools (client-go): the day-2
-#                                                   scenarios' kubelet and load generator
+#   build/cluster/bin/{kubelet,loadgen,webhook}    test/cluster/tools (client-go): the day-2
+#                                                   scenarios' kubelet and load generator, and
+#                                                   bench-cluster's Go webhooks
 #   build/cluster/bin/kueue                        test/cluster/kueue (sigs.k8s.io/kueue/cmd/kueue):
 #                                                   scenario 85's queue manager
 #   build/cluster/bin/kyverno                      test/cluster/kyverno (github.com/kyverno/kyverno/cmd/kyverno):
@@ -49,15 +50,15 @@ if ! stamp_ok "$out/bin/.etcd" "$etcd_dir/go.mod" "$etcd_dir/go.sum" || [ ! -x "
 fi
 
 tools_dir=test/cluster/tools
-if ! stamp_ok "$out/bin/.tools" "$tools_dir/go.mod" "$tools_dir/go.sum" "$tools_dir"/*/main.go ||
-   [ ! -x "$out/bin/kubelet" ] || [ ! -x "$out/bin/loadgen" ]; then
-	echo "cluster: building the test kubelet and load generator" >&2
+if ! stamp_ok "$out/bin/.tools" "$tools_dir/go.mod" "$tools_dir/go.sum" "$tools_dir"/*/*.go ||
+   [ ! -x "$out/bin/kubelet" ] || [ ! -x "$out/bin/loadgen" ] || [ ! -x "$out/bin/webhook" ]; then
+	echo "cluster: building the test kubelet, load generator and Go webhook" >&2
 	go_cmd
 	mkdir -p "$out/bin"
-	for t in kubelet loadgen; do
+	for t in kubelet loadgen webhook; do
 		(cd "$tools_dir" && "$gocmd" build -ldflags "-s -w" -o "$out/bin/$t" "./$t")
 	done
-	cat "$tools_dir/go.mod" "$tools_dir/go.sum" "$tools_dir"/*/main.go | cksum >"$out/bin/.tools"
+	cat "$tools_dir/go.mod" "$tools_dir/go.sum" "$tools_dir"/*/*.go | cksum >"$out/bin/.tools"
 fi
 
 kueue_dir=test/cluster/kueue

@@ -1,5 +1,6 @@
 // The test control plane's own tools (test/cluster/README.md): a kubelet for the
-// webhook's Deployment, and the load generator of the day-2 scenarios. client-go is
+// webhook's Deployment, the load generator of the day-2 scenarios and of
+// make bench-cluster, and that benchmark's Go webhooks. client-go is
 // pinned at the oldest minor's release, the versions test/cluster/k8s-1.34 builds
 // with, so a machine downloads and compiles most of it once.
 module gpu-admission/test/cluster/tools
