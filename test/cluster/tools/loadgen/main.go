@@ -7,6 +7,7 @@
 //	loadgen check -in FILE ...                                      read back, add "stored" verdicts
 //	loadgen sum   -in FILE [-from MS -to MS]                        counts and latencies as JSON
 //	loadgen clean -run NAME                                         delete the run's objects
+//	loadgen bench -ns NS -count N -workers C                         N 1-GPU pods as fast as C clients go
 //
 // The mix (each request a unique name, drawn from a seeded sequence, so that two runs
 // of the same -count and -seed send the same requests in the same order):
@@ -115,7 +116,7 @@ type opts struct {
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: loadgen run|check|sum [flags]")
+		fmt.Fprintln(os.Stderr, "usage: loadgen run|check|sum|clean|bench [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -128,6 +129,8 @@ func main() {
 		err = cmdSum(os.Args[2:])
 	case "clean":
 		err = cmdClean(os.Args[2:])
+	case "bench":
+		err = cmdBench(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}
@@ -673,21 +676,7 @@ func cmdSum(args []string) error {
 		s.FailWindowMs = s.LastFail - s.FirstFail
 	}
 	sort.Float64s(lat)
-	q := func(p float64) float64 {
-		if len(lat) == 0 {
-			return 0
-		}
-		// Exact: the smallest value with at least p of the samples at or below it.
-		i := int(float64(len(lat))*p+0.999999) - 1
-		if i < 0 {
-			i = 0
-		}
-		if i >= len(lat) {
-			i = len(lat) - 1
-		}
-		return lat[i]
-	}
-	s.Latency["p50"], s.Latency["p99"], s.Latency["max"] = q(0.50), q(0.99), q(1)
+	s.Latency["p50"], s.Latency["p99"], s.Latency["max"] = nearestRank(lat, 0.50), nearestRank(lat, 0.99), nearestRank(lat, 1)
 	b, _ := json.MarshalIndent(s, "", "  ")
 	fmt.Println(string(b))
 	return nil
