@@ -102,13 +102,7 @@ kueue_up() {
 	cp "$T/cp/pki/kueue-webhook.key" "$KQ_DIR/certs/tls.key"
 	ca=$(base64 -w0 "$T/cp/pki/ca.crt")
 	# Its webhook Service, published at the replica's address (webhook.lib's notes).
-	jq -n --arg ns "$KQ_NS" --arg svc "$KQ_SVC" --arg ip "$CP_WEBHOOK_IP" --argjson port "$KQ_PORT" '{apiVersion: "v1", kind: "List", items: [
-		{apiVersion: "v1", kind: "Service", metadata: {name: $svc, namespace: $ns},
-		 spec: {ports: [{name: "https", port: 443, targetPort: $port, protocol: "TCP"}]}},
-		{apiVersion: "discovery.k8s.io/v1", kind: "EndpointSlice", metadata: {name: ($svc + "-test"), namespace: $ns,
-		 labels: {"kubernetes.io/service-name": $svc, "endpointslice.kubernetes.io/managed-by": "gpu-admission-test"}},
-		 addressType: "IPv4", ports: [{name: "https", port: $port, protocol: "TCP"}],
-		 endpoints: [{addresses: [$ip], conditions: {ready: true}}]}]}' | kubectl create -f - >/dev/null || { bad "Kueue's Service"; return 1; }
+	wh_service "$KQ_NS" "$KQ_SVC" "$KQ_PORT" || { bad "Kueue's Service"; return 1; }
 	# Its webhooks for Jobs and its own kinds, named and pointed as its kustomization does.
 	objects "$KQ_MOD/config/components/webhook/manifests.yaml" |
 		jq --arg ca "$ca" --arg ns "$KQ_NS" --arg svc "$KQ_SVC" '{apiVersion: "v1", kind: "List", items: [.[]
