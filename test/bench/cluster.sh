@@ -1,99 +1,317 @@
 #!/bin/sh
-# The bench-cluster rounds (inside the namespace test/bench/cluster makes). Each round
-# creates BENCH_PODS 1-GPU pods with one `kubectl create -f LIST` (one client, one
-# connection, pods created one after another, as a controller does), alternately with
-# the webhook installed and with its two configurations removed, twice each. The
-# webhook's latency is kube-apiserver's own figure: the histogram
-# apiserver_admission_webhook_admission_duration_seconds of each webhook (its mean
-# from _sum/_count, exact; p50/p99 interpolated in its buckets, 5 ms the first, as
-# Prometheus's histogram_quantile does), read from /metrics before and after.
+# The bench-cluster rounds (inside the namespace test/bench/cluster makes): what an
+# admission webhook costs a pod creation on the real control plane, gpu-admission beside
+# the alternatives, in one run. Figures only, never an assertion.
+#
+# Variants (one row each; test/bench/README.md says how to read them):
+#   none          no webhook, no admission policy
+#   chart         gpu-admission as the chart installs it: its mutating and validating
+#                 configurations, the replica webhook.lib starts
+#   mutate-only   the same with the validating configuration removed
+#   go-trivial    a Go webhook allowing everything, same uid, no patch (tools/webhook
+#                 -mode trivial): the transport's floor
+#   go-policy     a Go webhook giving this benchmark's pod the patch gpu-admission gives
+#                 it (tools/webhook -mode policy)
+#   in-process    `gpu-admission print-admission-policies`: MutatingAdmissionPolicy and
+#                 ValidatingAdmissionPolicy, evaluated by kube-apiserver itself
+# The Go webhooks are configured as the chart's mutating webhook is (rules, selectors,
+# matchConditions, failurePolicy, timeout: only the name and the service differ) and
+# reached as the replica is: a Service whose EndpointSlice points at the webhook address
+# on the namespace's loopback, a certificate signed by the cluster CA (cp_leaf, as
+# scenario 85 does for Kueue).
+#
+# Each round takes every variant in turn (the order rotated each round, so that no
+# variant always follows the same one) and creates BENCH_PODS 1-GPU pods twice:
+#   seq  one `kubectl create -f LIST` (one client, one connection, one pod after
+#        another); its latencies from kubectl's -v=7 log (the Request and Response lines'
+#        microsecond timestamps of each POST), pods/s from the first POST to the last answer
+#   par  `loadgen bench`: BENCH_WORKERS (default 8) clients, each with a connection of
+#        its own, in a closed loop; latencies and wall time measured by the client
+# Between two runs the namespace is deleted and gone, so no deletion overlaps a run.
+# The pods name a scheduler that does not run (schedulerName bench-none): 300 pods
+# Pending on six fake nodes would keep kube-scheduler retrying them through the next
+# runs, on the same two cores; what is measured is admission, not placement.
+# Per run: kube-apiserver's histograms (_sum/_count deltas: the mean of each webhook's
+# calls, of each policy's evaluations), the CPU time (utime + stime, /proc/PID/stat) of
+# kube-apiserver and of the webhook process. The table pools the rounds: pods/s median
+# and range of the rounds; p50/p99 exact (nearest rank) over every round's samples;
+# means and CPU per pod over every round's totals.
 set -u
 ROOT=$(pwd)
 BIN=${BIN:-bin/gpu-admission}
 B=$ROOT/$BIN
 N=${BENCH_PODS:-300}
+ROUNDS=${BENCH_ROUNDS:-6}
+WORKERS=${BENCH_WORKERS:-8}
 . "$ROOT/test/cluster/cluster.lib"
 . "$ROOT/test/cluster/nodes.sh"
 . "$ROOT/test/cluster/webhook.lib"
+TOOLS=$ROOT/build/cluster/bin
 PATH=$CP_BIN:$HELM_DIR:$PATH
 T=$(mktemp -d)
 trap 'cp_down; rm -rf "$T"' EXIT
+# MutatingAdmissionPolicy: GA and on from 1.36; on 1.34 and 1.35 as suite.sh asks for it.
+case $CP_MINOR in
+1.3[45]) CP_APISERVER_FLAGS="--feature-gates=MutatingAdmissionPolicy=true --runtime-config=admissionregistration.k8s.io/v1beta1=true" ;;
+esac
 cp_netns && cp_up "$T/cp" && cp_nodes || exit 1
 helm install gpu-admission "$ROOT/charts/gpu-admission" -n gpu-admission --create-namespace -f "$ROOT/test/cluster/values/image.yaml" >/dev/null || exit 1
 wh_up gpu-admission gpu-admission "$T/wh" || exit 1
-kubectl get mutatingwebhookconfiguration,validatingwebhookconfiguration gpu-admission -o json >"$T/configs.json"
+CLK=$(getconf CLK_TCK)
+V=$T/variants
+mkdir -p "$V" "$T/samples"
 
-# pods NS: a List of N 1-GPU pods.
+# --- the variants' objects ----------------------------------------------------------------
+# Each variant is the objects $V/NAME.json lists (none: nothing), created to turn it on
+# and deleted to turn it off; $V/NAME.pid the webhook process whose CPU is counted;
+# $V/NAME.stats what to read from /metrics: "label metric filter per" a line, per "call"
+# (the table shows _sum/_count: the mean of a call) or "pod" (_sum over the pods created).
+clean='del(.metadata.resourceVersion, .metadata.uid, .metadata.creationTimestamp, .metadata.generation, .metadata.managedFields)'
+kubectl get mutatingwebhookconfiguration gpu-admission -o json | jq "$clean" >"$T/mutating.json" || exit 1
+kubectl get validatingwebhookconfiguration gpu-admission -o json | jq "$clean" >"$T/validating.json" || exit 1
+WH=apiserver_admission_webhook_admission_duration_seconds
+jq -s '{apiVersion: "v1", kind: "List", items: .}' "$T/mutating.json" "$T/validating.json" >"$V/chart.json"
+jq -s '{apiVersion: "v1", kind: "List", items: .}' "$T/mutating.json" >"$V/mutate-only.json"
+echo "$WH_PID" >"$V/chart.pid"
+echo "$WH_PID" >"$V/mutate-only.pid"
+printf 'mutate %s name="mutate.gpu-admission.azure.io" call\nvalidate %s name="validate.gpu-admission.azure.io" call\n' "$WH" "$WH" >"$V/chart.stats"
+printf 'mutate %s name="mutate.gpu-admission.azure.io" call\n' "$WH" >"$V/mutate-only.stats"
+
+# The Go webhooks: a certificate for both Services, one process each.
+GNS=bench-webhooks
+kubectl create namespace "$GNS" >/dev/null || exit 1
+cp_leaf "$T/cp/pki" go-webhook "/CN=go-webhook.$GNS.svc" \
+	"subjectAltName=DNS:go-trivial.$GNS.svc,DNS:go-policy.$GNS.svc" || { echo "bench-cluster: Go webhook certificate" >&2; exit 1; }
+CA=$(base64 -w0 "$T/cp/pki/ca.crt")
+port=9441
+for mode in trivial policy; do
+	svc=go-$mode
+	"$TOOLS/webhook" -mode "$mode" -cert "$T/cp/pki/go-webhook.crt" -key "$T/cp/pki/go-webhook.key" \
+		-addr "$CP_WEBHOOK_IP:$port" >"$T/$svc.log" 2>&1 &
+	echo $! >"$V/$svc.pid"
+	CP_PIDS="$CP_PIDS $!"
+	wh_service "$GNS" "$svc" "$port" || exit 1
+	# The chart's mutating webhook, every field kept but its name and where it calls.
+	jq --arg name "$mode.bench.gpu-admission.test" --arg svc "$svc" --arg ns "$GNS" --arg ca "$CA" '
+		{apiVersion: "v1", kind: "List", items: [.metadata = {name: ("bench-" + $svc)}
+		| .webhooks = [.webhooks[0] | .name = $name
+			| .clientConfig = {service: {name: $svc, namespace: $ns, path: "/mutate", port: 443}, caBundle: $ca}]]}' \
+		"$T/mutating.json" >"$V/$svc.json"
+	printf 'mutate %s name="%s" call\n' "$WH" "$mode.bench.gpu-admission.test" >"$V/$svc.stats"
+	if ! cp_wait 30 curl -sf --cacert "$T/cp/pki/ca.crt" --resolve "$svc.$GNS.svc:$port:$CP_WEBHOOK_IP" "https://$svc.$GNS.svc:$port/readyz"; then
+		echo "bench-cluster: the Go webhook ($mode) never became ready" >&2
+		cat "$T/$svc.log" >&2
+		exit 1
+	fi
+	port=$((port + 1))
+done
+
+# The in-process policies: kube-apiserver evaluates them; no process of ours. Its
+# histogram of MutatingAdmissionPolicy times each mutation of a policy (the pod's four
+# here), so the table shows their sum per pod. ValidatingAdmissionPolicy's records only
+# refusals, warnings, audits and errors (k8s.io/apiserver pkg/admission/plugin/policy/
+# validating/dispatcher.go: an admitted decision is observed only on an evaluation
+# error): nothing for these pods.
+"$B" print-admission-policies --kubernetes-version "$CP_MINOR" -o json >"$V/in-process.json" || exit 1
+printf 'MAP/pod %s policy="gpu-admission-pods" pod\n' apiserver_mutating_admission_policy_check_duration_seconds >"$V/in-process.stats"
+
+# A Kyverno row (issue 40) is one more variant: its objects in $V/kyverno.json (its
+# ClusterPolicy; Kyverno's own webhook configurations are its controller's to make, so
+# turning it on and off will need its own step in variant_on/variant_off), its
+# process's PID in $V/kyverno.pid, its webhooks' names in $V/kyverno.stats, and
+# "kyverno" in VARIANTS with its expected placement in variant_mutates.
+VARIANTS="none chart mutate-only go-trivial go-policy in-process"
+
+# variant_mutates NAME: the variant gives the benchmark pod the GPU toleration.
+variant_mutates() {
+	case $1 in none | go-trivial) return 1 ;; esac
+	return 0
+}
+
+# The benchmark pod: what kubectl's List holds and loadgen bench creates.
+pod() {
+	jq -n --arg ns "$1" --arg name "$2" '{apiVersion: "v1", kind: "Pod", metadata: {name: $name, namespace: $ns},
+		spec: {schedulerName: "bench-none", containers: [{name: "c", image: "registry.example/c:1",
+		resources: {limits: {"nvidia.com/gpu": "1"}}}]}}'
+}
 pods() {
 	jq -n --argjson n "$N" --arg ns "$1" '{apiVersion: "v1", kind: "List", items: [range($n) | {apiVersion: "v1", kind: "Pod",
-		metadata: {name: "b-\(.)", namespace: $ns}, spec: {containers: [{name: "c", image: "registry.example/c:1",
-		resources: {limits: {"nvidia.com/gpu": "1"}}}]}}]}'
-}
-# hist NAME: "count sum le1:c1 le2:c2 ..." of the webhook NAME's histogram (all operations).
-hist() {
-	kubectl get --raw /metrics | awk -v n="$1" '
-		index($0, "apiserver_admission_webhook_admission_duration_seconds") == 1 && index($0, "name=\"" n "\"") {
-			v = $NF
-			if ($0 ~ /_bucket/) { match($0, /le="[^"]*"/); le = substr($0, RSTART + 4, RLENGTH - 5); b[le] += v; if (!(le in seen)) { seen[le] = 1; order[++k] = le } }
-			else if ($0 ~ /_sum/) s += v
-			else if ($0 ~ /_count/) c += v
-		}
-		END { printf "%d %.9f", c, s; for (i = 1; i <= k; i++) printf " %s:%d", order[i], b[order[i]]; print "" }'
-}
-# delta BEFORE AFTER: "count mean-ms p50-ms p99-ms" over the requests between the two.
-delta() {
-	echo "$1|$2" | awk -F'|' '{
-		split($1, a, " "); split($2, b, " "); c = b[1] - a[1]; s = b[2] - a[2]
-		if (c <= 0) { print "0 - - -"; exit }
-		nb = 0; prev = 0
-		for (i = 3; i in b; i++) { split(a[i], x, ":"); split(b[i], y, ":"); le[++nb] = y[1]; cum[nb] = y[2] - x[2] }
-		out = sprintf("%d %.2f", c, s / c * 1000)
-		split("0.5 0.99", qs, " ")
-		for (q = 1; q <= 2; q++) {
-			r = qs[q] * c; lo = 0; lc = 0; v = "-"
-			for (i = 1; i <= nb; i++) {
-				if (cum[i] >= r) {
-					if (le[i] == "+Inf") { v = ">" lo * 1000 } else { v = sprintf("%.2f", (lo + (le[i] - lo) * (r - lc) / (cum[i] - lc)) * 1000) }
-					break
-				}
-				lo = le[i]; lc = cum[i]
-			}
-			out = out " " v
-		}
-		print out }'
+		metadata: {name: "b-\(.)", namespace: $ns}, spec: {schedulerName: "bench-none", containers: [{name: "c",
+		image: "registry.example/c:1", resources: {limits: {"nvidia.com/gpu": "1"}}}]}}]}'
 }
 
-echo "bench-cluster: Kubernetes $(kubectl version -o json | jq -r .serverVersion.gitVersion), $N 1-GPU pods per round, one kubectl create"
-printf '%-10s %-16s %9s %10s %26s\n' round webhook pods/s "mean ms" "mutate p50/p99 ms (count)"
-for r in 1 2; do
-	for with in yes no; do
-		ns=bench-$r-$with
-		kubectl create namespace "$ns" >/dev/null
-		kubectl wait --for=jsonpath='{.metadata.name}'=default -n "$ns" serviceaccount/default --timeout=30s >/dev/null 2>&1 ||
-			cp_wait 30 kubectl get serviceaccount default -n "$ns"
-		if [ "$with" = no ]; then
-			kubectl delete mutatingwebhookconfiguration,validatingwebhookconfiguration gpu-admission >/dev/null
-			sleep 1
-		fi
-		pods "$ns" >"$T/pods.json"
-		m0=$(hist mutate.gpu-admission.azure.io)
-		t0=$(date +%s.%N)
-		kubectl create -f "$T/pods.json" >/dev/null || echo "bench-cluster: round $r ($with) had failures"
-		t1=$(date +%s.%N)
-		m1=$(hist mutate.gpu-admission.azure.io)
-		if [ "$with" = no ]; then
-			jq '.items[] | del(.metadata.resourceVersion, .metadata.uid, .metadata.creationTimestamp, .metadata.generation, .metadata.managedFields)' "$T/configs.json" |
-				kubectl create -f - >/dev/null
-			sleep 1
-		fi
-		set -- $(delta "$m0" "$m1")
-		rate=$(echo "$t0 $t1" | awk -v n="$N" '{ printf "%.0f", n / ($2 - $1) }')
-		if [ "$with" = yes ]; then
-			printf '%-10s %-16s %9s %10s %26s\n' "$r" installed "$rate" "$2" "$3 / $4 ($1)"
+# stats NAME: "label:count:sum ..." of the variant's histograms, from one read of /metrics.
+stats() {
+	[ -f "$V/$1.stats" ] || { echo; return; }
+	kubectl get --raw /metrics >"$T/metrics" || return 1
+	while read -r label metric filter per; do
+		awk -v m="$metric" -v f="$filter" -v l="$label" -v per="$per" '
+			index($0, m "_sum{") == 1 && index($0, f) { s += $NF }
+			index($0, m "_count{") == 1 && index($0, f) { c += $NF }
+			END { printf "%s:%s:%d:%.9f ", l, per, c, s }' "$T/metrics"
+	done <"$V/$1.stats"
+	echo
+}
+# ticks PID: its utime + stime, in clock ticks (0 without a PID).
+ticks() {
+	if [ -n "$1" ] && [ -r "/proc/$1/stat" ]; then
+		# The fields after the command's ")" : utime and stime are the 12th and 13th.
+		sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'
+	else
+		echo 0
+	fi
+}
+
+# variant_on NAME / variant_off NAME: create or delete its objects. variant_on waits
+# until the API server admits as the variant does: a dry-run pod placed (or not) as
+# expected, and for a webhook a call counted in its histogram.
+variant_off() {
+	[ -f "$V/$1.json" ] || return 0
+	kubectl delete -f "$V/$1.json" --wait=true >/dev/null
+}
+variant_on() {
+	local v=$1 ns=$2 i=0 before after
+	[ ! -f "$V/$1.json" ] || kubectl create -f "$V/$1.json" >/dev/null || return 1
+	pod "$ns" probe >"$T/probe.json"
+	while [ "$i" -lt 150 ]; do
+		i=$((i + 1))
+		before=$(stats "$v" | awk '{ split($1, a, ":"); print a[3] + 0 }')
+		kubectl create --dry-run=server -o json -f "$T/probe.json" >"$V/$v.probe" 2>"$T/probe.err" || { sleep 0.2; continue; }
+		after=$(stats "$v" | awk '{ split($1, a, ":"); print a[3] + 0 }')
+		if variant_mutates "$v"; then
+			jq -e '[.spec.tolerations[]? | select(.key == "sku")] | length == 1' "$V/$v.probe" >/dev/null || { sleep 0.2; continue; }
 		else
-			printf '%-10s %-16s %9s %10s %26s\n' "$r" "not installed" "$rate" - -
+			jq -e '[.spec.tolerations[]? | select(.key == "sku")] | length == 0' "$V/$v.probe" >/dev/null || { sleep 0.2; continue; }
 		fi
-		kubectl delete namespace "$ns" --wait=false >/dev/null
+		case $v in none | in-process) return 0 ;; esac
+		[ "$after" -gt "$before" ] && return 0
+		sleep 0.2
 	done
+	echo "bench-cluster: $v never admitted the probe as expected" >&2
+	cat "$T/probe.err" >&2
+	jq -c '.spec.tolerations' "$V/$v.probe" >&2
+	return 1
+}
+
+# ns_fresh NS: a new namespace with its default ServiceAccount (pods need it).
+ns_fresh() {
+	kubectl create namespace "$1" >/dev/null || return 1
+	cp_wait 30 kubectl get serviceaccount default -n "$1"
+}
+
+# run VARIANT MODE ROUND NS: one run; appends its line to $T/runs, its latencies
+# (ms, one a line) to $T/samples/VARIANT.MODE.
+run() {
+	local v=$1 mode=$2 r=$3 ns=$4 pid="" s0 s1 a0 a1 w0 w1 line
+	[ ! -f "$V/$v.pid" ] || pid=$(cat "$V/$v.pid")
+	ns_fresh "$ns" || return 1
+	[ "$mode" = seq ] && pods "$ns" >"$T/pods.json"
+	s0=$(stats "$v")
+	a0=$(ticks "$CP_APISERVER_PID"); w0=$(ticks "$pid")
+	if [ "$mode" = seq ]; then
+		kubectl create -v=7 -f "$T/pods.json" >/dev/null 2>"$T/kubectl.log"
+		a1=$(ticks "$CP_APISERVER_PID"); w1=$(ticks "$pid")
+		# Each POST's Request line, then its Response line (one at a time: kubectl
+		# sends the next after the answer), klog's "I1129 08:12:21.958373" stamps.
+		line=$(awk -v samples="$T/samples/$v.$mode" '
+			function t(s,  a) { split(s, a, ":"); return a[1] * 3600 + a[2] * 60 + a[3] }
+			/round_trippers.go:[0-9]+\] "Request" verb="POST"/ { t0 = t($2); if (first == "") first = t0; open = 1; next }
+			open && /round_trippers.go:[0-9]+\] "Response"/ {
+				t1 = t($2); d = t1 - t0; if (d < 0) d += 86400
+				printf "%.3f\n", d * 1000 >>samples
+				n++; if ($0 !~ /status="201 Created"/) e++; last = t1; open = 0 }
+			END { w = last - first; if (w < 0) w += 86400; printf "%d %d %.6f", n, e, w }' "$T/kubectl.log")
+		set -- $line
+		[ "$1" -eq "$N" ] || echo "bench-cluster: round $r $v seq: $1 POSTs logged of $N" >&2
+		line="$v $mode $r $(awk -v n="$1" -v w="$3" 'BEGIN { printf "%.1f", (w > 0 ? n / w : 0) }') $1 $2"
+	else
+		"$TOOLS/loadgen" bench -ns "$ns" -count "$N" -workers "$WORKERS" -scheduler bench-none -samples >"$T/bench.json" 2>"$T/bench.err"
+		a1=$(ticks "$CP_APISERVER_PID"); w1=$(ticks "$pid")
+		jq -r '.samplesMs[]' "$T/bench.json" >>"$T/samples/$v.$mode" 2>/dev/null ||
+			{ echo "bench-cluster: round $r $v par: loadgen failed" >&2; cat "$T/bench.err" >&2; }
+		line="$v $mode $r $(jq -r '"\(.podsPerSec * 10 | round / 10) \(.pods) \(.errors)"' "$T/bench.json" 2>/dev/null || echo "0 0 $N")"
+		[ "$(jq -r .errors "$T/bench.json" 2>/dev/null)" = 0 ] || echo "bench-cluster: round $r $v par: $(jq -r .firstError "$T/bench.json" 2>/dev/null)" >&2
+	fi
+	s1=$(stats "$v")
+	echo "$line $((a1 - a0)) $((w1 - w0)) $(echo "$s0|$s1" | awk -F'|' '{
+		n = split($1, a, " "); split($2, b, " ")
+		for (i = 1; i <= n; i++) { split(a[i], x, ":"); split(b[i], y, ":"); printf "%s:%s:%d:%.9f ", x[1], x[2], y[3] - x[3], y[4] - x[4] } }')" >>"$T/runs"
+	kubectl delete namespace "$ns" --wait=true --timeout=180s >/dev/null 2>&1 ||
+		echo "bench-cluster: namespace $ns not gone after 180 s" >&2
+}
+
+echo "bench-cluster: Kubernetes $(kubectl version -o json | jq -r .serverVersion.gitVersion), $ROUNDS rounds, $N 1-GPU pods per run; seq: one kubectl create, par: $WORKERS clients"
+: >"$T/runs"
+cur=chart # helm installed it
+r=1
+while [ "$r" -le "$ROUNDS" ]; do
+	# This round's order: VARIANTS rotated by r - 1.
+	order=$(echo $VARIANTS | awk -v r="$r" '{ for (i = 0; i < NF; i++) printf "%s ", $((i + r - 1) % NF + 1) }')
+	for v in $order; do
+		variant_off "$cur"
+		cur=none
+		ns_fresh "bench-probe-$r-$v" || exit 1
+		variant_on "$v" "bench-probe-$r-$v" || exit 1
+		cur=$v
+		kubectl delete namespace "bench-probe-$r-$v" --wait=true >/dev/null 2>&1
+		for mode in seq par; do
+			run "$v" "$mode" "$r" "bench-$r-$v-$mode"
+			tail -n 1 "$T/runs" | awk '{ printf "bench-cluster: round %s %-12s %s %7.1f pods/s%s\n", $3, $1, $2, $4, ($6 > 0 ? " (" $6 " failed)" : "") }'
+		done
+	done
+	r=$((r + 1))
 done
-echo "bench-cluster: webhook replica RSS $(ps -o rss= -p "$WH_PID" | awk '{printf "%.1f MB", $1 / 1024}'), kube-apiserver RSS $(ps -o rss= -p "$CP_APISERVER_PID" | awk '{printf "%.0f MB", $1 / 1024}')"
+variant_off "$cur"
+
+# --- the table -------------------------------------------------------------------------
+# $T/runs: VARIANT MODE ROUND PODS/S PODS ERRORS API-TICKS WH-TICKS label:per:count:sum...
+summary() {
+	local v=$1 mode=$2 f=$T/samples/$1.$2
+	sort -n "$f" >"$f.sorted" 2>/dev/null
+	awk -v v="$v" -v m="$mode" -v clk="$CLK" -v sorted="$f.sorted" '
+		function q(p,  i) { i = int(ns * p + 0.999999); if (i < 1) i = 1; if (i > ns) i = ns; return s[i] }
+		BEGIN { while ((getline x <sorted) > 0) s[++ns] = x + 0 }
+		$1 == v && $2 == m {
+			rate[++k] = $4; pods += $5; errs += $6; api += $7; wh += $8
+			for (i = 9; i <= NF; i++) { split($i, a, ":"); if (!(a[1] in cnt)) lab[++nl] = a[1]; cnt[a[1]] += (a[2] == "pod" ? $5 : a[3]); sum[a[1]] += a[4] }
+		}
+		END {
+			if (k == 0) exit
+			for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (rate[j] < rate[i]) { t = rate[i]; rate[i] = rate[j]; rate[j] = t }
+			med = (k % 2) ? rate[(k + 1) / 2] : (rate[k / 2] + rate[k / 2 + 1]) / 2
+			means = ""
+			for (i = 1; i <= nl; i++) means = means (i > 1 ? " " : "") lab[i] " " (cnt[lab[i]] > 0 ? sprintf("%.2f", sum[lab[i]] / cnt[lab[i]] * 1000) : "-")
+			if (means == "") means = "-"
+			whcpu = (v == "none" || v == "in-process") ? "-" : sprintf("%.3f", wh / clk / pods * 1000)
+			printf "%s|%s|%.1f|%.1f-%.1f|%.2f|%.2f|%s|%.3f|%s|%d\n", v, m, med, rate[1], rate[k], q(0.5), q(0.99), means, api / clk / pods * 1000, whcpu, errs
+		}' "$T/runs"
+}
+for mode in seq par; do
+	for v in $VARIANTS; do summary "$v" "$mode"; done
+done >"$T/table"
+echo
+echo "bench-cluster: $ROUNDS rounds of $N pods; pods/s median (range of the rounds); client latency exact over all samples;"
+echo "kube-apiserver's mean per webhook call (MAP/pod: the MutatingAdmissionPolicy's evaluations per pod) and CPU per pod over all rounds"
+printf '%-12s %-4s %8s %13s %8s %8s %-26s %9s %9s %6s\n' variant mode pods/s "(range)" "p50 ms" "p99 ms" "apiserver mean ms" "api cpu" "wh cpu" failed
+printf '%-12s %-4s %8s %13s %8s %8s %-26s %9s %9s %6s\n' "" "" "" "" client client "" "ms/pod" "ms/pod" ""
+awk -F'|' '{ printf "%-12s %-4s %8s %13s %8s %8s %-26s %9s %9s %6s\n", $1, $2, $3, "(" $4 ")", $5, $6, $7, $8, $9, $10 }' "$T/table"
+echo
+echo "bench-cluster: ratios of medians (pods/s: above 1 is faster; p50 latency: above 1 is slower)"
+for mode in seq par; do
+	awk -F'|' -v m="$mode" '
+		$2 == m { rate[$1] = $3; p50[$1] = $5 }
+		function ratio(a, b, what) { if (!(a in rate) || !(b in rate) || rate[b] == 0 || p50[b] == 0) return; printf "  %s %-32s pods/s %.2f  p50 %.2f\n", m, what, rate[a] / rate[b], p50[a] / p50[b] }
+		END {
+			ratio("mutate-only", "go-policy", "ours (mutate-only) / Go policy")
+			ratio("mutate-only", "go-trivial", "ours (mutate-only) / Go trivial")
+			ratio("chart", "none", "chart / no webhook")
+			ratio("chart", "in-process", "chart / in-process policies")
+		}' "$T/table"
+done
+# The placements, as the probe found them: the Go policy must place as gpu-admission does.
+for v in go-policy in-process; do
+	a=$(jq -c '[.spec.tolerations, .spec.nodeSelector]' "$V/mutate-only.probe" 2>/dev/null)
+	b=$(jq -c '[.spec.tolerations, .spec.nodeSelector]' "$V/$v.probe" 2>/dev/null)
+	[ "$a" = "$b" ] || echo "bench-cluster: $v places the pod otherwise than gpu-admission: $b, not $a"
+done
+echo "bench-cluster: webhook replica RSS $(ps -o rss= -p "$WH_PID" | awk '{printf "%.1f MB", $1 / 1024}'), Go policy webhook $(ps -o rss= -p "$(cat "$V/go-policy.pid")" | awk '{printf "%.1f MB", $1 / 1024}'), kube-apiserver $(ps -o rss= -p "$CP_APISERVER_PID" | awk '{printf "%.0f MB", $1 / 1024}')"
