@@ -17,8 +17,8 @@
 # The Go webhooks are configured as the chart's mutating webhook is (rules, selectors,
 # matchConditions, failurePolicy, timeout: only the name and the service differ) and
 # reached as the replica is: a Service whose EndpointSlice points at the webhook address
-# on the namespace's loopback, a certificate signed by the cluster CA (cp_leaf, as
-# scenario 85 does for Kueue).
+# on the namespace's loopback (wh_service), a certificate signed by the cluster CA
+# (cp_leaf, as scenario 85 does for Kueue).
 #
 # Each round takes every variant in turn (the order rotated each round, so that no
 # variant always follows the same one) and creates BENCH_PODS 1-GPU pods twice:
@@ -32,8 +32,8 @@
 # Pending on six fake nodes would keep kube-scheduler retrying them through the next
 # runs, on the same two cores; what is measured is admission, not placement.
 # Per run: kube-apiserver's histograms (_sum/_count deltas: the mean of each webhook's
-# calls, of each policy's evaluations), the CPU time (utime + stime, /proc/PID/stat) of
-# kube-apiserver and of the webhook process. The table pools the rounds: pods/s median
+# calls; the MutatingAdmissionPolicy's _sum per pod), the CPU time (utime + stime,
+# /proc/PID/stat) of kube-apiserver and of the webhook process. The table pools the rounds: pods/s median
 # and range of the rounds; p50/p99 exact (nearest rank) over every round's samples;
 # means and CPU per pod over every round's totals.
 set -u
