@@ -207,6 +207,44 @@ static void test_array(void)
 	CHECK_INT(live, before);
 }
 
+/* array_cap(): doubling from cap (or first), cut to max, 0 past max or on overflow. */
+static void test_array_cap(void)
+{
+	CHECK_INT(array_cap(0, 1, 4, 0), 4);
+	CHECK_INT(array_cap(0, 5, 4, 0), 8);
+	CHECK_INT(array_cap(8, 8, 4, 0), 8);     /* room already: cap itself */
+	CHECK_INT(array_cap(8, 9, 4, 0), 16);    /* from cap, not first */
+	CHECK_INT(array_cap(0, 3, 0, 0), 4);     /* first 0: from 1 */
+	CHECK_INT(array_cap(8, 9, 4, 12), 12);   /* cut to max */
+	CHECK_INT(array_cap(8, 12, 4, 12), 12);
+	CHECK_INT(array_cap(8, 13, 4, 12), 0);   /* past max */
+	CHECK_INT(array_cap(SIZE_MAX / 2 + 1, SIZE_MAX, 4, 0), 0);  /* doubling overflows */
+}
+
+/* array_resize(): exactly n elements; refused (nothing changed) on overflow, 0 or no memory. */
+static void test_array_resize(void)
+{
+	int *v = NULL, *g;
+	size_t cap = 0;
+	long before = live;
+
+	g = array_resize(v, &cap, 3, sizeof *v);
+	CHECK(g != NULL && cap == 3);
+	v = g;
+	v[2] = 7;
+	CHECK(array_resize(v, &cap, SIZE_MAX / 2, 4) == NULL);
+	CHECK(array_resize(v, &cap, 0, sizeof *v) == NULL);
+	calls = 0;
+	fail_at = 1;
+	CHECK(array_resize(v, &cap, 5, sizeof *v) == NULL);
+	fail_at = 0;
+	CHECK_INT(cap, 3);
+	g = array_resize(v, &cap, 5, sizeof *v);
+	CHECK(g != NULL && cap == 5 && g[2] == 7);
+	free(g);
+	CHECK_INT(live, before);
+}
+
 int main(void)
 {
 	RUN(test_empty);
@@ -216,5 +254,7 @@ int main(void)
 	RUN(test_overflow);
 	RUN(test_failure_injection);
 	RUN(test_array);
+	RUN(test_array_cap);
+	RUN(test_array_resize);
 	return check_done("test_strbuf");
 }
