@@ -12,6 +12,7 @@
 
 #include <curl/curl.h>
 
+#include "base/base64.h"
 #include "base/file.h"
 #include "k8s/kubeclient.h"
 #include "text/manifest.h"
@@ -42,54 +43,23 @@ void kube_config_free(struct kube_config *c)
 	memset(c, 0, sizeof *c);
 }
 
-static int b64_digit(int c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
-}
-
-/* New: base64 text s decoded (whitespace skipped, padding optional), NUL-terminated; *len its length. */
+/* New: base64 text s decoded (loose: a kubeconfig as people paste it), NUL-terminated; *len its length. */
 static char *b64_decode(const char *s, size_t *len, const char *what, struct error *err)
 {
-	size_t n = strlen(s), o = 0;
-	unsigned acc = 0;
-	int bits = 0, d;
+	size_t n = strlen(s);
+	int nomem;
 	char *out;
 
 	if (n > KUBE_CRED_MAX * 2) {
 		error_set(err, ERROR_TOO_LARGE, "%s: over %u bytes", what, KUBE_CRED_MAX);
 		return NULL;
 	}
-	if ((out = malloc(n / 4 * 3 + 4)) == NULL) {
-		error_set(err, ERROR_NOMEM, "out of memory");
-		return NULL;
-	}
-	for (; *s != '\0' && *s != '='; s++) {
-		if (isspace((unsigned char)*s))
-			continue;
-		if ((d = b64_digit((unsigned char)*s)) < 0) {
-			free(out);
+	if ((out = base64_decode(s, n, BASE64_LOOSE, len, &nomem)) == NULL) {
+		if (nomem)
+			error_set(err, ERROR_NOMEM, "out of memory");
+		else
 			error_set(err, ERROR_CONFIG, "%s: not base64", what);
-			return NULL;
-		}
-		acc = (acc << 6) | (unsigned)d;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			out[o++] = (char)((acc >> bits) & 0xff);
-		}
 	}
-	out[o] = '\0';
-	*len = o;
 	return out;
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "text/manifest.h"
+#include "base/base64.h"
 #include "base/patch.h"
 
 #define WRAP_UID "gpu-admission-review-wrap"
@@ -162,54 +163,6 @@ json_t *review_wrap_object(const json_t *obj, struct error *err)
 
 /* ==== Reading an answer back ==== */
 
-/* The value of base64 digit c, or -1. */
-static int b64_value(unsigned char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	return c == '+' ? 62 : c == '/' ? 63 : -1;
-}
-
-/*
- * New: the bytes of base64 text s (padded, no line breaks), NUL-terminated;
- * NULL when malformed, or out of memory (then *nomem is set).
- */
-static char *b64_decode(const char *s, size_t len, size_t *out_len, int *nomem)
-{
-	char *out;
-	size_t i, o = 0;
-
-	*nomem = 0;
-	if (len % 4 != 0)
-		return NULL;
-	if ((out = malloc(len / 4 * 3 + 1)) == NULL) {
-		*nomem = 1;
-		return NULL;
-	}
-	for (i = 0; i < len; i += 4) {
-		int a = b64_value((unsigned char)s[i]), b = b64_value((unsigned char)s[i + 1]);
-		int c = s[i + 2] == '=' && i + 4 == len ? 0 : b64_value((unsigned char)s[i + 2]);
-		int d = s[i + 3] == '=' && i + 4 == len ? 0 : b64_value((unsigned char)s[i + 3]);
-
-		if (a < 0 || b < 0 || c < 0 || d < 0 || (s[i + 2] == '=' && s[i + 3] != '=')) {
-			free(out);
-			return NULL;
-		}
-		out[o++] = (char)(a << 2 | b >> 4);
-		if (s[i + 2] != '=')
-			out[o++] = (char)((b & 15) << 4 | c >> 2);
-		if (s[i + 3] != '=')
-			out[o++] = (char)((c & 3) << 6 | d);
-	}
-	out[o] = '\0';
-	*out_len = o;
-	return out;
-}
-
 /*
  * New: text[0..len) parsed, or NULL with err: ERROR_NOMEM when jansson ran
  * out of memory (or gave up before reading), else kind with what.
@@ -254,7 +207,7 @@ int review_answer_read(const char *answer, size_t len, json_t **patch, char *mes
 	if (b64 == NULL) {
 		if ((*patch = json_array()) == NULL)
 			nomem = 1;
-	} else if ((text = b64_decode(b64, strlen(b64), &text_len, &nomem)) != NULL) {
+	} else if ((text = base64_decode(b64, strlen(b64), BASE64_STRICT, &text_len, &nomem)) != NULL) {
 		if ((*patch = parse_or(text, text_len, ERROR_INTERNAL, "the answer's patch", err)) == NULL)
 			goto out;
 		if (!json_is_array(*patch)) {

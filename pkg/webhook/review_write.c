@@ -3,44 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base64.h"
 #include "base/strbuf.h"
 #include "base/utf8.h"
-
-static const char b64_table[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-#define BASE64_LEN(n) (((n) + 2) / 3 * 4)
-
-/* Writes the base64 of in[0..len) to out: BASE64_LEN(len) bytes, no terminator. */
-static void base64_to(const char *in, size_t len, char *out)
-{
-	size_t i, o = 0;
-
-	for (i = 0; i + 2 < len; i += 3) {
-		unsigned v = (unsigned char)in[i] << 16 | (unsigned char)in[i + 1] << 8 | (unsigned char)in[i + 2];
-		out[o++] = b64_table[v >> 18 & 63];
-		out[o++] = b64_table[v >> 12 & 63];
-		out[o++] = b64_table[v >> 6 & 63];
-		out[o++] = b64_table[v & 63];
-	}
-	if (i < len) {
-		unsigned v = (unsigned char)in[i] << 16 | (i + 1 < len ? (unsigned char)in[i + 1] << 8 : 0);
-		out[o++] = b64_table[v >> 18 & 63];
-		out[o++] = b64_table[v >> 12 & 63];
-		out[o++] = i + 1 < len ? b64_table[v >> 6 & 63] : '=';
-		out[o++] = '=';
-	}
-}
-
-static char *base64(const char *in, size_t len)
-{
-	char *out = malloc(BASE64_LEN(len) + 1);
-
-	if (out == NULL)
-		return NULL;
-	base64_to(in, len, out);
-	out[BASE64_LEN(len)] = '\0';
-	return out;
-}
 
 /*
  * The answer written straight into one buffer. json_dumps() costs more here
@@ -215,9 +180,9 @@ static void w_patch(struct writer *w, json_t *patch)
 		strbuf_fail(&w->sb, text.sb.failed);
 	else if (text.failed)
 		w->failed = 1;
-	else if (w_room(w, BASE64_LEN(text.sb.len)) == 0) {
-		base64_to(text.sb.buf, text.sb.len, w->sb.buf + w->sb.len);
-		strbuf_setlen(&w->sb, w->sb.len + BASE64_LEN(text.sb.len));
+	else if (w_room(w, base64_len(text.sb.len)) == 0) {
+		base64_encode_to(text.sb.buf, text.sb.len, w->sb.buf + w->sb.len);
+		strbuf_setlen(&w->sb, w->sb.len + base64_len(text.sb.len));
 	}
 	strbuf_release(&text.sb);
 }
@@ -313,7 +278,7 @@ static int pack_answer(const char *api_version, const char *uid, int allowed, en
 		goto nomem;
 	if (allowed && pr != NULL && pr->decision == POLICY_MUTATE && pr->patch != NULL) {
 		patch_text = dump_compact(pr->patch);
-		patch_b64 = patch_text ? base64(patch_text, strlen(patch_text)) : NULL;
+		patch_b64 = patch_text ? base64_encode(patch_text, strlen(patch_text)) : NULL;
 		if (patch_b64 == NULL ||
 		    json_object_set_new(resp, "patchType", json_string("JSONPatch")) != 0 ||
 		    json_object_set_new(resp, "patch", json_string(patch_b64)) != 0)

@@ -16,6 +16,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include "base/base64.h"
 #include "base/file.h"
 
 /* Appends OpenSSL's most recent error to err's message and clears its queue. */
@@ -379,15 +380,6 @@ out:
 	return p;
 }
 
-static char *base64_line(const char *in, size_t len)
-{
-	char *out = malloc(4 * ((len + 2) / 3) + 1);
-
-	if (out != NULL)
-		EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)in, (int)len);
-	return out;
-}
-
 static int dns_label_ok(const char *s)
 {
 	size_t i, n = strlen(s);
@@ -578,7 +570,7 @@ int tls_bundle_generate_ex(const struct tls_bundle_request *req, struct tls_bund
 	len = strlen(out->ca_cert);
 	if ((key = new_p256()) == NULL ||
 	    (leaf = make_cert(key, cn, ca, ca_key, seconds, leaf_ext_nids, leaf_values)) == NULL ||
-	    (out->ca_bundle = base64_line(out->ca_cert, len)) == NULL ||
+	    (out->ca_bundle = base64_encode(out->ca_cert, len)) == NULL ||
 	    (out->cert = cert_pem(leaf, NULL)) == NULL ||
 	    (out->key = key_pem(key, &klen)) == NULL ||
 	    asn1_to_time(X509_get0_notAfter(leaf), &out->not_after) != 0)
