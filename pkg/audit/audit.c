@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/iterable.h"
 #include "base/strbuf.h"
 #include "text/manifest.h"
 #include "policy/policy.h"
@@ -186,7 +187,7 @@ static const char *unrendered(const json_t *v)
 	json_array_foreach(v, i, x)
 		if ((found = unrendered(x)) != NULL)
 			return found;
-	json_object_foreach((json_t *)(uintptr_t)v, key, x)
+	json_object_foreach(iterable(v), key, x)
 		if ((found = unrendered(x)) != NULL)
 			return found;
 	return NULL;

@@ -4,10 +4,10 @@
  */
 #include "audit/audit.h"
 
-#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "base/iterable.h"
 #include "policy/policy.h"
 #include "text/manifest.h"
 
@@ -94,7 +94,7 @@ static int find_intent(const struct config *cfg, const json_t *v, char *path, si
 		}
 		return 0;
 	}
-	json_object_foreach((json_t *)(uintptr_t)v, key, x) {
+	json_object_foreach(iterable(v), key, x) {
 		snprintf(path + len, cap - len, "%s%s", len ? "." : "", key);
 		for (i = 0; i < cfg->gpu_resources.n; i++)
 			if (policy_glob_match(cfg->gpu_resources.v[i], key)) {
@@ -125,7 +125,7 @@ int audit_note_intent(struct audit *a, const char *name, unsigned long line, con
 	if (kind == NULL || strcmp(kind, "List") == 0 || !json_is_object(obj))
 		return 0;
 	/* Anywhere but what every object has: KAITO's Workspace keeps its resource at the top. */
-	json_object_foreach((json_t *)(uintptr_t)obj, key, x) {
+	json_object_foreach(iterable(obj), key, x) {
 		if (strcmp(key, "metadata") == 0 || strcmp(key, "status") == 0 || !json_is_object(x))
 			continue;
 		snprintf(path, sizeof path, "%s", key);

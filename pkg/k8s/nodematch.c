@@ -1,15 +1,10 @@
 #include "k8s/nodematch.h"
 
 #include <errno.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* jansson's iterators take a non-const json_t * though they only read. */
-static json_t *iterable(const json_t *j)
-{
-	return (json_t *)(uintptr_t)j;
-}
+#include "base/iterable.h"
 
 /*
  * A string member; "" when absent or null; NULL when it has another type,

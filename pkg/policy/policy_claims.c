@@ -42,7 +42,7 @@ int policy_claims_from_pod(const json_t *pod, struct policy_claim *out, size_t c
 		error_set(err, ERROR_INPUT, "more than %zu spec.resourceClaims", cap);
 		return -1;
 	}
-	json_array_foreach(policy_iterable(claims), i, e) {
+	json_array_foreach(iterable(claims), i, e) {
 		struct policy_claim *c = &out[i];
 		const json_t *name, *claim, *tmpl;
 		char path[48];
@@ -138,7 +138,7 @@ static int read_first_available(const json_t *list, const char *path, struct pol
 			  POLICY_CLAIM_ALTS_MAX);
 		return -1;
 	}
-	json_array_foreach(policy_iterable(list), i, e) {
+	json_array_foreach(iterable(list), i, e) {
 		snprintf(apath, sizeof apath, "%s.firstAvailable[%zu]", path, i);
 		if (read_alt(e, apath, &r->alts[i], err) != 0)
 			return -1;
@@ -238,7 +238,7 @@ int policy_claim_resolve(struct policy_claim *c, const json_t *obj, struct error
 		error_set(err, ERROR_INPUT, "more than %d device requests", POLICY_CLAIM_REQUESTS_MAX);
 		goto invalid;
 	}
-	json_array_foreach(policy_iterable(requests), i, r) {
+	json_array_foreach(iterable(requests), i, r) {
 		snprintf(path, sizeof path, "requests[%zu]", i);
 		if (read_request(r, shape, path, &c->requests[i], err) != 0)
 			goto invalid;

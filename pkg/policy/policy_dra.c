@@ -36,10 +36,10 @@ static int claim_used(const json_t *spec, const char *name)
 	size_t i, j, k;
 
 	for (k = 0; k < sizeof lists / sizeof lists[0]; k++) {
-		json_array_foreach(policy_iterable(json_object_get(spec, lists[k])), i, c) {
+		json_array_foreach(iterable(json_object_get(spec, lists[k])), i, c) {
 			const json_t *claims = json_object_get(json_object_get(c, "resources"), "claims");
 
-			json_array_foreach(policy_iterable(claims), j, ref)
+			json_array_foreach(iterable(claims), j, ref)
 				if (strcmp(policy_str(ref, "name", ""), name) == 0)
 					return 1;
 		}
@@ -175,7 +175,7 @@ int policy_pod_claims(const struct config *cfg, const struct policy_request *req
 		error_set(err, ERROR_INPUT, "more than %d spec.resourceClaims", POLICY_POD_CLAIMS_MAX);
 		return -1;
 	}
-	json_array_foreach(policy_iterable(claims), i, e) {
+	json_array_foreach(iterable(claims), i, e) {
 		const char *name = policy_str(e, "name", "");
 		const struct policy_claim *c = pod == req->pod || pod == req->old_pod ?
 			policy_claims_find(req->claims, name) : NULL;

@@ -17,6 +17,7 @@
 
 #include "policy/config.h"
 #include "base/error.h"
+#include "base/iterable.h"
 #include "policy/policy.h"
 
 /* Why a pod was admitted, mutated or rejected: stable codes for annotations and metrics. */
@@ -299,9 +300,6 @@ int policy_stack_infra(const struct config *cfg, const struct policy_request *re
  */
 int policy_get_typed(const json_t *parent, const char *key, json_type type, const char *path,
 		     const json_t **out, struct error *err);
-
-/* jansson's foreach macros take a non-const json_t * though they only read. */
-json_t *policy_iterable(const json_t *j);
 
 /*
  * The value of label key in labels (an object of strings, or NULL; borrowed),

@@ -187,7 +187,7 @@ static void note_intent(const struct config *cfg, struct pod_view *pv, const jso
 	const json_t *v;
 	size_t i;
 
-	json_object_foreach(policy_iterable(list), key, v) {
+	json_object_foreach(iterable(list), key, v) {
 		int shared = 0;
 
 		if (policy_match_any(&cfg->gpu_resources, key))
@@ -235,7 +235,7 @@ static int scan_container(const struct config *cfg, struct pod_view *pv, const j
 		const json_t *list = pass == 0 ? limits : requests;
 		const json_t *other = pass == 0 ? requests : limits;
 
-		json_object_foreach(policy_iterable(list), key, v) {
+		json_object_foreach(iterable(list), key, v) {
 			struct gpu_demand *d;
 			long long n;
 
@@ -283,7 +283,7 @@ int policy_controlled_by_daemonset(const json_t *metadata, struct error *err)
 
 	if (policy_get_typed(metadata, "ownerReferences", JSON_ARRAY, "metadata", &refs, err) != 0)
 		return -1;
-	json_array_foreach(policy_iterable(refs), i, ref) {
+	json_array_foreach(iterable(refs), i, ref) {
 		if (!json_is_true(json_object_get(ref, "controller")))
 			continue;
 		return strcmp(policy_str(ref, "apiVersion", ""), "apps/v1") == 0 &&
@@ -298,7 +298,7 @@ static int check_string_map(const json_t *map, const char *path, struct error *e
 	const char *key;
 	const json_t *v;
 
-	json_object_foreach(policy_iterable(map), key, v) {
+	json_object_foreach(iterable(map), key, v) {
 		if (!json_is_string(v)) {
 			error_set(err, ERROR_INPUT, "%s.%s must be a string", path, key);
 			return -1;
@@ -312,7 +312,7 @@ static int tolerations_valid(const json_t *tolerations, struct error *err)
 	const json_t *t;
 	size_t i;
 
-	json_array_foreach(policy_iterable(tolerations), i, t) {
+	json_array_foreach(iterable(tolerations), i, t) {
 		if (!json_is_object(t)) {
 			error_set(err, ERROR_INPUT, "spec.tolerations[%zu] must be an object", i);
 			return -1;
@@ -367,13 +367,13 @@ int policy_pod_read(const struct config *cfg, const struct policy_request *req, 
 		pv->daemonset = ds && policy_list_has(&cfg->exempt_daemonset_controllers, req->username);
 	pv->dra = claims != NULL && json_array_size(claims) > 0;
 
-	json_array_foreach(policy_iterable(containers), i, c) {
+	json_array_foreach(iterable(containers), i, c) {
 		snprintf(path, sizeof path, "spec.containers[%zu]", i);
 		if (scan_container(cfg, pv, c, path, 0, err) != 0)
 			return -1;
 	}
 	/* Init containers run (and sidecars start) in order: order matters for the peak. */
-	json_array_foreach(policy_iterable(inits), i, c) {
+	json_array_foreach(iterable(inits), i, c) {
 		snprintf(path, sizeof path, "spec.initContainers[%zu]", i);
 		if (scan_container(cfg, pv, c, path, 1, err) != 0)
 			return -1;

@@ -174,7 +174,7 @@ static const json_t *term_names(const json_t *term)
 	size_t i;
 
 	for (int pass = 0; pass < 2; pass++)
-		json_array_foreach(policy_iterable(json_object_get(term, pass ? "matchFields" : "matchExpressions")),
+		json_array_foreach(iterable(json_object_get(term, pass ? "matchFields" : "matchExpressions")),
 				   i, r) {
 			values = json_object_get(r, "values");
 			if (strcmp(policy_str(r, "key", ""), pass ? POLICY_NAME_FIELD : POLICY_HOSTNAME_LABEL) == 0 &&
@@ -196,7 +196,7 @@ static int read_pins(const struct pod_view *pv, struct pins *pins)
 		pins->node_name = NULL;
 	pins->hostname = pv->node_selector
 		? json_string_value(json_object_get(pv->node_selector, POLICY_HOSTNAME_LABEL)) : NULL;
-	json_array_foreach(policy_iterable(terms), i, t) {
+	json_array_foreach(iterable(terms), i, t) {
 		if (policy_term_matches_nothing(t))
 			continue;
 		if (term_names(t) == NULL) {
@@ -234,8 +234,8 @@ static enum pin_state pins_on_pool(const struct config *cfg, const struct pins *
 		st = min_state(st, node_state(cfg, p, pins->hostname));
 	if (pins->terms != NULL) {
 		any = PIN_NO;
-		json_array_foreach(policy_iterable(pins->terms), i, t)
-			json_array_foreach(policy_iterable(term_names(t)), j, v) {
+		json_array_foreach(iterable(pins->terms), i, t)
+			json_array_foreach(iterable(term_names(t)), j, v) {
 				enum pin_state one = node_state(cfg, p, json_string_value(v));
 
 				any = one > any ? one : any;
@@ -255,7 +255,7 @@ static const char *pinned_node(const struct pins *pins)
 		return pins->node_name;
 	if (pins->hostname != NULL)
 		return pins->hostname;
-	json_array_foreach(policy_iterable(pins->terms), i, t)
+	json_array_foreach(iterable(pins->terms), i, t)
 		if (term_names(t) != NULL)
 			return json_string_value(json_array_get(term_names(t), 0));
 	return NULL;
@@ -538,7 +538,7 @@ int policy_value_listed(const json_t *values, const char *v)
 	const json_t *x;
 	size_t i;
 
-	json_array_foreach(policy_iterable(values), i, x)
+	json_array_foreach(iterable(values), i, x)
 		if (json_is_string(x) && strcmp(json_string_value(x), v) == 0)
 			return 1;
 	return 0;
@@ -570,12 +570,12 @@ const json_t *policy_term_confined(const json_t *term, const char *key, const st
 	const json_t *r, *values, *v;
 	size_t i, j;
 
-	json_array_foreach(policy_iterable(json_object_get(term, "matchExpressions")), i, r) {
+	json_array_foreach(iterable(json_object_get(term, "matchExpressions")), i, r) {
 		values = json_object_get(r, "values");
 		if (!config_label_same(policy_str(r, "key", ""), key) || strcmp(policy_str(r, "operator", ""), "In") != 0 ||
 		    !json_is_array(values) || json_array_size(values) == 0)
 			continue;
-		json_array_foreach(policy_iterable(values), j, v)
+		json_array_foreach(iterable(values), j, v)
 			if (!pools_have_value(pools, n, json_string_value(v)))
 				break;
 		if (j == json_array_size(values))
@@ -590,7 +590,7 @@ int policy_term_allows(const json_t *term, const char *key, const char *v)
 	const json_t *r;
 	size_t i;
 
-	json_array_foreach(policy_iterable(json_object_get(term, "matchExpressions")), i, r) {
+	json_array_foreach(iterable(json_object_get(term, "matchExpressions")), i, r) {
 		const char *op = policy_str(r, "operator", "");
 
 		if (!config_label_same(policy_str(r, "key", ""), key))
@@ -640,7 +640,7 @@ static int kept_to(const struct config *cfg, const struct pod_view *pv, const in
 	for (i = 0; i < cfg->n_pools; i++)
 		if (ok[i])
 			eligible[n++] = &cfg->pools[i];
-	json_array_foreach(policy_iterable(terms), i, t) {
+	json_array_foreach(iterable(terms), i, t) {
 		if (policy_term_matches_nothing(t))
 			continue;
 		values = policy_term_confined(t, key, eligible, n);

@@ -56,7 +56,7 @@ static int covered(const json_t *list, const struct config_toleration *t)
 	const json_t *have;
 	size_t i;
 
-	json_array_foreach(policy_iterable(list), i, have)
+	json_array_foreach(iterable(list), i, have)
 		if (nodematch_covers(have, t->key, t->op, t->value, t->effect))
 			return 1;
 	return 0;
@@ -76,7 +76,7 @@ static int collect_tolerations(const struct config *cfg, const struct pod_view *
 	int tolerated = 0, wrong_key = 0;
 
 	policy_describe_taint(cfg, taint, sizeof taint);
-	json_array_foreach(policy_iterable(pv->tolerations), i, t) {
+	json_array_foreach(iterable(pv->tolerations), i, t) {
 		if (nodematch_tolerates(t, cfg->taint_key, cfg->taint_value, cfg->taint_effect))
 			tolerated = 1;
 		if (strcmp(policy_str(t, "key", ""), "nvidia.com/gpu") == 0 &&
@@ -249,7 +249,7 @@ static int term_sure(const json_t *term, const char *key, const char *v)
 
 	if (policy_term_matches_nothing(term) || json_array_size(json_object_get(term, "matchFields")) > 0)
 		return 0;
-	json_array_foreach(policy_iterable(json_object_get(term, "matchExpressions")), i, r) {
+	json_array_foreach(iterable(json_object_get(term, "matchExpressions")), i, r) {
 		const char *op = policy_str(r, "operator", "");
 		int listed = policy_value_listed(json_object_get(r, "values"), v);
 
@@ -316,7 +316,7 @@ static int preferred_terms(const char *key, const json_t *values, const json_t *
 	memset(out, 0, sizeof *out);
 	if (n < 2)
 		return 0;
-	json_array_foreach(policy_iterable(have), j, t) {
+	json_array_foreach(iterable(have), j, t) {
 		const json_t *pref = json_object_get(t, "preference");
 		long long w = term_weight(t);
 
@@ -372,13 +372,13 @@ static int preferred_terms(const char *key, const json_t *values, const json_t *
 static int add_new_affinity(const json_t *affinity, const json_t *na, const json_t *term, const json_t *prefs,
 			    json_t *patch, struct error *err)
 {
-	json_t *req = json_pack("{s:[O]}", "nodeSelectorTerms", policy_iterable(term)), *value;
+	json_t *req = json_pack("{s:[O]}", "nodeSelectorTerms", iterable(term)), *value;
 
 	if (na != NULL)
 		return patch_add(patch, NODE_AFFINITY "/" REQUIRED, NULL, req, err);
 	value = req ? json_pack("{s:o}", REQUIRED, req) : NULL;
 	if (value != NULL && json_array_size(prefs) > 0 &&
-	    json_object_set(value, PREFERRED, policy_iterable(prefs)) != 0) {
+	    json_object_set(value, PREFERRED, iterable(prefs)) != 0) {
 		json_decref(value);
 		value = NULL;
 	}
@@ -460,7 +460,7 @@ static int add_affinity(const struct pod_view *pv, const struct pool_choice *ch,
 		goto out;
 	if (!kept && required == NULL && add_new_affinity(affinity, na, term, prefs, res->patch, err) != 0)
 		goto out;
-	json_array_foreach(policy_iterable(kept ? NULL : json_object_get(required, "nodeSelectorTerms")), i, t) {
+	json_array_foreach(iterable(kept ? NULL : json_object_get(required, "nodeSelectorTerms")), i, t) {
 		if (policy_term_matches_nothing(t))
 			continue;  /* an empty term must not come to match the pools */
 		if (policy_term_confined(t, key, ch->pools, ch->n) != NULL)
@@ -504,7 +504,7 @@ int policy_pool_patch_soft(const json_t *patch)
 	const json_t *op;
 	size_t i;
 
-	json_array_foreach(policy_iterable(patch), i, op)
+	json_array_foreach(iterable(patch), i, op)
 		if (strncmp(policy_str(op, "path", ""), NODE_AFFINITY "/" PREFERRED,
 			    sizeof NODE_AFFINITY "/" PREFERRED - 1) != 0)
 			return 0;

@@ -55,7 +55,7 @@ static int requirement_gpu_only(const struct config *cfg, const json_t *req)
 		return gpu_only(cfg, key, NULL);
 	if (strcmp(op, "In") != 0 || json_array_size(values) == 0)
 		return 0;
-	json_array_foreach(policy_iterable(values), i, v)
+	json_array_foreach(iterable(values), i, v)
 		if (!json_is_string(v) || !gpu_only(cfg, key, json_string_value(v)))
 			return 0;
 	return 1;
@@ -72,10 +72,10 @@ static int affinity_gpu_only(const struct config *cfg, const json_t *spec)
 
 	if (json_array_size(terms) == 0)
 		return 0;
-	json_array_foreach(policy_iterable(terms), i, term) {
+	json_array_foreach(iterable(terms), i, term) {
 		int found = 0;
 
-		json_array_foreach(policy_iterable(json_object_get(term, "matchExpressions")), j, req)
+		json_array_foreach(iterable(json_object_get(term, "matchExpressions")), j, req)
 			if (requirement_gpu_only(cfg, req))
 				found = 1;
 		if (!found)
@@ -89,7 +89,7 @@ int policy_stack_aimed(const struct config *cfg, const struct pod_view *pv)
 	const char *key;
 	const json_t *v;
 
-	json_object_foreach(policy_iterable(pv->node_selector), key, v)
+	json_object_foreach(iterable(pv->node_selector), key, v)
 		if (gpu_only(cfg, key, json_string_value(v)))
 			return 1;
 	return affinity_gpu_only(cfg, pv->spec);

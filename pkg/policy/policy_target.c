@@ -97,7 +97,7 @@ static enum node_kind names_in(const struct config *cfg, const json_t *values)
 
 	if (!json_is_array(values) || json_array_size(values) == 0)
 		return NODE_OTHER;
-	json_array_foreach(policy_iterable(values), i, v)
+	json_array_foreach(iterable(values), i, v)
 		kind = either(kind, node_named(cfg, json_string_value(v)));
 	return kind;
 }
@@ -188,7 +188,7 @@ static enum node_kind requirement(const struct config *cfg, const json_t *req, i
 		return NODE_OTHER;
 	if (strcmp(key, POLICY_HOSTNAME_LABEL) == 0)
 		return names_in(cfg, values);
-	json_array_foreach(policy_iterable(values), i, v)
+	json_array_foreach(iterable(values), i, v)
 		if (!json_is_string(v) || !gpu_label(cfg, key, json_string_value(v)))
 			return NODE_OTHER;
 	return NODE_GPU;
@@ -207,7 +207,7 @@ static enum node_kind term(const struct config *cfg, const json_t *t)
 		return NODE_NONE;
 	/* Requirements are ANDed: one that only GPU nodes meet makes the term GPU-only. */
 	for (int pass = 0; pass < 2; pass++)
-		json_array_foreach(policy_iterable(pass == 0 ? exprs : fields), i, r) {
+		json_array_foreach(iterable(pass == 0 ? exprs : fields), i, r) {
 			k = json_is_object(r) ? requirement(cfg, r, pass) : NODE_OTHER;
 			if (k == NODE_GPU)
 				return NODE_GPU;
@@ -231,7 +231,7 @@ static enum node_kind required_affinity(const struct config *cfg, const json_t *
 	const json_t *t;
 	size_t i, gpu = 0, unknown = 0;
 
-	json_array_foreach(policy_iterable(terms), i, t) {
+	json_array_foreach(iterable(terms), i, t) {
 		switch (term(cfg, t)) {
 		case NODE_NONE:    break;
 		case NODE_GPU:     gpu++; break;
@@ -249,7 +249,7 @@ static int preferred_affinity(const struct config *cfg, const json_t *spec)
 	const json_t *prefs = json_object_get(na, "preferredDuringSchedulingIgnoredDuringExecution"), *t;
 	size_t i;
 
-	json_array_foreach(policy_iterable(prefs), i, t)
+	json_array_foreach(iterable(prefs), i, t)
 		if (json_is_object(t) && term(cfg, json_object_get(t, "preference")) == NODE_GPU)
 			return 1;
 	return 0;
@@ -306,7 +306,7 @@ void policy_routes_find(const struct config *cfg, const struct pod_view *pv, str
 
 	memset(r, 0, sizeof *r);
 	policy_describe_taint(cfg, taint, sizeof taint);
-	json_array_foreach(policy_iterable(pv->tolerations), i, t) {
+	json_array_foreach(iterable(pv->tolerations), i, t) {
 		switch (tolerates_gpu(cfg, t)) {
 		case 2:
 			r->taken |= ROUTE_WILDCARD;
@@ -320,7 +320,7 @@ void policy_routes_find(const struct config *cfg, const struct pod_view *pv, str
 			break;
 		}
 	}
-	json_object_foreach(policy_iterable(pv->node_selector), key, v) {
+	json_object_foreach(iterable(pv->node_selector), key, v) {
 		const char *value = json_string_value(v);
 
 		if (gpu_label(cfg, key, value)) {
@@ -482,11 +482,11 @@ static int fix_selector(const struct config *cfg, const struct pod_view *pv, jso
 	const json_t *v;
 	size_t n = 0;
 
-	json_object_foreach(policy_iterable(pv->node_selector), key, v)
+	json_object_foreach(iterable(pv->node_selector), key, v)
 		n += selects_gpu(cfg, key, json_string_value(v));
 	if (n == json_object_size(pv->node_selector))
 		return patch_remove(fix, "/spec/nodeSelector", NULL, err);
-	json_object_foreach(policy_iterable(pv->node_selector), key, v)
+	json_object_foreach(iterable(pv->node_selector), key, v)
 		if (selects_gpu(cfg, key, json_string_value(v)) && patch_remove(fix, "/spec/nodeSelector", key, err) != 0)
 			return -1;
 	return 0;

@@ -8,7 +8,6 @@
 #include "policy/policy_int.h"
 
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,15 +36,6 @@ int policy_get_typed(const json_t *parent, const char *key, json_type type, cons
 	}
 	*out = v;
 	return 0;
-}
-
-/*
- * jansson's foreach macros take a non-const json_t * though they only read.
- * This one conversion keeps the engine's inputs const everywhere else.
- */
-json_t *policy_iterable(const json_t *j)
-{
-	return (json_t *)(uintptr_t)j;
 }
 
 const char *policy_str(const json_t *obj, const char *key, const char *dflt)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/iterable.h"
 #include "base/patch.h"
 
 /*
@@ -244,7 +245,7 @@ static int walk_generic(struct walk *w, const json_t *v, int depth)
 	if (depth > TEMPLATE_DEPTH_MAX)
 		return 0;
 	if (json_is_object(v)) {
-		json_object_foreach((json_t *)(uintptr_t)v, key, child) {
+		json_object_foreach(iterable(v), key, child) {
 			int found = 0;
 
 			if (!json_is_object(child) && !json_is_array(child))
@@ -515,7 +516,7 @@ int template_rebase(const struct template_item *t, const json_t *patch, json_t *
 		/* Member by member: json_copy() drops a member it cannot store, and says nothing. */
 		if ((copy = json_object()) == NULL)
 			goto nomem;
-		json_object_foreach((json_t *)(uintptr_t)op, key, v)
+		json_object_foreach(iterable(op), key, v)
 			if (strcmp(key, "path") != 0 && json_object_set(copy, key, v) != 0)
 				goto nomem;
 		if ((full = malloc(n)) == NULL)

@@ -30,12 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KEY_MAX 512  /* "namespace/name": 63 + 1 + 253, with room */
+#include "base/iterable.h"
 
-static json_t *iterable(const json_t *j)
-{
-	return (json_t *)(uintptr_t)j;
-}
+#define KEY_MAX 512  /* "namespace/name": 63 + 1 + 253, with room */
 
 static int any_glob(const struct config_strings *globs, const char *s)
 {

@@ -10,6 +10,7 @@
  */
 #include "report/report_model.h"
 #include "report/report_int.h"
+#include "base/iterable.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -407,7 +408,7 @@ static json_t *members_of(const json_t *obj, const struct scan_shape *shape, con
 	const char *key;
 	size_t i;
 
-	json_object_foreach((json_t *)(uintptr_t)obj, key, v) {
+	json_object_foreach(iterable(obj), key, v) {
 		for (i = 0; shape[i].key != NULL && strcmp(shape[i].key, key) != 0; i++)
 			;
 		if (out != NULL && shape[i].key != NULL && strcmp(key, skip) != 0 && json_object_set(out, key, v) != 0) {

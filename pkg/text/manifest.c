@@ -10,6 +10,7 @@
 #include <yaml.h>
 
 #include "base/array.h"
+#include "base/iterable.h"
 #include "text/manifest_int.h"
 #include "base/utf8.h"
 
@@ -346,7 +347,7 @@ static json_t *copy_counted(struct builder *b, const json_t *v, int depth)
 	if (json_is_object(v)) {
 		if ((c = json_object()) == NULL)
 			return NULL;
-		json_object_foreach((json_t *)(uintptr_t)v, key, child)
+		json_object_foreach(iterable(v), key, child)
 			if (json_object_set_new(c, key, copy_counted(b, child, depth + 1)) != 0)
 				goto fail;
 	} else if (json_is_array(v)) {

@@ -11,6 +11,7 @@
 #include <yaml.h>
 
 #include "text/manifest_int.h"
+#include "base/iterable.h"
 #include "base/patch.h"
 #include "base/strbuf.h"
 #include "base/utf8.h"
@@ -94,7 +95,7 @@ static int write_entries(struct strbuf *o, const json_t *v, size_t indent, int f
 	json_t *child;
 	int first = 1;
 
-	json_object_foreach((json_t *)(uintptr_t)v, key, child) {
+	json_object_foreach(iterable(v), key, child) {
 		json_t *k;
 
 		if (!(first && first_inline))
@@ -675,7 +676,7 @@ static int emit_node(yaml_emitter_t *e, const json_t *v, int depth)
 							  YAML_BLOCK_MAPPING_STYLE : YAML_FLOW_MAPPING_STYLE) ||
 		    !yaml_emitter_emit(e, &ev))
 			return -1;
-		json_object_foreach((json_t *)(uintptr_t)v, key, child) {
+		json_object_foreach(iterable(v), key, child) {
 			json_t *k = json_string(key);
 			int rc = k ? emit_node(e, k, depth + 1) : -1;
 
