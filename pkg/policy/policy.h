@@ -271,7 +271,7 @@ struct policy_pool_key {
 };
 
 /*
- * The label keys cfg's pools select by (policy_target.c gpu_label(): a key's
+ * The label keys cfg's pools select by (policy_gpu_label(): a key's
  * alias is a key of its own), each with the values pools select, but the
  * keys in skip[0..n_skip) (the CEL writers skip the GPU node labels, which
  * aim at GPU nodes whatever the value); sorted by key, values sorted and

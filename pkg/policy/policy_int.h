@@ -308,6 +308,17 @@ int policy_get_typed(const json_t *parent, const char *key, json_type type, cons
  */
 const char *policy_label_value(const json_t *labels, const char *key);
 
+/*
+ * Does a node carrying label key=value (value NULL: key, whatever its value)
+ * have to be a GPU node, by the policy? key is a gpuNodeLabels key, or a
+ * pool's nodeSelector key with that value; a key and its alias
+ * (config_label_alias()) are one label, as AKS puts both on every node. The
+ * one rule the routes (policy_target.c) and the GPU stack (policy_stack.c)
+ * judge labels by; the CEL the chart renders (admpolicy, matchcond) tests
+ * the same, aliases included.
+ */
+int policy_gpu_label(const struct config *cfg, const char *key, const char *value);
+
 /* The string member key of obj, or dflt. Borrowed. */
 const char *policy_str(const json_t *obj, const char *key, const char *dflt);
 

@@ -25,22 +25,19 @@ static const struct { const char *key, *value; } nvidia_hw[] = {
 
 #define GPU_OPERATOR_PREFIX "nvidia.com/gpu." /* labels the GPU operator puts on GPU nodes only */
 
-/* Does a node carrying key=value (value NULL: any) have to be a GPU node? */
+/*
+ * Does a node carrying key=value (value NULL: any) have to be a GPU node?
+ * The policy's rule (policy_gpu_label()), and NVIDIA's own labels.
+ */
 static int gpu_only(const struct config *cfg, const char *key, const char *value)
 {
-	size_t i, j;
+	size_t i;
 
-	if (policy_list_has(&cfg->gpu_node_labels, key) ||
-	    strncmp(key, GPU_OPERATOR_PREFIX, strlen(GPU_OPERATOR_PREFIX)) == 0)
+	if (policy_gpu_label(cfg, key, value) || strncmp(key, GPU_OPERATOR_PREFIX, strlen(GPU_OPERATOR_PREFIX)) == 0)
 		return 1;
 	for (i = 0; value != NULL && i < sizeof nvidia_hw / sizeof nvidia_hw[0]; i++)
 		if (strcmp(key, nvidia_hw[i].key) == 0 && strcmp(value, nvidia_hw[i].value) == 0)
 			return 1;
-	for (i = 0; value != NULL && i < cfg->n_pools; i++)
-		for (j = 0; j < cfg->pools[i].node_selector.n; j++)
-			if (config_label_same(cfg->pools[i].node_selector.v[j].key, key) &&
-			    strcmp(cfg->pools[i].node_selector.v[j].value, value) == 0)
-				return 1;
 	return 0;
 }
 

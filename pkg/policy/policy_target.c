@@ -141,30 +141,6 @@ void policy_describe_node_names(const struct config *cfg, char *buf, size_t cap)
 
 /* ==== GPU nodes by label ==== */
 
-/* A label key of gpuNodeLabels, or the alias of one (config_label_alias()). */
-static int gpu_node_label(const struct config *cfg, const char *key)
-{
-	const char *alias = config_label_alias(key);
-
-	return policy_list_has(&cfg->gpu_node_labels, key) ||
-	       (alias != NULL && policy_list_has(&cfg->gpu_node_labels, alias));
-}
-
-/* A label key=value (or a key alone, value NULL) that only GPU nodes carry. */
-static int gpu_label(const struct config *cfg, const char *key, const char *value)
-{
-	size_t i, j;
-
-	if (gpu_node_label(cfg, key))
-		return 1;
-	for (i = 0; value != NULL && i < cfg->n_pools; i++)
-		for (j = 0; j < cfg->pools[i].node_selector.n; j++)
-			if (config_label_same(cfg->pools[i].node_selector.v[j].key, key) &&
-			    strcmp(cfg->pools[i].node_selector.v[j].value, value) == 0)
-				return 1;
-	return 0;
-}
-
 /*
  * The nodes one requirement admits. A GPU node label: In, Exists, Gt and Lt
  * all need the node to carry it (labels.Requirement.Matches), so only GPU
@@ -181,7 +157,7 @@ static enum node_kind requirement(const struct config *cfg, const json_t *req, i
 
 	if (field)
 		return in && strcmp(key, POLICY_NAME_FIELD) == 0 ? names_in(cfg, values) : NODE_OTHER;
-	if (gpu_node_label(cfg, key))
+	if (policy_gpu_label(cfg, key, NULL))
 		return (in && json_array_size(values) > 0) || strcmp(op, "Exists") == 0 ||
 		       strcmp(op, "Gt") == 0 || strcmp(op, "Lt") == 0 ? NODE_GPU : NODE_OTHER;
 	if (!in || !json_is_array(values) || json_array_size(values) == 0)
@@ -189,7 +165,7 @@ static enum node_kind requirement(const struct config *cfg, const json_t *req, i
 	if (strcmp(key, POLICY_HOSTNAME_LABEL) == 0)
 		return names_in(cfg, values);
 	json_array_foreach(iterable(values), i, v)
-		if (!json_is_string(v) || !gpu_label(cfg, key, json_string_value(v)))
+		if (!json_is_string(v) || !policy_gpu_label(cfg, key, json_string_value(v)))
 			return NODE_OTHER;
 	return NODE_GPU;
 }
@@ -293,7 +269,7 @@ static int tolerates_gpu(const struct config *cfg, const json_t *t)
 /* A nodeSelector entry that selects GPU nodes: a GPU label, a pool's key=value (not a hostname). */
 static int selects_gpu(const struct config *cfg, const char *key, const char *value)
 {
-	return gpu_label(cfg, key, value) ||
+	return policy_gpu_label(cfg, key, value) ||
 	       (strcmp(key, POLICY_HOSTNAME_LABEL) == 0 && node_named(cfg, value) == NODE_GPU);
 }
 
@@ -323,7 +299,7 @@ void policy_routes_find(const struct config *cfg, const struct pod_view *pv, str
 	json_object_foreach(iterable(pv->node_selector), key, v) {
 		const char *value = json_string_value(v);
 
-		if (gpu_label(cfg, key, value)) {
+		if (policy_gpu_label(cfg, key, value)) {
 			take(r, ROUTE_SELECTOR, "it selects GPU nodes with nodeSelector %s=%s", key, value);
 			r->operator_label = strncmp(key, GPU_OPERATOR_LABEL_PREFIX, strlen(GPU_OPERATOR_LABEL_PREFIX)) == 0;
 			break;

@@ -53,6 +53,22 @@ const char *policy_label_value(const json_t *labels, const char *key)
 	return v;
 }
 
+int policy_gpu_label(const struct config *cfg, const char *key, const char *value)
+{
+	const char *alias = config_label_alias(key);
+	size_t i, j;
+
+	if (policy_list_has(&cfg->gpu_node_labels, key) ||
+	    (alias != NULL && policy_list_has(&cfg->gpu_node_labels, alias)))
+		return 1;
+	for (i = 0; value != NULL && i < cfg->n_pools; i++)
+		for (j = 0; j < cfg->pools[i].node_selector.n; j++)
+			if (config_label_same(cfg->pools[i].node_selector.v[j].key, key) &&
+			    strcmp(cfg->pools[i].node_selector.v[j].value, value) == 0)
+				return 1;
+	return 0;
+}
+
 /* ==== Small pure helpers ==== */
 
 int policy_glob_match(const char *pattern, const char *s)

@@ -4,6 +4,7 @@
  */
 #include "check.h"
 #include "policy/policy.h"
+#include "policy/policy_int.h"
 
 static struct config *cfg_default, *cfg_pools;
 
@@ -324,6 +325,45 @@ static void test_result_free_accepts_null(void)
 	CHECK(1);
 }
 
+/*
+ * The one rule for a label only GPU nodes carry (policy_gpu_label()), which
+ * the routes and the GPU stack both judge by: a gpuNodeLabels key, or a
+ * pool's key with its value, and a key's AKS alias is the same label (AKS
+ * puts agentpool and kubernetes.azure.com/agentpool alike on every node).
+ * The stack check once ignored the alias of a gpuNodeLabels key, so a
+ * device plugin selecting by agentpool went unwarned while the routes, the
+ * admission policies and the match conditions all counted it.
+ */
+static void test_gpu_label_rule(void)
+{
+	static const char yaml[] = "gpuNodeLabels: [agentpool, nvidia.com/gpu.present]\n";
+	static const char pool[] = "pools:\n  - {name: t4, nodeSelector: {kubernetes.azure.com/agentpool: gput4}}\n";
+	struct error err = { 0 };
+	struct config *cfg = config_load_buffer(yaml, strlen(yaml), "t", &err);
+
+	CHECK(cfg != NULL);
+	if (cfg == NULL)
+		return;
+	/* gpuNodeLabels: the key, whatever its value, and its alias too. */
+	CHECK_INT(policy_gpu_label(cfg, "agentpool", NULL), 1);
+	CHECK_INT(policy_gpu_label(cfg, "kubernetes.azure.com/agentpool", NULL), 1);
+	CHECK_INT(policy_gpu_label(cfg, "kubernetes.azure.com/agentpool", "anything"), 1);
+	CHECK_INT(policy_gpu_label(cfg, "nvidia.com/gpu.present", NULL), 1);
+	CHECK_INT(policy_gpu_label(cfg, "gpu.present", NULL), 0);  /* no alias of its own */
+	config_free(cfg);
+
+	/* A pool's key: only with a value it selects, under either spelling. */
+	cfg = config_load_buffer(pool, sizeof pool - 1, "t", &err);
+	CHECK(cfg != NULL);
+	if (cfg == NULL)
+		return;
+	CHECK_INT(policy_gpu_label(cfg, "kubernetes.azure.com/agentpool", "gput4"), 1);
+	CHECK_INT(policy_gpu_label(cfg, "agentpool", "gput4"), 1);
+	CHECK_INT(policy_gpu_label(cfg, "agentpool", "system"), 0);
+	CHECK_INT(policy_gpu_label(cfg, "agentpool", NULL), 0);  /* the key alone: every node has it */
+	config_free(cfg);
+}
+
 int main(void)
 {
 	struct error err = { 0 };
@@ -344,6 +384,7 @@ int main(void)
 	RUN(test_node_names_described);
 	RUN(test_derived_node_names);
 	RUN(test_result_free_accepts_null);
+	RUN(test_gpu_label_rule);
 	config_free(cfg_default);
 	config_free(cfg_pools);
 	return check_done("policy");
