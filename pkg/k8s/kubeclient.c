@@ -12,8 +12,10 @@
 
 #include <curl/curl.h>
 
+#include "base/array.h"
 #include "base/base64.h"
 #include "base/file.h"
+#include "base/strbuf.h"
 #include "k8s/kubeclient.h"
 #include "text/manifest.h"
 
@@ -429,19 +431,15 @@ size_t kube_lines_pending(const struct kube_lines *l)
 static int lines_hold(struct kube_lines *l, const char *data, size_t n, struct error *err)
 {
 	if (l->len + n > l->cap) {
-		size_t cap = l->cap ? l->cap : 4096;
-		char *b;
+		/* Doubling from 4 KiB up to max (the caller keeps a line within it). */
+		size_t cap = array_cap(l->cap, l->len + n, 4096, l->max);
+		char *b = cap != 0 ? array_resize(l->buf, &l->cap, cap, 1) : NULL;
 
-		while (cap < l->len + n)
-			cap *= 2;
-		if (cap > l->max)
-			cap = l->max;
-		if ((b = realloc(l->buf, cap)) == NULL) {
+		if (b == NULL) {
 			error_set(err, ERROR_NOMEM, "out of memory reading a watch event");
 			return -1;
 		}
 		l->buf = b;
-		l->cap = cap;
 	}
 	memcpy(l->buf + l->len, data, n);
 	l->len += n;
@@ -495,8 +493,8 @@ struct xfer {
 	CURL *h;
 	const char *method;         /* for messages: "GET", "PATCH", ... */
 	long status;
-	char *body;                 /* owned: the whole body (body mode), cap bytes */
-	size_t len, cap, max;
+	struct strbuf body;         /* owned: the whole body (body mode), bounded by max + 1 (its NUL) */
+	size_t max;
 	int too_large;
 	struct kube_lines *lines;   /* stream mode when set */
 	const struct scan_shape *shape; /* the members of an event's object decoded; NULL: all */
@@ -594,29 +592,11 @@ static size_t on_data(char *data, size_t size, size_t nmemb, void *ud)
 		x->fn_rc = kube_lines_feed(x->lines, data, n, on_line, x, x->err);
 		return x->fn_rc == 0 ? n : 0;
 	}
-	if (n > x->max - x->len) {
-		x->too_large = 1;
+	/* Doubling up to the limit (the strbuf's bound): a small answer never costs the limit. */
+	if (strbuf_add(&x->body, data, n) != 0) {
+		x->too_large = x->body.failed == STRBUF_NOMEM ? -1 : 1;
 		return 0;
 	}
-	if (x->len + n + 1 > x->cap) {
-		/* Doubling from 16 KiB up to the limit: a small answer never costs the limit. */
-		size_t cap = x->cap ? x->cap : 16 * 1024;
-		char *b;
-
-		while (cap < x->len + n + 1)
-			cap *= 2;
-		if (cap > x->max + 1)
-			cap = x->max + 1;
-		if ((b = realloc(x->body, cap)) == NULL) {
-			x->too_large = -1;
-			return 0;
-		}
-		x->body = b;
-		x->cap = cap;
-	}
-	memcpy(x->body + x->len, data, n);
-	x->len += n;
-	x->body[x->len] = '\0';
 	return n;
 }
 
@@ -805,12 +785,19 @@ static int perform(struct kube_client *k, const char *path, struct xfer *x, long
 	return perform_send(k, path, NULL, x, timeout_s, err);
 }
 
-/* GET path's body, whole (x->body, owned by the caller, may stay NULL when empty), within KUBE_BODY_MAX. */
+/* A whole body of at most max bytes: the limit refused() names, and the body's bound (its NUL too). */
+static void xfer_bound(struct xfer *x, size_t max)
+{
+	x->max = max;
+	x->body.max = max + 1;
+}
+
+/* GET path's body, whole (x->body.buf, owned by the caller, may stay NULL when empty), within KUBE_BODY_MAX. */
 static int get_body(struct kube_client *k, const char *path, struct xfer *x, long *status, struct error *err)
 {
 	int rc;
 
-	x->max = KUBE_BODY_MAX;
+	xfer_bound(x, KUBE_BODY_MAX);
 	rc = perform(k, path, x, KUBE_REQUEST_TIMEOUT_S, err);
 	*status = x->status;
 	return rc;
@@ -824,11 +811,11 @@ int kube_get(struct kube_client *k, const char *path, json_t **obj, long *status
 
 	*obj = NULL;
 	rc = get_body(k, path, &x, status, err);
-	if (rc == 0 && (*obj = json_loadb(x.body ? x.body : "", x.len, JSON_REJECT_DUPLICATES, &je)) == NULL) {
+	if (rc == 0 && (*obj = json_loadb(x.body.buf ? x.body.buf : "", x.body.len, JSON_REJECT_DUPLICATES, &je)) == NULL) {
 		error_set(err, ERROR_INPUT, "GET %s: not JSON: %s", path, je.text);
 		rc = -1;
 	}
-	free(x.body);
+	strbuf_release(&x.body);
 	return rc;
 }
 
@@ -874,13 +861,13 @@ static int get_page(struct kube_client *k, const char *path, const struct scan_s
 
 	*page = NULL;
 	if (rc == 0 && shape != NULL)
-		*page = scan_extract(x.body ? x.body : "", x.len, shaped, KUBE_OBJECT_DEPTH_MAX + 2);
+		*page = scan_extract(x.body.buf ? x.body.buf : "", x.body.len, shaped, KUBE_OBJECT_DEPTH_MAX + 2);
 	if (rc == 0 && *page == NULL &&
-	    (*page = json_loadb(x.body ? x.body : "", x.len, JSON_REJECT_DUPLICATES, &je)) == NULL) {
+	    (*page = json_loadb(x.body.buf ? x.body.buf : "", x.body.len, JSON_REJECT_DUPLICATES, &je)) == NULL) {
 		error_set(err, ERROR_INPUT, "GET %s: not JSON: %s", path, je.text);
 		rc = -1;
 	}
-	free(x.body);
+	strbuf_release(&x.body);
 	return rc;
 }
 
@@ -1005,15 +992,15 @@ static int write_req(struct kube_client *k, const char *method, const char *path
 			return -1;
 		}
 	}
-	x.max = KUBE_BODY_MAX;
+	xfer_bound(&x, KUBE_BODY_MAX);
 	rc = perform_send(k, path, &s, &x, KUBE_REQUEST_TIMEOUT_S, err);
 	*status = x.status;
-	if (rc == 0 && out != NULL && (*out = json_loadb(x.body ? x.body : "", x.len, 0, &je)) == NULL) {
+	if (rc == 0 && out != NULL && (*out = json_loadb(x.body.buf ? x.body.buf : "", x.body.len, 0, &je)) == NULL) {
 		error_set(err, ERROR_INPUT, "%s %s: not JSON: %s", method, path, je.text);
 		rc = -1;
 	}
 	free(body);
-	free(x.body);
+	strbuf_release(&x.body);
 	return rc;
 }
 
