@@ -7,6 +7,8 @@
 
 #include "webhook/claims.h"
 
+#include "base/array.h"
+
 /* The collections watched, in the metrics' order. */
 static const struct {
 	const char *resource, *kind;
@@ -150,7 +152,7 @@ int claims_metrics(const struct claims *c, char **text, size_t *len, struct erro
 	struct claims_row rows[CLAIMS_CACHES];
 	struct watchcache_stats st;
 	char *buf = malloc(CLAIMS_METRICS_MAX), *t;
-	size_t n = 0, i;
+	size_t n = 0, i, cap;  /* array_resize()'s count: the text is sized exactly, its caller keeps none */
 
 	if (buf == NULL) {
 		error_set(err, ERROR_NOMEM, "out of memory rendering metrics");
@@ -182,7 +184,7 @@ int claims_metrics(const struct claims *c, char **text, size_t *len, struct erro
 				      claims_results[i], (unsigned long long)atomic_load(&c->lookups[i]));
 	if (n >= CLAIMS_METRICS_MAX)
 		n = CLAIMS_METRICS_MAX - 1;
-	if ((t = realloc(*text, *len + n + 1)) == NULL) {
+	if ((t = array_resize(*text, &cap, *len + n + 1, 1)) == NULL) {
 		free(buf);
 		error_set(err, ERROR_NOMEM, "out of memory rendering metrics");
 		return -1;

@@ -9,6 +9,7 @@
 
 #include <microhttpd.h>
 
+#include "base/array.h"
 #include "base/log.h"
 #include "webhook/claims.h"
 #include "webhook/metrics.h"
@@ -443,11 +444,9 @@ static void take_body(struct server *s, struct srv_req *rq, const char *data, si
 		return;
 	}
 	if (rq->len + n > rq->cap) {
-		size_t cap = rq->cap ? rq->cap : BODY_FIRST_CAP;
+		size_t cap = array_cap(rq->cap, rq->len + n, BODY_FIRST_CAP, max), got;
 		char *p;
 
-		while (cap < rq->len + n)
-			cap = cap > max / 2 ? max : cap * 2;
 		/* libmicrohttpd never passes more than Content-Length: the declared length bounds the buffer. */
 		if (rq->declared >= rq->len + n && cap > rq->declared)
 			cap = rq->declared;
@@ -462,7 +461,7 @@ static void take_body(struct server *s, struct srv_req *rq, const char *data, si
 			if (rq->reserved > rq->held)
 				rq->held = rq->reserved;
 		}
-		p = realloc(rq->body, cap + 1);
+		p = array_resize(rq->body, &got, cap + 1, 1);  /* + 1: the NUL after the body */
 		if (p == NULL) {
 			drop_body(s, rq, ERROR_NOMEM);
 			rq->dropped += n;
