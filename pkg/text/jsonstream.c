@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/array.h"
+
 #define NONE SIZE_MAX
 #define WINDOW_MAX (JSONSTREAM_ITEM_MAX + JSONSTREAM_CHUNK)
 
@@ -89,16 +91,16 @@ static int refill(struct jsonstream *s, struct error *err)
 			s->obj -= keep;
 	}
 	if (s->end == s->cap) {
-		size_t cap = s->cap * 2 > WINDOW_MAX ? WINDOW_MAX : s->cap * 2;
+		/* Doubled, up to WINDOW_MAX: 0 once the window is that large already. */
+		size_t cap = array_cap(s->cap, s->cap + 1, 0, WINDOW_MAX);
 		char *grown;
 
-		if (s->cap >= WINDOW_MAX)
+		if (cap == 0)
 			return stream_fail(s, err, ERROR_TOO_LARGE, "an item (or an object without items) is larger "
 				    "than the 16 MiB limit (JSONSTREAM_ITEM_MAX)");
-		if ((grown = realloc(s->buf, cap)) == NULL)
+		if ((grown = array_resize(s->buf, &s->cap, cap, 1)) == NULL)
 			return stream_fail(s, err, ERROR_NOMEM, "out of memory");
 		s->buf = grown;
-		s->cap = cap;
 	}
 	do
 		r = read(s->fd, s->buf + s->end, s->cap - s->end);
@@ -426,8 +428,8 @@ char *jsonstream_slurp(struct jsonstream *s, size_t max, size_t *len, struct err
 				error_set(err, ERROR_TOO_LARGE, "the input is larger than %zu MiB", max >> 20);
 				return NULL;
 			}
-			cap = cap * 2 > max + 2 ? max + 2 : cap * 2;
-			if ((grown = realloc(out, cap)) == NULL) {
+			/* Doubled, up to max + 2: one byte past max tells a larger input, one is the NUL. */
+			if ((grown = array_resize(out, &cap, array_cap(cap, cap + 1, 0, max + 2), 1)) == NULL) {
 				free(out);
 				error_set(err, ERROR_NOMEM, "out of memory");
 				return NULL;
