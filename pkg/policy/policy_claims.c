@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "policy/policy_int.h"
 
 #define RESOURCE_GROUP "resource.k8s.io/"
@@ -332,15 +333,13 @@ int policy_claim_objects_add(struct policy_claim_objects *set, const json_t *obj
 	    policy_str(md, "name", "")[0] == '\0')
 		return 0;
 	if (set->n == set->cap) {
-		size_t cap = set->cap ? set->cap * 2 : 16;
-		struct policy_claim_object *grown = realloc(set->v, cap * sizeof *grown);
+		struct policy_claim_object *grown = array_grow(set->v, &set->cap, set->n + 1, sizeof *grown, 16);
 
 		if (grown == NULL) {
 			error_set(err, ERROR_NOMEM, "out of memory");
 			return -1;
 		}
 		set->v = grown;
-		set->cap = cap;
 	}
 	o = &set->v[set->n++];
 	o->ns = policy_str(md, "namespace", "");

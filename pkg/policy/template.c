@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "base/iterable.h"
 #include "base/patch.h"
 
@@ -172,8 +173,9 @@ static int add_template(struct walk *w, const json_t *node, int spec_direct, int
 	}
 	if (l->n == l->cap) {
 		/* Grown by copying: the allocator has no realloc (an arena's frees cost nothing). */
-		size_t cap = l->cap ? l->cap * 2 : 4;
-		struct template_item *grown = template_mem_alloc(cap * sizeof *grown);
+		size_t cap = array_cap(l->cap, l->n + 1, 4, 0);
+		struct template_item *grown = cap != 0 && cap <= SIZE_MAX / sizeof *grown ?
+					      template_mem_alloc(cap * sizeof *grown) : NULL;
 
 		if (grown == NULL)
 			return nomem(w);
