@@ -10,6 +10,7 @@
  */
 #include "report/report_model.h"
 #include "report/report_int.h"
+#include "base/array.h"
 #include "base/iterable.h"
 
 #include <stdint.h>
@@ -73,7 +74,7 @@ struct report_model {
 	const struct config *cfg;
 	struct mnode *nodes;
 	size_t n_nodes, cap_nodes, listed_nodes;
-	size_t *order, n_order;                /* nodes by when first listed: the report's node order */
+	size_t *order, n_order, cap_order;     /* nodes by when first listed: the report's node order */
 	size_t *node_index, cap_node_index;   /* 1 + index into nodes; 0 empty */
 	struct mpod *pods;
 	size_t n_pods, cap_pods, live_pods, kept_pods;
@@ -126,8 +127,8 @@ static int node_at(struct report_model *m, const char *name, size_t *idx, struct
 	size_t *slot, i;
 
 	if ((m->n_nodes + 1) * 2 > m->cap_node_index) {
-		size_t cap = m->cap_node_index ? m->cap_node_index * 2 : 256;
-		size_t *index = calloc(cap, sizeof *index);
+		size_t cap = array_cap(m->cap_node_index, (m->n_nodes + 1) * 2, 256, 0);
+		size_t *index = cap != 0 ? calloc(cap, sizeof *index) : NULL;
 
 		if (index == NULL)
 			return nomem(err), -1;
@@ -147,13 +148,11 @@ static int node_at(struct report_model *m, const char *name, size_t *idx, struct
 		return -1;
 	}
 	if (m->n_nodes == m->cap_nodes) {
-		size_t cap = m->cap_nodes ? m->cap_nodes * 2 : 64;
-		struct mnode *grown = realloc(m->nodes, cap * sizeof *grown);
+		struct mnode *grown = array_grow(m->nodes, &m->cap_nodes, m->n_nodes + 1, sizeof *grown, 64);
 
 		if (grown == NULL)
 			return nomem(err), -1;
 		m->nodes = grown;
-		m->cap_nodes = cap;
 	}
 	memset(&m->nodes[m->n_nodes], 0, sizeof m->nodes[0]);
 	if ((m->nodes[m->n_nodes].name = strdup(name)) == NULL)
@@ -184,8 +183,8 @@ static int apply_node(struct report_model *m, enum report_event_type ev, const j
 	if (ev == REPORT_EVENT_DELETED)
 		return 0;
 	if (!m->nodes[idx].listed_once) {
-		/* order[] never outgrows nodes[]: grown with it, once per node */
-		size_t *grown = realloc(m->order, m->cap_nodes * sizeof *grown);
+		/* order[] never outgrows nodes[]: each node enters it once */
+		size_t *grown = array_grow(m->order, &m->cap_order, m->n_order + 1, sizeof *grown, 64);
 
 		if (grown == NULL)
 			return nomem(err), -1;
@@ -242,12 +241,10 @@ static void pod_clear(struct report_model *m, struct mpod *p)
  */
 static int pods_compact(struct report_model *m, struct error *err)
 {
-	size_t i, kept = 0, cap = 256;
+	size_t i, kept = 0, cap = array_cap(0, (m->live_pods + 1) * 4, 256, 0);
 	size_t *index;
 
-	while ((m->live_pods + 1) * 4 > cap)
-		cap *= 2;
-	if ((index = calloc(cap, sizeof *index)) == NULL)
+	if (cap == 0 || (index = calloc(cap, sizeof *index)) == NULL)
 		return nomem(err), -1;
 	for (i = 0; i < m->n_pods; i++) {
 		if (!m->pods[i].live) {
@@ -277,13 +274,11 @@ static struct mpod *pod_new(struct report_model *m, const char *ns, const char *
 	struct mpod *p;
 
 	if (m->n_pods == m->cap_pods) {
-		size_t cap = m->cap_pods ? m->cap_pods * 2 : 1024;
-		struct mpod *grown = realloc(m->pods, cap * sizeof *grown);
+		struct mpod *grown = array_grow(m->pods, &m->cap_pods, m->n_pods + 1, sizeof *grown, 1024);
 
 		if (grown == NULL)
 			return nomem(err);
 		m->pods = grown;
-		m->cap_pods = cap;
 	}
 	p = &m->pods[m->n_pods];
 	memset(p, 0, sizeof *p);
@@ -347,8 +342,8 @@ static struct mjudged *judged_get(struct report_model *m, const char *text, size
 	size_t i;
 
 	if ((m->n_judged + 1) * 2 > m->cap_judged) {
-		size_t cap = m->cap_judged ? m->cap_judged * 2 : MODEL_JUDGED_INDEX_MIN;
-		struct mjudged **index = calloc(cap, sizeof *index);
+		size_t cap = array_cap(m->cap_judged, (m->n_judged + 1) * 2, MODEL_JUDGED_INDEX_MIN, 0);
+		struct mjudged **index = cap != 0 ? calloc(cap, sizeof *index) : NULL;
 
 		if (index == NULL)
 			return nomem(err);

@@ -14,6 +14,7 @@
 #include <microhttpd.h>
 
 #include "base/log.h"
+#include "base/strbuf.h"
 #include "policy/config.h"
 #include "webhook/server.h"
 
@@ -29,9 +30,7 @@ struct report_serve {
 
 /* A POST's body as it arrives, capped: per request, freed when it completes. */
 struct req {
-	char *body;
-	size_t len;
-	int too_large;
+	struct strbuf body;  /* bounded by the policy file's limit: past it, failed (sticky) */
 };
 
 /* Answers with body (copied), of type, with status. */
@@ -99,12 +98,12 @@ static enum MHD_Result answer_whatif(struct report_serve *s, struct MHD_Connecti
 	int failed = 0;
 	enum MHD_Result ok;
 
-	if (rq->too_large)
+	if (rq->body.failed)  /* past CONFIG_FILE_MAX, or out of memory (as big to this server) */
 		return answer_text(c, MHD_HTTP_CONTENT_TOO_LARGE, "the policy is larger than 1 MiB\n");
 	if (output != NULL && strcmp(output, "json") != 0 && strcmp(output, "text") != 0 &&
 	    strcmp(output, "prometheus") != 0)
 		return answer_text(c, MHD_HTTP_BAD_REQUEST, "output takes json, text or prometheus\n");
-	if ((cfg = config_load_buffer(rq->body ? rq->body : "", rq->len, WHATIF_NAME, &err)) == NULL) {
+	if ((cfg = config_load_buffer(rq->body.buf ? rq->body.buf : "", rq->body.len, WHATIF_NAME, &err)) == NULL) {
 		snprintf(msg, sizeof msg, "%s\n", err.msg);
 		return answer_text(c, err.kind == ERROR_NOMEM ? MHD_HTTP_INTERNAL_SERVER_ERROR : MHD_HTTP_BAD_REQUEST,
 				   msg);
@@ -131,22 +130,6 @@ static enum MHD_Result answer_whatif(struct report_serve *s, struct MHD_Connecti
 	return ok;
 }
 
-/* A POST body's chunk kept, up to the policy file's limit; beyond, only noted. */
-static void take_chunk(struct req *rq, const char *data, size_t n)
-{
-	char *grown;
-
-	if (rq->too_large || n == 0)
-		return;
-	if (rq->len + n > CONFIG_FILE_MAX || (grown = realloc(rq->body, rq->len + n + 1)) == NULL) {
-		rq->too_large = 1;
-		return;
-	}
-	memcpy(grown + rq->len, data, n);
-	rq->body = grown;
-	rq->len += n;
-	rq->body[rq->len] = '\0';
-}
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 				  const char *version, const char *data, size_t *data_size, void **req_cls)
@@ -156,13 +139,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 	if (strcmp(url, "/what-if") == 0 && strcmp(method, "POST") == 0) {
 		if (rq == NULL) {  /* the first call: headers only */
-			if ((rq = calloc(1, sizeof *rq)) == NULL)
+			if ((rq = malloc(sizeof *rq)) == NULL)
 				return MHD_NO;
+			rq->body = (struct strbuf)STRBUF_INIT_MAX(CONFIG_FILE_MAX + 1);
 			*req_cls = rq;
 			return MHD_YES;
 		}
 		if (*data_size > 0) {
-			take_chunk(rq, data, *data_size);
+			strbuf_add(&rq->body, data, *data_size);  /* beyond the limit, only noted */
 			*data_size = 0;
 			return MHD_YES;
 		}
@@ -185,7 +169,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls, en
 	struct req *rq = *req_cls;
 
 	if (rq != NULL) {
-		free(rq->body);
+		strbuf_release(&rq->body);
 		free(rq);
 		*req_cls = NULL;
 	}
