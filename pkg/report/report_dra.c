@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "base/iterable.h"
+#include "base/quantity.h"
 
 #define KEY_MAX 512  /* "namespace/name": 63 + 1 + 253, with room */
 
@@ -157,7 +158,7 @@ static int slice_item(struct report *r, const json_t *slice, struct error *err)
 		return 0;
 	have = json_object_get(r->dra.slices, node);
 	if (json_object_set_new(r->dra.slices, node,
-				json_integer(report_sat_add(json_integer_value(have), (long long)devices))) != 0)
+				json_integer(quantity_add(json_integer_value(have), (long long)devices))) != 0)
 		return nomem(err);
 	return 0;
 }
@@ -458,7 +459,7 @@ int report_dra_finish(struct report *r, struct error *err)
 		return nomem(err);
 	json_object_foreach(r->dra.slices, key, rec)
 		if (report_node_find(r, key, &idx))
-			r->nodes[idx].dra_devices = report_sat_add(r->nodes[idx].dra_devices, json_integer_value(rec));
+			r->nodes[idx].dra_devices = quantity_add(r->nodes[idx].dra_devices, json_integer_value(rec));
 	json_object_foreach(r->dra.claims, key, rec) {
 		const char *node = json_string_value(json_object_get(rec, "node"));
 		long long held = json_integer_value(json_object_get(rec, "gpus"));
@@ -468,7 +469,7 @@ int report_dra_finish(struct report *r, struct error *err)
 		if (held == 0)
 			continue;
 		if (node != NULL && report_node_find(r, node, &idx))
-			r->nodes[idx].dra_held = report_sat_add(r->nodes[idx].dra_held, held);
+			r->nodes[idx].dra_held = quantity_add(r->nodes[idx].dra_held, held);
 		json_array_foreach(json_object_get(rec, "reserved"), i, name) {
 			snprintf(pkey, sizeof pkey, "%.*s/%s", (int)slash, key, json_string_value(name));
 			if (json_object_set_new(gpu_pods, pkey, json_true()) != 0) {

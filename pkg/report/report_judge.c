@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "k8s/nodematch.h"
+#include "base/quantity.h"
 
 /* ==== Judging what needs every input ==== */
 
@@ -97,7 +98,7 @@ static double unrequested_cost(const struct config_pool *cfg, const struct repor
 			frac_all += (double)n->alloc[j].count * (double)weight;
 			frac_free += (double)free_ * (double)weight;
 		} else {
-			whole = report_sat_add(whole, n->alloc[j].count);
+			whole = quantity_add(whole, n->alloc[j].count);
 			whole_free += (double)free_;
 		}
 	}
@@ -126,10 +127,10 @@ static int judge_nodes(struct report *r)
 			continue;
 		p = &r->pools[n->pool];
 		p->nodes++;
-		p->gpus_allocatable = report_sat_add(p->gpus_allocatable, n->gpus_allocatable);
-		p->gpus_requested = report_sat_add(p->gpus_requested, n->gpus_requested);
+		p->gpus_allocatable = quantity_add(p->gpus_allocatable, n->gpus_allocatable);
+		p->gpus_requested = quantity_add(p->gpus_requested, n->gpus_requested);
 		unrequested = n->gpus_allocatable > n->gpus_requested ? n->gpus_allocatable - n->gpus_requested : 0;
-		p->gpus_unrequested = report_sat_add(p->gpus_unrequested, unrequested);
+		p->gpus_unrequested = quantity_add(p->gpus_unrequested, unrequested);
 		p->gpu_pods += n->gpu_pods;
 		p->ds_pods += n->ds_pods;
 		p->cpu_pods += n->cpu_pods;
