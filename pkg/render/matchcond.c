@@ -1,12 +1,12 @@
 #include "render/matchcond.h"
 
-#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/strbuf.h"
+#include "k8s/celcost.h"
 #include "policy/policy.h"
 #include "text/scan.h"
 #include "policy/template.h"
@@ -59,43 +59,18 @@ struct target {
 /* ==== cel-go's runtime cost model (interpreter/runtimecost.go), as the API server runs it ==== */
 
 /*
- * Upper bounds, in the units PerCallLimit counts: each identifier and field
- * selection costs 1 (SelectAndIdentCost), has() at most as much as the path
+ * The model itself is k8s/celcost.h's, shared with the admission policies.
+ * What these expressions add to it: has() costs at most as much as the path
  * it tests (the API server counts the test itself 0: PresenceTestHasCost),
- * an operator or function on fixed-size values 1 (&& and || counted 1 too,
- * though cel-go charges them nothing), `x in [list]` the list's length,
- * string equality and startsWith/endsWith a tenth of the shorter or the
- * receiver's length (StringTraversalCostFactor), a list literal 10
- * (ListCreateBaseCost), and a macro (exists) its range, its set-up and, per
- * element, its loop condition and step plus its body.
+ * && and || are counted 1 though cel-go charges them nothing, `x in [list]`
+ * costs the list's length, and string equality and startsWith/endsWith a
+ * tenth of the shorter or the receiver's length.
  */
-typedef unsigned long long cost_t;
-
-#define COST_SELECT 1ULL
-#define COST_CALL 1ULL
-#define COST_LIST_LITERAL 10ULL
-#define COST_ITERATION 5ULL  /* @not_strictly_false(!acc) and acc || body: 3 calls, 2 idents */
-#define COST_FOLD 3ULL       /* accumulator init, result, the range's own ident */
-
-static cost_t cost_add(cost_t a, cost_t b)
-{
-	return a > ULLONG_MAX - b ? ULLONG_MAX : a + b;
-}
-
-static cost_t cost_mul(cost_t a, cost_t b)
-{
-	return b != 0 && a > ULLONG_MAX / b ? ULLONG_MAX : a * b;
-}
-
-static cost_t string_cost(size_t len)
-{
-	return len == 0 ? COST_CALL : ((cost_t)len + 9) / 10;
-}
 
 /* A dotted path's selections: "object.spec.nodeName" costs 3. */
-static cost_t path_cost(const char *path)
+static celcost_t path_cost(const char *path)
 {
-	cost_t n = 1;
+	celcost_t n = 1;
 
 	for (; *path; path++)
 		n += *path == '.';
@@ -103,11 +78,11 @@ static cost_t path_cost(const char *path)
 }
 
 /* `has(L) && (size(L) > max || L.exists(x, body))`, L a path: body runs at most max times. */
-static cost_t guarded_exists_cost(const char *list, int max, cost_t body)
+static celcost_t guarded_exists_cost(const char *list, int max, celcost_t body)
 {
-	cost_t guard = 3 * path_cost(list) + 4 * COST_CALL;
+	celcost_t guard = 3 * path_cost(list) + 4 * CELCOST_CALL;
 
-	return cost_add(cost_add(guard, COST_FOLD), cost_mul((cost_t)max, cost_add(COST_ITERATION, body)));
+	return celcost_add(celcost_add(guard, CELCOST_FOLD), celcost_mul((celcost_t)max, celcost_add(CELCOST_ITERATION, body)));
 }
 
 /* ==== Text ==== */
@@ -186,10 +161,10 @@ static int is_wild(char c)
  * after its last. A superset of the glob (policy_glob_match), exact without
  * a wildcard (g has one: split_globs()). Appends the test and returns its cost.
  */
-static cost_t put_glob_test(struct strbuf *b, const char *v, const char *g)
+static celcost_t put_glob_test(struct strbuf *b, const char *v, const char *g)
 {
 	size_t len = strlen(g), pre = 0, suf_at = len;
-	cost_t cost = 0;
+	celcost_t cost = 0;
 
 	while (pre < len && !is_wild(g[pre]))
 		pre++;
@@ -203,36 +178,36 @@ static cost_t put_glob_test(struct strbuf *b, const char *v, const char *g)
 		strbuf_addf(b, "%s.startsWith(", v);
 		put_lit(b, g, pre);
 		strbuf_addf(b, ")");
-		cost = cost_add(cost, cost_add(COST_SELECT, string_cost(MATCHCOND_STRING_MAX)));
+		cost = celcost_add(cost, celcost_add(CELCOST_SELECT, celcost_string(MATCHCOND_STRING_MAX)));
 	}
 	if (suf_at < len) {
 		strbuf_addf(b, "%s%s.endsWith(", pre > 0 ? " && " : "", v);
 		put_lit(b, g + suf_at, len - suf_at);
 		strbuf_addf(b, ")");
-		cost = cost_add(cost, cost_add(COST_SELECT + COST_CALL, string_cost(MATCHCOND_STRING_MAX)));
+		cost = celcost_add(cost, celcost_add(CELCOST_SELECT + CELCOST_CALL, celcost_string(MATCHCOND_STRING_MAX)));
 	}
 	return cost;
 }
 
 /* `(v in [exact] || size(v) > MAX || <glob tests>)`: does v match one of globs? */
-static cost_t put_any_glob(struct strbuf *b, const char *v, const struct names *exact, const struct names *wild)
+static celcost_t put_any_glob(struct strbuf *b, const char *v, const struct names *exact, const struct names *wild)
 {
-	cost_t cost = 0;
+	celcost_t cost = 0;
 	size_t i;
 
 	strbuf_addf(b, "(");
 	if (exact->n > 0) {
 		strbuf_addf(b, "%s in ", v);
 		put_list(b, exact->v, exact->n);
-		cost = COST_SELECT + COST_LIST_LITERAL + exact->n;
+		cost = CELCOST_SELECT + CELCOST_LIST_LITERAL + exact->n;
 	}
 	if (wild->n > 0) {
 		strbuf_addf(b, "%ssize(%s) > %d", exact->n > 0 ? " || " : "", v, MATCHCOND_STRING_MAX);
-		cost = cost_add(cost, COST_SELECT + 3 * COST_CALL);
+		cost = celcost_add(cost, CELCOST_SELECT + 3 * CELCOST_CALL);
 	}
 	for (i = 0; i < wild->n; i++) {
 		strbuf_addf(b, " || ");
-		cost = cost_add(cost, cost_add(COST_CALL, put_glob_test(b, v, wild->v[i])));
+		cost = celcost_add(cost, celcost_add(CELCOST_CALL, put_glob_test(b, v, wild->v[i])));
 	}
 	strbuf_addf(b, ")");
 	return cost;
@@ -287,21 +262,21 @@ static void target_fill(struct target *t, enum matchcond_entry entry)
  * `!has(request.kind) || !has(request.kind.kind) || !(request.kind.kind in [...])`:
  * an object of a kind the conditions do not know is sent. Returns the cost.
  */
-static cost_t put_unknown_kind(struct strbuf *b, const struct target *t)
+static celcost_t put_unknown_kind(struct strbuf *b, const struct target *t)
 {
 	strbuf_addf(b, "!has(request.kind) || !has(" KIND ") || !(" KIND " in ");
 	put_list(b, t->kinds, t->n_kinds);
 	strbuf_addf(b, ")");
-	return 2 * path_cost(KIND) + 5 * COST_CALL + path_cost(KIND) + COST_LIST_LITERAL + t->n_kinds;
+	return 2 * path_cost(KIND) + 5 * CELCOST_CALL + path_cost(KIND) + CELCOST_LIST_LITERAL + t->n_kinds;
 }
 
 /* `request.kind.kind in [...] && `: root r's kinds. Returns the cost. */
-static cost_t put_kind_guard(struct strbuf *b, const struct root *r)
+static celcost_t put_kind_guard(struct strbuf *b, const struct root *r)
 {
 	strbuf_addf(b, KIND " in ");
 	put_list(b, r->kinds, r->n_kinds);
 	strbuf_addf(b, " && ");
-	return path_cost(KIND) + COST_LIST_LITERAL + r->n_kinds + 2 * COST_CALL;
+	return path_cost(KIND) + CELCOST_LIST_LITERAL + r->n_kinds + 2 * CELCOST_CALL;
 }
 
 /* ==== The policy's view: what gpu-relevant looks for ==== */
@@ -472,7 +447,7 @@ static int view_fill(const struct config *cfg, struct view *w, struct error *err
 }
 
 /* Whether a node named v (a pod's string) could be a GPU node: `(v in [...] || size(v) > MAX || <globs>)`. */
-static cost_t put_node_name_test(struct strbuf *b, const struct view *w, const char *v)
+static celcost_t put_node_name_test(struct strbuf *b, const struct view *w, const char *v)
 {
 	return put_any_glob(b, v, &w->node_exact, &w->node_wild);
 }
@@ -490,9 +465,9 @@ static int names_tested(const struct view *w)
 /* ==== gpu-relevant, per pod spec ==== */
 
 /* `has(M) && (size(M) > MAX || M.exists(k, <a GPU resource>))`, M a limits or requests map. */
-static cost_t put_resource_map(struct strbuf *b, const struct view *w, const char *m)
+static celcost_t put_resource_map(struct strbuf *b, const struct view *w, const char *m)
 {
-	cost_t key;
+	celcost_t key;
 
 	strbuf_addf(b, "has(%s) && (size(%s) > %d || %s.exists(k, ", m, m, MATCHCOND_LIST_MAX, m);
 	key = put_any_glob(b, "k", &w->res_exact, &w->res_wild);
@@ -500,34 +475,34 @@ static cost_t put_resource_map(struct strbuf *b, const struct view *w, const cha
 	if (w->res_wild.n == 0)
 		strbuf_addf(b, " || size(k) > %d", MATCHCOND_STRING_MAX);
 	strbuf_addf(b, " || k.matches('" GPU_LOOKING_RE "')))");
-	key = cost_add(key, 2 * COST_SELECT + 5 * COST_CALL +
-			   string_cost(MATCHCOND_STRING_MAX + 1) *
+	key = celcost_add(key, 2 * CELCOST_SELECT + 5 * CELCOST_CALL +
+			   celcost_string(MATCHCOND_STRING_MAX + 1) *
 			   ((sizeof GPU_LOOKING_RE - 1 + COST_REGEX_FACTOR - 1) / COST_REGEX_FACTOR));
 	return guarded_exists_cost(m, MATCHCOND_LIST_MAX, key);
 }
 
-static cost_t put_containers(struct strbuf *b, const struct view *w, const char *spec, const char *field)
+static celcost_t put_containers(struct strbuf *b, const struct view *w, const char *spec, const char *field)
 {
 	char list[128];
-	cost_t body = 2 * COST_SELECT + 3 * COST_SELECT + 3 * COST_CALL;
+	celcost_t body = 2 * CELCOST_SELECT + 3 * CELCOST_SELECT + 3 * CELCOST_CALL;
 
 	snprintf(list, sizeof list, "%s.%s", spec, field);
 	/* "!= null": kube-apiserver hands CEL a pod encoded from its Go type, where a pod
 	 * without containers has "containers": null (no omitempty) and has() is true. */
 	strbuf_addf(b, "has(%s) && %s != null && (size(%s) > %d || %s.exists(c, has(c.resources) && (has(c.resources.claims) || ",
 	    list, list, list, MATCHCOND_LIST_MAX, list);
-	body = cost_add(body, put_resource_map(b, w, "c.resources.limits"));
+	body = celcost_add(body, put_resource_map(b, w, "c.resources.limits"));
 	strbuf_addf(b, " || ");
-	body = cost_add(body, put_resource_map(b, w, "c.resources.requests"));
+	body = celcost_add(body, put_resource_map(b, w, "c.resources.requests"));
 	strbuf_addf(b, ")))");
-	return cost_add(guarded_exists_cost(list, MATCHCOND_LIST_MAX, body), path_cost(list) + COST_CALL);
+	return celcost_add(guarded_exists_cost(list, MATCHCOND_LIST_MAX, body), path_cost(list) + CELCOST_CALL);
 }
 
 /* A node selector term's requirements (term: a CEL value such as "t" or "p.preference"). */
-static cost_t put_term(struct strbuf *b, const struct view *w, const char *term)
+static celcost_t put_term(struct strbuf *b, const struct view *w, const char *term)
 {
 	char exprs[128], fields[128];
-	cost_t req = 2 * COST_SELECT + COST_CALL + COST_SELECT + COST_LIST_LITERAL + w->labels.n, cost;
+	celcost_t req = 2 * CELCOST_SELECT + CELCOST_CALL + CELCOST_SELECT + CELCOST_LIST_LITERAL + w->labels.n, cost;
 	int names = names_tested(w);
 	size_t i;
 
@@ -545,15 +520,15 @@ static cost_t put_term(struct strbuf *b, const struct view *w, const char *term)
 		strbuf_addf(b, " && has(e.values) && (size(e.values) > %d || e.values.exists(v, v in ", MATCHCOND_LIST_MAX);
 		put_list(b, pk->values.v, pk->values.n);
 		strbuf_addf(b, "))");
-		req = cost_add(req, cost_add(2 * COST_SELECT + 2 * COST_CALL + string_cost(strlen(pk->key)),
+		req = celcost_add(req, celcost_add(2 * CELCOST_SELECT + 2 * CELCOST_CALL + celcost_string(strlen(pk->key)),
 				     guarded_exists_cost("e.values", MATCHCOND_LIST_MAX,
-							 COST_SELECT + COST_LIST_LITERAL + pk->values.n)));
+							 CELCOST_SELECT + CELCOST_LIST_LITERAL + pk->values.n)));
 	}
 	if (names) {
 		/* e.key == 'kubernetes.io/hostname' && has(e.values) && (size(e.values) > MAX || e.values.exists(...)) */
 		strbuf_addf(b, " || e.key == '" POLICY_HOSTNAME_LABEL "' && has(e.values) && (size(e.values) > %d || "
 		    "e.values.exists(v, ", MATCHCOND_LIST_MAX);
-		req = cost_add(req, cost_add(2 * COST_SELECT + 2 * COST_CALL + string_cost(strlen(POLICY_HOSTNAME_LABEL)),
+		req = celcost_add(req, celcost_add(2 * CELCOST_SELECT + 2 * CELCOST_CALL + celcost_string(strlen(POLICY_HOSTNAME_LABEL)),
 				     guarded_exists_cost("e.values", MATCHCOND_LIST_MAX, put_node_name_test(b, w, "v"))));
 		strbuf_addf(b, "))");
 	}
@@ -563,20 +538,20 @@ static cost_t put_term(struct strbuf *b, const struct view *w, const char *term)
 	strbuf_addf(b, " || has(%s) && (size(%s) > %d || "
 		    "%s.exists(e, has(e.key) && e.key == '" POLICY_NAME_FIELD "'",
 	    fields, fields, MATCHCOND_TERMS_MAX, fields);
-	req = 3 * COST_SELECT + 2 * COST_CALL + string_cost(strlen(POLICY_NAME_FIELD));
+	req = 3 * CELCOST_SELECT + 2 * CELCOST_CALL + celcost_string(strlen(POLICY_NAME_FIELD));
 	if (names) {
 		strbuf_addf(b, " && has(e.values) && (size(e.values) > %d || e.values.exists(v, ", MATCHCOND_LIST_MAX);
-		req = cost_add(req, cost_add(COST_CALL, guarded_exists_cost("e.values", MATCHCOND_LIST_MAX, put_node_name_test(b, w, "v"))));
+		req = celcost_add(req, celcost_add(CELCOST_CALL, guarded_exists_cost("e.values", MATCHCOND_LIST_MAX, put_node_name_test(b, w, "v"))));
 		strbuf_addf(b, "))");
 	}
 	strbuf_addf(b, "))");
-	return cost_add(cost, cost_add(COST_CALL, guarded_exists_cost(fields, MATCHCOND_TERMS_MAX, req)));
+	return celcost_add(cost, celcost_add(CELCOST_CALL, guarded_exists_cost(fields, MATCHCOND_TERMS_MAX, req)));
 }
 
-static cost_t put_affinity(struct strbuf *b, const struct view *w, const char *spec)
+static celcost_t put_affinity(struct strbuf *b, const struct view *w, const char *spec)
 {
 	char na[128], req[192], terms[224], pref[192];
-	cost_t cost;
+	celcost_t cost;
 
 	snprintf(na, sizeof na, "%s.affinity.nodeAffinity", spec);
 	snprintf(req, sizeof req, "%s.requiredDuringSchedulingIgnoredDuringExecution", na);
@@ -585,12 +560,12 @@ static cost_t put_affinity(struct strbuf *b, const struct view *w, const char *s
 	/* nodeSelectorTerms has no omitempty either: null under an empty required term. */
 	strbuf_addf(b, "has(%s.affinity) && has(%s) && (has(%s) && has(%s) && %s != null && (size(%s) > %d || %s.exists(t, ",
 	    spec, na, req, terms, terms, terms, MATCHCOND_TERMS_MAX, terms);
-	cost = cost_add(path_cost(na) * 2 + path_cost(req) + path_cost(terms) + COST_CALL * 5,
+	cost = celcost_add(path_cost(na) * 2 + path_cost(req) + path_cost(terms) + CELCOST_CALL * 5,
 		    guarded_exists_cost(terms, MATCHCOND_TERMS_MAX, put_term(b, w, "t")));
 	strbuf_addf(b, ")) || has(%s) && (size(%s) > %d || %s.exists(p, has(p.preference) && (", pref, pref,
 	    MATCHCOND_TERMS_MAX, pref);
-	cost = cost_add(cost, guarded_exists_cost(pref, MATCHCOND_TERMS_MAX,
-					      cost_add(2 * COST_SELECT + COST_CALL, put_term(b, w, "p.preference"))));
+	cost = celcost_add(cost, guarded_exists_cost(pref, MATCHCOND_TERMS_MAX,
+					      celcost_add(2 * CELCOST_SELECT + CELCOST_CALL, put_term(b, w, "p.preference"))));
 	strbuf_addf(b, "))))");
 	return cost;
 }
@@ -600,10 +575,10 @@ static cost_t put_affinity(struct strbuf *b, const struct view *w, const char *s
  * && (size(M.annotations) > MAX || M.annotations.exists(k, k in [...]))`:
  * a gpuAnnotations key on a pod of a scheduler that reads one. Returns the cost.
  */
-static cost_t put_annotations(struct strbuf *b, const struct view *w, const char *spec, const char *meta)
+static celcost_t put_annotations(struct strbuf *b, const struct view *w, const char *spec, const char *meta)
 {
 	char sched[PATH_MAX_LEN + 32], ann[PATH_MAX_LEN + 32];
-	cost_t cost;
+	celcost_t cost;
 
 	snprintf(sched, sizeof sched, "%s.schedulerName", spec);
 	snprintf(ann, sizeof ann, "%s.annotations", meta);
@@ -613,31 +588,31 @@ static cost_t put_annotations(struct strbuf *b, const struct view *w, const char
 	    MATCHCOND_LIST_MAX, ann);
 	put_list(b, w->ann_keys.v, w->ann_keys.n);
 	strbuf_addf(b, "))");
-	cost = 2 * path_cost(sched) + 2 * COST_CALL + COST_LIST_LITERAL + w->ann_scheds.n;
-	cost = cost_add(cost, path_cost(meta) + COST_CALL + 2 * COST_CALL);
-	return cost_add(cost, guarded_exists_cost(ann, MATCHCOND_LIST_MAX,
-						  COST_SELECT + COST_CALL + COST_LIST_LITERAL + w->ann_keys.n));
+	cost = 2 * path_cost(sched) + 2 * CELCOST_CALL + CELCOST_LIST_LITERAL + w->ann_scheds.n;
+	cost = celcost_add(cost, path_cost(meta) + CELCOST_CALL + 2 * CELCOST_CALL);
+	return celcost_add(cost, guarded_exists_cost(ann, MATCHCOND_LIST_MAX,
+						  CELCOST_SELECT + CELCOST_CALL + CELCOST_LIST_LITERAL + w->ann_keys.n));
 }
 
 /*
  * gpu-relevant for the pod spec at spec (e.g. "object.spec") and its pod's
  * metadata at meta: the disjuncts, each on a line of its own. Returns the cost.
  */
-static cost_t put_spec_relevant(struct strbuf *b, const struct view *w, const char *spec, const char *meta)
+static celcost_t put_spec_relevant(struct strbuf *b, const struct view *w, const char *spec, const char *meta)
 {
 	char sel[128];
-	cost_t cost = 0, c;
+	celcost_t cost = 0, c;
 	size_t i;
 
 	strbuf_addf(b, "  ");
-	cost = cost_add(cost, put_containers(b, w, spec, "containers"));
+	cost = celcost_add(cost, put_containers(b, w, spec, "containers"));
 	strbuf_addf(b, "\n  || ");
-	cost = cost_add(cost, put_containers(b, w, spec, "initContainers"));
+	cost = celcost_add(cost, put_containers(b, w, spec, "initContainers"));
 	strbuf_addf(b, "\n  || has(%s.resourceClaims) && size(%s.resourceClaims) > 0", spec, spec);
-	cost = cost_add(cost, 2 * path_cost(spec) + 2 + 3 * COST_CALL);
+	cost = celcost_add(cost, 2 * path_cost(spec) + 2 + 3 * CELCOST_CALL);
 	if (w->ann_keys.n > 0) {
 		strbuf_addf(b, "\n  || ");
-		cost = cost_add(cost, put_annotations(b, w, spec, meta));
+		cost = celcost_add(cost, put_annotations(b, w, spec, meta));
 	}
 
 	strbuf_addf(b, "\n  || has(%s.tolerations) && (size(%s.tolerations) > %d || %s.tolerations.exists(t, "
@@ -645,13 +620,13 @@ static cost_t put_spec_relevant(struct strbuf *b, const struct view *w, const ch
 	put_list(b, w->taint_keys.v, w->taint_keys.n);
 	strbuf_addf(b, "))");
 	snprintf(sel, sizeof sel, "%s.tolerations", spec);
-	cost = cost_add(cost, guarded_exists_cost(sel, MATCHCOND_LIST_MAX, 4 * COST_SELECT + 2 * COST_CALL + COST_LIST_LITERAL +
+	cost = celcost_add(cost, guarded_exists_cost(sel, MATCHCOND_LIST_MAX, 4 * CELCOST_SELECT + 2 * CELCOST_CALL + CELCOST_LIST_LITERAL +
 					      w->taint_keys.n));
 
 	snprintf(sel, sizeof sel, "%s.nodeSelector", spec);
 	strbuf_addf(b, "\n  || has(%s) && (size(%s) > %d || %s.exists(k, k in ", sel, sel, MATCHCOND_LIST_MAX, sel);
 	put_list(b, w->labels.v, w->labels.n);
-	c = COST_SELECT + COST_LIST_LITERAL + w->labels.n;
+	c = CELCOST_SELECT + CELCOST_LIST_LITERAL + w->labels.n;
 	for (i = 0; i < w->n_pool_keys; i++) {
 		const struct policy_pool_key *pk = &w->pool_keys[i];
 
@@ -659,46 +634,46 @@ static cost_t put_spec_relevant(struct strbuf *b, const struct view *w, const ch
 		put_lit(b, pk->key, strlen(pk->key));
 		strbuf_addf(b, " && %s[k] in ", sel);
 		put_list(b, pk->values.v, pk->values.n);
-		c = cost_add(c, COST_SELECT + 2 * COST_CALL + string_cost(strlen(pk->key)) + path_cost(sel) + 2 * COST_SELECT +
-			    COST_LIST_LITERAL + pk->values.n);
+		c = celcost_add(c, CELCOST_SELECT + 2 * CELCOST_CALL + celcost_string(strlen(pk->key)) + path_cost(sel) + 2 * CELCOST_SELECT +
+			    CELCOST_LIST_LITERAL + pk->values.n);
 	}
 	if (names_tested(w)) {
 		char value[160];
 
 		snprintf(value, sizeof value, "%s[k]", sel);
 		strbuf_addf(b, " || k == '" POLICY_HOSTNAME_LABEL "' && ");
-		c = cost_add(c, cost_add(COST_SELECT + 2 * COST_CALL + string_cost(strlen(POLICY_HOSTNAME_LABEL)),
-				 cost_add(path_cost(sel) + COST_SELECT, put_node_name_test(b, w, value))));
+		c = celcost_add(c, celcost_add(CELCOST_SELECT + 2 * CELCOST_CALL + celcost_string(strlen(POLICY_HOSTNAME_LABEL)),
+				 celcost_add(path_cost(sel) + CELCOST_SELECT, put_node_name_test(b, w, value))));
 	}
 	strbuf_addf(b, "))");
-	cost = cost_add(cost, guarded_exists_cost(sel, MATCHCOND_LIST_MAX, c));
+	cost = celcost_add(cost, guarded_exists_cost(sel, MATCHCOND_LIST_MAX, c));
 
 	strbuf_addf(b, "\n  || ");
-	cost = cost_add(cost, put_affinity(b, w, spec));
+	cost = celcost_add(cost, put_affinity(b, w, spec));
 
 	strbuf_addf(b, "\n  || has(%s.nodeName)", spec);
-	cost = cost_add(cost, path_cost(spec) + 1 + COST_CALL);
+	cost = celcost_add(cost, path_cost(spec) + 1 + CELCOST_CALL);
 	if (names_tested(w)) {
 		char node[128];
 
 		snprintf(node, sizeof node, "%s.nodeName", spec);
 		strbuf_addf(b, " && ");
-		cost = cost_add(cost, cost_add(COST_CALL + path_cost(node), put_node_name_test(b, w, node)));
+		cost = celcost_add(cost, celcost_add(CELCOST_CALL + path_cost(node), put_node_name_test(b, w, node)));
 	}
 	return cost;
 }
 
 /* `object != null && has(object.a) && has(object.a.b)` for path "a.b"; returns the cost. */
-static cost_t put_guard(struct strbuf *b, const char *path)
+static celcost_t put_guard(struct strbuf *b, const char *path)
 {
 	const char *dot = path;
-	cost_t cost = 2 * COST_SELECT;
+	celcost_t cost = 2 * CELCOST_SELECT;
 
 	strbuf_addf(b, "object != null");
 	do {
 		dot = strchr(dot, '.');
 		strbuf_addf(b, " && has(object.%.*s)", (int)(dot ? (size_t)(dot - path) : strlen(path)), path);
-		cost = cost_add(cost, COST_CALL + path_cost(path) + 1);
+		cost = celcost_add(cost, CELCOST_CALL + path_cost(path) + 1);
 		if (dot)
 			dot++;
 	} while (dot);
@@ -711,13 +686,13 @@ static cost_t put_guard(struct strbuf *b, const char *path)
  * evaluation, which the API server does not ask for: test/matchcond/NOTES):
  * one request pays every kind test but one root's expression, the dearest.
  */
-static cost_t put_relevant(struct strbuf *b, const struct view *w, const struct target *t)
+static celcost_t put_relevant(struct strbuf *b, const struct view *w, const struct target *t)
 {
-	cost_t cost = 0, root, dearest = 0;
+	celcost_t cost = 0, root, dearest = 0;
 	size_t i;
 
 	if (t->n_kinds > 0)
-		cost = cost_add(cost, put_unknown_kind(b, t));
+		cost = celcost_add(cost, put_unknown_kind(b, t));
 	for (i = 0; i < t->n_roots; i++) {
 		const struct root *r = &t->roots[i];
 		char spec[PATH_MAX_LEN + 8], meta[PATH_MAX_LEN + 16];
@@ -726,14 +701,14 @@ static cost_t put_relevant(struct strbuf *b, const struct view *w, const struct 
 		snprintf(meta, sizeof meta, "object%s%s.metadata", r->tmpl[0] ? "." : "", r->tmpl);
 		strbuf_addf(b, "%s", t->n_kinds > 0 ? "\n|| " : "");
 		if (r->n_kinds > 0)
-			cost = cost_add(cost, cost_add(COST_CALL, put_kind_guard(b, r)));
+			cost = celcost_add(cost, celcost_add(CELCOST_CALL, put_kind_guard(b, r)));
 		root = put_guard(b, r->spec);
 		strbuf_addf(b, " && (\n");
-		root = cost_add(root, put_spec_relevant(b, w, spec, meta));
+		root = celcost_add(root, put_spec_relevant(b, w, spec, meta));
 		strbuf_addf(b, "\n)");
 		dearest = root > dearest ? root : dearest;
 	}
-	return cost_add(cost, dearest);
+	return celcost_add(cost, dearest);
 }
 
 /* ==== update-changes-what-policy-reads ==== */
@@ -746,16 +721,16 @@ static cost_t put_relevant(struct strbuf *b, const struct view *w, const struct 
  * do not overlap that adds up to a tenth of the object at most, which the
  * caller adds once.
  */
-static cost_t put_changed(struct strbuf *b, const char *path, const struct scan_shape *m, int depth)
+static celcost_t put_changed(struct strbuf *b, const char *path, const struct scan_shape *m, int depth)
 {
 	char sub[160];
-	cost_t cost = cost_add(4 * path_cost(path), 4 * COST_SELECT + 3 * COST_CALL);
+	celcost_t cost = celcost_add(4 * path_cost(path), 4 * CELCOST_SELECT + 3 * CELCOST_CALL);
 	const struct scan_shape *c;
 
 	strbuf_addf(b, "has(object.%s) != has(oldObject.%s) || has(object.%s) && ", path, path, path);
 	if (m == NULL || m->kind != SCAN_OBJECT || m->children == NULL) {
 		strbuf_addf(b, "object.%s != oldObject.%s", path, path);
-		return cost_add(cost, 2 * path_cost(path) + 2 * COST_SELECT);
+		return celcost_add(cost, 2 * path_cost(path) + 2 * CELCOST_SELECT);
 	}
 	strbuf_addf(b, "(\n%*s", 2 * (depth + 1), "");
 	for (c = m->children; c->key != NULL; c++) {
@@ -763,7 +738,7 @@ static cost_t put_changed(struct strbuf *b, const char *path, const struct scan_
 		strbuf_addf(b, "%s", c == m->children ? "" : "\n");
 		if (c != m->children)
 			strbuf_addf(b, "%*s|| ", 2 * (depth + 1), "");
-		cost = cost_add(cost, cost_add(COST_CALL, put_changed(b, sub, c, depth + 1)));
+		cost = celcost_add(cost, celcost_add(CELCOST_CALL, put_changed(b, sub, c, depth + 1)));
 	}
 	strbuf_addf(b, "\n%*s)", 2 * depth, "");
 	return cost;
@@ -814,19 +789,19 @@ static const struct scan_shape *declared(const char *path)
  * an object, with the next level its one member, so nothing is read that
  * is not there in both objects.
  */
-static cost_t put_changed_at(struct strbuf *b, const char *path, size_t from, const struct scan_shape *m, int depth)
+static celcost_t put_changed_at(struct strbuf *b, const char *path, size_t from, const struct scan_shape *m, int depth)
 {
 	const char *dot = strchr(path + from, '.');
 	int len;
-	cost_t cost;
+	celcost_t cost;
 
 	if (dot == NULL)
 		return put_changed(b, path, m, depth);
 	len = (int)(dot - path);
 	strbuf_addf(b, "has(object.%.*s) != has(oldObject.%.*s) || has(object.%.*s) && (\n%*s", len, path, len, path, len,
 	    path, 2 * (depth + 1), "");
-	cost = cost_add(4 * path_cost(path), 4 * COST_SELECT + 3 * COST_CALL);
-	cost = cost_add(cost, cost_add(COST_CALL, put_changed_at(b, path, (size_t)len + 1, m, depth + 1)));
+	cost = celcost_add(4 * path_cost(path), 4 * CELCOST_SELECT + 3 * CELCOST_CALL);
+	cost = celcost_add(cost, celcost_add(CELCOST_CALL, put_changed_at(b, path, (size_t)len + 1, m, depth + 1)));
 	strbuf_addf(b, "\n%*s)", 2 * depth, "");
 	return cost;
 }
@@ -843,12 +818,12 @@ static const struct scan_shape template_member = { TEMPLATE_KEY, SCAN_OBJECT, te
  * on its routes); the schedulerName itself is compared with the spec.
  * Nothing without gpuAnnotations. Returns the cost.
  */
-static cost_t put_annotations_changed(struct strbuf *b, const struct view *w, const char *spec, const char *meta,
+static celcost_t put_annotations_changed(struct strbuf *b, const struct view *w, const char *spec, const char *meta,
 				      int depth)
 {
 	char sched[PATH_MAX_LEN + 32], ann[PATH_MAX_LEN + 32];
 	const char *dot = sched;
-	cost_t cost = 0;
+	celcost_t cost = 0;
 
 	if (w->ann_keys.n == 0)
 		return 0;
@@ -858,21 +833,21 @@ static cost_t put_annotations_changed(struct strbuf *b, const struct view *w, co
 	do {
 		dot = strchr(dot, '.');
 		strbuf_addf(b, "has(object.%.*s) && ", (int)(dot ? (size_t)(dot - sched) : strlen(sched)), sched);
-		cost = cost_add(cost, COST_CALL + path_cost(sched) + 1);
+		cost = celcost_add(cost, CELCOST_CALL + path_cost(sched) + 1);
 		if (dot)
 			dot++;
 	} while (dot);
 	strbuf_addf(b, "object.%s in ", sched);
 	put_list(b, w->ann_scheds.v, w->ann_scheds.n);
 	strbuf_addf(b, " && (\n%*s", 2 * (depth + 1), "");
-	cost = cost_add(cost, path_cost(sched) + 1 + COST_LIST_LITERAL + w->ann_scheds.n + 2 * COST_CALL);
-	cost = cost_add(cost, cost_add(COST_CALL, put_changed_at(b, ann, 0, NULL, depth + 1)));
+	cost = celcost_add(cost, path_cost(sched) + 1 + CELCOST_LIST_LITERAL + w->ann_scheds.n + 2 * CELCOST_CALL);
+	cost = celcost_add(cost, celcost_add(CELCOST_CALL, put_changed_at(b, ann, 0, NULL, depth + 1)));
 	strbuf_addf(b, "\n%*s)", 2 * depth, "");
 	return cost;
 }
 
 #define UPDATE_ONLY "!has(request.operation) || request.operation != 'UPDATE' || oldObject == null"
-#define UPDATE_ONLY_COST (2 * COST_SELECT + 2 * COST_CALL + 1 + COST_SELECT + COST_CALL)
+#define UPDATE_ONLY_COST (2 * CELCOST_SELECT + 2 * CELCOST_CALL + 1 + CELCOST_SELECT + CELCOST_CALL)
 
 /*
  * An UPDATE is acted on only for what the new pod's spec does that the
@@ -890,36 +865,36 @@ static cost_t put_annotations_changed(struct strbuf *b, const struct view *w, co
  * per request: see put_relevant()). Comparisons of members that do not
  * overlap cost a tenth of the object at most, added once.
  */
-static cost_t put_update(struct strbuf *b, const struct view *w, const struct target *t)
+static celcost_t put_update(struct strbuf *b, const struct view *w, const struct target *t)
 {
-	cost_t cost = UPDATE_ONLY_COST, dearest = 0, root;
+	celcost_t cost = UPDATE_ONLY_COST, dearest = 0, root;
 	size_t i;
 
 	strbuf_addf(b, UPDATE_ONLY);
 	if (t->n_kinds > 0) {
 		strbuf_addf(b, "\n|| ");
-		cost = cost_add(cost, put_unknown_kind(b, t));
+		cost = celcost_add(cost, put_unknown_kind(b, t));
 	}
 	for (i = 0; i < t->n_roots; i++) {
 		const struct root *r = &t->roots[i];
 
 		strbuf_addf(b, "\n|| ");
 		if (r->n_kinds == 0) {
-			root = cost_add(COST_CALL, put_changed_at(b, r->spec, 0, declared(r->spec), 0));
-			root = cost_add(root, put_annotations_changed(b, w, r->spec, "metadata", 0));
+			root = celcost_add(CELCOST_CALL, put_changed_at(b, r->spec, 0, declared(r->spec), 0));
+			root = celcost_add(root, put_annotations_changed(b, w, r->spec, "metadata", 0));
 		} else {
 			char meta[PATH_MAX_LEN + 16];
 
 			snprintf(meta, sizeof meta, "%s.metadata", r->tmpl);
-			cost = cost_add(cost, cost_add(COST_CALL, put_kind_guard(b, r)));
+			cost = celcost_add(cost, celcost_add(CELCOST_CALL, put_kind_guard(b, r)));
 			strbuf_addf(b, "(\n  ");
 			root = put_changed_at(b, r->tmpl, 0, &template_member, 1);
-			root = cost_add(root, put_annotations_changed(b, w, r->spec, meta, 1));
+			root = celcost_add(root, put_annotations_changed(b, w, r->spec, meta, 1));
 			strbuf_addf(b, "\n)");
 		}
 		dearest = root > dearest ? root : dearest;
 	}
-	return cost_add(cost_add(cost, dearest), LIMIT_KUBE_REQUEST_MAX / 10);
+	return celcost_add(celcost_add(cost, dearest), LIMIT_KUBE_REQUEST_MAX / 10);
 }
 
 /*
@@ -945,22 +920,22 @@ static const struct scan_shape custom_metadata_fields[] = {
 };
 static const struct scan_shape custom_metadata = { "metadata", SCAN_OBJECT, custom_metadata_fields };
 
-static cost_t put_custom_update(struct strbuf *b)
+static celcost_t put_custom_update(struct strbuf *b)
 {
 	/* Per member: k != 'metadata', !(k in old), object[k] != oldObject[k], and the operators. */
-	cost_t member = COST_SELECT + COST_CALL + 2 * COST_SELECT + 2 * COST_CALL + 4 * COST_SELECT +
-			2 * COST_CALL + 2 * COST_CALL;
-	cost_t cost = cost_add(UPDATE_ONLY_COST, 2 * COST_SELECT + 2 * COST_CALL);
+	celcost_t member = CELCOST_SELECT + CELCOST_CALL + 2 * CELCOST_SELECT + 2 * CELCOST_CALL + 4 * CELCOST_SELECT +
+			2 * CELCOST_CALL + 2 * CELCOST_CALL;
+	celcost_t cost = celcost_add(UPDATE_ONLY_COST, 2 * CELCOST_SELECT + 2 * CELCOST_CALL);
 
 	strbuf_addf(b, UPDATE_ONLY " || object == null");
 	strbuf_addf(b, "\n|| size(object) > %d || size(oldObject) > %d", MATCHCOND_LIST_MAX, MATCHCOND_LIST_MAX);
-	cost = cost_add(cost, 2 * (COST_SELECT + 3 * COST_CALL));
+	cost = celcost_add(cost, 2 * (CELCOST_SELECT + 3 * CELCOST_CALL));
 	strbuf_addf(b, "\n|| object.exists(k, k != 'metadata' && (!(k in oldObject) || object[k] != oldObject[k]))");
 	strbuf_addf(b, "\n|| oldObject.exists(k, k != 'metadata' && !(k in object))");
-	cost = cost_add(cost, 2 * cost_add(COST_SELECT + COST_FOLD, cost_mul(MATCHCOND_LIST_MAX, cost_add(COST_ITERATION, member))));
+	cost = celcost_add(cost, 2 * celcost_add(CELCOST_SELECT + CELCOST_FOLD, celcost_mul(MATCHCOND_LIST_MAX, celcost_add(CELCOST_ITERATION, member))));
 	strbuf_addf(b, "\n|| ");
-	cost = cost_add(cost, cost_add(COST_CALL, put_changed_at(b, "metadata", 0, &custom_metadata, 0)));
-	return cost_add(cost, LIMIT_KUBE_REQUEST_MAX / 10);
+	cost = celcost_add(cost, celcost_add(CELCOST_CALL, put_changed_at(b, "metadata", 0, &custom_metadata, 0)));
+	return celcost_add(cost, LIMIT_KUBE_REQUEST_MAX / 10);
 }
 
 /* ==== The set ==== */
@@ -977,7 +952,7 @@ void matchcond_set_free(struct matchcond_set *s)
 }
 
 /* Moves b's text into s->v[s->n] as condition name; -1 with err when b failed (b keeps its text). */
-static int take(struct matchcond_set *s, struct strbuf *b, const char *name, cost_t cost, struct error *err)
+static int take(struct matchcond_set *s, struct strbuf *b, const char *name, celcost_t cost, struct error *err)
 {
 	char *text;
 
@@ -993,7 +968,7 @@ static int take(struct matchcond_set *s, struct strbuf *b, const char *name, cos
 	s->v[s->n].expression = text;
 	s->v[s->n].cost = cost;
 	s->n++;
-	s->cost = cost_add(s->cost, cost);
+	s->cost = celcost_add(s->cost, cost);
 	return 0;
 }
 
@@ -1003,7 +978,7 @@ int matchcond_build(const struct config *cfg, enum matchcond_entry entry, struct
 	struct view *w = calloc(1, sizeof *w);
 	struct target *t = calloc(1, sizeof *t);
 	struct strbuf b = STRBUF_INIT_MAX(EXPRESSION_MAX);
-	cost_t cost;
+	celcost_t cost;
 	size_t i;
 	int rc = -1;
 
