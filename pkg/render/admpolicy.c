@@ -60,7 +60,7 @@ static int view_fill(const struct config *cfg, struct cel_view *w)
 struct pol {
 	const struct cel_view *w;
 	json_t *vars, *items;   /* variables; validations or mutations */
-	cost_t total;
+	celcost_t total;
 	char costs[COSTS_TEXT_MAX];
 	struct error *err;
 	int failed;
@@ -89,7 +89,7 @@ static json_t *take(struct pol *p, json_t *list, const char *name, const char *k
 			  name, b->cost, ADMPOLICY_COST_PER_CALL);
 		goto fail;
 	}
-	p->total = cel_cost_add(p->total, b->cost);
+	p->total = celcost_add(p->total, b->cost);
 	snprintf(p->costs + used, sizeof p->costs - used, "%s%s %llu", used ? ", " : "", name, b->cost);
 	o = json_pack("{s:s, s:s}", "name", name, key, b->s);
 	if (o == NULL || json_array_append_new(list, o) != 0) {
@@ -222,7 +222,7 @@ static void put_ns_is(struct cel *b, const char *s, const char *key, const char 
 static void put_serves(struct cel *b, const struct cel_view *w, const struct config_pool *p)
 {
 	static const char *const m[2] = { "limits", "requests" };
-	cost_t was;
+	celcost_t was;
 	int i;
 
 	if (p->resources.n == 0) {
@@ -537,7 +537,7 @@ static void put_pool_toleration(struct cel *b, const struct config_toleration *t
 {
 	static const char *const effects[] = { "NoSchedule", "PreferNoSchedule", "NoExecute" };
 	size_t i;
-	cost_t was;
+	celcost_t was;
 
 	cel_put(b, "(has(object.spec.tolerations) && object.spec.tolerations != null && "
 		"object.spec.tolerations.exists(h, true");

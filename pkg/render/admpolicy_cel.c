@@ -6,7 +6,7 @@
  * value it tests (a pod spec such as "object.spec", a toleration "t").
  * The cost is counted as the text is written: every byte costs one unit
  * times the iterations of the comprehensions around it (an upper bound of
- * cel-go's runtime cost, interpreter/runtimecost.go, where an identifier, a
+ * cel-go's runtime cost as k8s/celcost.h models it, where an identifier, a
  * selection, an operator or a call costs 1 and takes at least one byte),
  * plus what a byte does not bound: a list literal (ListCreateBaseCost 10),
  * `in` over a list (its length), string comparisons and matches() over a
@@ -14,7 +14,6 @@
  */
 #include "render/admpolicy_int.h"
 
-#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,18 +21,7 @@
 
 #include "policy/policy.h"
 
-#define LIST_LITERAL_COST 10ULL
 #define EXPRESSION_MAX 100000  /* cel-go's parser refuses more than 100,000 code points */
-
-cost_t cel_cost_add(cost_t a, cost_t b)
-{
-	return a > ULLONG_MAX - b ? ULLONG_MAX : a + b;
-}
-
-static cost_t cost_mul(cost_t a, cost_t b)
-{
-	return b != 0 && a > ULLONG_MAX / b ? ULLONG_MAX : a * b;
-}
 
 /* ==== Text ==== */
 
@@ -71,20 +59,20 @@ void cel_put(struct cel *b, const char *fmt, ...)
 	va_end(ap);
 	b->len += (size_t)n;
 	if (!b->uncharged)
-		b->cost = cel_cost_add(b->cost, cost_mul((cost_t)n, b->mult ? b->mult : 1));
+		b->cost = celcost_add(b->cost, celcost_mul((celcost_t)n, b->mult ? b->mult : 1));
 }
 
-void cel_charge(struct cel *b, cost_t units)
+void cel_charge(struct cel *b, celcost_t units)
 {
 	if (!b->uncharged)
-		b->cost = cel_cost_add(b->cost, cost_mul(units, b->mult ? b->mult : 1));
+		b->cost = celcost_add(b->cost, celcost_mul(units, b->mult ? b->mult : 1));
 }
 
-cost_t cel_loop(struct cel *b, size_t n)
+celcost_t cel_loop(struct cel *b, size_t n)
 {
-	cost_t was = b->mult ? b->mult : 1;
+	celcost_t was = b->mult ? b->mult : 1;
 
-	b->mult = cost_mul(was, (cost_t)n + 1);  /* + 1: the comprehension's own steps */
+	b->mult = celcost_mul(was, (celcost_t)n + 1);  /* + 1: the comprehension's own steps */
 	return was;
 }
 
@@ -107,7 +95,7 @@ static void put_in(struct cel *b, const char *v, const char *const *l, size_t n)
 		cel_lit(b, l[i]);
 	}
 	cel_put(b, "]");
-	cel_charge(b, LIST_LITERAL_COST + n);
+	cel_charge(b, CELCOST_LIST_LITERAL + n);
 }
 
 void cel_in(struct cel *b, const char *v, const struct config_strings *l)
@@ -142,7 +130,7 @@ static void put_regex(struct cel *b, const char *g)
 		b->toolong |= re.toolong;
 	} else {
 		cel_lit(b, re.s);
-		cel_charge(b, cost_mul((ADMPOLICY_NAME_MAX + 1 + 9) / 10, (re.len + 3) / 4));
+		cel_charge(b, celcost_mul(celcost_string(ADMPOLICY_NAME_MAX + 1), (re.len + 3) / 4));
 	}
 	free(re.s);
 }
@@ -191,7 +179,7 @@ void cel_node_gpu(struct cel *b, const struct cel_view *w, const char *v)
 			continue;
 		/* A label value: no quote or backslash to escape (config_schema.c checks its characters). */
 		cel_put(b, "%s%s.startsWith('aks-%s-')", any++ ? " || " : "", v, pool);
-		cel_charge(b, (ADMPOLICY_NAME_MAX + 9) / 10);
+		cel_charge(b, celcost_string(ADMPOLICY_NAME_MAX));
 	}
 	cel_put(b, "%s)", any ? "" : "false");
 }
@@ -239,12 +227,12 @@ void cel_tolerates(struct cel *b, const struct cel_view *w, const char *t, int h
 		t, t, t);
 	cel_lit(b, c->taint_value);
 	cel_put(b, " : %s.operator == 'Exists'))", t);
-	cel_charge(b, 3 * LIST_LITERAL_COST);
+	cel_charge(b, 3 * CELCOST_LIST_LITERAL);
 }
 
 void cel_route_toleration(struct cel *b, const struct cel_view *w, const char *s)
 {
-	cost_t was;
+	celcost_t was;
 
 	cel_put(b, "has(%s.tolerations) && %s.tolerations != null && %s.tolerations.exists(t, ", s, s, s);
 	was = cel_loop(b, ADMPOLICY_LIST_MAX);
@@ -268,7 +256,7 @@ void cel_selects_gpu(struct cel *b, const struct cel_view *w, const char *k, con
 void cel_route_selector(struct cel *b, const struct cel_view *w, const char *s)
 {
 	char v[160];
-	cost_t was;
+	celcost_t was;
 
 	snprintf(v, sizeof v, "%s.nodeSelector[k]", s);
 	cel_put(b, "has(%s.nodeSelector) && %s.nodeSelector != null && %s.nodeSelector.exists(k, ", s, s, s);
@@ -285,7 +273,7 @@ void cel_route_selector(struct cel *b, const struct cel_view *w, const char *s)
 static void put_requirement(struct cel *b, const struct cel_view *w)
 {
 	struct cel names = { 0 }, pools = { 0 };
-	cost_t was, branch;
+	celcost_t was, branch;
 
 	/* The values are tested as node names or as pool values, never both: the dearer is charged. */
 	cel_node_gpu(&names, w, "v");
@@ -308,13 +296,13 @@ static void put_requirement(struct cel *b, const struct cel_view *w)
 	cel_charge(b, 2 * sizeof ") : " VALUES ".all(v, ");
 	b->mult = was;
 	cel_put(b, ")))");
-	cel_charge(b, 6 * LIST_LITERAL_COST);
+	cel_charge(b, 6 * CELCOST_LIST_LITERAL);
 }
 
 /* Term t has a requirement only GPU nodes meet. */
 static void put_term_gpu(struct cel *b, const struct cel_view *w)
 {
-	cost_t was;
+	celcost_t was;
 
 	cel_put(b, "(has(t.matchExpressions) && t.matchExpressions != null && t.matchExpressions.exists(e, ");
 	was = cel_loop(b, ADMPOLICY_TERMS_MAX);
@@ -326,7 +314,7 @@ static void put_term_gpu(struct cel *b, const struct cel_view *w)
 	cel_node_gpu(b, w, "v");
 	b->mult = was;
 	cel_put(b, ")))");
-	cel_charge(b, 2 * LIST_LITERAL_COST);
+	cel_charge(b, 2 * CELCOST_LIST_LITERAL);
 }
 
 /* Term t matches no node: neither matchExpressions nor matchFields. */
@@ -341,7 +329,7 @@ void cel_required_terms(struct cel *b, const char *s)
 		"%s.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms != null ? "
 		"%s.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms : [])",
 		s, s, s, s, s, s);
-	cel_charge(b, LIST_LITERAL_COST);
+	cel_charge(b, CELCOST_LIST_LITERAL);
 }
 
 /*
@@ -351,7 +339,7 @@ void cel_required_terms(struct cel *b, const char *s)
  */
 void cel_route_affinity(struct cel *b, const struct cel_view *w, const char *s)
 {
-	cost_t was;
+	celcost_t was;
 
 	cel_required_terms(b, s);
 	cel_put(b, ".exists(t, !" TERM_NONE ") && ");
@@ -379,7 +367,7 @@ void cel_containers(struct cel *b, const char *s)
 {
 	cel_put(b, "(has(%s.containers) && %s.containers != null ? %s.containers : []) + "
 		"(has(%s.initContainers) && %s.initContainers != null ? %s.initContainers : [])", s, s, s, s, s, s);
-	cel_charge(b, 2 * LIST_LITERAL_COST);
+	cel_charge(b, 2 * CELCOST_LIST_LITERAL);
 }
 
 /* Quantity q (a CEL value) is not zero: an invalid one counts, as the webhook counts it a GPU and refuses it. */
@@ -388,14 +376,14 @@ static void put_nonzero(struct cel *b, const char *q)
 	/* sign() is newer than the quantity library of 1.34's stored expressions: compared with 0 instead. */
 	cel_put(b, "(!isQuantity(string(%s)) || quantity(string(%s)).isGreaterThan(quantity('0')) || "
 		"quantity(string(%s)).isLessThan(quantity('0')))", q, q, q);
-	cel_charge(b, 5 * ((ADMPOLICY_NAME_MAX + 9) / 10));
+	cel_charge(b, 5 * celcost_string(ADMPOLICY_NAME_MAX));
 }
 
 /* A container c requests a GPU resource: the map m of it (limits or requests) names one, not zero. */
 static void put_map_gpu(struct cel *b, const struct cel_view *w, const char *m)
 {
 	char q[96];
-	cost_t was;
+	celcost_t was;
 
 	snprintf(q, sizeof q, "%s[k]", m);
 	cel_put(b, "has(%s) && %s.exists(k, ", m, m);
@@ -409,7 +397,7 @@ static void put_map_gpu(struct cel *b, const struct cel_view *w, const char *m)
 
 void cel_gpu(struct cel *b, const struct cel_view *w, const char *containers)
 {
-	cost_t was;
+	celcost_t was;
 
 	cel_put(b, "%s.exists(c, has(c.resources) && (", containers);
 	was = cel_loop(b, ADMPOLICY_CONTAINERS_MAX);
@@ -424,7 +412,7 @@ void cel_gpu(struct cel *b, const struct cel_view *w, const char *containers)
 static void put_count(struct cel *b, const struct cel_view *w)
 {
 	static const char *const m[2] = { "limits", "requests" };
-	cost_t was;
+	celcost_t was;
 	int i;
 
 	for (i = 0; i < 2; i++) {
@@ -436,7 +424,7 @@ static void put_count(struct cel *b, const struct cel_view *w)
 			cel_put(b, " && !(has(c.resources.limits) && k in c.resources.limits)");
 		cel_put(b, ").map(k, isQuantity(string(c.resources.%s[k])) && quantity(string(c.resources.%s[k]))"
 			".isInteger() ? quantity(string(c.resources.%s[k])).asInteger() : 0)).sum() : 0)", m[i], m[i], m[i]);
-		cel_charge(b, 3 * ((ADMPOLICY_NAME_MAX + 9) / 10) + LIST_LITERAL_COST);
+		cel_charge(b, 3 * celcost_string(ADMPOLICY_NAME_MAX) + CELCOST_LIST_LITERAL);
 		b->mult = was;
 	}
 }
@@ -451,7 +439,7 @@ static void put_count(struct cel *b, const struct cel_view *w)
 void cel_demand(struct cel *b, const struct cel_view *w, const char *s)
 {
 	struct cel body = { 0 };
-	cost_t was;
+	celcost_t was;
 
 	/*
 	 * The three lists split the pod's containers: together they are at most
@@ -473,6 +461,6 @@ void cel_demand(struct cel *b, const struct cel_view *w, const char *s)
 	cel_put(b, ")).max()].max()");
 	b->uncharged = 0;
 	b->mult = was;
-	cel_charge(b, 8 * LIST_LITERAL_COST + 3 * 200 * (ADMPOLICY_CONTAINERS_MAX + 1));
+	cel_charge(b, 8 * CELCOST_LIST_LITERAL + 3 * 200 * (ADMPOLICY_CONTAINERS_MAX + 1));
 	cel_charge(b, body.cost * (ADMPOLICY_CONTAINERS_MAX + 1));
 }

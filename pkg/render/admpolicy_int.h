@@ -4,9 +4,8 @@
 
 #include <stddef.h>
 
+#include "k8s/celcost.h"
 #include "render/admpolicy.h"
-
-typedef unsigned long long cost_t;
 
 #define CEL_GLOBS_MAX 256  /* exact names among one glob list: a policy list's bound (config_schema.c) */
 
@@ -16,8 +15,8 @@ struct cel {
 	size_t len, cap;
 	int nomem, toolong;
 	int uncharged;  /* text whose cost the writer charges itself */
-	cost_t cost;
-	cost_t mult;  /* iterations of the comprehensions around the text being written; 0: 1 */
+	celcost_t cost;
+	celcost_t mult;  /* iterations of the comprehensions around the text being written; 0: 1 */
 };
 
 /* What the expressions test, read once from the policy. */
@@ -29,11 +28,10 @@ struct cel_view {
 	char taint[160];                /* key=value:effect, as the webhook's messages say it */
 };
 
-cost_t cel_cost_add(cost_t a, cost_t b);
 void cel_put(struct cel *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void cel_charge(struct cel *b, cost_t units);
+void cel_charge(struct cel *b, celcost_t units);
 /* Enters a comprehension of at most n iterations; returns the multiplier to restore after it. */
-cost_t cel_loop(struct cel *b, size_t n);
+celcost_t cel_loop(struct cel *b, size_t n);
 void cel_lit(struct cel *b, const char *s);
 /* `v in [l...]`. */
 void cel_in(struct cel *b, const char *v, const struct config_strings *l);
