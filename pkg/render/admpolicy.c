@@ -74,11 +74,11 @@ static json_t *take(struct pol *p, json_t *list, const char *name, const char *k
 
 	if (p->failed)
 		goto out;
-	if (b->nomem || b->s == NULL) {
+	if (b->sb.failed == STRBUF_NOMEM || b->sb.buf == NULL) {
 		error_set(p->err, ERROR_NOMEM, "out of memory");
 		goto fail;
 	}
-	if (b->toolong) {
+	if (b->sb.failed == STRBUF_TOOLONG) {
 		error_set(p->err, ERROR_CONFIG, "admission policies: %s would be longer than the 100000 characters "
 			  "CEL parses", name);
 		goto fail;
@@ -91,7 +91,7 @@ static json_t *take(struct pol *p, json_t *list, const char *name, const char *k
 	}
 	p->total = celcost_add(p->total, b->cost);
 	snprintf(p->costs + used, sizeof p->costs - used, "%s%s %llu", used ? ", " : "", name, b->cost);
-	o = json_pack("{s:s, s:s}", "name", name, key, b->s);
+	o = json_pack("{s:s, s:s}", "name", name, key, b->sb.buf);
 	if (o == NULL || json_array_append_new(list, o) != 0) {
 		error_set(p->err, ERROR_NOMEM, "out of memory");
 		goto fail;
@@ -101,8 +101,8 @@ fail:
 	p->failed = 1;
 	o = NULL;
 out:
-	free(b->s);
-	memset(b, 0, sizeof *b);
+	strbuf_release(&b->sb);
+	*b = (struct cel)CEL_INIT;
 	return o;
 }
 
@@ -111,7 +111,7 @@ static void var_text(struct pol *p, const char *name, const char *fmt, ...) __at
 
 static void var_text(struct pol *p, const char *name, const char *fmt, ...)
 {
-	struct cel b = { 0 };
+	struct cel b = CEL_INIT;
 	char text[2048];
 	va_list ap;
 
@@ -315,7 +315,7 @@ static void put_pick(struct cel *b, const struct config *cfg, const char *s, con
 static void common_vars(struct pol *p, const char *s, const char *ns, const char *l, const char *ds)
 {
 	const struct config *cfg = p->w->cfg;
-	struct cel b = { 0 };
+	struct cel b = CEL_INIT;
 	char name[32];
 	size_t i;
 
@@ -368,7 +368,7 @@ static const struct route {
  */
 static void route_vars(struct pol *p, const char *s, const char *old)
 {
-	struct cel b = { 0 };
+	struct cel b = CEL_INIT;
 	char name[32];
 	size_t i;
 
@@ -458,7 +458,7 @@ static void put_bounds(struct cel *b, const char *s)
 static void validations(struct pol *p, const char *s, const char *prefix, const char *what)
 {
 	const struct config *cfg = p->w->cfg;
-	struct cel b = { 0 };
+	struct cel b = CEL_INIT;
 	json_t *v;
 	size_t i;
 
@@ -630,7 +630,7 @@ static void mutating_vars(struct pol *p)
 	char *nv_res[CEL_GLOBS_MAX];
 	struct config nv = *cfg;
 	struct cel_view nv_view = *p->w;
-	struct cel b = { 0 };
+	struct cel b = CEL_INIT;
 	size_t i, j;
 
 	/* A pod requesting an nvidia.com/ GPU runs only where AKS sets the accelerator label. */
@@ -701,8 +701,8 @@ static void mutation(struct pol *p, const char *name, struct cel *b)
 	if (scratch == NULL) {
 		error_set(p->err, ERROR_NOMEM, "out of memory");
 		p->failed = 1;
-		free(b->s);
-		memset(b, 0, sizeof *b);
+		strbuf_release(&b->sb);
+		*b = (struct cel)CEL_INIT;
 		return;
 	}
 	m = take(p, scratch, name, "expression", b);
@@ -717,7 +717,7 @@ static void mutation(struct pol *p, const char *name, struct cel *b)
 static void mutations(struct pol *p)
 {
 	const struct config *cfg = p->w->cfg;
-	struct cel b = { 0 };
+	struct cel b = CEL_INIT;
 	size_t i;
 
 	cel_put(&b, "!variables.place ? [] : ");
@@ -922,7 +922,7 @@ static void put_daemonset_pod(struct cel *b, const struct config *cfg)
 static json_t *pods_validating(const struct cel_view *w, struct error *err)
 {
 	struct pol p;
-	struct cel b = { 0 };
+	struct cel b = CEL_INIT;
 	json_t *spec;
 
 	if (pol_init(&p, w, err) != 0)
@@ -930,8 +930,8 @@ static json_t *pods_validating(const struct cel_view *w, struct error *err)
 	var_text(&p, "labels", POD_LABELS);
 	var_text(&p, "ns", "request.namespace");
 	put_daemonset_pod(&b, w->cfg);
-	common_vars(&p, "object.spec", "variables.ns", "variables.labels", b.s ? b.s : "false");
-	free(b.s);
+	common_vars(&p, "object.spec", "variables.ns", "variables.labels", b.sb.buf ? b.sb.buf : "false");
+	strbuf_release(&b.sb);
 	route_vars(&p, "object.spec", "oldObject.spec");
 	validations(&p, "object.spec", "", "the pod");
 	spec = json_pack("{s:s, s:{s:[{s:[s], s:[s], s:[s, s], s:[s]}]}, s:O, s:O}", "failurePolicy", "Fail",
@@ -983,7 +983,7 @@ static json_t *workloads_validating(const struct cel_view *w, struct error *err)
 static json_t *pods_mutating(const struct cel_view *w, const char *api, struct error *err)
 {
 	struct pol p;
-	struct cel b = { 0 }, c = { 0 };
+	struct cel b = CEL_INIT, c = CEL_INIT;
 	json_t *spec, *conds = json_array();
 
 	if (conds == NULL || pol_init(&p, w, err) != 0) {
@@ -993,18 +993,18 @@ static json_t *pods_mutating(const struct cel_view *w, const char *api, struct e
 	var_text(&p, "labels", POD_LABELS);
 	var_text(&p, "ns", "request.namespace");
 	put_daemonset_pod(&b, w->cfg);
-	common_vars(&p, "object.spec", "variables.ns", "variables.labels", b.s ? b.s : "false");
-	free(b.s);
+	common_vars(&p, "object.spec", "variables.ns", "variables.labels", b.sb.buf ? b.sb.buf : "false");
+	strbuf_release(&b.sb);
 	mutating_vars(&p);
 	mutations(&p);
 	/* matchConditions cannot read variables: the GPU test and the exemption written out. */
-	memset(&b, 0, sizeof b);
+	b = (struct cel)CEL_INIT;
 	cel_put(&c, "(");
 	cel_containers(&c, "object.spec");
 	cel_put(&c, ")");
-	if (c.s != NULL)
-		cel_gpu(&b, w, c.s);
-	free(c.s);
+	if (c.sb.buf != NULL)
+		cel_gpu(&b, w, c.sb.buf);
+	strbuf_release(&c.sb);
 	take(&p, conds, "gpu-pod", "expression", &b);
 	cel_put(&b, "!");
 	put_selector_exempt(&b, w->cfg, "request.namespace", "(" POD_LABELS ")");

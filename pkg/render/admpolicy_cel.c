@@ -21,45 +21,19 @@
 
 #include "policy/policy.h"
 
-#define EXPRESSION_MAX 100000  /* cel-go's parser refuses more than 100,000 code points */
 
 /* ==== Text ==== */
 
 void cel_put(struct cel *b, const char *fmt, ...)
 {
-	va_list ap, aq;
-	int n;
+	size_t was = b->sb.len;
+	va_list ap;
 
-	if (b->nomem || b->toolong)
-		return;
 	va_start(ap, fmt);
-	va_copy(aq, ap);
-	n = vsnprintf(NULL, 0, fmt, aq);
-	va_end(aq);
-	if (n < 0 || b->len + (size_t)n >= EXPRESSION_MAX) {
-		b->toolong = 1;
-		va_end(ap);
-		return;
-	}
-	if (b->len + (size_t)n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 1024;
-		char *grown;
-
-		while (cap < b->len + (size_t)n + 1)
-			cap *= 2;
-		if ((grown = realloc(b->s, cap)) == NULL) {
-			b->nomem = 1;
-			va_end(ap);
-			return;
-		}
-		b->s = grown;
-		b->cap = cap;
-	}
-	vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+	strbuf_vaddf(&b->sb, fmt, ap);  /* past CEL_EXPRESSION_MAX, or out of memory: nothing added, failed */
 	va_end(ap);
-	b->len += (size_t)n;
 	if (!b->uncharged)
-		b->cost = celcost_add(b->cost, celcost_mul((celcost_t)n, b->mult ? b->mult : 1));
+		b->cost = celcost_add(b->cost, celcost_mul((celcost_t)(b->sb.len - was), b->mult ? b->mult : 1));
 }
 
 void cel_charge(struct cel *b, celcost_t units)
@@ -111,7 +85,7 @@ static int is_wild(const char *s)
 /* RE2 text matching exactly what glob g matches (policy_glob_match: * any run, ? one character). */
 static void put_regex(struct cel *b, const char *g)
 {
-	struct cel re = { 0 };
+	struct cel re = CEL_INIT;
 
 	cel_put(&re, "^");
 	for (; *g; g++) {
@@ -125,14 +99,13 @@ static void put_regex(struct cel *b, const char *g)
 			cel_put(&re, "%c", *g);
 	}
 	cel_put(&re, "$");
-	if (re.nomem || re.toolong) {
-		b->nomem |= re.nomem;
-		b->toolong |= re.toolong;
+	if (re.sb.failed) {
+		strbuf_fail(&b->sb, re.sb.failed);
 	} else {
-		cel_lit(b, re.s);
-		cel_charge(b, celcost_mul(celcost_string(ADMPOLICY_NAME_MAX + 1), (re.len + 3) / 4));
+		cel_lit(b, re.sb.buf);
+		cel_charge(b, celcost_mul(celcost_string(ADMPOLICY_NAME_MAX + 1), (re.sb.len + 3) / 4));
 	}
-	free(re.s);
+	strbuf_release(&re.sb);
 }
 
 void cel_glob(struct cel *b, const char *v, const struct config_strings *globs)
@@ -272,15 +245,15 @@ void cel_route_selector(struct cel *b, const struct cel_view *w, const char *s)
 /* One requirement e of matchExpressions only GPU nodes meet (policy_target.c requirement()). */
 static void put_requirement(struct cel *b, const struct cel_view *w)
 {
-	struct cel names = { 0 }, pools = { 0 };
+	struct cel names = CEL_INIT, pools = CEL_INIT;
 	celcost_t was, branch;
 
 	/* The values are tested as node names or as pool values, never both: the dearer is charged. */
 	cel_node_gpu(&names, w, "v");
 	put_pool_value(&pools, w, "e.key", "v");
 	branch = names.cost > pools.cost ? names.cost : pools.cost;
-	free(names.s);
-	free(pools.s);
+	strbuf_release(&names.sb);
+	strbuf_release(&pools.sb);
 	cel_put(b, "has(e.key) && has(e.operator) && (");
 	put_gpu_label(b, w, "e.key");
 	cel_put(b, " ? (e.operator == 'In' && size(" VALUES ") > 0 || e.operator in ['Exists', 'Gt', 'Lt'])"
@@ -438,7 +411,7 @@ static void put_count(struct cel *b, const struct cel_view *w)
  */
 void cel_demand(struct cel *b, const struct cel_view *w, const char *s)
 {
-	struct cel body = { 0 };
+	struct cel body = CEL_INIT;
 	celcost_t was;
 
 	/*
@@ -446,7 +419,7 @@ void cel_demand(struct cel *b, const struct cel_view *w, const char *s)
 	 * ADMPOLICY_CONTAINERS_MAX, so the count is charged once for each.
 	 */
 	put_count(&body, w);
-	free(body.s);
+	strbuf_release(&body.sb);
 	was = b->mult ? b->mult : 1;
 	cel_put(b, "([0] + (has(%s.initContainers) && %s.initContainers != null ? %s.initContainers : [])"
 		".filter(c, has(c.restartPolicy) && c.restartPolicy == 'Always').map(c, ", s, s, s);

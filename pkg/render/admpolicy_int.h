@@ -4,20 +4,28 @@
 
 #include <stddef.h>
 
+#include "base/strbuf.h"
 #include "k8s/celcost.h"
 #include "render/admpolicy.h"
 
 #define CEL_GLOBS_MAX 256  /* exact names among one glob list: a policy list's bound (config_schema.c) */
 
-/* CEL text being written, and the worst-case cost of what was written. */
+#define CEL_EXPRESSION_MAX 100000  /* cel-go's parser refuses more than 100,000 code points */
+
+/*
+ * CEL text being written, and the worst-case cost of what was written. The
+ * text is a strbuf bounded by what CEL parses (its NUL counted: fewer than
+ * CEL_EXPRESSION_MAX bytes): past it the text fails STRBUF_TOOLONG, out of
+ * memory STRBUF_NOMEM, and either sticks. Start from CEL_INIT.
+ */
 struct cel {
-	char *s;
-	size_t len, cap;
-	int nomem, toolong;
+	struct strbuf sb;
 	int uncharged;  /* text whose cost the writer charges itself */
 	celcost_t cost;
 	celcost_t mult;  /* iterations of the comprehensions around the text being written; 0: 1 */
 };
+
+#define CEL_INIT { STRBUF_INIT_MAX(CEL_EXPRESSION_MAX), 0, 0, 0 }
 
 /* What the expressions test, read once from the policy. */
 struct cel_view {
