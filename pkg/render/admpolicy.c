@@ -51,7 +51,7 @@ static int view_fill(const struct config *cfg, struct cel_view *w)
 		if (config_label_alias(cfg->gpu_node_labels.v[i]) != NULL)
 			add_unique(&w->labels, config_label_alias(cfg->gpu_node_labels.v[i]));
 	}
-	/* As policy_target.c gpu_label(): a pool's key (or its alias) with a value a pool selects. */
+	/* As policy_gpu_label(): a pool's key (or its alias) with a value a pool selects. */
 	return policy_pool_keys(cfg, NULL, 0, &w->pool_keys, &w->n_pool_keys);
 }
 
