@@ -13,6 +13,7 @@
 
 #include <yaml.h>
 
+#include "base/array.h"
 #include "base/file.h"
 
 /*
@@ -63,8 +64,8 @@ static int errors_add(void *sink, unsigned long line, unsigned long column,
 	errs->total++;
 	if (errs->n >= CONFIG_ERRORS_MAX)
 		return 0;
-	if (errs->n % 64 == 0) {
-		struct config_error *grown = realloc(errs->v, (errs->n + 64) * sizeof *grown);
+	if (errs->n == errs->cap) {
+		struct config_error *grown = array_grow(errs->v, &errs->cap, errs->n + 1, sizeof *grown, 64);
 
 		if (grown == NULL)
 			return -1;

@@ -223,8 +223,8 @@ struct config_error {
  * zeroed before the first use; release with config_errors_free().
  */
 struct config_errors {
-	struct config_error *v;  /* owned, n of them */
-	size_t n;
+	struct config_error *v;  /* owned, n of them (room for cap) */
+	size_t n, cap;
 	size_t total;            /* problems found: more than n past CONFIG_ERRORS_MAX
 	                            or when memory ran out */
 };
