@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "base/utf8.h"
 
 /* ==== Byte classes and the scanner ==== */
@@ -552,13 +553,15 @@ static inline int check_duplicates(struct scanner *s, size_t from)
 /* Grows the key stack (push_key()'s rare case); -1 when memory runs out. */
 static int grow_keys(struct scanner *s)
 {
-	size_t cap = s->cap_keys * 2;
-	struct key *grown = s->keys == s->inline_keys ? malloc(cap * sizeof *grown)
-			  : realloc(s->keys, cap * sizeof *grown);
+	int inline_keys = s->keys == s->inline_keys;
+	size_t cap = inline_keys ? 0 : s->cap_keys;
+	/* Off the inline stack: a heap one of twice its size, the keys copied over. */
+	struct key *grown = array_grow(inline_keys ? NULL : s->keys, &cap, s->n_keys + 1, sizeof *grown,
+				       2 * s->cap_keys);
 
 	if (grown == NULL)
 		return -1;
-	if (s->keys == s->inline_keys)
+	if (inline_keys)
 		memcpy(grown, s->inline_keys, sizeof s->inline_keys);
 	s->keys = grown;
 	s->cap_keys = cap;

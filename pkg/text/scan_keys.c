@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/array.h"
+
 /* ==== Keyed hashes (SipHash-1-3, seeded once) ==== */
 
 #define MIX   0x9E3779B97F4A7C15ULL
@@ -255,13 +257,12 @@ static int dup_table(struct scanner *s, struct key *k, size_t n, uint32_t *set, 
 int scan_find_duplicates_hashed(struct scanner *s, struct key *k, size_t n)
 {
 	uint32_t small[4 * SET_KEYS_MAX], *set = small;  /* key index + 1 by slot; 0: empty */
-	size_t size = 2 * SET_KEYS_MAX;
+	size_t size = array_cap(2 * SET_KEYS_MAX, 2 * n, 0, 0);  /* at most half full */
 	int rc;
 
 	pthread_once(&sip_once, sip_init);
-	while (size < 2 * n)
-		size *= 2;
-	if (size > sizeof small / sizeof small[0] && (set = malloc(size * sizeof *set)) == NULL)
+	if (size == 0 || (size > sizeof small / sizeof small[0] &&
+			  (size > SIZE_MAX / sizeof *set || (set = malloc(size * sizeof *set)) == NULL)))
 		return -1;
 	if ((rc = dup_table(s, k, n, set, size, 1)) == DUP_GAVE_UP)
 		rc = dup_table(s, k, n, set, size, 0);
