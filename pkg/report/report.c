@@ -13,18 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
+#include "base/iterable.h"
 #include "k8s/nodematch.h"
 #include "policy/policy.h"
 #include "base/quantity.h"
 
 #define TAINTS_MAX 64           /* taints per node that make its signature */
 #define TAINT_SIG_MAX 4096      /* bytes of one node's taint signature */
-
-/* jansson's iterators take a non-const json_t * though they only read. */
-static json_t *iterable(const json_t *j)
-{
-	return (json_t *)(uintptr_t)j;
-}
 
 /* ==== Lists and indexes ==== */
 
@@ -36,15 +32,13 @@ int report_list_push(struct report_list *l, size_t size, void **out, struct erro
 	if (l->n == REPORT_FINDINGS_MAX)
 		return 0;
 	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 16;
-		void *grown = realloc(l->v, cap * size);
+		void *grown = array_grow(l->v, &l->cap, l->n + 1, size, 16);
 
 		if (grown == NULL) {
 			error_set(err, ERROR_NOMEM, "out of memory");
 			return -1;
 		}
 		l->v = grown;
-		l->cap = cap;
 	}
 	*out = (char *)l->v + l->n++ * size;
 	memset(*out, 0, size);
@@ -98,8 +92,8 @@ static int index_grow(struct report *r, size_t **slots, size_t *cap, size_t n,
 		      void (*key)(const struct report *, size_t, const char **, const char **),
 		      int (*same)(const struct report *, size_t, const char *, const char *), struct error *err)
 {
-	size_t ncap = *cap ? *cap * 2 : 256, i;
-	size_t *ns = calloc(ncap, sizeof *ns);
+	size_t ncap = array_cap(*cap, (n + 1) * 2, 256, 0), i;
+	size_t *ns = ncap != 0 ? calloc(ncap, sizeof *ns) : NULL;
 
 	if (ns == NULL) {
 		error_set(err, ERROR_NOMEM, "out of memory");
@@ -150,13 +144,11 @@ static int node_get(struct report *r, const char *name, size_t *idx, struct erro
 		return -1;
 	}
 	if (r->n_nodes == r->cap_nodes) {
-		size_t cap = r->cap_nodes ? r->cap_nodes * 2 : 64;
-		struct report_node *grown = realloc(r->nodes, cap * sizeof *grown);
+		struct report_node *grown = array_grow(r->nodes, &r->cap_nodes, r->n_nodes + 1, sizeof *grown, 64);
 
 		if (grown == NULL)
 			goto nomem;
 		r->nodes = grown;
-		r->cap_nodes = cap;
 	}
 	n = &r->nodes[r->n_nodes];
 	memset(n, 0, sizeof *n);
@@ -394,11 +386,6 @@ static struct report_gpu *node_gpu(struct report_node *n, const char *resource, 
 	return &n->alloc[i];
 }
 
-long long report_sat_add(long long a, long long b)
-{
-	return a > QUANTITY_MAX - b ? QUANTITY_MAX : a + b;
-}
-
 /* ==== Errors ==== */
 
 int report_add_error(struct report *r, const char *input, const char *msg, struct error *err)
@@ -570,7 +557,7 @@ int report_node_item(struct report *r, const char *input, const json_t *node, un
 			return report_add_error(r, input, msg, err);
 		}
 		g->count = q.value;
-		n->gpus_allocatable = report_sat_add(n->gpus_allocatable, q.value);
+		n->gpus_allocatable = quantity_add(n->gpus_allocatable, q.value);
 	}
 	for (i = 0; i < cfg->n_pools && n->pool < 0; i++)
 		if (report_labels_match(&cfg->pools[i].node_selector, labels))
@@ -774,15 +761,13 @@ nomem:
 static int defer_ds(struct report *r, size_t node, size_t ds, struct error *err)
 {
 	if (r->n_deferred + 2 > r->cap_deferred) {
-		size_t cap = r->cap_deferred ? r->cap_deferred * 2 : 256;
-		size_t *grown = realloc(r->deferred, cap * sizeof *grown);
+		size_t *grown = array_grow(r->deferred, &r->cap_deferred, r->n_deferred + 2, sizeof *grown, 256);
 
 		if (grown == NULL) {
 			error_set(err, ERROR_NOMEM, "out of memory");
 			return -1;
 		}
 		r->deferred = grown;
-		r->cap_deferred = cap;
 	}
 	r->deferred[r->n_deferred++] = node;
 	r->deferred[r->n_deferred++] = ds;
@@ -910,12 +895,12 @@ int report_gpu_pod_on(struct report *r, size_t idx, const struct policy_gpu_requ
 		int nomem;
 
 		if (node_gpu(n, req[i].resource, &used, &nomem) != NULL) {
-			*used = report_sat_add(*used, req[i].count);
+			*used = quantity_add(*used, req[i].count);
 		} else if (nomem) {
 			error_set(err, ERROR_NOMEM, "out of memory");
 			return -1;
 		}
-		n->gpus_requested = report_sat_add(n->gpus_requested, req[i].count);
+		n->gpus_requested = quantity_add(n->gpus_requested, req[i].count);
 	}
 	n->gpu_pods++;
 	return 0;

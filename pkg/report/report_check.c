@@ -9,13 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "base/iterable.h"
 #include "base/quantity.h"
-
-/* jansson's iterators take a non-const json_t * though they only read. */
-static json_t *iterable(const json_t *j)
-{
-	return (json_t *)(uintptr_t)j;
-}
 
 /* ==== What is read must have its type ==== */
 

@@ -51,9 +51,6 @@ int report_gpu_count(const json_t *v, long long *out, const char **why, struct e
 /* obj[key] as a string, or "" (borrowed). */
 const char *report_str_at(const json_t *obj, const char *key);
 
-/* a + b, stopping at QUANTITY_MAX. */
-long long report_sat_add(long long a, long long b);
-
 /* A new zeroed element of l in *out; *out NULL when l holds REPORT_FINDINGS_MAX already. -1 on ENOMEM. */
 int report_list_push(struct report_list *l, size_t size, void **out, struct error *err);
 

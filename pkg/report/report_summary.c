@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/quantity.h"
+
 /* ==== Names ==== */
 
 const char *report_pending_name(enum report_pending_reason reason)
@@ -84,8 +86,8 @@ void report_totals(const struct report *r, struct report_totals *t)
 		t->gpu_pods += p->gpu_pods;
 		t->ds_pods += p->ds_pods;
 		t->cpu_pods += p->cpu_pods;
-		t->gpus_allocatable = report_sat_add(t->gpus_allocatable, p->gpus_allocatable);
-		t->gpus_requested = report_sat_add(t->gpus_requested, p->gpus_requested);
+		t->gpus_allocatable = quantity_add(t->gpus_allocatable, p->gpus_allocatable);
+		t->gpus_requested = quantity_add(t->gpus_requested, p->gpus_requested);
 		for (k = 0; k < REPORT_MIS_NKINDS; k++)
 			t->misconfigured += p->misconfigured[k];
 		if (p->cfg != NULL && p->cfg->priced && p->nodes > 0) {
