@@ -5,7 +5,7 @@
  */
 #include "text/scan_int.h"
 
-#include <stdint.h>
+#include "base/iterable.h"
 
 /* ==== Comparing kept trees (the differential tests) ==== */
 
@@ -34,8 +34,8 @@ static int kept_in(const json_t *a, const json_t *b, const struct scan_shape *sh
 	const json_t *v;
 	void *it;
 
-	for (it = json_object_iter((json_t *)(uintptr_t)a); it != NULL;
-	     it = json_object_iter_next((json_t *)(uintptr_t)a, it)) {
+	for (it = json_object_iter(iterable(a)); it != NULL;
+	     it = json_object_iter_next(iterable(a), it)) {
 		const struct scan_shape *member;
 		const json_t *other;
 
