@@ -5,35 +5,10 @@
 # selector; a CPU-only pod tolerating the GPU taint is refused). First both alone, each in a
 # namespace the other leaves out, on the same cases (the comparison's counted figures,
 # KYVERNO-NOTES in the log); then both on the same pods; then Kyverno stopped.
+# Starting, stopping and removing Kyverno: ../kyverno.lib (its NOTES: out of cluster, its
+# webhooks, why they outlive it).
 # NOTES (upstream behaviour relied on, read in github.com/kyverno/kyverno@v1.19.1 and
 # k8s.io/apiserver@v0.34.4):
-# - Out of cluster: --serverIP HOST:PORT makes the webhook configurations call
-#   https://HOST:PORT/PATH instead of the Service (pkg/controllers/webhook/utils.go
-#   newClientConfig), and the serving certificate Kyverno signs with its own CA carries HOST
-#   as an IP SAN (pkg/tls/keypair.go generateTLS). Its cert manager controller creates the CA
-#   and the pair as the Secrets --caSecretName and --tlsSecretName of its namespace
-#   (pkg/controllers/certmanager, pkg/tls/renewer.go), named as the chart names them
-#   (charts/kyverno/templates/admission-controller/deployment.yaml), and its webhook
-#   controller writes that CA into every configuration it registers. With --serverIP set
-#   Kyverno is in "debug" mode (pkg/utils/runtime: IsDebug): no Deployment of its own is
-#   looked for, so never "rolling update" or "going down" - and so it never removes its
-#   webhook configurations when it stops (pkg/webhooks/server.go cleanup runs only when
-#   IsGoingDown). kyverno_down removes them (failurePolicy Fail, next note).
-# - It runs with the admin's kubeconfig (its RBAC, the chart's ClusterRoles, is not what is
-#   compared), its environment the chart's (KYVERNO_NAMESPACE, ..., cmd/internal/check.go
-#   exits without them), and its ConfigMap the chart's defaults that apply to a lone
-#   admission controller (charts/kyverno/values.yaml config: excludeGroups system:nodes,
-#   the generic resourceFilters, the webhooks' namespaceSelector leaving out kube-system and
-#   its own namespace), plus team-gadm, the comparison's gpu-admission-only namespace.
-# - The CRDs are the module's config/crds (kyverno, policies.kyverno.io and reports: the
-#   admission controller's informers and its admission-reports breaker wait for them).
-# - Webhooks: one MutatingWebhookConfiguration kyverno-resource-mutating-webhook-cfg and one
-#   validating, with the rules of the policies' kinds (Pod), reinvocationPolicy IfNeeded,
-#   sideEffects NoneOnDryRun, failurePolicy the policy's (default Fail), no matchConditions
-#   (pkg/controllers/webhook/controller.go buildResourceMutatingWebhookRules, config
-#   matchConditions empty): every pod is sent, CPU-only ones too. They are (re)built only
-#   once the kyverno-health Lease is fresh (watchdog), after which the policy's Ready
-#   condition turns True (policystatus controller).
 # - Autogen: a policy with a patchesJson6902 rule gets no rules for pod controllers at all,
 #   its validate rule included (pkg/autogen/v1/autogen.go CanAutoGen returns "none"), so a
 #   Deployment is judged by its pods only, when its ReplicaSet creates them. The same CPU
@@ -51,20 +26,10 @@
 #   (k8s.io/kubernetes pkg/kubelet/lifecycle/predicate.go).
 # KY_KEEP=DIR keeps Kyverno's log.
 
+. "$ROOT/test/cluster/kyverno.lib"
 clean
 cp_clear_pods
-KY_NS=kyverno
-KY_PORT=9444
-KY_DIR=$T/kyverno
-KYVERNO=$ROOT/build/cluster/bin/kyverno
-KY_POLICY=$ROOT/test/cluster/kyverno/clusterpolicy.yaml
-GO_BIN=$(command -v go || echo /usr/local/go/bin/go)
-KY_MOD=$(cd "$ROOT/test/cluster/kyverno" && GOFLAGS=-mod=readonly GOPROXY=off "$GO_BIN" list -m -f '{{.Dir}}' github.com/kyverno/kyverno 2>/dev/null)
-KY_CA_SECRET=kyverno-svc.$KY_NS.svc.kyverno-tls-ca
-KY_TLS_SECRET=kyverno-svc.$KY_NS.svc.kyverno-tls-pair
-KY_PID=""
 A100=aks-gpua100-40000000-vmss000000
-mkdir -p "$KY_DIR"
 
 # calls TYPE NAME: kube-apiserver's count of its calls of the webhooks whose names start
 # with NAME (TYPE admit: mutating; validating).
@@ -94,53 +59,12 @@ deployment() {
 }
 
 kyverno_up() {
-	local t0 ca
-	[ -n "$KY_MOD" ] && [ -d "$KY_MOD/config/crds" ] || { bad "Kyverno's module is not in the Go module cache (build.sh downloads it)"; return 1; }
-	[ -x "$KYVERNO" ] || { bad "no $KYVERNO (test/cluster/build.sh builds it)"; return 1; }
-	# The CRDs (create: some are too large for client-side apply's annotation).
-	kubectl create -f "$KY_MOD/config/crds/kyverno/" -f "$KY_MOD/config/crds/policies.kyverno.io/" \
-		-f "$KY_MOD/config/crds/reports/" >"$KY_DIR/crd.out" 2>&1 && ok || { bad "Kyverno's CRDs"; tail -n 5 "$KY_DIR/crd.out" | indent; return 1; }
-	kubectl wait --for condition=Established --timeout 60s -f "$KY_MOD/config/crds/kyverno/" \
-		-f "$KY_MOD/config/crds/policies.kyverno.io/" -f "$KY_MOD/config/crds/reports/" >/dev/null 2>&1 ||
-		{ bad "Kyverno's CRDs are not established"; return 1; }
-	kubectl create namespace "$KY_NS" >/dev/null
-	jq -n --arg ns "$KY_NS" '{apiVersion: "v1", kind: "ConfigMap", metadata: {name: "kyverno", namespace: $ns}, data: {
-		enableDefaultRegistryMutation: "true", defaultRegistry: "docker.io", generateSuccessEvents: "false",
-		excludeGroups: "system:nodes",
-		resourceFilters: ("[*/*," + $ns + ",*] [Event,*,*] [*/*,kube-system,*] [*/*,kube-public,*] [*/*,kube-node-lease,*] [Node,*,*] [Node/?*,*,*] [APIService,*,*] [APIService/?*,*,*] [TokenReview,*,*] [SubjectAccessReview,*,*] [SelfSubjectAccessReview,*,*] [Binding,*,*] [Pod/binding,*,*] [ReplicaSet,*,*] [ReplicaSet/?*,*,*] [EphemeralReport,*,*] [ClusterEphemeralReport,*,*]"),
-		updateRequestThreshold: "1000",
-		webhooks: ({namespaceSelector: {matchExpressions: [{key: "kubernetes.io/metadata.name", operator: "NotIn",
-			values: ["kube-system", $ns, "team-gadm"]}]}} | tojson)}}' | kubectl create -f - >/dev/null &&
-		ok || { bad "Kyverno's ConfigMap"; return 1; }
-	t0=$(date +%s)
-	env KYVERNO_NAMESPACE="$KY_NS" KYVERNO_SERVICEACCOUNT_NAME=kyverno-admission-controller \
-		KYVERNO_ROLE_NAME=kyverno:admission-controller KYVERNO_DEPLOYMENT=kyverno-admission-controller \
-		KYVERNO_POD_NAME=kyverno-admission-controller-test KYVERNO_SVC=kyverno-svc \
-		INIT_CONFIG=kyverno METRICS_CONFIG=kyverno-metrics \
-		"$KYVERNO" --kubeconfig "$KUBECONFIG" --serverIP "$CP_WEBHOOK_IP:$KY_PORT" \
-		--webhookServerHost "$CP_WEBHOOK_IP" --webhookServerPort "$KY_PORT" \
-		--caSecretName "$KY_CA_SECRET" --tlsSecretName "$KY_TLS_SECRET" \
-		--metricsHost 127.0.0.1 --metricsPort 18000 --controllerRuntimeMetricsAddress 0 \
-		--disableLogColor >"$KY_DIR/kyverno.log" 2>&1 &
-	KY_PID=$!
-	CP_PIDS="$CP_PIDS $KY_PID"
-	# Ready: its CA Secret written, its webhook server answering with a certificate of that CA
-	# for the address the configurations name.
-	if ! CP_WAIT_PID=$KY_PID cp_wait 120 sh -c "kubectl get secret -n $KY_NS $KY_CA_SECRET -o jsonpath='{.data.tls\\.crt}' | base64 -d >'$KY_DIR/ca.crt' && [ -s '$KY_DIR/ca.crt' ]"; then
-		bad "Kyverno wrote no CA Secret"; tail -n 30 "$KY_DIR/kyverno.log" | indent; return 1
-	fi
-	if ! CP_WAIT_PID=$KY_PID cp_wait 120 curl -sf --cacert "$KY_DIR/ca.crt" "https://$CP_WEBHOOK_IP:$KY_PORT/health/readiness"; then
-		bad "Kyverno never became ready"; tail -n 30 "$KY_DIR/kyverno.log" | indent; return 1
-	fi
-	# Its policy validation webhook, before the policy is created.
-	CP_WAIT_PID=$KY_PID cp_wait 60 kubectl get validatingwebhookconfiguration kyverno-policy-validating-webhook-cfg ||
-		{ bad "Kyverno registered no policy webhook"; tail -n 30 "$KY_DIR/kyverno.log" | indent; return 1; }
-	echo "cluster: Kyverno ready (pid $KY_PID) in $(($(date +%s) - t0)) s: $("$GO_BIN" version -m "$KYVERNO" 2>/dev/null | awk '$1 == "mod" { print $2, $3 }')"
-	if kubectl create -f "$KY_POLICY" >"$KY_DIR/policy.out" 2>&1; then ok; else
-		bad "the ClusterPolicy is accepted (Kyverno's policy webhook)"; indent "$KY_DIR/policy.out"; return 1
-	fi
-	CP_WAIT_PID=$KY_PID cp_wait 90 sh -c "kubectl get clusterpolicy gpu-pools -o json | jq -e '.status.conditions[]? | select(.type == \"Ready\" and .status == \"True\")'" &&
-		ok || { bad "the ClusterPolicy is Ready"; kubectl get clusterpolicy gpu-pools -o json | jq -c .status | indent; return 1; }
+	ky_crds "$T/kyverno" && ok || { bad "Kyverno's CRDs"; return 1; }
+	ky_config team-gadm && ok || { bad "Kyverno's ConfigMap"; return 1; }
+	ky_start || { bad "Kyverno is ready"; return 1; }
+	echo "cluster: Kyverno ready (pid $KY_PID) in $KY_READY_S s: $(ky_version)"
+	ky_policy_create && ok || { bad "the ClusterPolicy is accepted (Kyverno's policy webhook)"; return 1; }
+	ky_policy_ready && ok || { bad "the ClusterPolicy is Ready"; return 1; }
 	# Its resource webhooks for pods, as kube-apiserver will call them.
 	kubectl get mutatingwebhookconfiguration kyverno-resource-mutating-webhook-cfg -o json >"$KY_DIR/mwc.json" 2>/dev/null
 	kubectl get validatingwebhookconfiguration kyverno-resource-validating-webhook-cfg -o json >"$KY_DIR/vwc.json" 2>/dev/null
@@ -156,33 +80,13 @@ kyverno_up() {
 	cp_wait 60 ky_mutates && ok || bad "Kyverno mutates a GPU pod in team-kyv"
 }
 
-# ky_stop: SIGTERM (its graceful shutdown), SIGKILL after 20 s.
-ky_stop() {
-	local n=100
-	[ -n "$KY_PID" ] || return 0
-	kill "$KY_PID" 2>/dev/null
-	while kill -0 "$KY_PID" 2>/dev/null && [ "$n" -gt 0 ]; do sleep 0.2; n=$((n - 1)); done
-	kill -9 "$KY_PID" 2>/dev/null
-	wait "$KY_PID" 2>/dev/null
-	KY_PID=""
-}
-
 kyverno_down() {
 	local n
 	ky_stop
-	# Kyverno out of cluster never removes its webhook configurations (NOTES): they would
-	# refuse every pod (failurePolicy Fail). Removed by its label, then by name for any other.
-	kubectl delete mutatingwebhookconfiguration,validatingwebhookconfiguration -l webhook.kyverno.io/managed-by=kyverno --ignore-not-found >/dev/null 2>&1
-	for n in $(kubectl get mutatingwebhookconfiguration,validatingwebhookconfiguration -o name | grep '/kyverno-'); do
-		kubectl delete "$n" --ignore-not-found >/dev/null 2>&1
-	done
-	equals "$(kubectl get mutatingwebhookconfiguration,validatingwebhookconfiguration -o name | grep -c '/kyverno-')" 0 "no Kyverno webhook configuration is left"
-	kubectl delete clusterpolicy --all >/dev/null 2>&1
-	if [ -n "$KY_MOD" ]; then
-		kubectl delete --ignore-not-found --wait=false -f "$KY_MOD/config/crds/kyverno/" -f "$KY_MOD/config/crds/policies.kyverno.io/" \
-			-f "$KY_MOD/config/crds/reports/" >/dev/null 2>&1
-	fi
-	kubectl delete namespace "$KY_NS" --ignore-not-found --wait=false >/dev/null 2>&1
+	# Kyverno out of cluster never removes its webhook configurations (kyverno.lib NOTES):
+	# they would refuse every pod (failurePolicy Fail).
+	ky_unhook && ok "no Kyverno webhook configuration is left" || bad "no Kyverno webhook configuration is left"
+	ky_uninstall
 	kubectl patch node "$A100" --subresource=status --type=merge \
 		-p '{"status": {"capacity": {"nvidia.com/mig-1g.5gb": null}, "allocatable": {"nvidia.com/mig-1g.5gb": null}}}' >/dev/null 2>&1
 	[ -z "${KY_KEEP:-}" ] || cp -r "$KY_DIR" "$KY_KEEP"
