@@ -275,8 +275,8 @@ image-test:
 #                built from pinned Go modules (cached per machine), the chart installed with
 #                helm and every guarantee checked on them; make test runs it too
 # bench-cluster: pods per second, client latency, kube-apiserver's webhook latency and CPU per
-#                pod, gpu-admission beside no webhook, Go webhooks and the in-process
-#                policies, one and 8 clients (figures only; test/bench/README.md)
+#                pod, gpu-admission beside no webhook, Go webhooks, the in-process
+#                policies and Kyverno, one and 8 clients (figures only; test/bench/README.md)
 test-cluster: $(BIN) test-deps
 	@BIN=$(BIN) sh test/cluster/run
 
