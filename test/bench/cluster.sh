@@ -277,9 +277,9 @@ run() {
 }
 
 # A warm-up, not counted: one run of each mode as the chart stands before the rounds. With
-# Kyverno's CRDs created, the first seq run counted 29-31 ms of kube-apiserver CPU a pod in
-# four harness checks out of four (60 pods), whatever waited before it (40 s, kube-apiserver
-# quiet for 2 s), against 3.5 without them; the next runs did not.
+# Kyverno's CRDs created, the first seq run cost kube-apiserver about 2 s of CPU more than
+# the next ones in five harness checks out of five (29-31 ms a pod over 60 pods, 3.5 without
+# them), whatever waited before it (40 s, kube-apiserver quiet for 2 s). Why is not known.
 for mode in seq par; do
 	run warm-up "$mode" 0 "bench-warm-up-$mode"
 	tail -n 1 "$T/runs" | awk -v clk="$CLK" '{ printf "bench-cluster: warm-up %s, not counted: %.1f pods/s, %.1f ms of kube-apiserver CPU a pod\n", $2, $4, $7 / clk / ($5 > 0 ? $5 : 1) * 1000 }'
