@@ -218,6 +218,13 @@ TOOLS=$T/tools
 equals "$RC:$(cat "$T/out")" "0:$T/new/bin/go" "a go new enough on PATH is used"
 equals "$(wc -l <"$T/proxy.log")" 0 "... and nothing is downloaded"
 
+# The scripts the control plane's tests run find Go through .ci/go alone: a machine with
+# none but the pinned toolchain (~/.cache/gpu-admission) has no go on PATH and no
+# /usr/local/go, where `command -v go || echo /usr/local/go/bin/go` finds nothing
+# (scenario 85 failed so on a fresh Debian 12 with the toolchain of .ci/go).
+git grep -n -E 'command -v go([^a-z_-]|$)|/usr/local/go/bin/go' -- test Makefile ':!test/lint/go.sh' >"$T/selfgo" 2>&1
+equals "$(cat "$T/selfgo")" "" "no test script finds go but through .ci/go"
+
 # The real pin: one hash for each platform, and a version every go.mod accepts.
 awk '$1 == "sha256" && (length($3) != 64 || $3 !~ /^[0-9a-f]+$/) { bad = 1 } END { exit bad }' .ci/go.pin && ok ||
 	bad ".ci/go.pin: a sha256 line without 64 hex digits"

@@ -44,7 +44,7 @@ KQ_PORT=9443
 KQ_HEALTH=127.0.0.1:18081
 EV_REASON=RefusedByGPUAdmission   # pkg/webhook/events.h EVENTS_REASON
 KUEUE=$ROOT/build/cluster/bin/kueue
-GO_BIN=$(command -v go || echo /usr/local/go/bin/go)
+GO_BIN=${CP_GO:-go}
 KQ_MOD=$(cd "$ROOT/test/cluster/kueue" && GOFLAGS=-mod=readonly GOPROXY=off "$GO_BIN" list -m -f '{{.Dir}}' sigs.k8s.io/kueue 2>/dev/null)
 mkdir -p "$KQ_DIR/certs"
 
