@@ -61,31 +61,24 @@ if ! stamp_ok "$out/bin/.tools" "$tools_dir/go.mod" "$tools_dir/go.sum" "$tools_
 	cat "$tools_dir/go.mod" "$tools_dir/go.sum" "$tools_dir"/*/*.go | cksum >"$out/bin/.tools"
 fi
 
-kueue_dir=test/cluster/kueue
-if ! stamp_ok "$out/bin/.kueue" "$kueue_dir/go.mod" "$kueue_dir/go.sum" || [ ! -x "$out/bin/kueue" ]; then
-	ver=$(sed -n 's/^require sigs.k8s.io\/kueue //p' "$kueue_dir/go.mod")
-	echo "cluster: building Kueue $ver (first time: about 6 min on 2 cores, see README)" >&2
+# neighbour NAME MODULE VERSION_SYMBOL TIME: the main MODULE/cmd/NAME of a neighbour the
+# suite runs beside the webhook, from test/cluster/NAME (its go.mod pins MODULE: its own
+# requirements, and the replaces its go.mod makes), the version stamped into
+# VERSION_SYMBOL as the project's own Makefile does, so its logs say it; once per
+# go.mod and go.sum. TIME: what the first build costs (README).
+neighbour() {
+	dir=test/cluster/$1
+	stamp_ok "$out/bin/.$1" "$dir/go.mod" "$dir/go.sum" && [ -x "$out/bin/$1" ] && return 0
+	ver=$(awk -v m="$2" '$1 == "require" && $2 == m { print $3 }' "$dir/go.mod")
+	echo "cluster: building $1 $ver (first time: $4 on 2 cores, see README)" >&2
 	go_cmd
 	mkdir -p "$out/bin"
-	# Kueue's own main, its module's requirements as they are (no replace): the
-	# version is stamped as its Makefile does (pkg/version), so its logs say it.
-	(cd "$kueue_dir" && "$gocmd" build -ldflags "-s -w -X sigs.k8s.io/kueue/pkg/version.GitVersion=$ver" \
-		-o "$out/bin/kueue" sigs.k8s.io/kueue/cmd/kueue)
-	cat "$kueue_dir/go.mod" "$kueue_dir/go.sum" | cksum >"$out/bin/.kueue"
-fi
-
-kyverno_dir=test/cluster/kyverno
-if ! stamp_ok "$out/bin/.kyverno" "$kyverno_dir/go.mod" "$kyverno_dir/go.sum" || [ ! -x "$out/bin/kyverno" ]; then
-	ver=$(sed -n 's/^require github.com\/kyverno\/kyverno //p' "$kyverno_dir/go.mod")
-	echo "cluster: building Kyverno $ver (first time: 9 min measured on 2 cores, Go's caches not empty; more on empty ones)" >&2
-	go_cmd
-	mkdir -p "$out/bin"
-	# Kyverno's own main (the admission controller), its module's requirements and its one
-	# replace: the version is stamped as its Makefile does (LD_FLAGS, pkg/version).
-	(cd "$kyverno_dir" && "$gocmd" build -ldflags "-s -w -X github.com/kyverno/kyverno/pkg/version.BuildVersion=$ver" \
-		-o "$out/bin/kyverno" github.com/kyverno/kyverno/cmd/kyverno)
-	cat "$kyverno_dir/go.mod" "$kyverno_dir/go.sum" | cksum >"$out/bin/.kyverno"
-fi
+	(cd "$dir" && "$gocmd" build -ldflags "-s -w -X $3=$ver" -o "$out/bin/$1" "$2/cmd/$1")
+	cat "$dir/go.mod" "$dir/go.sum" | cksum >"$out/bin/.$1"
+}
+# Kueue's manager (no replace); Kyverno's admission controller (one replace, in its go.mod).
+neighbour kueue sigs.k8s.io/kueue sigs.k8s.io/kueue/pkg/version.GitVersion "about 6 min"
+neighbour kyverno github.com/kyverno/kyverno github.com/kyverno/kyverno/pkg/version.BuildVersion "7.5-9 min"
 
 for minor in "$@"; do
 	dir=test/cluster/k8s-$minor
