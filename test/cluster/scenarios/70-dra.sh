@@ -240,6 +240,19 @@ created team-dra dra-gpu "a DRA GPU pod is created"
 gpu_tolerated "$T/dra-gpu.out" && ok || bad "the DRA GPU pod is mutated: it tolerates sku=gpu:NoSchedule"
 equals "$(jq -r '.spec.nodeSelector["kubernetes.azure.com/agentpool"] // "none"' "$T/dra-gpu.out")" gput4 \
 	"the DRA GPU pod is pinned to the cheapest pool serving its class (t4)"
+# Bound within the same bound as dra-plain above, and for the same reasons: its claim comes
+# from gpu-late, a template made between the two restarts, which the controller manager's
+# template informer may list only after its reflector's backoff; until then syncPod fails
+# and the pod's key goes back on the workqueue with exponential back-off (5 ms doubling up
+# to 1000 s: client-go util/workqueue DefaultTypedControllerRateLimiter), and the scheduler
+# retries the pod when the claim or the slices arrive (EventsToRegister), after its own
+# back-off (1 s doubling up to 10 s: pkg/scheduler/backend/queue). 30 s was seen to be short.
+dra_gpu_bound() { [ -n "$(kubectl get pod -n team-dra dra-gpu -o jsonpath='{.spec.nodeName}')" ]; }
+cp_wait 150 dra_gpu_bound && ok || {
+	bad "the scheduler binds the DRA GPU pod (status: $(kubectl get pod -n team-dra dra-gpu -o json |
+		jq -c '[.status.resourceClaimStatuses, (.status.conditions[]? | select(.type == "PodScheduled") | .message)]'))"
+	cp_logs_of dra-gpu
+}
 equals "$(pool_of team-dra dra-gpu)" gput4 "the scheduler binds the DRA GPU pod to a t4 node"
 node=$(node_of team-dra dra-gpu)
 claim=$(kubectl get pod -n team-dra dra-gpu -o jsonpath='{.status.resourceClaimStatuses[0].resourceClaimName}')
