@@ -271,8 +271,9 @@ void log_decision(const struct log_decision *d)
 	put_field(&l, "mode", nonempty(d->mode));
 	put_field(&l, "pool", nonempty(d->pool));
 	put_field(&l, "pools", nonempty(d->pools));
-	snprintf(num, sizeof num, l.text ? " status=%d latency_us=%llu" : ",\"status\":%d,\"latency_us\":%llu",
-		 d->status, (unsigned long long)d->latency_us);
+	snprintf(num, sizeof num, l.text ? " status=%d latency_us=%llu upload_us=%llu"
+				       : ",\"status\":%d,\"latency_us\":%llu,\"upload_us\":%llu",
+		 d->status, (unsigned long long)d->latency_us, (unsigned long long)d->upload_us);
 	puts_raw(&l, num);
 	finish(&l);
 }

@@ -68,6 +68,8 @@ struct log_decision {
 	const char *pools;      /* or the pools it may go to, cheapest first, comma-separated */
 	const char *kind;       /* the object's kind when it is not a Pod (a workload judged by its
 	                           templates: "Deployment", "PyTorchJob"); pod then names it */
+	uint64_t upload_us;     /* of latency_us, the wait for the body after its headers: the
+	                           client's sending and the network's, not the server's work */
 };
 
 void log_decision(const struct log_decision *d);

@@ -46,6 +46,12 @@ static enum metrics_endpoint route(const char *url, int plain)
 	return METRICS_EP_OTHER;
 }
 
+/* The part of a request's latency spent waiting for its body (0: answered before it). */
+static uint64_t upload_us(const struct srv_req *rq)
+{
+	return rq->body_us != 0 ? rq->body_us - rq->start_us : 0;
+}
+
 static int is_admission(enum metrics_endpoint ep)
 {
 	return ep == METRICS_EP_MUTATE || ep == METRICS_EP_VALIDATE || ep == METRICS_EP_VALIDATE_POLICY;
@@ -107,6 +113,7 @@ static enum MHD_Result answer_error(struct server *s, struct MHD_Connection *c, 
 			.reason = error_kind_name(kind),
 			.status = error_http_status(kind),
 			.latency_us = server_now_us() - rq->start_us,
+			.upload_us = upload_us(rq),
 		};
 
 		log_decision(&d);
@@ -293,6 +300,7 @@ static enum MHD_Result answer_review(struct server *s, struct MHD_Connection *c,
 			      : config_mode_name(res.mode),
 			.status = 200,
 			.latency_us = server_now_us() - rq->start_us,
+			.upload_us = upload_us(rq),
 			.kind = rq->ep == METRICS_EP_VALIDATE_POLICY ? "ConfigMap"
 			      : res.object_kind[0] && strcmp(res.object_kind, "Pod") != 0 ? res.object_kind : NULL,
 		};
@@ -548,6 +556,7 @@ enum MHD_Result server_http_request(void *cls, struct MHD_Connection *c, const c
 	}
 	if (rq->conn != NULL)
 		atomic_store(&rq->conn->arrived, 1);
+	rq->body_us = server_now_us();
 	if (rq->early != ERROR_NONE)
 		return answer_error(s, c, rq, rq->early, early_message(rq->early, s->o->max_body));
 	if (!is_admission(rq->ep))

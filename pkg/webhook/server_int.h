@@ -75,7 +75,8 @@ struct srv_req {
 	size_t declared;               /* its Content-Length (0: none, chunked): the buffer grows no further */
 	size_t reserved;               /* bytes of the memory budget held for the body: its buffer, grown as it arrives */
 	size_t held;                   /* the most memory it held (body and parse): trim after a large one */
-	uint64_t start_us;
+	uint64_t start_us;             /* its headers were read */
+	uint64_t body_us;              /* the last of its body was read (0: not yet) */
 };
 
 struct file_sig {

@@ -206,6 +206,7 @@ check "every log line is one JSON object" sh -c "jq -c . <$LOG >/dev/null"
 check "decision line with uid, namespace, pod, decision, reason, latency" sh -c \
 	"jq -e 'select(.msg == \"admission\" and .uid == \"5a1e0001-8d3c-4a52-9a0e-6c1f3e2b7a10\" and .namespace == \"ml\"
 	 and .pod == \"train-0\" and .decision == \"mutate\" and .reason != null and (.latency_us | type) == \"number\"
+	 and (.upload_us | type) == \"number\" and .upload_us <= .latency_us
 	 and .level == \"info\" and (.time | test(\"Z\$\")))' <$LOG | grep -q uid"
 lacks "$LOG" "secret-image-name" "no pod spec content in the log"
 check "the server is still alive after all of that" kill -0 "$SERVER_PID"

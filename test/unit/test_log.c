@@ -58,7 +58,7 @@ static void test_escaping(void)
 static void write_decision(void)
 {
 	struct log_decision d = { "mutate", "uid-1", "ml", "train-0", "mutate", "gpu-pod-mutated",
-				  "enforce", 200, 1234, NULL, "t4-spot,t4", NULL };
+				  "enforce", 200, 1234, NULL, "t4-spot,t4", NULL, 200 };
 
 	log_set_level(LOG_LEVEL_INFO);
 	log_decision(&d);
@@ -83,6 +83,7 @@ static void test_decision(void)
 	CHECK_STR(json_string_value(json_object_get(a, "decision")), "mutate");
 	CHECK_STR(json_string_value(json_object_get(a, "reason")), "gpu-pod-mutated");
 	CHECK_INT(json_integer_value(json_object_get(a, "latency_us")), 1234);
+	CHECK_INT(json_integer_value(json_object_get(a, "upload_us")), 200);
 	CHECK_INT(json_integer_value(json_object_get(a, "status")), 200);
 	CHECK_STR(json_string_value(json_object_get(a, "pools")), "t4-spot,t4");
 	CHECK(json_object_get(a, "pool") == NULL);
@@ -97,7 +98,7 @@ static void test_decision(void)
 static void write_decision_kind(void)
 {
 	struct log_decision d = { "validate-policy", "uid-2", "gpu-admission", "gpu-admission-policy", "reject",
-				  "policy-invalid", NULL, 200, 310, NULL, NULL, "ConfigMap" };
+				  "policy-invalid", NULL, 200, 310, NULL, NULL, "ConfigMap", 0 };
 
 	log_set_level(LOG_LEVEL_INFO);
 	log_decision(&d);
@@ -122,7 +123,7 @@ static void test_decision_kind(void)
 static void write_text(void)
 {
 	struct log_decision d = { "mutate", "uid-1", "ml", "train-0", "mutate", "gpu-pod-mutated",
-				  "enforce", 200, 1234, NULL, "t4-spot,t4", NULL };
+				  "enforce", 200, 1234, NULL, "t4-spot,t4", NULL, 200 };
 	static char big[6000];
 
 	log_set_level(LOG_LEVEL_INFO);
@@ -152,7 +153,7 @@ static void test_text_format(void)
 		CHECK_STR(out + 25, "warn  two lines key=\"two words\" plain=x empty=\"\" quote=\"a\\\"b\" "
 			  "bad=\xef\xbf\xbd ctl=\"a\\tb\" eq=\"a=b\"");
 		CHECK_STR(second + 1 + 25, "info  admission endpoint=mutate uid=uid-1 namespace=ml pod=train-0 "
-			  "decision=mutate reason=gpu-pod-mutated mode=enforce pools=t4-spot,t4 status=200 latency_us=1234");
+			  "decision=mutate reason=gpu-pod-mutated mode=enforce pools=t4-spot,t4 status=200 latency_us=1234 upload_us=200");
 		CHECK(strlen(third + 1) <= 4096);
 		CHECK(strstr(third + 1, "info  long value=xxx") != NULL);
 		CHECK(strlen(third + 1) > 13 && strcmp(third + 1 + strlen(third + 1) - 13, " (truncated)\n") == 0);
