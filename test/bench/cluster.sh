@@ -10,6 +10,8 @@
 #   mutate-only   the same with the validating configuration removed
 #   go-trivial    a Go webhook allowing everything, same uid, no patch (tools/webhook
 #                 -mode trivial): the transport's floor
+#   go-trivial-h2 the same offering HTTP/2 (ALPN h2, net/http's default over TLS): whether
+#                 the protocol kube-apiserver speaks to a webhook moves the floor
 #   go-policy     a Go webhook giving this benchmark's pod the patch gpu-admission gives
 #                 it (tools/webhook -mode policy)
 #   in-process    `gpu-admission print-admission-policies`: MutatingAdmissionPolicy and
@@ -46,6 +48,8 @@ B=$ROOT/$BIN
 N=${BENCH_PODS:-300}
 ROUNDS=${BENCH_ROUNDS:-6}
 WORKERS=${BENCH_WORKERS:-8}
+# BENCH_VARIANTS: some of the rows only (a harness check, a before/after of one change).
+VARIANTS=${BENCH_VARIANTS:-none chart mutate-only go-trivial go-trivial-h2 go-policy in-process kyverno}
 . "$ROOT/test/cluster/cluster.lib"
 . "$ROOT/test/cluster/nodes.sh"
 . "$ROOT/test/cluster/webhook.lib"
@@ -63,7 +67,7 @@ helm install gpu-admission "$ROOT/charts/gpu-admission" -n gpu-admission --creat
 wh_up gpu-admission gpu-admission "$T/wh" || exit 1
 CLK=$(getconf CLK_TCK)
 V=$T/variants
-mkdir -p "$V" "$T/samples"
+mkdir -p "$V" "$T/samples" "$T/own"
 
 # --- the variants' objects ----------------------------------------------------------------
 # Each variant is the objects $V/NAME.json lists (none: nothing), created to turn it on
@@ -85,12 +89,13 @@ printf 'mutate %s name="mutate.gpu-admission.azure.io" call\n' "$WH" >"$V/mutate
 GNS=bench-webhooks
 kubectl create namespace "$GNS" >/dev/null || exit 1
 cp_leaf "$T/cp/pki" go-webhook "/CN=go-webhook.$GNS.svc" \
-	"subjectAltName=DNS:go-trivial.$GNS.svc,DNS:go-policy.$GNS.svc" || { echo "bench-cluster: Go webhook certificate" >&2; exit 1; }
+	"subjectAltName=DNS:go-trivial.$GNS.svc,DNS:go-policy.$GNS.svc,DNS:go-trivial-h2.$GNS.svc" || { echo "bench-cluster: Go webhook certificate" >&2; exit 1; }
 CA=$(base64 -w0 "$T/cp/pki/ca.crt")
 port=9441
-for mode in trivial policy; do
-	svc=go-$mode
-	"$TOOLS/webhook" -mode "$mode" -cert "$T/cp/pki/go-webhook.crt" -key "$T/cp/pki/go-webhook.key" \
+for mode in trivial policy trivial-h2; do
+	svc=go-$mode h2=
+	[ "$mode" = trivial-h2 ] && h2=-http2
+	"$TOOLS/webhook" -mode "${mode%-h2}" $h2 -cert "$T/cp/pki/go-webhook.crt" -key "$T/cp/pki/go-webhook.key" \
 		-addr "$CP_WEBHOOK_IP:$port" >"$T/$svc.log" 2>&1 &
 	echo $! >"$V/$svc.pid"
 	CP_PIDS="$CP_PIDS $!"
@@ -130,6 +135,8 @@ printf 'MAP/pod %s policy="gpu-admission-pods" pod\n' apiserver_mutating_admissi
 # another variant runs no Kyverno process and no configuration of its is there, as for
 # the Go webhooks; gpu-admission's configurations are off too, as in every variant but
 # chart and mutate-only. Here once, to create the policy and learn its webhooks' names.
+in_variants() { case " $VARIANTS " in *" $1 "*) return 0 ;; esac; return 1; }
+if in_variants kyverno; then
 ky_crds "$T/kyverno" && ky_config && ky_start || { echo "bench-cluster: Kyverno never became ready" >&2; exit 1; }
 ky_policy_create && ky_policy_ready || { echo "bench-cluster: Kyverno's ClusterPolicy is not Ready" >&2; exit 1; }
 kubectl get mutatingwebhookconfiguration kyverno-resource-mutating-webhook-cfg -o json >"$T/kyverno/mwc.json" &&
@@ -142,15 +149,15 @@ echo "bench-cluster: $(ky_version) ready in $KY_READY_S s; stopped between its r
 ky_stop
 ky_unhook || exit 1
 printf 'mutate %s name="%s" call\nvalidate %s name="%s" call\n' "$WH" "$KY_MUTATE" "$WH" "$KY_VALIDATE" >"$V/kyverno.stats"
+fi
 
 # A variant is: its objects in $V/NAME.json (or, as Kyverno, its own step in variant_on
 # and variant_off), its webhook process's PID in $V/NAME.pid, its histograms in
 # $V/NAME.stats, its name here and its expected placement in variant_mutates.
-VARIANTS="none chart mutate-only go-trivial go-policy in-process kyverno"
 
 # variant_mutates NAME: the variant gives the benchmark pod the GPU toleration.
 variant_mutates() {
-	case $1 in none | go-trivial) return 1 ;; esac
+	case $1 in none | go-trivial | go-trivial-h2) return 1 ;; esac
 	return 0
 }
 
@@ -235,6 +242,27 @@ ns_fresh() {
 	cp_wait 30 kubectl get serviceaccount default -n "$1"
 }
 
+# BENCH_PERF=1: each par run of a variant with a webhook process is profiled with perf
+# (cpu-clock sampling of kube-apiserver and that process together, self time only: no
+# call graphs, which the C build's omitted frame pointers would cut short); the end of
+# the run prints where each spent its samples. Sampling costs CPU on the same cores: a
+# profiled run's figures are not for the table.
+PERF_PID=
+perf_start() {
+	[ -n "${BENCH_PERF:-}" ] && [ -n "$2" ] || return 0
+	mkdir -p "$T/perf"
+	perf record -q -F 499 -o "$T/perf/$1.$(ls "$T/perf" | grep -c "^$1\.").data" \
+		-p "$CP_APISERVER_PID,$2" >/dev/null 2>"$T/perf.err" &
+	PERF_PID=$!
+	sleep 1 # perf attaches to every thread first
+}
+perf_stop() {
+	[ -n "$PERF_PID" ] || return 0
+	kill -INT "$PERF_PID" 2>/dev/null
+	wait "$PERF_PID" 2>/dev/null
+	PERF_PID=
+}
+
 # run VARIANT MODE ROUND NS: one run; appends its line to $T/runs, its latencies
 # (ms, one a line) to $T/samples/VARIANT.MODE.
 run() {
@@ -243,6 +271,7 @@ run() {
 	ns_fresh "$ns" || return 1
 	[ "$mode" = seq ] && pods "$ns" >"$T/pods.json"
 	s0=$(stats "$v")
+	l0=$(wc -c <"$WH_DIR/serve.log")
 	a0=$(ticks "$CP_APISERVER_PID"); w0=$(ticks "$pid")
 	if [ "$mode" = seq ]; then
 		kubectl create -v=7 -f "$T/pods.json" >/dev/null 2>"$T/kubectl.log"
@@ -261,14 +290,27 @@ run() {
 		[ "$1" -eq "$N" ] || echo "bench-cluster: round $r $v seq: $1 POSTs logged of $N" >&2
 		line="$v $mode $r $(awk -v n="$1" -v w="$3" 'BEGIN { printf "%.1f", (w > 0 ? n / w : 0) }') $1 $2"
 	else
+		perf_start "$v" "$pid"
 		"$TOOLS/loadgen" bench -ns "$ns" -count "$N" -workers "$WORKERS" -scheduler bench-none -samples >"$T/bench.json" 2>"$T/bench.err"
 		a1=$(ticks "$CP_APISERVER_PID"); w1=$(ticks "$pid")
+		perf_stop
 		jq -r '.samplesMs[]' "$T/bench.json" >>"$T/samples/$v.$mode" 2>/dev/null ||
 			{ echo "bench-cluster: round $r $v par: loadgen failed" >&2; cat "$T/bench.err" >&2; }
 		line="$v $mode $r $(jq -r '"\(.podsPerSec * 10 | round / 10) \(.pods) \(.errors)"' "$T/bench.json" 2>/dev/null || echo "0 0 $N")"
 		[ "$(jq -r .errors "$T/bench.json" 2>/dev/null)" = 0 ] || echo "bench-cluster: round $r $v par: $(jq -r .firstError "$T/bench.json" 2>/dev/null)" >&2
 	fi
 	s1=$(stats "$v")
+	# gpu-admission's own latency, as its log has it, per endpoint (the replica serves only
+	# this run): latency_us, from the request's headers to its answer queued, and that less
+	# upload_us, the wait for the body after the headers (the client's sending, not the server).
+	case $v in chart | mutate-only)
+		tail -c +"$((l0 + 1))" "$WH_DIR/serve.log" | jq -Rr 'fromjson? | select(.msg == "admission")
+			| "\(.endpoint) \(.latency_us) \(.latency_us - (.upload_us // 0))"' |
+			while read -r ep us own; do
+				echo "$us" >>"$T/own/$v.$mode.$ep"
+				echo "$own" >>"$T/own/$v.$mode.$ep.after-body"
+			done ;;
+	esac
 	echo "$line $((a1 - a0)) $((w1 - w0)) $(echo "$s0|$s1" | awk -F'|' '{
 		n = split($1, a, " "); split($2, b, " ")
 		for (i = 1; i <= n; i++) { split(a[i], x, ":"); split(b[i], y, ":"); printf "%s:%s:%d:%.9f ", x[1], x[2], y[3] - x[3], y[4] - x[4] } }')" >>"$T/runs"
@@ -348,16 +390,46 @@ for mode in seq par; do
 		END {
 			ratio("mutate-only", "go-policy", "ours (mutate-only) / Go policy")
 			ratio("mutate-only", "go-trivial", "ours (mutate-only) / Go trivial")
+			ratio("go-trivial-h2", "go-trivial", "Go trivial, HTTP/2 / HTTP/1.1")
 			ratio("chart", "none", "chart / no webhook")
 			ratio("chart", "in-process", "chart / in-process policies")
 			ratio("chart", "kyverno", "chart / Kyverno")
 			ratio("mutate-only", "kyverno", "ours (mutate-only) / Kyverno")
 		}' "$T/table"
 done
+echo
+echo "bench-cluster: gpu-admission's own latency, exact over every round, ms (its log: from the request's headers,"
+echo "and .after-body: from the last of its body, to the answer queued)"
+for f in "$T"/own/*; do
+	[ -f "$f" ] || continue
+	sort -n "$f" | awk -v n="${f##*/}" '{ s[++k] = $1 }
+		function q(p,  i) { i = int(k * p + 0.999999); if (i < 1) i = 1; return s[i] / 1000 }
+		END { if (k) printf "  %-34s %6d calls  p50 %.3f  p90 %.3f  p99 %.3f  max %.3f\n", n, k, q(0.5), q(0.9), q(0.99), s[k] / 1000 }'
+done
+if [ -d "$T/perf" ]; then
+	echo
+	# Per run: the samples' split by process and by object (the kernel: syscalls, TCP on
+	# loopback, scheduling), then the webhook process's own symbols. kube-apiserver's are
+	# not named: test/cluster/build.sh links the control plane stripped (-s -w).
+	echo "bench-cluster: where the time went in the par runs (perf, cpu-clock samples, self time)"
+	for f in "$T"/perf/*.data; do
+		echo "  ${f##*/}: $(perf report -i "$f" --stdio --no-children --sort comm 2>/dev/null |
+			awk '/^ +[0-9.]+%/ { printf "%s %s  ", $2, $1 }')"
+		perf report -i "$f" --stdio --no-children --sort comm,dso --percent-limit 2 2>/dev/null |
+			awk '/^ +[0-9.]+%/ { printf "    %-8s %-18s %s\n", $1, $2, $3 }'
+		perf report -i "$f" --stdio --no-children --comms MHD-worker,gpu-admission --sort sym --percent-limit 0.3 2>/dev/null |
+			awk '/^ +[0-9.]+%/ { printf "      gpu-admission %-7s %s\n", $1, $3 }' | head -n 12
+	done
+fi
 # The placements, as the probe found them: the Go policy must place as gpu-admission does.
 for v in go-policy in-process kyverno; do
+	in_variants "$v" && in_variants mutate-only || continue
 	a=$(jq -c '[.spec.tolerations, .spec.nodeSelector]' "$V/mutate-only.probe" 2>/dev/null)
 	b=$(jq -c '[.spec.tolerations, .spec.nodeSelector]' "$V/$v.probe" 2>/dev/null)
 	[ "$a" = "$b" ] || echo "bench-cluster: $v places the pod otherwise than gpu-admission: $b, not $a"
 done
-echo "bench-cluster: webhook replica RSS $(ps -o rss= -p "$WH_PID" | awk '{printf "%.1f MB", $1 / 1024}'), Go policy webhook $(ps -o rss= -p "$(cat "$V/go-policy.pid")" | awk '{printf "%.1f MB", $1 / 1024}'), Kyverno $(awk '{printf "%.1f MB", $1 / 1024}' "$V/kyverno.rss") (at the end of its last round), kube-apiserver $(ps -o rss= -p "$CP_APISERVER_PID" | awk '{printf "%.0f MB", $1 / 1024}')"
+for svc in go-trivial go-trivial-h2; do
+	in_variants "$svc" || continue
+	echo "bench-cluster: $svc served kube-apiserver over $(sed -n 's/.*first request over //p' "$T/$svc.log" | sort -u | tr '\n' ' ')"
+done
+echo "bench-cluster: webhook replica RSS $(ps -o rss= -p "$WH_PID" | awk '{printf "%.1f MB", $1 / 1024}'), Go policy webhook $(ps -o rss= -p "$(cat "$V/go-policy.pid")" | awk '{printf "%.1f MB", $1 / 1024}'), Kyverno $(awk '{printf "%.1f MB", $1 / 1024}' "$V/kyverno.rss" 2>/dev/null) (at the end of its last round), kube-apiserver $(ps -o rss= -p "$CP_APISERVER_PID" | awk '{printf "%.0f MB", $1 / 1024}')"

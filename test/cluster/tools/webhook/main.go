@@ -27,6 +27,7 @@ import (
 	"log"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 )
 
@@ -117,8 +118,16 @@ func patchFor(p *pod) ([]byte, error) {
 	return json.Marshal(ops)
 }
 
+// protos: the protocols requests came over, each logged once, so that the benchmark can
+// say which one kube-apiserver chose (HTTP/2 when offered: client-go's transport
+// configures it, k8s.io/apimachinery pkg/util/net SetTransportDefaults).
+var protos sync.Map
+
 func handler(policy bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if _, seen := protos.LoadOrStore(r.Proto, true); !seen {
+			log.Printf("webhook: first request over %s", r.Proto)
+		}
 		if r.Method != http.MethodPost {
 			http.Error(w, "POST only", http.StatusMethodNotAllowed)
 			return
