@@ -8,8 +8,12 @@
 #   chart         gpu-admission as the chart installs it: its mutating and validating
 #                 configurations, the replica webhook.lib starts
 #   mutate-only   the same with the validating configuration removed
+#   mutate-nomc   mutate-only without its matchConditions: what evaluating them costs
+#                 kube-apiserver for a pod they let through
 #   go-trivial    a Go webhook allowing everything, same uid, no patch (tools/webhook
 #                 -mode trivial): the transport's floor
+#   go-trivial-x2 the same called twice a pod, from a mutating and a validating
+#                 configuration as the chart's: the floor of the chart's shape
 #   go-trivial-h2 the same offering HTTP/2 (ALPN h2, net/http's default over TLS): whether
 #                 the protocol kube-apiserver speaks to a webhook moves the floor
 #   go-policy     a Go webhook giving this benchmark's pod the patch gpu-admission gives
@@ -49,7 +53,7 @@ N=${BENCH_PODS:-300}
 ROUNDS=${BENCH_ROUNDS:-6}
 WORKERS=${BENCH_WORKERS:-8}
 # BENCH_VARIANTS: some of the rows only (a harness check, a before/after of one change).
-VARIANTS=${BENCH_VARIANTS:-none chart mutate-only go-trivial go-trivial-h2 go-policy in-process kyverno}
+VARIANTS=${BENCH_VARIANTS:-none chart mutate-only mutate-nomc go-trivial go-trivial-x2 go-trivial-h2 go-policy in-process kyverno}
 . "$ROOT/test/cluster/cluster.lib"
 . "$ROOT/test/cluster/nodes.sh"
 . "$ROOT/test/cluster/webhook.lib"
@@ -82,8 +86,14 @@ jq -s '{apiVersion: "v1", kind: "List", items: .}' "$T/mutating.json" "$T/valida
 jq -s '{apiVersion: "v1", kind: "List", items: .}' "$T/mutating.json" >"$V/mutate-only.json"
 echo "$WH_PID" >"$V/chart.pid"
 echo "$WH_PID" >"$V/mutate-only.pid"
+echo "$WH_PID" >"$V/mutate-nomc.pid"
+# kube-apiserver times matchConditions only when one is false or fails (k8s.io/apiserver
+# pkg/admission/plugin/webhook/matchconditions/matcher.go Match: no observation when all
+# are true), so for the GPU pods here their cost shows only beside a run without them.
+jq '{apiVersion: "v1", kind: "List", items: [del(.webhooks[].matchConditions)]}' "$T/mutating.json" >"$V/mutate-nomc.json"
 printf 'mutate %s name="mutate.gpu-admission.azure.io" call\nvalidate %s name="validate.gpu-admission.azure.io" call\n' "$WH" "$WH" >"$V/chart.stats"
 printf 'mutate %s name="mutate.gpu-admission.azure.io" call\n' "$WH" >"$V/mutate-only.stats"
+cp "$V/mutate-only.stats" "$V/mutate-nomc.stats"
 
 # The Go webhooks: a certificate for both Services, one process each.
 GNS=bench-webhooks
@@ -114,6 +124,16 @@ for mode in trivial policy trivial-h2; do
 	fi
 	port=$((port + 1))
 done
+# go-trivial-x2: the trivial webhook called twice a pod, from the chart's mutating and
+# validating configurations for pods (the validating one's fields kept but its name and
+# service): the floor of the chart's shape, two calls and no patch.
+jq --arg ns "$GNS" --arg ca "$CA" '{apiVersion: "v1", kind: "List", items: [.metadata = {name: "bench-go-trivial-x2"}
+	| .webhooks = [.webhooks[0] | .name = "trivial-x2.bench.gpu-admission.test"
+		| .clientConfig = {service: {name: "go-trivial", namespace: $ns, path: "/validate", port: 443}, caBundle: $ca}]]}' \
+	"$T/validating.json" >"$T/go-trivial-x2.validating.json" || exit 1
+jq -s '{apiVersion: "v1", kind: "List", items: (.[0].items + .[1].items)}' "$V/go-trivial.json" "$T/go-trivial-x2.validating.json" >"$V/go-trivial-x2.json"
+cp "$V/go-trivial.pid" "$V/go-trivial-x2.pid"
+printf 'mutate %s name="trivial.bench.gpu-admission.test" call\nvalidate %s name="trivial-x2.bench.gpu-admission.test" call\n' "$WH" "$WH" >"$V/go-trivial-x2.stats"
 
 # The in-process policies: kube-apiserver evaluates them; no process of ours. Its
 # histogram of MutatingAdmissionPolicy times each mutation of a policy (the pod's four
@@ -157,7 +177,7 @@ fi
 
 # variant_mutates NAME: the variant gives the benchmark pod the GPU toleration.
 variant_mutates() {
-	case $1 in none | go-trivial | go-trivial-h2) return 1 ;; esac
+	case $1 in none | go-trivial*) return 1 ;; esac
 	return 0
 }
 
@@ -303,7 +323,7 @@ run() {
 	# gpu-admission's own latency, as its log has it, per endpoint (the replica serves only
 	# this run): latency_us, from the request's headers to its answer queued, and that less
 	# upload_us, the wait for the body after the headers (the client's sending, not the server).
-	case $v in chart | mutate-only)
+	case $v in chart | mutate-only | mutate-nomc)
 		tail -c +"$((l0 + 1))" "$WH_DIR/serve.log" | jq -Rr 'fromjson? | select(.msg == "admission")
 			| "\(.endpoint) \(.latency_us) \(.latency_us - (.upload_us // 0))"' |
 			while read -r ep us own; do
@@ -391,7 +411,10 @@ for mode in seq par; do
 			ratio("mutate-only", "go-policy", "ours (mutate-only) / Go policy")
 			ratio("mutate-only", "go-trivial", "ours (mutate-only) / Go trivial")
 			ratio("go-trivial-h2", "go-trivial", "Go trivial, HTTP/2 / HTTP/1.1")
+			ratio("mutate-only", "mutate-nomc", "ours / ours without matchConditions")
 			ratio("chart", "none", "chart / no webhook")
+			ratio("chart", "go-trivial-x2", "chart / Go trivial twice")
+			ratio("go-trivial-x2", "none", "Go trivial twice / no webhook")
 			ratio("chart", "in-process", "chart / in-process policies")
 			ratio("chart", "kyverno", "chart / Kyverno")
 			ratio("mutate-only", "kyverno", "ours (mutate-only) / Kyverno")
