@@ -9,16 +9,15 @@
  */
 #include "base/ratelimit.h"
 
+#include "base/hash.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 uint64_t ratelimit_key(const void *s, size_t len)
 {
-	const unsigned char *p = s;
-	uint64_t h = 1469598103934665603ULL;
+	uint64_t h = hash_fnv1a(HASH_FNV1A_BASIS, s, len);
 
-	while (len-- > 0)
-		h = (h ^ *p++) * 1099511628211ULL;
 	return h ? h : 1;
 }
 

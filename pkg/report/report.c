@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "base/array.h"
+#include "base/hash.h"
 #include "base/iterable.h"
 #include "k8s/nodematch.h"
 #include "policy/policy.h"
@@ -48,16 +49,9 @@ int report_list_push(struct report_list *l, size_t size, void **out, struct erro
 /* FNV-1a over a, then '/' and b when b is given. */
 static uint64_t hash2(const char *a, const char *b)
 {
-	uint64_t h = 1469598103934665603ULL;
+	uint64_t h = hash_fnv1a_str(HASH_FNV1A_BASIS, a);
 
-	for (; *a != '\0'; a++)
-		h = (h ^ (unsigned char)*a) * 1099511628211ULL;
-	if (b != NULL) {
-		h = (h ^ '/') * 1099511628211ULL;
-		for (; *b != '\0'; b++)
-			h = (h ^ (unsigned char)*b) * 1099511628211ULL;
-	}
-	return h;
+	return b != NULL ? hash_fnv1a_str(hash_fnv1a(h, "/", 1), b) : h;
 }
 
 static int same_node(const struct report *r, size_t i, const char *a, const char *b)

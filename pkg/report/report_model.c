@@ -11,6 +11,7 @@
 #include "report/report_model.h"
 #include "report/report_int.h"
 #include "base/array.h"
+#include "base/hash.h"
 #include "base/iterable.h"
 
 #include <stdint.h>
@@ -92,16 +93,12 @@ struct report_model {
 	uint32_t node_epoch, pod_epoch;        /* bumped as a list of each kind begins */
 };
 
+/* ns, then a byte no name holds (0xff), then name: ("a", "bc") and ("ab", "c") differ. */
 static uint64_t hash_key(const char *ns, const char *name)
 {
-	uint64_t h = 1469598103934665603ULL;
+	uint64_t h = hash_fnv1a(hash_fnv1a_str(HASH_FNV1A_BASIS, ns), "\xff", 1);
 
-	for (; *ns != '\0'; ns++)
-		h = (h ^ (unsigned char)*ns) * 1099511628211ULL;
-	h = (h ^ 0xffu) * 1099511628211ULL;
-	for (; name != NULL && *name != '\0'; name++)
-		h = (h ^ (unsigned char)*name) * 1099511628211ULL;
-	return h;
+	return name != NULL ? hash_fnv1a_str(h, name) : h;
 }
 
 static void *nomem(struct error *err)
@@ -314,15 +311,6 @@ static int res_id(struct report_model *m, const char *resource, unsigned *id, st
 
 /* ==== What the policy reads of a running GPU pod ==== */
 
-static uint64_t hash_bytes(const char *s, size_t len)
-{
-	uint64_t h = 1469598103934665603ULL;
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-	return h;
-}
 
 static size_t judged_slot(struct mjudged *const *index, size_t cap, uint64_t hash, const char *text, size_t len)
 {
@@ -337,7 +325,7 @@ static size_t judged_slot(struct mjudged *const *index, size_t cap, uint64_t has
 /* The shared text equal to text[0..len) (made on first use), one more reference to it; NULL on ENOMEM. */
 static struct mjudged *judged_get(struct report_model *m, const char *text, size_t len, struct error *err)
 {
-	uint64_t hash = hash_bytes(text, len);
+	uint64_t hash = hash_fnv1a(HASH_FNV1A_BASIS, text, len);
 	struct mjudged *j;
 	size_t i;
 

@@ -10,6 +10,7 @@
 
 #include <jansson.h>
 
+#include "base/hash.h"
 #include "base/log.h"
 #include "base/strbuf.h"
 #include "k8s/kubeclient.h"
@@ -48,14 +49,10 @@ struct events {
 	atomic_ullong counts[EV_RESULTS];
 };
 
-/* FNV-1a over s and its NUL, continuing from h. */
+/* h continued over s and its NUL, so that ("ab", "c") and ("a", "bc") differ. */
 static uint64_t fnv(uint64_t h, const char *s)
 {
-	do {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ull;
-	} while (*s++ != '\0');
-	return h;
+	return hash_fnv1a(h, s, strlen(s) + 1);
 }
 
 /*
@@ -93,7 +90,7 @@ int events_refused(struct events *e, const struct events_object *obj, const char
 
 	if (e == NULL || obj->name[0] == '\0' || obj->uid[0] == '\0' || obj->kind[0] == '\0')
 		return 0;
-	key = fnv(fnv(14695981039346656037ull, obj->uid), message != NULL ? message : "");
+	key = fnv(fnv(HASH_FNV1A_BASIS, obj->uid), message != NULL ? message : "");
 	pthread_mutex_lock(&e->mu);
 	if (seen_lately(e, key, time(NULL))) {
 		atomic_fetch_add(&e->counts[EV_REPEAT], 1);
