@@ -74,14 +74,6 @@ static int seen_lately(struct events *e, uint64_t key, time_t now)
 	return 0;
 }
 
-static void copy(char *dst, size_t cap, const char *src)
-{
-	size_t n = src != NULL ? strnlen(src, cap - 1) : 0;
-
-	memcpy(dst, src != NULL ? src : "", n);
-	dst[n] = '\0';
-}
-
 int events_refused(struct events *e, const struct events_object *obj, const char *message)
 {
 	struct events_item *it;
@@ -99,7 +91,7 @@ int events_refused(struct events *e, const struct events_object *obj, const char
 	} else {
 		it = &e->queue[(e->head + e->n) % EVENTS_QUEUE_MAX];
 		it->obj = *obj;
-		copy(it->message, sizeof it->message, message);
+		snprintf(it->message, sizeof it->message, "%s", message != NULL ? message : "");
 		e->n++;
 		queued = 1;
 		pthread_cond_signal(&e->cv);
@@ -228,7 +220,7 @@ static void publish(struct kube_client *k, struct events *e, const struct events
 		return;
 	}
 	if (gmtime_r(&now, &tm) == NULL || strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-		copy(ts, sizeof ts, "1970-01-01T00:00:00Z");
+		snprintf(ts, sizeof ts, "%s", "1970-01-01T00:00:00Z");
 	rc = post(k, it, it->obj.api_version, it->obj.kind, it->obj.name, it->obj.uid, ts);
 	if (it->obj.queued && post_workloads(k, it, ts) != 0)
 		rc = -1;
