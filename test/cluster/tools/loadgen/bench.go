@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -53,8 +54,9 @@ func benchPod(name, scheduler string) *corev1.Pod {
 		Spec: corev1.PodSpec{SchedulerName: scheduler, Containers: []corev1.Container{c}}}
 }
 
-// ownClient: a clientset with a transport (and so a connection) of its own.
-func ownClient(kubeconfig string) (*kubernetes.Clientset, error) {
+// ownConfig: a client configuration whose transport (and so connection) is its own,
+// with no client-side rate limit.
+func ownConfig(kubeconfig string) (*rest.Config, error) {
 	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return nil, err
@@ -63,7 +65,55 @@ func ownClient(kubeconfig string) (*kubernetes.Clientset, error) {
 	rc.RateLimiter = nil
 	rc.Timeout = 60 * time.Second
 	rc.Proxy = func(*http.Request) (*url.URL, error) { return nil, nil }
+	return rc, nil
+}
+
+// ownClient: a clientset with a transport (and so a connection) of its own.
+func ownClient(kubeconfig string) (*kubernetes.Clientset, error) {
+	rc, err := ownConfig(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
 	return kubernetes.NewForConfig(rc)
+}
+
+// fanOut: do(w, i) for i in 0..n-1, by workers 0..workers-1 as fast as they go (a closed
+// loop: each sends its next request when the last is answered); every call's error and
+// the wall time from the first call to the last return.
+func fanOut(n, workers int, do func(w, i int) error) ([]error, float64) {
+	errs := make([]error, n)
+	next := make(chan int, n)
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := range next {
+				errs[i] = do(w, i)
+			}
+		}(w)
+	}
+	wg.Wait()
+	return errs, time.Since(start).Seconds()
+}
+
+// countErrors: how many of errs are set, and the first one's text.
+func countErrors(errs []error) (int, string) {
+	n, first := 0, ""
+	for _, err := range errs {
+		if err != nil {
+			if n == 0 {
+				first = err.Error()
+			}
+			n++
+		}
+	}
+	return n, first
 }
 
 // nearestRank: the smallest of the sorted samples with at least p of them at or
@@ -110,38 +160,15 @@ func cmdBench(args []string) error {
 		}
 	}
 	lat := make([]float64, *count)
-	errs := make([]error, *count)
-	next := make(chan int, *count)
-	for i := 0; i < *count; i++ {
-		next <- i
-	}
-	close(next)
-	var wg sync.WaitGroup
-	start := time.Now()
-	for w := 0; w < *workers; w++ {
-		wg.Add(1)
-		go func(cs *kubernetes.Clientset) {
-			defer wg.Done()
-			for i := range next {
-				p := benchPod(fmt.Sprintf("%s%d", *prefix, i), *scheduler)
-				t0 := time.Now()
-				_, err := cs.CoreV1().Pods(*ns).Create(context.Background(), p, metav1.CreateOptions{})
-				lat[i] = float64(time.Since(t0).Nanoseconds()) / 1e6
-				errs[i] = err
-			}
-		}(clients[w])
-	}
-	wg.Wait()
-	wall := time.Since(start).Seconds()
+	errs, wall := fanOut(*count, *workers, func(w, i int) error {
+		p := benchPod(fmt.Sprintf("%s%d", *prefix, i), *scheduler)
+		t0 := time.Now()
+		_, err := clients[w].CoreV1().Pods(*ns).Create(context.Background(), p, metav1.CreateOptions{})
+		lat[i] = float64(time.Since(t0).Nanoseconds()) / 1e6
+		return err
+	})
 	res := BenchResult{Pods: *count, Workers: *workers, Seconds: wall, PodsPerSec: float64(*count) / wall}
-	for _, err := range errs {
-		if err != nil {
-			if res.Errors == 0 {
-				res.FirstError = err.Error()
-			}
-			res.Errors++
-		}
-	}
+	res.Errors, res.FirstError = countErrors(errs)
 	if *samples {
 		for _, v := range lat {
 			res.SamplesMs = append(res.SamplesMs, fmt.Sprintf("%.3f", v))

@@ -8,6 +8,7 @@
 //	loadgen sum   -in FILE [-from MS -to MS]                        counts and latencies as JSON
 //	loadgen clean -run NAME                                         delete the run's objects
 //	loadgen bench -ns NS -count N -workers C                         N 1-GPU pods as fast as C clients go
+//	loadgen create -f LIST -workers C                                a JSON List's objects, as fast as C clients go
 //
 // The mix (each request a unique name, drawn from a seeded sequence, so that two runs
 // of the same -count and -seed send the same requests in the same order):
@@ -131,6 +132,8 @@ func main() {
 		err = cmdClean(os.Args[2:])
 	case "bench":
 		err = cmdBench(os.Args[2:])
+	case "create":
+		err = cmdCreate(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}
