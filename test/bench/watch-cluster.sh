@@ -9,10 +9,10 @@
 # managedFields): even ones ask for a GPU and sit on GPU nodes, odd ones are CPU pods on any
 # node, so most CPU pods land on a GPU node: the report names each, and the model keeps their
 # fields, more memory per pod than a cluster where those are few (the worst case; with
-# BENCH_CPU_PODS=cpu they sit on CPU nodes only, where the webhook keeps them). Everything is created by
-# loadgen create (test/cluster/tools/loadgen/create.go: BENCH_WORKERS clients, no client-side
-# rate limit, which would hold kubectl to 5 requests a second); no webhook is registered, so
-# the API server runs none of ours while it fills.
+# BENCH_CPU_PODS=cpu they sit on CPU nodes only, where the webhook keeps them). Everything is
+# created by loadgen create (test/cluster/tools/loadgen/create.go: BENCH_WORKERS clients, no
+# client-side rate limit, which would hold kubectl to 5 requests a second); no webhook is
+# registered, so the API server runs none of ours while it fills.
 #
 # 1. `gpu-admission watch` against kube-apiserver over TLS, pinned to one core: time to ready
 #    (both lists, 25 objects a page, and the first report), its CPU time then, VmHWM.
