@@ -58,7 +58,10 @@ struct mpod {
 	struct mgpu *gpus;             /* owned: POD_GPU */
 	union {                        /* by cls; none for the others */
 		char *ds;              /* owned: POD_DS, the DaemonSet's name */
-		json_t *item;          /* owned: POD_KEPT, the fields the report reads */
+		char *kept;            /* owned: POD_KEPT, the fields the report reads as compact
+		                          JSON text: a jansson tree of the same pod costs about ten
+		                          times the bytes, and a cluster may hold tens of thousands
+		                          of such pods (CPU pods on GPU nodes, Pending GPU pods) */
 		struct mjudged *judged;/* a reference: POD_GPU, what the policy reads */
 	} u;
 };
@@ -78,7 +81,7 @@ struct report_model {
 	size_t *order, n_order, cap_order;     /* nodes by when first listed: the report's node order */
 	size_t *node_index, cap_node_index;   /* 1 + index into nodes; 0 empty */
 	struct mpod *pods;
-	size_t n_pods, cap_pods, live_pods, kept_pods;
+	size_t n_pods, cap_pods, live_pods, kept_pods, kept_bytes;
 	size_t *pod_index, cap_pod_index, used_pod_index;
 	char *res[MODEL_RESOURCES_MAX];
 	size_t n_res;
@@ -218,7 +221,8 @@ static void pod_clear(struct report_model *m, struct mpod *p)
 {
 	if (p->cls == POD_KEPT) {
 		m->kept_pods--;
-		json_decref(p->u.item);
+		m->kept_bytes -= strlen(p->u.kept) + 1;
+		free(p->u.kept);
 	} else if (p->cls == POD_DS) {
 		free(p->u.ds);
 	} else if (p->cls == POD_GPU) {
@@ -448,8 +452,13 @@ static int pod_fill(struct report_model *m, struct mpod *p, const json_t *obj, c
 			p->cls = m->nodes[node].item != NULL && !m->nodes[node].gpu ? POD_NOTHING : POD_KEPT;
 	}
 	if (p->cls == POD_KEPT) {
-		p->u.item = json_incref((json_t *)(uintptr_t)obj);
+		/* JSON_ENCODE_ANY is not needed: obj is an object (apply_pod read its metadata). */
+		if ((p->u.kept = json_dumps(obj, JSON_COMPACT)) == NULL) {
+			p->cls = POD_NOTHING;  /* pod_clear() has no text to free */
+			return nomem(err), -1;
+		}
 		m->kept_pods++;
+		m->kept_bytes += strlen(p->u.kept) + 1;
 	} else if (p->cls == POD_DS && (p->u.ds = strdup(f->ds_name)) == NULL) {
 		return nomem(err), -1;
 	} else if (p->cls == POD_GPU) {
@@ -706,6 +715,7 @@ void report_model_stats(const struct report_model *m, struct report_model_stats 
 	s->nodes = m->listed_nodes;
 	s->pods = m->live_pods;
 	s->kept_pods = m->kept_pods;
+	s->kept_bytes = m->kept_bytes;
 	s->refused = m->refused;
 	s->judged = m->n_judged;
 	s->judged_bytes = m->judged_bytes;
@@ -727,6 +737,20 @@ static int whatif_gpu_pod(const struct mpod *p, struct report *r, size_t idx, st
 	return rc;
 }
 
+/* A kept pod folded into r as the item it was applied as. */
+static int report_kept(const struct mpod *p, struct report *r, struct error *err)
+{
+	json_error_t jerr;
+	json_t *pod = json_loadb(p->u.kept, strlen(p->u.kept), JSON_ALLOW_NUL, &jerr);
+	int rc;
+
+	if (pod == NULL)  /* the model wrote it: only memory can fail */
+		return nomem(err), -1;
+	rc = report_take_item(r, MODEL_INPUT, pod, err);
+	json_decref(pod);
+	return rc;
+}
+
 /* One pod's contribution to r, as pod_item() would fold the pod in. */
 static int report_pod(const struct report_model *m, const struct mpod *p, struct report *r, struct error *err)
 {
@@ -734,7 +758,7 @@ static int report_pod(const struct report_model *m, const struct mpod *p, struct
 	size_t idx, i;
 
 	if (p->cls == POD_KEPT)
-		return report_take_item(r, MODEL_INPUT, p->u.item, err);
+		return report_kept(p, r, err);
 	r->items++;
 	r->pod_items++;
 	if (p->cls == POD_TERMINATED)
@@ -776,7 +800,8 @@ int report_model_whatif(const struct report_model *m, const struct config *whati
 			return -1;
 	json_object_foreach(m->dra, key, text) {
 		json_error_t jerr;
-		json_t *item = json_loads(json_string_value(text), 0, &jerr);  /* our own dump: fails only on ENOMEM */
+		/* Our own dump: fails only on ENOMEM. json_loadb, as every parse here: test_oom interposes it. */
+		json_t *item = json_loadb(json_string_value(text), json_string_length(text), 0, &jerr);
 
 		int rc = item == NULL ? (nomem(err), -1) : report_take_item(r, MODEL_INPUT, item, err);
 

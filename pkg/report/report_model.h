@@ -90,6 +90,7 @@ void report_model_list_end(struct report_model *m, const char *kind);
 struct report_model_stats {
 	unsigned long nodes, pods, kept_pods, refused, slices, claims;
 	unsigned long judged, judged_bytes;
+	unsigned long kept_bytes;      /* the kept pods' texts */
 };
 void report_model_stats(const struct report_model *m, struct report_model_stats *s);
 

@@ -134,9 +134,10 @@ int main(int argc, char **argv)
 	       "list %.0f events/s, churn %.0f events/s\n", events, list_events, bad, t_end,
 	       t_end > 0 ? (double)events / t_end : 0, t_list > 0 ? (double)list_events / t_list : 0,
 	       t_end > t_list ? (double)(events - list_events) / (t_end - t_list) : 0);
-	printf("model: %lu nodes, %lu pods (%lu kept whole), %lu refused; RSS %.1f MB at start, %.1f MB after "
+	printf("model: %lu nodes, %lu pods (%lu kept as text, %.1f MB), %lu refused; RSS %.1f MB at start, %.1f MB after "
 	       "the nodes, %.1f MB after the list, %.1f MB at the end (peak %.1f MB); %.1f KB per node, %.0f bytes "
-	       "per pod; report of the final state %.0f ms\n", st.nodes, st.pods, st.kept_pods, st.refused,
+	       "per pod; report of the final state %.0f ms\n", st.nodes, st.pods, st.kept_pods, st.kept_bytes / 1048576.0,
+	       st.refused,
 	       rss0 / 1024.0, rss_nodes / 1024.0, rss_list / 1024.0, rss_end / 1024.0, status_kb("VmHWM") / 1024.0,
 	       nodes_at ? (double)(rss_nodes - rss0) / (double)nodes_at : 0,
 	       st.pods ? (double)(rss_list - rss_nodes) * 1024.0 / (double)(list_events - nodes_at) : 0,
