@@ -751,31 +751,41 @@ static const char *const mode_actions[3][3] = {
 	[CONFIG_MODE_DRYRUN] = { "Warn", "Audit", NULL },
 };
 
-/* The namespaces of mode m: In them, or, for the policy's own mode, NotIn the others and the exempt. */
-static json_t *namespace_selector(const struct config *cfg, enum config_mode m, int *empty)
+/*
+ * A selector of the namespaces whose mode is in modes (a mask of 1 << mode),
+ * less the exempt ones: In them when in, else NotIn the others and the
+ * exempt. NULL with *none set when in and no namespace qualifies (no
+ * binding to make); NULL with *none clear when memory ran out.
+ */
+static json_t *modes_selector(const struct config *cfg, unsigned modes, int in, int *none)
 {
 	json_t *values = json_array();
-	int in = m != cfg->mode;
 	size_t i;
 
-	*empty = 0;
+	*none = 0;
 	for (i = 0; values != NULL && !in && i < cfg->exempt_namespaces.n; i++)
 		json_array_append_new(values, json_string(cfg->exempt_namespaces.v[i]));
 	for (i = 0; values != NULL && i < cfg->n_namespace_modes; i++) {
 		const struct config_namespace_mode *nm = &cfg->namespace_modes[i];
 
-		if ((nm->mode == m) == in && !policy_list_has(&cfg->exempt_namespaces, nm->ns))
+		if ((int)((modes >> nm->mode) & 1u) == in && !policy_list_has(&cfg->exempt_namespaces, nm->ns))
 			json_array_append_new(values, json_string(nm->ns));
 	}
 	if (values == NULL)
 		return NULL;
 	if (json_array_size(values) == 0) {
 		json_decref(values);
-		*empty = 1;
+		*none = in;
 		return in ? NULL : json_object();
 	}
 	return json_pack("{s:[{s:s, s:s, s:o}]}", "matchExpressions", "key", NS_LABEL, "operator", in ? "In" : "NotIn",
 			 "values", values);
+}
+
+/* The namespaces of mode m: In them, or, for the policy's own mode, NotIn the others and the exempt. */
+static json_t *namespace_selector(const struct config *cfg, enum config_mode m, int *none)
+{
+	return modes_selector(cfg, 1u << m, m != cfg->mode, none);
 }
 
 static json_t *metadata(const char *name)
@@ -787,32 +797,12 @@ static json_t *metadata(const char *name)
 /*
  * The namespaces the policy's mutation applies in: all but the exempt and
  * the dryrun ones (the webhook patches nothing there); under mode dryrun,
- * only those given enforce or warn. *empty: none at all.
+ * only those given enforce or warn.
  */
-static json_t *mutate_selector(const struct config *cfg, int *empty)
+static json_t *mutate_selector(const struct config *cfg, int *none)
 {
-	json_t *values = json_array();
-	int in = cfg->mode == CONFIG_MODE_DRYRUN;
-	size_t i;
-
-	*empty = 0;
-	for (i = 0; values != NULL && !in && i < cfg->exempt_namespaces.n; i++)
-		json_array_append_new(values, json_string(cfg->exempt_namespaces.v[i]));
-	for (i = 0; values != NULL && i < cfg->n_namespace_modes; i++) {
-		const struct config_namespace_mode *nm = &cfg->namespace_modes[i];
-
-		if ((nm->mode != CONFIG_MODE_DRYRUN) == in && !policy_list_has(&cfg->exempt_namespaces, nm->ns))
-			json_array_append_new(values, json_string(nm->ns));
-	}
-	if (values == NULL)
-		return NULL;
-	if (json_array_size(values) == 0) {
-		json_decref(values);
-		*empty = in;
-		return in ? NULL : json_object();
-	}
-	return json_pack("{s:[{s:s, s:s, s:o}]}", "matchExpressions", "key", NS_LABEL, "operator", in ? "In" : "NotIn",
-			 "values", values);
+	return modes_selector(cfg, (1u << CONFIG_MODE_ENFORCE) | (1u << CONFIG_MODE_WARN),
+			      cfg->mode == CONFIG_MODE_DRYRUN, none);
 }
 
 /* A binding of policy to the namespaces of sel (taken; {}: all); actions NULL for a mutating one. */
