@@ -523,6 +523,13 @@ func cmdCheck(args []string) error {
 					r.Stored = "not-stored"
 				case r.Expect == "refuse":
 					r.Stored = "wrongly-stored"
+					// Stored where the mode only warns (dryrun, warn): its controller
+					// makes pods the webhook judges too, and the day-2 scenario reads
+					// their verdicts from the metrics right after this: wait for them
+					// as for any other workload's.
+					if len(owned[key]) == 0 {
+						waiting++
+					}
 				case len(owned[key]) == 0:
 					r.Stored = "no-pod"
 					waiting++
