@@ -110,9 +110,9 @@ RSS0=$(rss_kb)
 reset_peak
 ps=""
 for k in $(seq "$UPLOADS"); do
-	hcurl "$CA" /mutate --max-time $((60 * SLOW)) -H 'Content-Type: application/json' \
+	{ hcurl "$CA" /mutate --max-time $((60 * SLOW)) -H 'Content-Type: application/json' \
 		--data-binary "@$TMP/big.json" -D "$TMP/up$k.head" -o /dev/null -w '%{http_code}\n' \
-		>"$TMP/up$k.code" 2>/dev/null &
+		>"$TMP/up$k.code" 2>"$TMP/up$k.err"; echo "$?" >"$TMP/up$k.rc"; } &
 	ps="$ps $!"
 done
 for p in $ps; do wait "$p"; done
@@ -121,6 +121,10 @@ ok200=$(cat "$TMP"/up*.code | grep -c '^200$')
 ok503=$(cat "$TMP"/up*.code | grep -c '^503$')
 echo "    $UPLOADS x 3 MiB at once: $ok200 answered 200, $ok503 answered 503; peak RSS ${PEAK} kB"
 equals "$((ok200 + ok503))" "$UPLOADS" "$UPLOADS concurrent 3 MiB uploads: each answered 200 or 503"
+for k in $(seq "$UPLOADS"); do  # what any other got, for a failure's reader
+	grep -qx '200\|503' "$TMP/up$k.code" ||
+		echo "    upload $k: code $(cat "$TMP/up$k.code"), curl exit $(cat "$TMP/up$k.rc"): $(tr '\n' ' ' <"$TMP/up$k.err")"
+done
 check "... at least one served" sh -c "[ $ok200 -ge 1 ]"
 if [ "$ok503" -gt 0 ]; then
 	check "... a 503 says when to retry (Retry-After)" sh -c "grep -il '^retry-after: 1' $TMP/up*.head | grep -q ."
